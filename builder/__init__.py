@@ -1,0 +1,1 @@
+"""The dataset pipeline: stages, orchestration, caching, shards, publishing."""

@@ -1,0 +1,1 @@
+"""The CuSeT trainer, its baselines, pass@k evaluation and token-confidence analysis."""

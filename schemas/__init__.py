@@ -1,0 +1,34 @@
+"""Contracts between stages: pydantic models, versioned, no I/O."""
+
+from .base import SCHEMA_VERSION, Contract, SchemaError
+from .manifest import BuildManifest, ShardInfo, StageStats
+from .program import Program
+from .record import (
+    CaseSummary,
+    ChatMessage,
+    DatasetRecord,
+    Provenance,
+    RawRecord,
+    ValidationSummary,
+)
+from .span import CUDA_MASK_KINDS, SPAN_KINDS, Span, SpanKind
+from .task import CASES_PER_TASK, Reference, Task
+from .tensor import FLOAT_DTYPES, DType, InputCase, TensorSpec, Tolerance, ValueDistribution
+from .validation import (
+    CaseResult,
+    CompileInfo,
+    KernelResources,
+    OutputCheck,
+    Status,
+    ValidationResult,
+    worst_status,
+)
+
+__all__ = [
+    "SCHEMA_VERSION", "Contract", "SchemaError", "BuildManifest", "ShardInfo", "StageStats",
+    "Program", "CaseSummary", "ChatMessage", "DatasetRecord", "Provenance", "RawRecord",
+    "ValidationSummary", "CUDA_MASK_KINDS", "SPAN_KINDS", "Span", "SpanKind", "CASES_PER_TASK",
+    "Reference", "Task", "FLOAT_DTYPES", "DType", "InputCase", "TensorSpec", "Tolerance",
+    "ValueDistribution", "CaseResult", "CompileInfo", "KernelResources", "OutputCheck", "Status",
+    "ValidationResult", "worst_status",
+]

@@ -1,0 +1,40 @@
+"""The build manifest: what a build did, stage by stage."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import Field
+
+from .base import Contract
+
+
+class StageStats(Contract):
+    name: str
+    records_in: int = 0
+    records_out: int = 0
+    seconds: float = 0.0
+    cached: int = 0
+    """Records whose result came from the stage cache."""
+    rejected: dict[str, int] = Field(default_factory=dict)
+    """Reason -> count of records this stage dropped."""
+
+
+class ShardInfo(Contract):
+    split: str
+    path: str
+    records: int
+    sha256: str
+
+
+class BuildManifest(Contract):
+    created_at: datetime
+    tool_version: str
+    config: dict[str, str | int | float | bool | list[str] | None] = Field(default_factory=dict)
+    backend: str
+    sources: list[str]
+    stages: list[StageStats] = Field(default_factory=list)
+    shards: list[ShardInfo] = Field(default_factory=list)
+    splits: dict[str, int] = Field(default_factory=dict)
+    environment: dict[str, str] = Field(default_factory=dict)
+    """Compiler and library versions that produced the verdicts."""

@@ -1,0 +1,107 @@
+"""A task: what a program must compute, on which inputs, checked against which reference."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .base import IDENT_RE, Contract
+from .tensor import FLOAT_DTYPES, InputCase, TensorSpec, Tolerance
+
+CASES_PER_TASK = 5
+"""The paper and DESIGN.md: every dataset task carries five input cases."""
+
+
+class Reference(Contract):
+    """Code that computes a task's outputs from its inputs. Untrusted: it runs only inside the
+    sandbox.
+
+    For `numpy`, `code` defines `<entrypoint>(inputs, sizes)` taking a dict of arrays (named as
+    the task's inputs) and a dict of sizes, and returning a dict of arrays named as the task's
+    outputs.
+    """
+
+    language: Literal["numpy"] = "numpy"
+    code: str = Field(min_length=1)
+    entrypoint: str = Field(default="reference", pattern=IDENT_RE)
+
+
+class Task(Contract):
+    """A level-1 style task (CUDABench convention): a description naming each input and output
+    with dtype and shape, the size parameters with the defaults written in the program, the
+    cases and the reference."""
+
+    name: str = Field(pattern=IDENT_RE)
+    description: str = Field(min_length=1)
+    inputs: list[TensorSpec] = Field(min_length=1)
+    outputs: list[TensorSpec] = Field(min_length=1)
+    sizes: dict[str, int] = Field(default_factory=dict)
+    """Default size parameters, as written in the program (`#ifndef N / #define N ...`)."""
+    size_macros: dict[str, str] = Field(default_factory=dict)
+    """Size parameter -> macro name in the program when they differ (default: same name)."""
+    cases: list[InputCase] = Field(min_length=1)
+    reference: Reference
+    tolerance: Tolerance | None = None
+    """Default tolerance for float outputs; integer outputs default to exact."""
+    tolerances: dict[str, Tolerance] = Field(default_factory=dict)
+    """Per-output overrides."""
+    tags: list[str] = Field(default_factory=list)
+
+    @field_validator("cases")
+    @classmethod
+    def _unique_cases(cls, v: list[InputCase]) -> list[InputCase]:
+        names = [c.name for c in v]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"duplicate case names: {', '.join(dup)}")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Task:
+        names = [t.name for t in self.inputs] + [t.name for t in self.outputs]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"tensor names used twice: {', '.join(dup)}")
+        known = set(self.sizes)
+        for t in [*self.inputs, *self.outputs]:
+            for d in t.shape:
+                if isinstance(d, str) and d not in known:
+                    raise ValueError(
+                        f"tensor {t.name!r} uses size {d!r}, which is not in sizes {sorted(known)}"
+                    )
+        for c in self.cases:
+            unknown = set(c.sizes) - known
+            if unknown:
+                raise ValueError(f"case {c.name!r} sets unknown sizes {sorted(unknown)}")
+            bad = set(c.distributions) - {t.name for t in self.inputs}
+            if bad:
+                raise ValueError(f"case {c.name!r} has distributions for non-inputs {sorted(bad)}")
+        outs = {t.name for t in self.outputs}
+        bad = set(self.tolerances) - outs
+        if bad:
+            raise ValueError(f"tolerances given for unknown outputs {sorted(bad)}")
+        unknown_macros = set(self.size_macros) - known
+        if unknown_macros:
+            raise ValueError(f"size_macros for unknown sizes {sorted(unknown_macros)}")
+        return self
+
+    def case_sizes(self, case: InputCase) -> dict[str, int]:
+        """The full size assignment of a case: the task defaults overridden by the case."""
+        return {**self.sizes, **case.sizes}
+
+    def defines_for(self, case: InputCase) -> dict[str, int]:
+        """Compile-time definitions a case needs: sizes that differ from the program's."""
+        out: dict[str, int] = {}
+        for k, v in self.case_sizes(case).items():
+            if v != self.sizes.get(k):
+                out[self.size_macros.get(k, k)] = v
+        return out
+
+    def tolerance_for(self, output: str) -> Tolerance:
+        if output in self.tolerances:
+            return self.tolerances[output]
+        spec = next(t for t in self.outputs if t.name == output)
+        if spec.dtype in FLOAT_DTYPES:
+            return self.tolerance or Tolerance()
+        return Tolerance(mode="exact")

@@ -1,0 +1,120 @@
+"""Validation results: the verdict on a program for a task, with per-case details."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field
+
+from .base import Contract
+
+
+class Status(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    """Ran, and an output did not match the reference."""
+    COMPILE_ERROR = "compile_error"
+    RUNTIME_ERROR = "runtime_error"
+    TIMEOUT = "timeout"
+    NEEDS_GPU = "needs_gpu"
+    """Cannot be judged on this backend (a GPU-only feature, or no GPU answered): skipped."""
+    REJECTED = "rejected"
+    """Caught cheating or breaking the rules (anti-cheat checks, forbidden file access)."""
+
+
+# Worst first: the overall verdict of several cases is the worst of theirs.
+STATUS_SEVERITY: dict[Status, int] = {
+    Status.PASSED: 0,
+    Status.NEEDS_GPU: 1,
+    Status.FAILED: 2,
+    Status.TIMEOUT: 3,
+    Status.RUNTIME_ERROR: 4,
+    Status.REJECTED: 5,
+    Status.COMPILE_ERROR: 6,
+}
+
+
+class KernelResources(Contract):
+    """What `ptxas -v` (or an equivalent) reports for one kernel."""
+
+    kernel: str
+    registers: int | None = None
+    shared_bytes: int | None = None
+    stack_bytes: int | None = None
+    spill_store_bytes: int | None = None
+    spill_load_bytes: int | None = None
+    constant_bytes: int | None = None
+
+
+class CompileInfo(Contract):
+    """How a program was built: command, time, cache, diagnostics and resource statistics."""
+
+    compiler: str = ""
+    """e.g. `nvcc 13.0` or `g++ 12.2 (cpu shim)`."""
+    command: list[str] = Field(default_factory=list)
+    ok: bool = False
+    seconds: float = 0.0
+    cached: bool = False
+    diagnostics: str = ""
+    """Compiler output, truncated."""
+    resources: list[KernelResources] = Field(default_factory=list)
+
+
+class OutputCheck(Contract):
+    """The comparison of one output with its reference."""
+
+    name: str
+    ok: bool
+    reason: str = ""
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    first_mismatch_index: int | None = None
+    mismatches: int | None = None
+    elements: int | None = None
+
+
+class CaseResult(Contract):
+    case: str
+    status: Status
+    reason: str = ""
+    outputs: list[OutputCheck] = Field(default_factory=list)
+    seconds: float = 0.0
+    exit_code: int | None = None
+    schedules: list[str] = Field(default_factory=list)
+    """Thread schedules the case ran under (CPU backend), e.g. `forward`, `reverse`."""
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+
+    @property
+    def max_abs_error(self) -> float | None:
+        vals = [o.max_abs_error for o in self.outputs if o.max_abs_error is not None]
+        return max(vals) if vals else None
+
+
+class ValidationResult(Contract):
+    """The verdict on one program for one task."""
+
+    task: str = ""
+    program_digest: str = ""
+    backend: str
+    status: Status
+    reason: str = ""
+    compile: CompileInfo | None = None
+    cases: list[CaseResult] = Field(default_factory=list)
+    features: list[str] = Field(default_factory=list)
+    """GPU-only features found by static analysis (why a result is `needs_gpu`)."""
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == Status.PASSED
+
+    @property
+    def cases_passed(self) -> int:
+        return sum(c.status == Status.PASSED for c in self.cases)
+
+
+def worst_status(statuses: list[Status]) -> Status:
+    if not statuses:
+        return Status.PASSED
+    return max(statuses, key=lambda s: STATUS_SEVERITY[s])

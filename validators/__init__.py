@@ -1,0 +1,1 @@
+"""Static analysis, compilation, sandboxed execution and comparison of CUDA programs."""

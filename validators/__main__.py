@@ -1,0 +1,5 @@
+import sys
+
+from validators.cli import main
+
+sys.exit(main())

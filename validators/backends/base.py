@@ -1,0 +1,99 @@
+"""The backend interface: how a program is built and how its executable is launched.
+
+Backends differ only here. Everything else (materialising cases, the sandbox, comparison,
+anti-cheat checks) is shared, so what is tested on the CPU backend is what runs on a GPU.
+
+A backend builds a `Program` with per-case compile-time definitions into an `Executable`
+and says which command runs it under a given thread schedule. The engine runs that command
+inside the sandbox (`validators.sandbox`) in the case's work directory and hands the raw
+outcome back to `classify`, where the backend recognises its own failure signatures
+(e.g. `cudaErrorInsufficientDriver` on a GPU-less machine, a deadlock report from the CPU
+runtime, an AddressSanitizer report).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from schemas import CompileInfo, Program, Status
+
+
+class BackendUnavailable(RuntimeError):
+    """The backend cannot work on this machine (no compiler, no GPU); the message says why."""
+
+
+@dataclass(frozen=True)
+class Executable:
+    """A built program. `path` is inside the build cache and must not be modified."""
+
+    path: Path | None
+    """None when the build failed (see `compile.ok` and `compile.diagnostics`)."""
+    compile: CompileInfo
+    backend: str
+    variant: str = "plain"
+    """Build flavour, e.g. `plain` or `asan` for the CPU backend."""
+    needs_gpu: str | None = None
+    """Set when the build showed the program needs a GPU feature; names the feature."""
+
+
+@dataclass
+class RunOutcome:
+    """What the sandbox observed when running an executable once."""
+
+    exit_code: int | None
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+    timed_out: bool = False
+    limit_hit: str | None = None
+    """Which sandbox limit stopped the run: `cpu`, `memory`, `file_size`, `output`, `processes`."""
+    signal: int | None = None
+    schedule: str = "default"
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A backend's reading of a run outcome, before outputs are compared."""
+
+    status: Status | None
+    """None when the run looks clean and outputs should be compared."""
+    reason: str = ""
+
+
+class Backend(ABC):
+    """Build and launch programs. Subclasses: `cuda` (nvcc + GPU), `cpu` (shim + g++)."""
+
+    name: str = "base"
+
+    @abstractmethod
+    def available(self) -> str | None:
+        """None when usable here, otherwise the reason it is not (e.g. 'no GPU answered')."""
+
+    @abstractmethod
+    def build(self, program: Program, defines: dict[str, int], *, variant: str = "plain") -> Executable:
+        """Build (or fetch from the content-addressed cache) an executable."""
+
+    @abstractmethod
+    def command(self, exe: Executable, args: list[str], *, schedule: str = "default") -> tuple[list[str], dict[str, str]]:
+        """argv and extra environment that run `exe` under `schedule` in the current dir."""
+
+    def schedules(self, *, thorough: bool = True) -> list[str]:
+        """Schedules every case runs under; results must agree across them."""
+        return ["default"]
+
+    def variants(self, *, thorough: bool = True) -> list[str]:
+        """Build variants every case runs (e.g. an AddressSanitizer build)."""
+        return ["plain"]
+
+    def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:
+        """Turn backend-specific failure signatures into a verdict; default: exit code only."""
+        if outcome.timed_out:
+            return Verdict(Status.TIMEOUT, f"timed out after {outcome.seconds:.1f}s")
+        if outcome.limit_hit:
+            return Verdict(Status.RUNTIME_ERROR, f"sandbox limit hit: {outcome.limit_hit}")
+        if outcome.exit_code != 0:
+            return Verdict(Status.RUNTIME_ERROR, f"exit code {outcome.exit_code}")
+        return Verdict(None)
