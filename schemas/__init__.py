@@ -3,6 +3,7 @@
 from .base import SCHEMA_VERSION, Contract, SchemaError
 from .manifest import BuildManifest, ShardInfo, StageStats
 from .program import Program
+from .rows import record_to_row, row_spans, row_to_record
 from .record import (
     CaseSummary,
     ChatMessage,
@@ -30,5 +31,5 @@ __all__ = [
     "ValidationSummary", "CUDA_MASK_KINDS", "SPAN_KINDS", "Span", "SpanKind", "CASES_PER_TASK",
     "Reference", "Task", "FLOAT_DTYPES", "DType", "InputCase", "TensorSpec", "Tolerance",
     "ValueDistribution", "CaseResult", "CompileInfo", "KernelResources", "OutputCheck", "Status",
-    "ValidationResult", "worst_status",
+    "ValidationResult", "worst_status", "record_to_row", "row_to_record", "row_spans",
 ]

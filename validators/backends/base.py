@@ -80,6 +80,18 @@ class Backend(ABC):
     def command(self, exe: Executable, args: list[str], *, schedule: str = "default") -> tuple[list[str], dict[str, str]]:
         """argv and extra environment that run `exe` under `schedule` in the current dir."""
 
+    def unsupported_features(self, features: list[str]) -> list[str]:
+        """Static-analysis feature flags (see `validators.analysis`) this backend cannot run.
+
+        The engine reports `needs_gpu` naming them, without building.
+        """
+        return []
+
+    def sandbox_overrides(self, exe: Executable) -> dict[str, object]:
+        """Sandbox limit overrides this executable needs (e.g. an ASan build reserves terabytes
+        of address space, so an address-space limit cannot apply to it)."""
+        return {}
+
     def schedules(self, *, thorough: bool = True) -> list[str]:
         """Schedules every case runs under; results must agree across them."""
         return ["default"]
