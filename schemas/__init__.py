@@ -3,7 +3,6 @@
 from .base import SCHEMA_VERSION, Contract, SchemaError
 from .manifest import BuildManifest, ShardInfo, StageStats
 from .program import Program
-from .rows import record_to_row, row_spans, row_to_record
 from .record import (
     CaseSummary,
     ChatMessage,
@@ -12,6 +11,7 @@ from .record import (
     RawRecord,
     ValidationSummary,
 )
+from .rows import record_to_row, row_spans, row_to_record
 from .span import CUDA_MASK_KINDS, SPAN_KINDS, Span, SpanKind
 from .task import CASES_PER_TASK, Reference, Task
 from .tensor import FLOAT_DTYPES, DType, InputCase, TensorSpec, Tolerance, ValueDistribution

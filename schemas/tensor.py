@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from .base import IDENT_RE as IDENT
 from .base import Contract
 
 DType = Literal[
@@ -15,7 +16,6 @@ DType = Literal[
 
 FLOAT_DTYPES: frozenset[str] = frozenset({"float32", "float64"})
 
-from .base import IDENT_RE as IDENT
 
 
 class TensorSpec(Contract):
@@ -69,7 +69,7 @@ class ValueDistribution(Contract):
 
     @model_validator(mode="after")
     def _range_ok(self) -> ValueDistribution:
-        if self.kind in ("uniform", "randint") and not self.low <= self.high:
+        if self.kind in ("uniform", "randint", "edge") and not self.low <= self.high:
             raise ValueError(f"low ({self.low}) must not exceed high ({self.high})")
         if self.kind == "normal" and self.std < 0:
             raise ValueError("std must be non-negative")
