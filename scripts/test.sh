@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Installs everything the test suite needs, then runs it. The README's test command.
+# torch==2.13.0 is named explicitly so pip takes the CPU build when one is available locally
+# instead of resolving a multi-GB CUDA build for the `train` extra.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python -m pip install --quiet --disable-pip-version-check torch==2.13.0 -e '.[all]'
+python -m pytest "$@"
