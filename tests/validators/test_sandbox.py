@@ -1,0 +1,250 @@
+"""The sandbox contains hostile programs; each run gets a clear outcome and the host is unharmed.
+
+Hostile programs are tiny C programs built with gcc (fast); limits are tight to keep it quick.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from validators.sandbox import Limits, run_sandboxed, sandbox_mode
+
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+
+FAST = Limits(cpu_seconds=2, wall_seconds=6, memory_bytes=256 << 20, file_size_bytes=1 << 20,
+              max_processes=32, output_bytes=64 << 10)
+
+PROGRAMS = {
+    "fork_bomb": r"""
+        #include <unistd.h>
+        int main(void) { for (;;) fork(); }""",
+    "spin": r"""
+        int main(void) { volatile unsigned long x = 0; for (;;) x++; }""",
+    "sleeper": r"""
+        #include <unistd.h>
+        int main(void) { for (;;) pause(); }""",
+    "mem_bomb": r"""
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <string.h>
+        int main(void) {
+          for (;;) { char *p = malloc(64 << 20); if (!p) { perror("malloc"); return 3; }
+                     memset(p, 1, 64 << 20); } }""",
+    "big_file": r"""
+        #include <stdio.h>
+        #include <string.h>
+        int main(void) {
+          static char buf[1 << 16]; memset(buf, 'x', sizeof buf);
+          FILE *f = fopen("data/out.bin", "wb");
+          for (long i = 0; i < (10L << 30) / (long)sizeof buf; i++) fwrite(buf, 1, sizeof buf, f);
+          return 0; }""",
+    "big_stdout": r"""
+        #include <stdio.h>
+        #include <string.h>
+        int main(void) {
+          static char buf[1 << 16]; memset(buf, 'y', sizeof buf);
+          for (long i = 0; i < (10L << 30) / (long)sizeof buf; i++) fwrite(buf, 1, sizeof buf, stdout);
+          return 0; }""",
+    "escape": r"""
+        #include <stdio.h>
+        #include <unistd.h>
+        int main(int argc, char **argv) {
+          FILE *f = fopen(argv[1], "w"); printf("write:%s\n", f ? "yes" : "no");
+          printf("unlink:%s\n", unlink(argv[2]) == 0 ? "yes" : "no");
+          FILE *g = fopen("/tmp/ckd-sandbox-escape", "w"); printf("tmp:%s\n", g ? "yes" : "no");
+          return 0; }""",
+    "reader": r"""
+        #include <stdio.h>
+        int main(int argc, char **argv) {
+          for (int i = 1; i < argc; i++) { FILE *f = fopen(argv[i], "r"); char buf[64] = {0};
+            if (f && fgets(buf, sizeof buf, f)) printf("read:%s\n", buf); else printf("denied\n"); }
+          return 0; }""",
+    "net": r"""
+        #include <arpa/inet.h>
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <sys/socket.h>
+        int main(int argc, char **argv) {
+          int s = socket(AF_INET, SOCK_STREAM, 0);
+          struct sockaddr_in a = {0}; a.sin_family = AF_INET; a.sin_port = htons(atoi(argv[1]));
+          a.sin_addr.s_addr = inet_addr("127.0.0.1");
+          if (connect(s, (struct sockaddr *)&a, sizeof a) == 0) { printf("connected\n"); return 0; }
+          perror("connect"); return 4; }""",
+    "ok": r"""
+        #include <stdio.h>
+        int main(void) { FILE *f = fopen("data/x.bin", "rb"); int v = 0; fread(&v, 4, 1, f);
+          printf("value %d\n", v); FILE *o = fopen("data/y.bin", "wb"); v *= 2; fwrite(&v, 4, 1, o);
+          fclose(o); return 0; }""",
+}
+
+
+@pytest.fixture(scope="module")
+def bins(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("hostile")
+    os.chmod(d, 0o755)
+    out = {}
+    for name, src in PROGRAMS.items():
+        (d / f"{name}.c").write_text(src)
+        subprocess.run(["gcc", "-O1", "-o", str(d / name), str(d / f"{name}.c")], check=True)
+        out[name] = d / name
+    return out
+
+
+@pytest.fixture
+def work(tmp_path) -> Path:
+    w = tmp_path / "work"
+    (w / "data").mkdir(parents=True)
+    (w / "data" / "x.bin").write_bytes((21).to_bytes(4, "little"))
+    return w
+
+
+def _uid_processes(uid: int) -> list[int]:
+    pids = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                if p.stat().st_uid == uid:
+                    pids.append(int(p.name))
+            except OSError:
+                pass
+    return pids
+
+
+def test_mode_is_reported_and_strongest_available():
+    mode = sandbox_mode()
+    print(f"sandbox mode active: {mode}")
+    assert mode in ("namespaces+uid", "userns", "rlimits")
+    if os.geteuid() == 0 and shutil.which("unshare") and shutil.which("setpriv"):
+        probe = subprocess.run(["unshare", "--net", "--mount", "--pid", "--fork", "true"])
+        if probe.returncode == 0:
+            assert mode == "namespaces+uid"
+
+
+def test_normal_run(bins, work):
+    out = run_sandboxed([str(bins["ok"])], work, limits=FAST)
+    assert out.exit_code == 0 and out.stdout.strip() == "value 21" and out.limit_hit is None
+    assert int.from_bytes((work / "data" / "y.bin").read_bytes(), "little") == 42
+    assert os.stat(work / "data" / "y.bin").st_uid == os.getuid()  # handed back to us
+
+
+def test_fork_bomb_contained_and_other_runs_unaffected(bins, work, tmp_path):
+    other = tmp_path / "other"
+    (other / "data").mkdir(parents=True)
+    (other / "data" / "x.bin").write_bytes((5).to_bytes(4, "little"))
+    results = {}
+    t = threading.Thread(target=lambda: results.update(
+        bomb=run_sandboxed([str(bins["fork_bomb"])], work, limits=FAST)))
+    t.start()
+    time.sleep(0.5)
+    results["ok"] = run_sandboxed([str(bins["ok"])], other, limits=FAST)
+    t.join()
+    bomb = results["bomb"]
+    assert bomb.exit_code != 0 or bomb.timed_out
+    assert bomb.timed_out or bomb.limit_hit in ("cpu", "processes")
+    assert results["ok"].exit_code == 0 and results["ok"].stdout.strip() == "value 5"
+    assert subprocess.run(["true"]).returncode == 0  # the host can still fork
+    if sandbox_mode() != "rlimits":
+        time.sleep(0.2)
+        uids = {os.stat(p).st_uid for p in (work / "data").iterdir()}
+        assert not any(_uid_processes(u) for u in uids if u != os.getuid())
+
+
+def test_infinite_loop_hits_cpu_limit(bins, work):
+    out = run_sandboxed([str(bins["spin"])], work, limits=FAST)
+    assert out.limit_hit == "cpu" and out.seconds < FAST.wall_seconds
+
+
+def test_sleeping_program_hits_wall_clock(bins, work):
+    out = run_sandboxed([str(bins["sleeper"])], work, limits=Limits(wall_seconds=1))
+    assert out.timed_out and out.exit_code is None and 1 <= out.seconds < 3
+
+
+def test_memory_bomb_hits_address_space_limit(bins, work):
+    out = run_sandboxed([str(bins["mem_bomb"])], work, limits=FAST)
+    assert out.limit_hit == "memory" and out.exit_code == 3
+
+
+def test_ten_gb_file_stops_at_file_size_limit(bins, work):
+    out = run_sandboxed([str(bins["big_file"])], work, limits=FAST)
+    assert out.limit_hit == "file_size"
+    assert (work / "data" / "out.bin").stat().st_size <= FAST.file_size_bytes
+
+
+def test_ten_gb_stdout_is_capped_and_killed(bins, work):
+    out = run_sandboxed([str(bins["big_stdout"])], work, limits=FAST)
+    assert out.limit_hit == "output" and out.exit_code is None
+    assert len(out.stdout) <= FAST.output_bytes and out.seconds < FAST.wall_seconds
+
+
+@pytest.mark.skipif(sandbox_mode() == "rlimits", reason="needs namespaces")
+def test_cannot_write_or_delete_outside_work_dir(bins, work, tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    target = tmp_path / "planted.txt"
+    out = run_sandboxed([str(bins["escape"]), str(target), str(victim)], work, limits=FAST)
+    assert out.stdout.split() == ["write:no", "unlink:no", "tmp:no"]
+    assert victim.read_text() == "keep me" and not target.exists()
+    assert not Path("/tmp/ckd-sandbox-escape").exists()
+
+
+@pytest.mark.skipif(sandbox_mode() == "rlimits", reason="needs namespaces")
+def test_cannot_read_home_or_cache(bins, work, tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "secret").write_text("s3cret")
+    os.chmod(home, 0o755)
+    (home / "secret").chmod(0o644)  # world-readable: only the mount cover protects it
+    monkeypatch.setenv("HOME", str(home))
+    out = run_sandboxed([str(bins["reader"]), str(home / "secret"), "/root/.bashrc",
+                         "/etc/hostname"], work, limits=FAST)
+    lines = out.stdout.split("\n")
+    assert lines[0] == "denied" and lines[1] == "denied"
+    assert "s3cret" not in out.stdout
+
+
+@pytest.mark.skipif(sandbox_mode() == "rlimits", reason="needs namespaces")
+def test_network_is_unreachable(bins, work):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    srv.settimeout(0.5)
+    port = srv.getsockname()[1]
+    try:
+        out = run_sandboxed([str(bins["net"]), str(port)], work, limits=FAST)
+        assert out.exit_code == 4 and "connected" not in out.stdout
+        with pytest.raises(TimeoutError):
+            srv.accept()
+        allowed = run_sandboxed([str(bins["net"]), str(port)], work,
+                                limits=Limits(network=True, wall_seconds=5))
+        assert allowed.stdout.strip() == "connected"  # the check above can fail
+    finally:
+        srv.close()
+
+
+def test_environment_is_scrubbed(work, monkeypatch):
+    monkeypatch.setenv("CKD_SECRET_TOKEN", "t0ken")
+    out = run_sandboxed(["/usr/bin/env"], work, limits=FAST, env={"EXTRA": "1"})
+    assert "t0ken" not in out.stdout and "EXTRA=1" in out.stdout
+    assert out.extra["sandbox"] == sandbox_mode()
+
+
+def test_rlimits_fallback_still_limits(bins, work):
+    spin = run_sandboxed([str(bins["spin"])], work, limits=FAST, _mode="rlimits")
+    assert spin.limit_hit == "cpu" and spin.extra["sandbox"] == "rlimits"
+    loud = run_sandboxed([str(bins["big_stdout"])], work, limits=FAST, _mode="rlimits")
+    assert loud.limit_hit == "output"
+
+
+def test_limits_overrides():
+    lim = FAST.with_overrides({"memory_bytes": None})
+    assert lim.memory_bytes is None and lim.cpu_seconds == FAST.cpu_seconds
+    with pytest.raises(ValueError, match="unknown sandbox limits"):
+        FAST.with_overrides(bogus=1)

@@ -1,0 +1,390 @@
+"""Run untrusted code: own directory, no network, resource limits, a wall clock, capped output.
+
+Three modes, chosen once per process by probing what works here (`sandbox_mode()`):
+
+- `namespaces+uid` (running as root, `unshare` works): new network, mount, PID, IPC and UTS
+  namespaces; the root file system and every other mount are remounted read-only; `/tmp`,
+  `/var/tmp`, `/dev/shm`, `/root`, `/home`, `$HOME` and the cache root (`$CKD_CACHE_DIR`) are
+  covered by empty read-only tmpfs mounts (what the program needs from them, e.g. the Python
+  installation a reference runs on, is bound back read-only); only the work directory is
+  writable; the program runs as a fresh uid/gid drawn per run (so RLIMIT_NPROC, which counts
+  the processes and threads of a uid, is this run's own budget, and the run can neither read
+  root's files nor touch another run's directory), with no capabilities and `no_new_privs`.
+  When the PID namespace's init exits, the kernel kills everything left in it.
+- `userns` (not root, unprivileged user namespaces allowed): the same namespaces and mounts
+  inside a user namespace mapping the caller to root; no uid switch, so RLIMIT_NPROC is not
+  set (it would count every process of the calling user); the PID namespace still reaps.
+- `rlimits` (neither works): a new session and process group, rlimits, scrubbed environment
+  and a private directory only. No network isolation: say so wherever results are reported.
+
+In every mode: RLIMIT_CPU/AS/FSIZE/CORE (set by `prlimit` on the launcher, inherited), a
+wall-clock timeout that SIGKILLs the whole process group, stdout/stderr read incrementally
+and the run killed once their total passes `Limits.output_bytes`, and a scrubbed environment.
+
+The work directory is given by the caller and should hold only what the program may read
+(the inputs); anything outside it that must be reachable (the executable, an interpreter) is
+bound in read-only with `expose` (it must be readable by others: the sandbox uid is not root).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import secrets
+import selectors
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .backends.base import RunOutcome
+
+MIB = 1 << 20
+GIB = 1 << 30
+
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+HIDDEN_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home")
+SIGNAL_STATUS_BASE = 128
+"""`sh` reports a child killed by signal n as exit status 128 + n."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandboxed run. `None` means unlimited."""
+
+    cpu_seconds: float | None = 20.0
+    wall_seconds: float = 30.0
+    memory_bytes: int | None = 4 * GIB
+    """Address space (RLIMIT_AS). Lift it (None) for AddressSanitizer builds."""
+    file_size_bytes: int | None = 256 * MIB
+    max_processes: int | None = 64
+    """Processes plus threads of the sandbox uid (RLIMIT_NPROC; `namespaces+uid` mode only)."""
+    output_bytes: int = 1 * MIB
+    """stdout plus stderr captured; past this the run is killed (`limit_hit='output'`)."""
+    network: bool = False
+
+    def with_overrides(self, overrides: dict[str, object] | None = None, **kw: object) -> Limits:
+        """A copy with some fields replaced (e.g. `Backend.sandbox_overrides`)."""
+        fields = {f.name for f in dataclasses.fields(self)}
+        merged = {**(overrides or {}), **kw}
+        unknown = set(merged) - fields
+        if unknown:
+            raise ValueError(f"unknown sandbox limits: {sorted(unknown)}")
+        return dataclasses.replace(self, **merged)  # type: ignore[arg-type]
+
+
+def python_prefixes() -> list[Path]:
+    """Directories a Python process (e.g. a NumPy reference) needs readable in the sandbox."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sysconfig.get_paths()["purelib"],
+             sysconfig.get_paths()["platlib"], str(Path(sys.executable).resolve().parent.parent)}
+    return sorted({Path(p) for p in paths if p and Path(p).exists()})
+
+
+def scrubbed_env(extra: dict[str, str] | None = None, home: str = "/nonexistent") -> dict[str, str]:
+    env = {"PATH": SAFE_PATH, "HOME": home, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+           "TMPDIR": home}
+    env.update(extra or {})
+    return env
+
+
+# --- mode detection -------------------------------------------------------------------------
+
+def _ns_prefix(mode: str) -> list[str]:
+    base = ["unshare", "--net", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc",
+            "--ipc", "--uts"]
+    if mode == "userns":
+        base[1:1] = ["--user", "--map-root-user"]
+    return base
+
+
+@functools.cache
+def sandbox_mode() -> str:
+    """The strongest mode that works on this machine: `namespaces+uid`, `userns` or `rlimits`.
+
+    `CKD_SANDBOX_MODE` forces a weaker mode (for tests and for hosts where probing misleads).
+    """
+    forced = os.environ.get("CKD_SANDBOX_MODE")
+    candidates = ["namespaces+uid", "userns"]
+    if forced:
+        if forced not in (*candidates, "rlimits"):
+            raise ValueError(f"CKD_SANDBOX_MODE={forced!r} is not a sandbox mode")
+        candidates = candidates[candidates.index(forced):] if forced != "rlimits" else []
+    if shutil.which("unshare") is None or shutil.which("prlimit") is None:
+        return "rlimits"
+    for mode in candidates:
+        if mode == "namespaces+uid" and (os.geteuid() != 0 or shutil.which("setpriv") is None):
+            continue
+        with tempfile.TemporaryDirectory(prefix="ckd-probe-") as d:
+            try:
+                out = run_sandboxed(["/bin/sh", "-c", "echo ok > probe && cat probe"], Path(d),
+                                    limits=Limits(wall_seconds=10), _mode=mode)
+            except OSError:
+                continue
+            if out.exit_code == 0 and out.stdout.strip() == "ok":
+                return mode
+    return "rlimits"
+
+
+# --- the launcher ---------------------------------------------------------------------------
+
+def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: list[str]) -> str:
+    """sh run as (namespace) root before the program: mounts, then drop to the sandbox uid.
+
+    The shell keeps its cwd in the work directory; that handle stays valid after the
+    directories above it are covered, so the program reaches its inputs by relative path only.
+    """
+    q = shlex.quote
+    lines = ["set -e", f"mount --bind {q(str(workdir))} {q(str(workdir))}", f"cd {q(str(workdir))}"]
+    fds = []
+    if len(expose) > 7:
+        raise ValueError(f"at most 7 exposed paths (sh has fds 3-9); got {len(expose)}")
+    for i, p in enumerate(expose):
+        fd = 3 + i
+        lines.append(f"exec {fd}< {q(str(p))}")
+        fds.append((fd, p))
+    lines.append("mount -o remount,bind,ro / 2>/dev/null || true")
+    for h in hide:
+        lines.append(f"mount -t tmpfs -o size=1m,mode=755 ckd-hidden {q(h)}")
+    for fd, p in fds:
+        lines.append(f"mkdir -p {q(str(p))} 2>/dev/null || true")
+        lines.append(f"mount --no-canonicalize --bind /proc/self/fd/{fd} {q(str(p))}")
+        lines.append(f"mount -o remount,bind,ro {q(str(p))}")
+        lines.append(f"exec {fd}<&-")
+    for h in hide:
+        lines.append(f"mount -o remount,ro {q(h)}")
+    if mode == "namespaces+uid":
+        lines.append(
+            f"chown -R {uid}:{uid} . && chmod 700 ."
+            f" && set +e && setpriv --reuid={uid} --regid={uid} --clear-groups --no-new-privs"
+            " --inh-caps=-all --bounding-set=-all -- \"$@\""
+        )
+    else:
+        lines.append('set +e; setpriv --no-new-privs -- "$@"')
+    lines.append("exit $?")
+    return "\n".join(lines)
+
+
+def _prlimit_args(limits: Limits, mode: str) -> list[str]:
+    args = ["prlimit", "--core=0"]
+    if limits.cpu_seconds is not None:
+        soft = max(1, int(limits.cpu_seconds + 0.999))
+        args.append(f"--cpu={soft}:{soft + 1}")
+    if limits.memory_bytes is not None:
+        args.append(f"--as={int(limits.memory_bytes)}")
+    if limits.file_size_bytes is not None:
+        args.append(f"--fsize={int(limits.file_size_bytes)}")
+    if limits.max_processes is not None and mode == "namespaces+uid":
+        args.append(f"--nproc={int(limits.max_processes)}")
+    return [*args, "--"]
+
+
+def _hidden_dirs(workdir: Path) -> list[str]:
+    from .build_cache import cache_root
+
+    cands = [*HIDDEN_DIRS, os.environ.get("HOME", ""), str(cache_root())]
+    out: list[str] = []
+    for c in cands:
+        if not c or not os.path.isdir(c) or os.path.islink(c):
+            continue
+        real = os.path.realpath(c)
+        if real == "/" or real in out:
+            continue
+        out.append(real)
+    # A directory under another covered one is covered already (and no longer visible).
+    return [d for d in sorted(out, key=len)
+            if not any(d.startswith(o.rstrip("/") + "/") for o in out if o != d)]
+
+
+def _exposures(argv: list[str], workdir: Path, expose: list[Path]) -> list[Path]:
+    paths = [Path(p).resolve() for p in expose]
+    exe = Path(argv[0])
+    if exe.is_absolute() and exe.exists():
+        real = exe.resolve()
+        if workdir.resolve() not in real.parents:
+            paths.append(real.parent)
+    # Nested exposures: binding the outer one is enough.
+    paths = sorted(set(paths), key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for p in paths:
+        if not any(k == p or k in p.parents for k in kept):
+            kept.append(p)
+    return kept
+
+
+def run_sandboxed(
+    argv: list[str],
+    workdir: Path,
+    *,
+    limits: Limits | None = None,
+    env: dict[str, str] | None = None,
+    expose: list[Path] | tuple[Path, ...] = (),
+    _mode: str | None = None,
+) -> RunOutcome:
+    """Run `argv` with cwd `workdir` under the sandbox; never raises for what the program does.
+
+    `env` is added to a scrubbed environment. `expose` lists paths outside `workdir` the
+    program needs to read (bound read-only); the directory of an absolute `argv[0]` is
+    exposed automatically. `RunOutcome.extra['sandbox']` names the mode used.
+    """
+    limits = limits or Limits()
+    mode = _mode or sandbox_mode()
+    workdir = Path(workdir).resolve()
+    full_env = scrubbed_env(env, home=str(workdir))
+    uid = 0
+    if mode == "rlimits":
+        cmd = [*_prlimit_args(limits, mode), *argv] if shutil.which("prlimit") else list(argv)
+    else:
+        uid = 1_000_000 + secrets.randbelow(1_000_000_000)
+        script = _setup_script(workdir, mode, uid, _exposures(argv, workdir, list(expose)),
+                               _hidden_dirs(workdir))
+        ns = _ns_prefix(mode)
+        if limits.network:
+            ns.remove("--net")
+        cmd = [*_prlimit_args(limits, mode), *ns, "--", "/bin/sh", "-c", script, "ckd-sandbox",
+               *argv]
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        cmd, cwd=workdir, env=full_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
+    )
+    out, err, timed_out, over = _pump(proc, limits, started)
+    status, rusage, late = _reap(proc, deadline=started + limits.wall_seconds)
+    timed_out = timed_out or late
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.monotonic() - started
+    exit_code, sig = _decode_status(proc.returncode, mode)
+    if mode == "namespaces+uid":
+        _reclaim(workdir)
+    stderr = err.decode("utf-8", "replace")
+    outcome = RunOutcome(
+        exit_code=None if (timed_out or over) else exit_code,
+        stdout=out.decode("utf-8", "replace"),
+        stderr=stderr,
+        seconds=seconds,
+        timed_out=timed_out,
+        signal=sig,
+        extra={"sandbox": mode, "cpu_seconds": f"{rusage.ru_utime + rusage.ru_stime:.3f}",
+               "max_rss_kb": str(rusage.ru_maxrss)},
+    )
+    outcome.limit_hit = "output" if over else _limit_hit(outcome, limits)
+    return outcome
+
+
+def _pump(proc: subprocess.Popen, limits: Limits, started: float) -> tuple[bytes, bytes, bool, bool]:
+    """Read stdout/stderr as they come; kill the group on timeout or too much output."""
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()  # type: ignore[union-attr]
+    bufs = {out_fd: bytearray(), err_fd: bytearray()}
+    sel = selectors.DefaultSelector()
+    for fd in bufs:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ)
+    total = 0
+    timed_out = over = False
+    deadline = started + limits.wall_seconds
+    try:
+        while sel.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            for key, _ in sel.select(timeout=min(remaining, 0.5)):
+                try:
+                    chunk = os.read(key.fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    sel.unregister(key.fd)
+                    continue
+                room = limits.output_bytes - total
+                if room > 0:
+                    bufs[key.fd] += chunk[:room]
+                total += len(chunk)
+                if total > limits.output_bytes:
+                    over = True
+                    break
+            if over:
+                break
+        if timed_out or over:
+            _kill_group(proc)
+    finally:
+        sel.close()
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+    return bytes(bufs[out_fd]), bytes(bufs[err_fd]), timed_out, over
+
+
+def _reap(proc: subprocess.Popen, deadline: float) -> tuple[int, object, bool]:
+    """Wait for the launcher (not through Popen, to get its rusage); kill it at the deadline."""
+    late = False
+    while True:
+        pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            return status, rusage, late
+        if time.monotonic() >= deadline and not late:
+            late = True
+            _kill_group(proc)
+        time.sleep(0.005)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _decode_status(code: int | None, mode: str) -> tuple[int | None, int | None]:
+    if code is None:
+        return None, None
+    if code < 0:
+        return code, -code
+    if mode != "rlimits" and code > SIGNAL_STATUS_BASE and code - SIGNAL_STATUS_BASE < 65:
+        return code, code - SIGNAL_STATUS_BASE
+    return code, None
+
+
+_MEMORY_MARKERS = ("std::bad_alloc", "MemoryError", "Cannot allocate memory", "out of memory",
+                   "cudaErrorMemoryAllocation")
+_PROCESS_MARKERS = ("Resource temporarily unavailable", "fork: retry", "can't fork",
+                    "Cannot fork")
+
+
+def _limit_hit(o: RunOutcome, limits: Limits) -> str | None:
+    if o.timed_out:
+        return None
+    if o.signal == signal.SIGXCPU or (
+        o.signal == signal.SIGKILL and limits.cpu_seconds is not None
+        and float(o.extra.get("cpu_seconds", 0)) >= limits.cpu_seconds
+    ):
+        return "cpu"
+    if o.signal == signal.SIGXFSZ:
+        return "file_size"
+    if o.exit_code not in (0, None) or o.signal:
+        if limits.memory_bytes is not None and any(m in o.stderr for m in _MEMORY_MARKERS):
+            return "memory"
+        if any(m in o.stderr for m in _PROCESS_MARKERS):
+            return "processes"
+    return None
+
+
+def _reclaim(workdir: Path) -> None:
+    """Give the work directory back to us after a run under another uid."""
+    uid, gid = os.getuid(), os.getgid()
+    for root, dirs, files in os.walk(workdir):
+        for name in [*dirs, *files]:
+            try:
+                os.lchown(os.path.join(root, name), uid, gid)
+            except OSError:
+                pass
+    try:
+        os.chown(workdir, uid, gid)
+        os.chmod(workdir, 0o755)
+    except OSError:
+        pass
