@@ -16,6 +16,8 @@ class StageStats(Contract):
     seconds: float = 0.0
     cached: int = 0
     """Records whose result came from the stage cache."""
+    cache_discarded: int = 0
+    """Cache entries found damaged (checksum or parse failure), discarded and recomputed."""
     rejected: dict[str, int] = Field(default_factory=dict)
     """Reason -> count of records this stage dropped."""
 
