@@ -1,0 +1,354 @@
+"""`analyze()`: one tree-sitter query pass over the tree, then Python over the captured nodes."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from . import features as feat
+from .functions import (
+    build_function,
+    enclosing_function,
+    function_declarator,
+    last_name,
+    qualifiers_of,
+)
+from .launches import Definitions, build_dim3s, build_launch, config_statements
+from .model import Analysis, Dim3Decl, FeatureHit, Function, Launch, TextRange
+from .parse import Decoded, Source, captures, decode, parse_errors, query
+from .spans import merge
+
+THREAD_INDEX_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
+SYNC_CALLS = frozenset(
+    {
+        "__syncthreads",
+        "__syncthreads_count",
+        "__syncthreads_and",
+        "__syncthreads_or",
+        "__syncwarp",
+        "__threadfence",
+        "__threadfence_block",
+        "__threadfence_system",
+        "__barrier_sync",
+    }
+)
+# Cooperative-groups style: `block.sync()`, `cg::this_grid().sync()`, `cg::sync(tile)`,
+# `bar.arrive_and_wait()` (cuda::barrier).
+SYNC_METHODS = frozenset({"sync", "arrive_and_wait"})
+WARP_CALLS = frozenset({"__any_sync", "__all_sync", "__uni_sync", "__activemask", "__any", "__all"})
+WARP_PREFIXES = ("__shfl", "__ballot", "__reduce_", "__match_")
+# Methods of cooperative-groups tiles that are warp primitives (`tile.shfl_down(v, 1)`).
+WARP_METHOD_PREFIXES = ("shfl", "ballot", "match_any", "match_all")
+# Cooperative-groups tile collectives, only when qualified with the usual namespace names
+# (`reduce` alone is too common: `thrust::reduce`).
+CG_NAMESPACES = frozenset({"cg", "cooperative_groups"})
+CG_WARP_COLLECTIVES = frozenset({"reduce", "inclusive_scan", "exclusive_scan"})
+# Cooperative-groups methods that are a thread's index in its group (`block.thread_rank()`).
+CG_INDEX_METHODS = frozenset(
+    {"thread_rank", "thread_index", "group_index", "meta_group_rank", "block_rank", "block_index"}
+)
+
+MAX_HITS_PER_FEATURE = 5
+MAX_MACRO_BODY = 20_000
+"""Longer `#define` bodies are not re-parsed (no real launch macro is that long)."""
+
+
+def _query_text() -> str:
+    names = feat.name_prefilter()
+    tidx = " ".join(f'"{n}"' for n in THREAD_INDEX_NAMES)
+    return f"""
+(function_definition) @function
+(call_expression) @call
+(kernel_call_syntax) @launch
+((identifier) @tidx (#any-of? @tidx {tidx}))
+(declaration (type_qualifier "__shared__")) @shared
+(gnu_asm_expression) @asm
+(preproc_include path: (_) @include)
+(preproc_def value: (preproc_arg) @macro_body)
+(preproc_function_def value: (preproc_arg) @macro_body)
+(declaration type: (type_identifier) @_dim3 (#eq? @_dim3 "dim3")) @dim3
+((identifier) @name (#match? @name "{names}"))
+((field_identifier) @name (#match? @name "{names}"))
+((type_identifier) @type_name (#match? @type_name "{names}"))
+(namespace_identifier) @namespace
+(using_declaration) @using
+"""
+
+
+class _Collector:
+    """State shared by the main tree and the re-parsed macro bodies."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.kernels: list[Function] = []
+        self.device_functions: list[Function] = []
+        self.launches: list[Launch] = []
+        self.dim3s: list[Dim3Decl] = []
+        self.raw_spans: list[tuple[int, int, str, str]] = []
+        self.hits: list[FeatureHit] = []
+        self._hit_count: dict[str, int] = {}
+        # Call graph over device code: function name -> names it calls.
+        self.calls: dict[str, set[str]] = {}
+        self._fn_info: dict[int, tuple[str, list[str]]] = {}
+        self._defs: dict[int, Definitions] = {}
+
+    # ---- helpers -------------------------------------------------------------------------
+    def hit(self, src: Source, node: Node, feature: str, reason: str) -> None:
+        n = self._hit_count.get(feature, 0)
+        self._hit_count[feature] = n + 1
+        if n < MAX_HITS_PER_FEATURE:
+            self.hits.append(
+                FeatureHit(
+                    feature=feature,
+                    reason=reason,
+                    line=src.line(node),
+                    span=TextRange(start=src.start(node), end=src.end(node)),
+                )
+            )
+
+    def span(self, src: Source, node: Node, kind: str, label: str) -> None:
+        self.raw_spans.append((src.start(node), src.end(node), kind, label))
+
+    def fn_info(self, src: Source, fn: Node | None) -> tuple[str | None, list[str]]:
+        """(name, execution qualifiers) of a definition node; None for the macro wrapper."""
+        if fn is None or src.macro is not None:
+            return None, []
+        info = self._fn_info.get(fn.id)
+        if info is None:
+            fdecl = function_declarator(fn)
+            name = last_name(fdecl.child_by_field_name("declarator")) if fdecl is not None else None
+            info = (src.node_text(name) if name is not None else "", qualifiers_of(fn))
+            self._fn_info[fn.id] = info
+        return info
+
+    # ---- the pass ------------------------------------------------------------------------
+    def collect(self, src: Source) -> None:
+        caps = captures(query(_query_text()), src.tree.root_node)
+        if src.macro is None:
+            for fn in caps.get("function", ()):
+                self._function(src, fn)
+        for node in caps.get("call", ()):
+            self._call(src, node)
+        for node in caps.get("launch", ()):
+            self._launch(src, node)
+        for node in caps.get("tidx", ()):
+            parent = node.parent
+            if (
+                parent is not None
+                and parent.type == "field_expression"
+                and parent.child_by_field_name("argument") == node
+            ):
+                node = parent
+            self.span(src, node, "thread_index", self._label(src, node))
+        for node in caps.get("shared", ()):
+            self.span(src, node, "shared_memory", self._label(src, node))
+        for node in caps.get("asm", ()):
+            self.hit(src, node, "inline_ptx", "inline asm statement")
+            code = node.child_by_field_name("assembly_code")
+            if code is not None:
+                for feature, needle in feat.match_asm(src.node_text(code)):
+                    self.hit(src, code, feature, f"asm code contains `{needle}`")
+        for node in caps.get("include", ()):
+            path = src.node_text(node)
+            feature = feat.match_include(path)
+            if feature:
+                self.hit(src, node, feature, f"#include {path.strip()}")
+        for node in caps.get("dim3", ()):
+            fn, _ = enclosing_function(node)
+            self.dim3s.extend(build_dim3s(src, node, self.fn_info(src, fn)[0]))
+        for node in caps.get("name", ()):
+            feature = feat.match_name(src.node_text(node))
+            if feature:
+                self.hit(src, node, feature, f"identifier `{src.node_text(node)}`")
+        for node in caps.get("type_name", ()):
+            feature = feat.match_name(src.node_text(node), is_type=True)
+            if feature:
+                self.hit(src, node, feature, f"type `{src.node_text(node)}`")
+        for node in caps.get("namespace", ()):
+            feature = feat.NAMESPACES.get(src.node_text(node))
+            if feature:
+                self.hit(src, node, feature, f"namespace `{src.node_text(node)}::`")
+        for node in caps.get("using", ()):
+            self._using(src, node)
+        if src.macro is None:
+            for node in caps.get("macro_body", ()):
+                self._macro(src, node)
+
+    def _label(self, src: Source, node: Node) -> str:
+        fn, _ = enclosing_function(node)
+        name = self.fn_info(src, fn)[0]
+        return name or src.macro or ""
+
+    def _function(self, src: Source, fn: Node) -> None:
+        quals = qualifiers_of(fn)
+        if "__global__" not in quals and "__device__" not in quals:
+            return
+        f = build_function(src, fn, quals)
+        if f is None:
+            return
+        (self.kernels if f.is_kernel else self.device_functions).append(f)
+
+    def _call(self, src: Source, call: Node) -> None:
+        callee = call.child_by_field_name("function")
+        name_node = last_name(callee)
+        if name_node is None:
+            return
+        name = src.node_text(name_node)
+        fn, _ = enclosing_function(call)
+        owner, quals = self.fn_info(src, fn)
+        if owner and quals and any(q in ("__global__", "__device__") for q in quals):
+            self.calls.setdefault(owner, set()).add(name)
+        label = owner or src.macro or ""
+        is_method = callee is not None and callee.type in (
+            "field_expression",
+            "qualified_identifier",
+        )
+        if name in SYNC_CALLS or (is_method and name in SYNC_METHODS):
+            self.span(src, call, "sync", label)
+        elif name.startswith("atomic"):
+            self.span(src, call, "atomic", label)
+        elif name in WARP_CALLS or name.startswith(WARP_PREFIXES):
+            self.span(src, call, "warp_primitive", label)
+        elif callee is not None and callee.type == "field_expression":
+            if name.startswith(WARP_METHOD_PREFIXES):
+                self.span(src, call, "warp_primitive", label)
+            elif name in CG_INDEX_METHODS:
+                self.span(src, call, "thread_index", label)
+        elif (
+            callee is not None
+            and callee.type == "qualified_identifier"
+            and name in CG_WARP_COLLECTIVES
+        ):
+            scope = callee.child_by_field_name("scope")
+            if scope is not None and src.node_text(scope) in CG_NAMESPACES:
+                self.span(src, call, "warp_primitive", label)
+
+    def _launch(self, src: Source, syntax: Node) -> None:
+        fn, in_lambda = enclosing_function(syntax)
+        owner, quals = self.fn_info(src, fn)
+        in_device = any(q in ("__global__", "__device__") for q in quals)
+        launch = build_launch(src, syntax, owner, in_device, in_lambda)
+        self.launches.append(launch)
+        self.span(src, syntax, "launch_config", launch.kernel)
+        if in_device:
+            where = "__global__" if "__global__" in quals else "__device__"
+            self.hit(
+                src,
+                syntax,
+                "dynamic_parallelism",
+                f"launch of `{launch.kernel}` inside {where} function `{owner}`",
+            )
+        if fn is None or src.macro is not None:
+            return
+        body = fn.child_by_field_name("body")
+        if body is None:
+            return
+        defs = self._defs.get(fn.id)
+        if defs is None:
+            defs = self._defs[fn.id] = Definitions(body)
+        call = syntax.parent
+        arglist = (
+            call.child_by_field_name("arguments")
+            if call is not None and call.type == "call_expression"
+            else None
+        )
+        for stmt in config_statements(defs, syntax, arglist):
+            self.span(src, stmt, "launch_config", launch.kernel)
+
+    def _using(self, src: Source, node: Node) -> None:
+        stack = list(node.named_children)
+        while stack:
+            n = stack.pop()
+            if n.type in ("identifier", "namespace_identifier"):
+                feature = feat.NAMESPACES.get(src.node_text(n))
+                if feature and n.type == "identifier":  # namespace_identifier is captured already
+                    self.hit(src, n, feature, f"using namespace `{src.node_text(n)}`")
+            else:
+                stack.extend(n.named_children)
+
+    def _macro(self, src: Source, body: Node) -> None:
+        """Re-parse a `#define` body inside a dummy function so launches, intrinsics and library
+        names in macros are seen. Line continuations become spaces (offsets are kept)."""
+        definition = body.parent
+        name_node = definition.child_by_field_name("name") if definition is not None else None
+        text = src.node_text(body)
+        if not text.strip() or len(text) > MAX_MACRO_BODY or text.strip().isidentifier():
+            return
+        prefix = "void __ckd_macro__(){"
+        wrapped = prefix + text.replace("\\\n", " \n").replace("\\\r\n", " \r\n") + "\n;}"
+        sub = Source(
+            wrapped,
+            wrapped.encode("utf-8", "surrogatepass"),
+            shift=src.start(body) - len(prefix),
+            line_shift=body.start_point.row,
+            macro=src.node_text(name_node) if name_node is not None else "?",
+        )
+        self.collect(sub)
+
+    # ---- after the pass ------------------------------------------------------------------
+    def kernel_bodies(self) -> None:
+        """Bodies of kernels and of the device functions reachable from them (by name)."""
+        devices: dict[str, list[Function]] = {}
+        for f in self.device_functions:
+            devices.setdefault(f.name, []).append(f)
+        reached: set[str] = set()
+        todo = [k.name for k in self.kernels]
+        while todo:
+            name = todo.pop()
+            for callee in self.calls.get(name, ()):
+                if callee in devices and callee not in reached:
+                    reached.add(callee)
+                    todo.append(callee)
+        for k in self.kernels:
+            self.raw_spans.append((k.body.start, k.body.end, "kernel_body", k.name))
+        for f in self.device_functions:
+            if f.name in reached:
+                self.raw_spans.append((f.body.start, f.body.end, "kernel_body", f.name))
+
+
+def _refused(decoded: Decoded, reason: str) -> Analysis:
+    return Analysis(
+        text=decoded.text, encoding=decoded.encoding, errors=[reason], notes=decoded.notes
+    )
+
+
+def analyze(source: str | bytes) -> Analysis:
+    """Kernels, device functions, launches, spans and feature flags of one CUDA source text.
+
+    Never raises for any input: undecodable, binary, oversized or unparsable text gives an
+    `Analysis` whose `.errors` names the problem (and whatever could still be found).
+    """
+    try:
+        decoded = decode(source)
+    except Exception as exc:  # e.g. a wrong argument type: still a result, not a traceback
+        return Analysis(text="", errors=[f"cannot read input: {type(exc).__name__}: {exc}"])
+    if decoded.refuse:
+        return _refused(decoded, decoded.refuse)
+    try:
+        return _analyze(decoded)
+    except Exception as exc:  # the contract is "never raise"; say what broke instead
+        return _refused(decoded, f"analysis failed: {type(exc).__name__}: {exc}")
+
+
+def _analyze(decoded: Decoded) -> Analysis:
+    src = Source(decoded.text, decoded.data)
+    col = _Collector(decoded.text)
+    col.collect(src)
+    col.kernel_bodies()
+    errors = parse_errors(src)
+    features = sorted({h.feature for h in col.hits})
+    notes = list(decoded.notes)
+    if not col.kernels and not col.launches:
+        notes.append("no __global__ kernel and no launch found")
+    return Analysis(
+        text=decoded.text,
+        encoding=decoded.encoding,
+        kernels=sorted(col.kernels, key=lambda f: f.span.start),
+        device_functions=sorted(col.device_functions, key=lambda f: f.span.start),
+        launches=sorted(col.launches, key=lambda x: x.config_span.start),
+        dim3s=sorted(col.dim3s, key=lambda x: x.span.start),
+        spans=merge(col.raw_spans),
+        features=features,
+        feature_hits=sorted(col.hits, key=lambda h: (h.span.start, h.feature)),
+        errors=errors,
+        notes=notes,
+    )

@@ -1,0 +1,175 @@
+"""Function definitions: names, execution-space qualifiers, parameters, callees."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from .model import Function, Param, TextRange
+from .parse import Source, squash
+
+EXEC_QUALIFIERS = ("__global__", "__device__", "__host__")
+
+# Attribute-like macros the grammar does not know: `__global__ void __cluster_dims__(2,1,1) k()`
+# parses as a bogus declaration `__global__ void __cluster_dims__(2,1,1)` followed by a
+# qualifier-less definition of `k`. The definition inherits the declaration's qualifiers.
+_SPLITTING_ATTRIBUTES = frozenset({"__cluster_dims__", "__maxnreg__"})
+
+_DECLARATOR_WRAPPERS = frozenset(
+    {
+        "pointer_declarator",
+        "reference_declarator",
+        "array_declarator",
+        "parenthesized_declarator",
+        "attributed_declarator",
+        "init_declarator",
+        "function_declarator",
+    }
+)
+
+
+def declarator_name(node: Node | None) -> Node | None:
+    """The identifier a (possibly nested) declarator declares: `*const a[3]` -> `a`."""
+    while node is not None:
+        if node.type in _DECLARATOR_WRAPPERS:
+            inner = node.child_by_field_name("declarator")
+            if inner is None:
+                return None
+            node = inner
+            continue
+        if node.type in ("identifier", "field_identifier", "type_identifier"):
+            return node
+        if node.type in ("qualified_identifier", "template_function"):
+            return node
+        if node.type in ("operator_name", "destructor_name"):
+            return node
+        return None
+    return None
+
+
+def last_name(node: Node | None) -> Node | None:
+    """The final plain name of a callee or declarator: `a::b<T>` -> `b`, `x.f` -> `f`."""
+    while node is not None:
+        t = node.type
+        if t in (
+            "identifier",
+            "field_identifier",
+            "type_identifier",
+            "operator_name",
+            "destructor_name",
+        ):
+            return node
+        if t == "qualified_identifier" or t == "template_function" or t == "template_method":
+            node = node.child_by_field_name("name")
+        elif t == "field_expression":
+            node = node.child_by_field_name("field")
+        elif t == "parenthesized_expression":
+            node = node.named_child(0) if node.named_child_count else None
+        else:
+            return None
+    return None
+
+
+def qualifiers_of(fn: Node) -> list[str]:
+    quals = [c.type for c in fn.children if c.type in EXEC_QUALIFIERS]
+    if quals:
+        return quals
+    prev = fn.prev_named_sibling
+    if prev is not None and prev.type == "declaration":
+        name = declarator_name(prev.child_by_field_name("declarator"))
+        if name is not None and name.text.decode("latin-1") in _SPLITTING_ATTRIBUTES:
+            return [c.type for c in prev.children if c.type in EXEC_QUALIFIERS]
+    return quals
+
+
+def split_attribute_start(fn: Node) -> Node | None:
+    """The bogus declaration holding this definition's qualifiers (see `_SPLITTING_ATTRIBUTES`)."""
+    if any(c.type in EXEC_QUALIFIERS for c in fn.children):
+        return None
+    prev = fn.prev_named_sibling
+    if prev is not None and prev.type == "declaration":
+        name = declarator_name(prev.child_by_field_name("declarator"))
+        if name is not None and name.text.decode("latin-1") in _SPLITTING_ATTRIBUTES:
+            return prev
+    return None
+
+
+def _params(src: Source, fdecl: Node) -> list[Param]:
+    plist = fdecl.child_by_field_name("parameters")
+    out: list[Param] = []
+    if plist is None:
+        return out
+    for p in plist.named_children:
+        if p.type == "comment":
+            continue
+        text = src.node_text(p)
+        if p.type == "variadic_parameter_declaration" or text.strip() == "...":
+            out.append(Param(name="", type=squash(text)))
+            continue
+        name_node = declarator_name(p.child_by_field_name("declarator"))
+        if name_node is None or name_node.type not in ("identifier", "field_identifier"):
+            out.append(Param(name="", type=squash(text)))
+            continue
+        a = src.offsets.char(name_node.start_byte) - src.offsets.char(p.start_byte)
+        b = src.offsets.char(name_node.end_byte) - src.offsets.char(p.start_byte)
+        value = p.child_by_field_name("default_value")
+        type_text = text[:a] + text[b:]
+        if value is not None:  # `int n = 4`: the default is not part of the type
+            v0 = src.offsets.char(value.start_byte) - src.offsets.char(p.start_byte)
+            type_text = text[:a] + text[b:v0].rstrip().rstrip("=")
+        out.append(Param(name=src.node_text(name_node), type=squash(type_text)))
+    return out
+
+
+def function_declarator(fn: Node) -> Node | None:
+    node = fn.child_by_field_name("declarator")
+    while node is not None and node.type != "function_declarator":
+        node = node.child_by_field_name("declarator")
+    return node
+
+
+def build_function(src: Source, fn: Node, quals: list[str]) -> Function | None:
+    """A `Function` for a definition node, or None when it has no recognisable name/body."""
+    fdecl = function_declarator(fn)
+    body = fn.child_by_field_name("body")
+    if fdecl is None or body is None:
+        return None
+    name_node = fdecl.child_by_field_name("declarator")
+    plain = last_name(name_node)
+    if name_node is None or plain is None:
+        return None
+    outer = fn
+    template_params: list[str] = []
+    parent = fn.parent
+    if parent is not None and parent.type == "template_declaration":
+        outer = parent
+        tpl = parent.child_by_field_name("parameters")
+        if tpl is not None:
+            template_params = [
+                squash(src.node_text(c)) for c in tpl.named_children if c.type != "comment"
+            ]
+    start_node = split_attribute_start(fn) or outer
+    rtype = fn.child_by_field_name("type")
+    return Function(
+        name=src.node_text(plain),
+        qualified_name=squash(src.node_text(name_node)),
+        qualifiers=quals,
+        return_type=squash(src.node_text(rtype)) if rtype is not None else "",
+        params=_params(src, fdecl),
+        template_params=template_params,
+        line=src.line(start_node),
+        span=TextRange(start=src.start(start_node), end=src.end(fn)),
+        body=TextRange(start=src.start(body), end=src.end(body)),
+    )
+
+
+def enclosing_function(node: Node) -> tuple[Node | None, bool]:
+    """The innermost function definition around `node`, and whether a lambda is in between."""
+    in_lambda = False
+    p = node.parent
+    while p is not None:
+        if p.type == "function_definition":
+            return p, in_lambda
+        if p.type == "lambda_expression":
+            in_lambda = True
+        p = p.parent
+    return None, in_lambda

@@ -1,0 +1,185 @@
+"""Decoding, the tree-sitter-cuda parser, byte->character offsets and small node helpers."""
+
+from __future__ import annotations
+
+import re
+import threading
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+import tree_sitter_cuda
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
+
+LANGUAGE = Language(tree_sitter_cuda.language())
+
+# tree_sitter.Parser is not thread-safe; the builder may analyse from a thread pool.
+_local = threading.local()
+
+MAX_INPUT_BYTES = 32 * 1024 * 1024
+"""Inputs larger than this are not parsed (an error says so): no real kernel file is that big."""
+
+_BINARY_PROBE = 8192
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def parser() -> Parser:
+    p = getattr(_local, "parser", None)
+    if p is None:
+        p = _local.parser = Parser(LANGUAGE)
+    return p
+
+
+_queries: dict[str, Query] = {}
+
+
+def query(source: str) -> Query:
+    """A compiled query, cached by its text (compiling is slow, matching is fast)."""
+    q = _queries.get(source)
+    if q is None:
+        q = _queries[source] = Query(LANGUAGE, source)
+    return q
+
+
+def captures(q: Query, node: Node) -> dict[str, list[Node]]:
+    return QueryCursor(q).captures(node)
+
+
+@dataclass
+class Decoded:
+    text: str
+    data: bytes
+    """UTF-8 bytes handed to the parser; same length as `text.encode()` so offsets map exactly."""
+    encoding: str
+    notes: list[str] = field(default_factory=list)
+    refuse: str | None = None
+    """Why the input must not be parsed at all (binary, too large), else None."""
+
+
+def decode(source: str | bytes | bytearray | memoryview) -> Decoded:
+    """Turn the input into text; bytes that are not UTF-8 fall back to Latin-1.
+
+    Latin-1 rather than `errors="replace"`: it never fails, keeps one character per byte (so
+    nothing is lost and the text can be written back byte-exactly), and is what legacy
+    non-UTF-8 source comments usually are.
+    """
+    notes: list[str] = []
+    if isinstance(source, str):
+        text, encoding = source, "str"
+        # surrogatepass: a str made with surrogateescape must not make us raise.
+        data = text.encode("utf-8", "surrogatepass")
+    else:
+        raw = bytes(source)
+        try:
+            text, encoding = raw.decode("utf-8"), "utf-8"
+            data = raw
+        except UnicodeDecodeError as exc:
+            text, encoding = raw.decode("latin-1"), "latin-1"
+            data = text.encode("utf-8")
+            notes.append(
+                f"input is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+                "decoded as Latin-1"
+            )
+    refuse = None
+    if len(data) > MAX_INPUT_BYTES:
+        refuse = f"input is {len(data)} bytes, over the {MAX_INPUT_BYTES}-byte limit: not parsed"
+    elif "\x00" in text[:_BINARY_PROBE]:
+        refuse = "input looks binary (NUL bytes in its first 8 KiB): not parsed"
+    if text.startswith("\ufeff"):
+        # The parser would choke on the BOM; blank its three bytes so offsets stay the same.
+        data = b"   " + data[3:]
+        notes.append("input starts with a byte-order mark (kept in .text, ignored by the parser)")
+    return Decoded(text=text, data=data, encoding=encoding, notes=notes, refuse=refuse)
+
+
+class OffsetMap:
+    """Converts UTF-8 byte offsets (what tree-sitter reports) to `str` character offsets."""
+
+    __slots__ = ("_byte_after", "_extra")
+
+    def __init__(self, text: str) -> None:
+        self._byte_after: list[int] = []
+        self._extra: list[int] = []
+        if text.isascii():
+            return
+        extra = 0
+        for m in _NON_ASCII.finditer(text):
+            cp = ord(m.group())
+            width = 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+            extra += width - 1
+            # Byte offset just past this character, and the bytes-minus-chars surplus from there on.
+            self._byte_after.append(m.start() + extra + 1)
+            self._extra.append(extra)
+
+    def char(self, byte_offset: int) -> int:
+        if not self._byte_after:
+            return byte_offset
+        i = bisect_right(self._byte_after, byte_offset)
+        return byte_offset - (self._extra[i - 1] if i else 0)
+
+
+class Source:
+    """One parsed text: the tree plus what is needed to report character offsets and texts.
+
+    `shift` places a sub-parse (a macro body parsed on its own) back into the outer text:
+    character offset in the outer text = `shift` + character offset in the parsed text, and
+    `line_shift` does the same for line numbers.
+    """
+
+    def __init__(
+        self, text: str, data: bytes, shift: int = 0, line_shift: int = 0, macro: str | None = None
+    ) -> None:
+        self.text = text
+        self.data = data
+        self.shift = shift
+        self.line_shift = line_shift
+        self.macro = macro
+        self.offsets = OffsetMap(text)
+        self.tree: Tree = parser().parse(data)
+
+    def start(self, node: Node) -> int:
+        return self.shift + self.offsets.char(node.start_byte)
+
+    def end(self, node: Node) -> int:
+        return self.shift + self.offsets.char(node.end_byte)
+
+    def node_text(self, node: Node) -> str:
+        o = self.offsets
+        return self.text[o.char(node.start_byte) : o.char(node.end_byte)]
+
+    def line(self, node: Node) -> int:
+        return node.start_point.row + 1 + self.line_shift
+
+
+def squash(text: str) -> str:
+    """Collapse runs of whitespace (multi-line argument texts read better on one line)."""
+    return " ".join(text.split())
+
+
+def parse_errors(src: Source, limit: int = 20) -> list[str]:
+    """Syntax errors as `line L: ...` messages, outermost ERROR nodes only, at most `limit`."""
+    root = src.tree.root_node
+    if not root.has_error:
+        return []
+    found: list[str] = []
+    total = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_missing:
+            total += 1
+            if len(found) < limit:
+                found.append(f"line {node.start_point.row + 1}: missing `{node.type}`")
+            continue
+        if node.is_error:
+            total += 1
+            if len(found) < limit:
+                snippet = squash(src.node_text(node))
+                if len(snippet) > 40:
+                    snippet = snippet[:37] + "..."
+                found.append(f"line {node.start_point.row + 1}: syntax error at `{snippet}`")
+            continue
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    if total > len(found):
+        found.append(f"... and {total - len(found)} more syntax errors")
+    return found
