@@ -1,0 +1,133 @@
+"""The dataset card: README.md with the Hub's YAML front matter, saying how records were
+validated."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from datasets import Features
+from huggingface_hub import DatasetCardData
+
+from schemas import BuildManifest, DatasetRecord
+
+from .writer import ROW_SCHEMA
+
+
+def size_category(n: int) -> str:
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if n < limit:
+            return name
+    return "n>1M"
+
+
+def card_license(records: list[DatasetRecord]) -> str:
+    lics = sorted({r.provenance.license for r in records})
+    if len(lics) == 1:
+        return lics[0].lower()
+    return "other"
+
+
+def tolerance_policy(records: list[DatasetRecord]) -> list[str]:
+    seen: Counter[str] = Counter()
+    for r in records:
+        t = r.task
+        for out in t.outputs:
+            tol = t.tolerance_for(out.name)
+            if tol.mode == "allclose":
+                desc = f"allclose atol={tol.atol:g} rtol={tol.rtol:g} ({out.dtype})"
+            elif tol.mode == "max_abs":
+                desc = f"max |out-ref| <= {tol.max_abs:g} ({out.dtype})"
+            else:
+                desc = f"exact ({out.dtype})"
+            seen[desc] += 1
+    return [f"{k}: {v} outputs" for k, v in sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def card_yaml(records: list[DatasetRecord], manifest: BuildManifest) -> str:
+    splits = [s for s in ("train", "test") if s in {sh.split for sh in manifest.shards}]
+    features = Features.from_arrow_schema(ROW_SCHEMA)
+    from datasets.info import DatasetInfo
+
+    info = DatasetInfo(features=features)._to_yaml_dict()
+    info["splits"] = [{"name": s, "num_examples": manifest.splits.get(s, 0)} for s in splits]
+    data = DatasetCardData(
+        license=card_license(records) if records else "other",
+        language=["en", "code"],
+        pretty_name="Validated CUDA kernels",
+        size_categories=[size_category(len(records))],
+        task_categories=["text-generation"],
+        tags=["cuda", "code", "gpu", "kernels", "validated"],
+        configs=[
+            {
+                "config_name": "default",
+                "data_files": [{"split": s, "path": f"data/{s}-*"} for s in splits],
+            }
+        ],
+        dataset_info=info,
+    )
+    return data.to_yaml()
+
+
+def card_markdown(
+    records: list[DatasetRecord],
+    manifest: BuildManifest,
+    *,
+    schedules: list[str],
+    variants: list[str],
+) -> str:
+    n = len(records)
+    lics = Counter(r.provenance.license for r in records)
+    sources = Counter(r.provenance.source for r in records)
+    env = manifest.environment
+    asan = "asan" in variants
+    split_line = ", ".join(f"`{k}` {v}" for k, v in manifest.splits.items()) or "none"
+    body = [
+        "# Validated CUDA kernels",
+        "",
+        "Prompt/response pairs for instruction tuning code models on CUDA: each prompt is a "
+        "plain-language task naming every input and output with dtype and shape (CUDABench "
+        "level-1 style); each response is one standalone CUDA program that reads its inputs "
+        "from `data/<name>.bin` and writes its outputs to `data/<name>.bin`.",
+        "",
+        f"Records: {n} ({split_line}). The `test` split holds held-out tasks only; none of "
+        "them (nor a near duplicate) is in `train`.",
+        "",
+        "## How every record was validated",
+        "",
+        f"- Backend: `{manifest.backend}` "
+        + ("(CUDA programs run unmodified on the host by the project's CPU emulation: a shim "
+           "header and g++)" if manifest.backend == "cpu" else "(nvcc, run on a GPU)")
+        + f"; compilers: {env.get('nvcc', '?')}; {env.get('g++', '?')}.",
+        "- Each program was compiled and run on all five input cases of its task (two or more "
+        "sizes, one not a multiple of the block size, edge values); every output was compared "
+        "with a NumPy reference run in a sandbox. Only records that passed all five cases are here.",
+        f"- Thread schedules each case ran under (results had to agree): {', '.join(schedules) or 'default'}.",
+        f"- Build variants: {', '.join(variants) or 'plain'}"
+        + (" (AddressSanitizer: out-of-bounds accesses fail the case)." if asan else "."),
+        "- Tolerance policy (per output, from the task): " + "; ".join(tolerance_policy(records) or ["-"]) + ".",
+        "- Integer outputs are compared exactly; floats with NumPy's allclose rule unless the task says otherwise.",
+        "- Spans (`spans` column, character offsets into `response`) mark kernel bodies, launch "
+        "configurations and other CUDA-sensitive regions, from a tree-sitter-cuda analysis.",
+        "",
+        "## Fields",
+        "",
+        "`prompt`, `messages` (system, user, assistant), `response` (the program), `spans`, "
+        "`task_json` (the task with its five cases, reference and tolerances), "
+        "`validation_json` (backend, per-case status and errors, compiler command, diagnostics "
+        "and resource statistics), `provenance` / `provenance_json` (source, origin, licence), "
+        "`license`, `backend`, `status`. Load a row back into the schema with "
+        "`schemas.row_to_record(row)`.",
+        "",
+        "## Provenance and licences",
+        "",
+        "Sources: " + ", ".join(f"{k} ({v})" for k, v in sorted(sources.items())) + ".",
+        "Licences: " + ", ".join(f"{k} ({v})" for k, v in sorted(lics.items())) + "; the licence "
+        "of every record is in its `license` column.",
+        "",
+        "## Build",
+        "",
+        f"Built by `python -m builder run` (cuda-kernel-data {manifest.tool_version}). "
+        "`manifest.json` has the counts per stage and per rejection reason and the environment; "
+        "`build_report.md` the funnel; `rejections.jsonl` why each dropped record left.",
+    ]
+    return f"---\n{card_yaml(records, manifest)}---\n\n" + "\n".join(body) + "\n"

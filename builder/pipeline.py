@@ -1,0 +1,280 @@
+"""The build: gather -> extract -> dedup -> specify -> validate -> annotate -> filter -> write.
+
+Per-record stages run on an executor (Ray by default) through the stage cache; the two
+stages that need every record at once (gather, dedup) and the writer run here. Records are
+ordered by id wherever order matters, so a build's output depends only on its inputs and
+settings, not on scheduling, interruption or cache state.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+from schemas import BuildManifest, DatasetRecord, StageStats
+
+from .cache import StageCache, atomic_write_text
+from .card import card_markdown
+from .config import BuildConfig
+from .environment import environment
+from .executors import ExecutorError, StageResources, make_executor
+from .item import Envelope, Item
+from .records import make_record
+from .report import FUNNEL_PNG, REPORT_MD, plot_funnel, report_markdown
+from .stages import Annotate, DedupConfig, Extract, Filter, Specify, Validate, dedup, gather
+from .stages.base import Stage, stage_error_message
+from .writer import write_shards
+
+STAGE_ORDER = ("gather", "extract", "dedup", "specify", "validate", "annotate", "filter", "write")
+
+
+class BuildError(RuntimeError):
+    """The build cannot start or go on; one line naming the input and the reason."""
+
+
+@dataclass
+class BuildResult:
+    out: Path
+    manifest: BuildManifest
+    records: list[DatasetRecord]
+    rejections: list[dict[str, str]]
+    wall_seconds: float
+    notes: list[str] = field(default_factory=list)
+
+
+class Progress:
+    """What the pipeline tells a display; the default tells nobody."""
+
+    def phase(self, name: str, total: int) -> None: ...
+
+    def advance(self, name: str, n: int = 1) -> None: ...
+
+    def done(self, name: str) -> None: ...
+
+
+# ---------------------------------------------------------------- preflight
+
+
+def check_output(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-probe"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise BuildError(f"--out {out}: not writable ({exc.strerror or exc})") from None
+
+
+def resolve_backend(name: str):
+    """The backend object for `name`, or BuildError saying why it cannot work here."""
+    try:
+        from validators.backends import get_backend
+    except ImportError as exc:
+        raise BuildError(f"--backend {name}: the validation backends are not installed ({exc})") from None
+    try:
+        backend = get_backend(name)
+    except Exception as exc:
+        raise BuildError(f"--backend {name}: {stage_error_message(exc)}") from None
+    why = backend.available()
+    if why:
+        raise BuildError(f"--backend {name}: unavailable here: {why}")
+    return backend
+
+
+def check_sources(names: list[str]) -> None:
+    from sources.base import UnknownSource, get_source
+
+    for n in names:
+        try:
+            get_source(n)
+        except UnknownSource as exc:
+            raise BuildError(f"--sources: {exc}") from None
+        except Exception as exc:
+            raise BuildError(f"--sources {n}: {stage_error_message(exc)}") from None
+
+
+# ---------------------------------------------------------------- stats
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.stages: dict[str, StageStats] = {n: StageStats(name=n) for n in STAGE_ORDER}
+        self.discarded_notes: list[str] = []
+
+    def count_events(self, envs: list[Envelope], stage_names: list[str]) -> None:
+        for env in envs:
+            for ev in env.events:
+                if ev.stage not in stage_names:
+                    continue
+                st = self.stages[ev.stage]
+                st.records_in += 1
+                st.seconds += ev.seconds
+                st.cached += int(ev.cached)
+                if ev.cache_discarded:
+                    st.cache_discarded += 1
+                    self.discarded_notes.append(f"{env.item.id} ({ev.stage}): {ev.note}")
+            rej = env.item.rejection
+            if rej is not None and rej.stage in stage_names:
+                r = self.stages[rej.stage].rejected
+                r[rej.reason] = r.get(rej.reason, 0) + 1
+        for name in stage_names:
+            st = self.stages[name]
+            st.records_out = st.records_in - sum(st.rejected.values())
+
+    def driver_stage(self, name: str, items_in: int, rejected: Counter[str], seconds: float) -> None:
+        st = self.stages[name]
+        st.records_in = items_in
+        st.rejected = dict(sorted(rejected.items()))
+        st.records_out = items_in - sum(rejected.values())
+        st.seconds = seconds
+
+
+# ---------------------------------------------------------------- build
+
+
+def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
+    progress = progress or Progress()
+    t_start = time.perf_counter()
+    out = Path(cfg.out)
+    check_output(out)
+    check_sources(cfg.sources)
+    backend = resolve_backend(cfg.backend)
+    if cfg.workers < 1:
+        raise BuildError(f"--workers {cfg.workers}: must be at least 1")
+    if not cfg.resume:
+        for p in (cfg.cache_root, out / "data"):
+            shutil.rmtree(p, ignore_errors=True)
+    cache = StageCache(cfg.cache_root)
+    stats = Stats()
+    notes: list[str] = []
+
+    # gather
+    t0 = time.perf_counter()
+    gathered = gather(cfg.sources, limit=cfg.limit)
+    notes += gathered.errors
+    items = gathered.items
+    progress.phase("gather", len(items))
+    progress.advance("gather", len(items))
+    progress.done("gather")
+    stats.driver_stage(
+        "gather", len(items),
+        Counter(it.rejection.reason for it in items if it.rejection),
+        time.perf_counter() - t0,
+    )
+
+    try:
+        executor = make_executor(cfg.executor, workers=cfg.workers, address=cfg.address)
+    except ExecutorError as exc:
+        raise BuildError(str(exc)) from None
+    try:
+        # extract
+        dcfg = DedupConfig(near_threshold=cfg.near_dup_threshold)
+        envs = _run(executor, [Extract(dcfg)], [Envelope(item=it) for it in items], cache, {}, progress, "extract")
+        stats.count_events(envs, ["extract"])
+
+        # dedup
+        t0 = time.perf_counter()
+        alive_before = sum(e.item.alive for e in envs)
+        deduped = dedup([e.item for e in envs], dcfg)
+        by_id = {e.item.id: e.events for e in envs}
+        envs = [Envelope(item=it, events=by_id[it.id]) for it in deduped]
+        stats.driver_stage(
+            "dedup", alive_before,
+            Counter(e.item.rejection.reason for e in envs if e.item.rejection and e.item.rejection.stage == "dedup"),
+            time.perf_counter() - t0,
+        )
+
+        # specify -> validate -> annotate -> filter
+        chain: list[Stage] = [
+            Specify(), Validate(backend.name, thorough=cfg.thorough), Annotate(), Filter(),
+        ]
+        gpu = 1.0 if backend.name == "cuda" else 0.0
+        resources = {"validate": StageResources(num_cpus=1.0, num_gpus=gpu)}
+        envs = _run(executor, chain, envs, cache, resources, progress, "validate")
+        stats.count_events(envs, [s.name for s in chain])
+    finally:
+        executor.close()
+
+    # write
+    t0 = time.perf_counter()
+    write_in = sum(e.item.alive for e in envs)
+    records: list[DatasetRecord] = []
+    write_rejects: Counter[str] = Counter()
+    final: list[Item] = []
+    for env in envs:
+        it = env.item
+        if it.alive:
+            try:
+                records.append(make_record(it))
+            except Exception as exc:
+                it.reject("write", "stage_error:write", stage_error_message(exc))
+                write_rejects["stage_error:write"] += 1
+        final.append(it)
+    shards = write_shards(out, records, shard_records=cfg.shard_records)
+    stats.driver_stage("write", write_in, write_rejects, time.perf_counter() - t0)
+
+    rejections = [
+        {
+            "id": it.id,
+            "stage": it.rejection.stage,
+            "reason": it.rejection.reason,
+            "detail": it.rejection.detail,
+            "message": it.rejection.message(),
+        }
+        for it in sorted(final, key=lambda i: i.id)
+        if it.rejection is not None
+    ]
+    atomic_write_text(out / "rejections.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in rejections))
+
+    splits = Counter(r.split for r in records)
+    manifest = BuildManifest(
+        created_at=datetime.now(UTC),
+        tool_version=_tool_version(),
+        config=cfg.manifest_config() | {"backend_resolved": backend.name},
+        backend=backend.name,
+        sources=list(cfg.sources),
+        stages=[stats.stages[n] for n in STAGE_ORDER],
+        shards=shards,
+        splits={s: splits.get(s, 0) for s in ("train", "test")},
+        environment=environment(),
+    )
+    notes += [f"cache entry discarded and recomputed: {n}" for n in stats.discarded_notes]
+    schedules = list(backend.schedules(thorough=cfg.thorough))
+    variants = list(backend.variants(thorough=cfg.thorough))
+    atomic_write_text(out / "manifest.json", manifest.model_dump_json(indent=2) + "\n")
+    atomic_write_text(out / "README.md", card_markdown(records, manifest, schedules=schedules, variants=variants))
+    wall = time.perf_counter() - t_start
+    plot_funnel(manifest, out / FUNNEL_PNG)
+    atomic_write_text(out / REPORT_MD, report_markdown(manifest, wall, notes))
+    return BuildResult(out=out, manifest=manifest, records=records, rejections=rejections,
+                       wall_seconds=wall, notes=notes)
+
+
+def _run(executor, stages: list[Stage], envs: list[Envelope], cache: StageCache,
+         resources: dict[str, StageResources], progress: Progress, phase: str) -> list[Envelope]:
+    alive = [e for e in envs if e.item.alive]
+    dead = [e for e in envs if not e.item.alive]
+    progress.phase(phase, len(alive))
+    done: list[Envelope] = []
+    for env in executor.run(stages, alive, cache, resources):
+        done.append(env)
+        progress.advance(phase)
+    progress.done(phase)
+    if len(done) != len(alive):
+        missing = {e.item.id for e in alive} - {e.item.id for e in done}
+        raise BuildError(f"executor {executor.name} lost {len(missing)} records (e.g. {sorted(missing)[:3]})")
+    return sorted(done + dead, key=lambda e: e.item.id)
+
+
+def _tool_version() -> str:
+    try:
+        return metadata.version("cuda-kernel-data")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+

@@ -1,0 +1,30 @@
+"""Annotate: the CUDA-sensitive spans of the response (kernel bodies, launch configurations,
+shared memory, syncs...) from the static analysis, as character offsets into the response."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..fingerprint import code_fingerprint
+from ..item import Item
+from .base import Stage
+
+
+class Annotate(Stage):
+    name = "annotate"
+    version = 1
+
+    def config(self) -> dict[str, Any]:
+        return {"analysis": code_fingerprint("validators.analysis")}
+
+    def process(self, item: Item) -> Item:
+        from validators.analysis import analyze
+
+        if item.program is None:
+            return item.reject(self.name, "not_specified", "no program to annotate")
+        analysis = analyze(item.program.source)
+        if analysis.text != item.program.source:
+            # Offsets are only meaningful if they index the response itself.
+            return item.reject(self.name, "text_mismatch", "analysis decoded a different text")
+        item.spans = sorted(analysis.spans, key=lambda s: (s.start, s.end, s.kind))
+        return item

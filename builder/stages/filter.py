@@ -1,0 +1,63 @@
+"""Filter: keep only records that are trustworthy training data.
+
+A record stays when it passed every one of its five cases on the backend that judged it,
+its response has kernel-body and launch-configuration spans (the paper's CUDA mask), its
+licence is known, and it assembles into a valid `DatasetRecord`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from schemas import CASES_PER_TASK, Status
+
+from ..item import Item
+from ..records import make_record
+from .base import Stage
+
+UNKNOWN_LICENSES = frozenset({"unknown", "noassertion", "none", ""})
+
+
+@dataclass(frozen=True)
+class FilterConfig:
+    required_spans: tuple[str, ...] = ("kernel_body", "launch_config")
+    cases: int = CASES_PER_TASK
+    reject_licenses: frozenset[str] = field(default=UNKNOWN_LICENSES)
+
+
+class Filter(Stage):
+    name = "filter"
+    version = 1
+
+    def __init__(self, cfg: FilterConfig = FilterConfig()):
+        self.cfg = cfg
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "required_spans": list(self.cfg.required_spans),
+            "cases": self.cfg.cases,
+            "reject_licenses": sorted(self.cfg.reject_licenses),
+        }
+
+    def process(self, item: Item) -> Item:
+        v = item.validation
+        if v is None:
+            return item.reject(self.name, "not_validated")
+        if v.status != Status.PASSED:
+            return item.reject(self.name, f"validation_{v.status.value}", v.reason[:500])
+        passed = [c for c in v.cases if c.status == Status.PASSED]
+        if len(v.cases) != self.cfg.cases or len(passed) != self.cfg.cases:
+            return item.reject(
+                self.name, "cases_incomplete",
+                f"{len(passed)} of {len(v.cases)} cases passed; {self.cfg.cases} required",
+            )
+        kinds = {s.kind for s in item.spans or []}
+        for kind in self.cfg.required_spans:
+            if kind not in kinds:
+                return item.reject(self.name, f"no_{kind}_span")
+        lic = item.raw.provenance.license.strip().lower()
+        if lic in self.cfg.reject_licenses:
+            return item.reject(self.name, "license_unknown", item.raw.provenance.license)
+        make_record(item)  # raises (-> stage_error:filter) when the record would be invalid
+        return item
