@@ -141,7 +141,7 @@ def test_fork_bomb_contained_and_other_runs_unaffected(bins, work, tmp_path):
     (other / "data" / "x.bin").write_bytes((5).to_bytes(4, "little"))
     results = {}
     t = threading.Thread(target=lambda: results.update(
-        bomb=run_sandboxed([str(bins["fork_bomb"])], work, limits=FAST)))
+        bomb=run_sandboxed([str(bins["fork_bomb"])], work, limits=FAST.with_overrides(wall_seconds=3))))
     t.start()
     time.sleep(0.5)
     results["ok"] = run_sandboxed([str(bins["ok"])], other, limits=FAST)
