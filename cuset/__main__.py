@@ -1,0 +1,7 @@
+"""`python -m cuset`: see `cuset.cli`."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,252 @@
+"""From dataset shards to token batches: chat rendering, response labels and the CUDA mask.
+
+Each record is rendered with the model's chat template and tokenized with character offsets.
+The response's character spans are moved into the rendered text and turned into per-token
+masks:
+
+- labels: tokens that overlap the assistant turn, from the response's first character to the
+  end of the turn (including the template's end-of-turn marker, which the model must learn to
+  emit); everything before is -100.
+- CUDA mask: labelled tokens that overlap a `kernel_body` or `launch_config` span by at least
+  one character. Any-overlap, not containment, because BPE merges boundary characters into
+  neighbouring tokens (` {`, `>>>(`, a leading space before `__global__`): requiring full
+  containment would drop exactly the tokens that open and close a kernel, while a token that
+  touches the region is one the model must produce to write it.
+
+Sequences are truncated to `max_length` as a whole (ids, labels and mask together) and never
+packed, so CuSeT's confidence windows stay inside one sample. Records whose spans cannot be
+placed on response tokens are left out and reported by id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from schemas import CUDA_MASK_KINDS
+
+from .errors import CusetError
+
+REQUIRED_COLUMNS = ("id", "messages", "response", "spans")
+
+
+@dataclass
+class Example:
+    id: str
+    input_ids: list[int]
+    labels: list[int]
+    cuda_mask: list[int]
+
+
+@dataclass
+class DataReport:
+    total: int = 0
+    used: int = 0
+    truncated: list[str] = field(default_factory=list)
+    dropped: dict[str, list[str]] = field(default_factory=dict)
+    label_tokens: int = 0
+    cuda_tokens: int = 0
+
+    def drop(self, reason: str, rec_id: str) -> None:
+        self.dropped.setdefault(reason, []).append(rec_id)
+
+    def summary(self) -> str:
+        lines = [
+            f"{self.used} of {self.total} records used; {len(self.truncated)} truncated; "
+            f"{self.label_tokens} response tokens, {self.cuda_tokens} in the CUDA mask"
+        ]
+        for reason, ids in sorted(self.dropped.items()):
+            shown = ", ".join(ids[:5]) + (f", ... (+{len(ids) - 5})" if len(ids) > 5 else "")
+            lines.append(f"  left out ({reason}): {len(ids)}: {shown}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.total, "used": self.used, "truncated": self.truncated,
+            "dropped": self.dropped, "label_tokens": self.label_tokens, "cuda_tokens": self.cuda_tokens,
+        }
+
+
+def load_rows(path: str | Path, split: str = "train"):
+    """Load a Hub-layout folder (`data/<split>-*.parquet`) with `datasets`."""
+    import datasets
+
+    p = Path(path)
+    if not p.exists():
+        raise CusetError(f"dataset folder {str(p)!r} does not exist")
+    try:
+        dd = datasets.load_dataset(str(p))
+    except Exception as e:  # datasets raises many types for a folder it cannot read
+        raise CusetError(f"cannot load dataset {str(p)!r}: {e}") from None
+    if split not in dd:
+        raise CusetError(f"dataset {str(p)!r} has no {split!r} split (it has: {', '.join(dd)})")
+    rows = dd[split]
+    missing = [c for c in REQUIRED_COLUMNS if c not in rows.column_names]
+    if missing:
+        hint = " (CuSeT needs the span annotation of the builder)" if "spans" in missing else ""
+        raise CusetError(f"dataset {str(p)!r} lacks the column(s) {', '.join(missing)}{hint}")
+    return rows
+
+
+def check_chat_template(tokenizer: Any, model_name: str) -> None:
+    if not getattr(tokenizer, "chat_template", None):
+        raise CusetError(
+            f"the tokenizer of {model_name!r} has no chat template; give one with "
+            "model.chat_template=<jinja text or file>"
+        )
+    if not getattr(tokenizer, "is_fast", False):
+        raise CusetError(f"the tokenizer of {model_name!r} is not a fast tokenizer (offsets are needed)")
+
+
+def _locate(full: str, response: str) -> tuple[int, int, int] | None:
+    """Where the response sits in the rendered text: (start in full, first and end response
+    char kept). Templates may strip the response's outer whitespace (Qwen3 does)."""
+    start = full.rfind(response)
+    if start >= 0:
+        return start, 0, len(response)
+    core = response.strip()
+    if not core:
+        return None
+    start = full.rfind(core)
+    if start < 0:
+        return None
+    lead = len(response) - len(response.lstrip())
+    return start, lead, lead + len(core)
+
+
+def encode_record(
+    row: dict[str, Any], tokenizer: Any, max_length: int, system_prompt: str | None = None
+) -> tuple[Example | None, str | None, bool]:
+    """Tokenize one row. Returns (example, reason it was left out, whether it was truncated)."""
+    rec_id = str(row["id"])
+    messages = [{"role": m["role"], "content": m["content"]} for m in row["messages"]]
+    response = row["response"]
+    if not messages or messages[-1]["role"] != "assistant" or messages[-1]["content"] != response:
+        return None, "last_message_is_not_the_response", False
+    if system_prompt is not None and messages[0]["role"] != "system":
+        messages.insert(0, {"role": "system", "content": system_prompt})
+    cuda_spans = [
+        (int(s["start"]), int(s["end"])) for s in row["spans"] or []
+        if s["kind"] in CUDA_MASK_KINDS and int(s["end"]) > int(s["start"])
+    ]
+    if not cuda_spans:
+        return None, "no_cuda_spans", False
+    if any(e > len(response) for _, e in cuda_spans):
+        return None, "span_past_end_of_response", False
+
+    full = tokenizer.apply_chat_template(messages, tokenize=False)
+    where = _locate(full, response)
+    if where is None:
+        return None, "response_not_found_in_rendered_text", False
+    start, keep_lo, keep_hi = where
+    resp_lo = start
+    resp_hi = start + keep_hi - keep_lo
+    label_end = max(len(full.rstrip()), resp_hi)
+
+    enc = tokenizer(full, add_special_tokens=False, return_offsets_mapping=True)
+    ids = list(enc["input_ids"])
+    offs = np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
+    a, b = offs[:, 0], offs[:, 1]
+    labelled = ((a < label_end) & (b > resp_lo)) | ((a == b) & (a >= resp_lo) & (a < label_end))
+
+    cuda = np.zeros(len(ids), dtype=bool)
+    for s, e in cuda_spans:
+        s2, e2 = max(s, keep_lo), min(e, keep_hi)
+        if e2 <= s2:
+            return None, "span_outside_rendered_response", False
+        fs, fe = start + s2 - keep_lo, start + e2 - keep_lo
+        hit = labelled & (a < fe) & (b > fs)
+        if not hit.any():
+            return None, "span_not_on_response_tokens", False
+        cuda |= hit
+
+    truncated = len(ids) > max_length
+    n = min(len(ids), max_length)
+    labels = [t if lab else -100 for t, lab in zip(ids[:n], labelled[:n], strict=True)]
+    # position 0 is never predicted, so at least one labelled token after it is needed
+    if not any(x != -100 for x in labels[1:]):
+        return None, "no_response_tokens_within_max_length", truncated
+    return Example(rec_id, ids[:n], labels, cuda[:n].astype(int).tolist()), None, truncated
+
+
+class TokenizedDataset(torch.utils.data.Dataset):
+    def __init__(self, examples: Sequence[Example]):
+        self.examples = list(examples)
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        ex = self.examples[i]
+        return {"input_ids": ex.input_ids, "labels": ex.labels, "cuda_mask": ex.cuda_mask}
+
+
+def prepare(
+    rows: Iterable[dict[str, Any]], tokenizer: Any, *, max_length: int = 4096,
+    system_prompt: str | None = None, progress: bool = False,
+) -> tuple[TokenizedDataset, DataReport]:
+    rows = list(rows)
+    report = DataReport(total=len(rows))
+    if rows and not any(
+        s["kind"] in CUDA_MASK_KINDS for r in rows for s in (r.get("spans") or [])
+    ):
+        raise CusetError(
+            "no record of the dataset has a kernel_body or launch_config span; CuSeT's CUDA mask "
+            "needs the builder's span annotation"
+        )
+    it: Iterable[dict[str, Any]] = rows
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(rows, desc="tokenizing", unit="rec")
+    examples = []
+    for row in it:
+        ex, reason, truncated = encode_record(row, tokenizer, max_length, system_prompt)
+        if truncated:
+            report.truncated.append(str(row["id"]))
+        if ex is None:
+            report.drop(reason or "unknown", str(row["id"]))
+            continue
+        examples.append(ex)
+        report.label_tokens += sum(1 for x in ex.labels if x != -100)
+        report.cuda_tokens += sum(ex.cuda_mask)
+    report.used = len(examples)
+    if not examples:
+        raise CusetError("no usable record in the dataset:\n" + report.summary())
+    return TokenizedDataset(examples), report
+
+
+@dataclass
+class Collator:
+    """Right-pads a batch: ids with the pad id, labels with -100, masks with 0."""
+
+    pad_token_id: int
+
+    def __call__(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        width = max(len(f["input_ids"]) for f in features)
+        batch = {
+            "input_ids": torch.full((len(features), width), self.pad_token_id, dtype=torch.long),
+            "attention_mask": torch.zeros((len(features), width), dtype=torch.long),
+            "labels": torch.full((len(features), width), -100, dtype=torch.long),
+            "cuda_mask": torch.zeros((len(features), width), dtype=torch.bool),
+        }
+        for i, f in enumerate(features):
+            n = len(f["input_ids"])
+            batch["input_ids"][i, :n] = torch.tensor(f["input_ids"])
+            batch["attention_mask"][i, :n] = 1
+            batch["labels"][i, :n] = torch.tensor(f["labels"])
+            batch["cuda_mask"][i, :n] = torch.tensor(f["cuda_mask"], dtype=torch.bool)
+        return batch
+
+
+def write_report(report: DataReport, out_dir: str | Path) -> Path:
+    p = Path(out_dir) / "data_report.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(report.to_dict(), indent=2))
+    return p

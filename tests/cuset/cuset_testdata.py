@@ -1,0 +1,67 @@
+"""Builder-layout datasets for the trainer tests: valid DatasetRecords whose responses are the
+bundled CUDA programs, spans from the shared static analysis, written as Hub-style shards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cuset.tiny import PROMPTS, corpus_programs
+from schemas import (
+    DatasetRecord,
+    InputCase,
+    Provenance,
+    Reference,
+    Span,
+    Task,
+    TensorSpec,
+    ValidationSummary,
+    record_to_row,
+)
+from validators.analysis import analyze
+
+
+def make_record(name: str, response: str, *, spans: list[Span] | None = None, split: str = "train",
+                rec_id: str | None = None) -> DatasetRecord:
+    prompt = PROMPTS.get(name, f"Write the CUDA program {name}.")
+    task = Task(
+        name=name,
+        description=prompt,
+        inputs=[TensorSpec(name="x", dtype="float32", shape=["N"])],
+        outputs=[TensorSpec(name="y", dtype="float32", shape=["N"])],
+        sizes={"N": 1024},
+        cases=[InputCase(name=f"c{i}", seed=i, sizes={"N": 1000 + i}) for i in range(5)],
+        reference=Reference(code="def reference(inputs, sizes):\n    return {'y': inputs['x']}\n"),
+    )
+    if spans is None:
+        spans = analyze(response).spans
+    return DatasetRecord(
+        id=rec_id or name,
+        prompt=prompt,
+        messages=[{"role": "user", "content": prompt}, {"role": "assistant", "content": response}],
+        response=response,
+        spans=spans,
+        task=task,
+        validation=ValidationSummary(backend="cpu", status="passed"),
+        provenance=Provenance(source="builtin", origin=f"cuset/tiny/corpus/{name}.cu", license="Apache-2.0"),
+        split=split,
+    )
+
+
+def corpus_records(copies: int = 1) -> list[DatasetRecord]:
+    recs = []
+    for k in range(copies):
+        for name, text in corpus_programs().items():
+            recs.append(make_record(name, text, rec_id=f"{name}-{k}"))
+    return recs
+
+
+def write_dataset(records: list[DatasetRecord], folder: Path) -> Path:
+    """Write `data/train-00000-of-00001.parquet` (and test) as the builder does."""
+    import datasets
+
+    (folder / "data").mkdir(parents=True, exist_ok=True)
+    for split in ("train", "test"):
+        rows = [record_to_row(r) for r in records if r.split == split]
+        if rows:
+            datasets.Dataset.from_list(rows).to_parquet(str(folder / "data" / f"{split}-00000-of-00001.parquet"))
+    return folder
