@@ -140,6 +140,7 @@ class BuildCache:
                 if info.ok and built.is_file():
                     meta["artifact_sha256"] = sha256_file(built)
                     os.replace(built, tmp / artifact)
+                    os.chmod(tmp / artifact, 0o755)
                 elif info.ok:
                     info = info.model_copy(
                         update={"ok": False, "diagnostics": f"build produced no {artifact}\n" + info.diagnostics}
@@ -147,6 +148,8 @@ class BuildCache:
                     meta["info"] = json.loads(info.to_json())
                 shutil.rmtree(work, ignore_errors=True)
                 (tmp / META).write_text(json.dumps(meta))
+                # Readable by others: sandboxed runs execute artifacts under their own uid.
+                os.chmod(tmp, 0o755)
                 self._publish(tmp, self.entry_dir(key))
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)

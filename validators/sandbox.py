@@ -137,28 +137,32 @@ def sandbox_mode() -> str:
 def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: list[str]) -> str:
     """sh run as (namespace) root before the program: mounts, then drop to the sandbox uid.
 
-    The shell keeps its cwd in the work directory; that handle stays valid after the
-    directories above it are covered, so the program reaches its inputs by relative path only.
+    The work directory and the exposed paths are opened before the directories above them
+    are covered, then bound back at their own paths (the work directory writable, the rest
+    read-only), so absolute paths to them keep working while their siblings are hidden.
     """
     q = shlex.quote
-    lines = ["set -e", f"mount --bind {q(str(workdir))} {q(str(workdir))}", f"cd {q(str(workdir))}"]
+    w = q(str(workdir))
+    if len(expose) > 6:
+        raise ValueError(f"at most 6 exposed paths (sh has fds 3-9); got {len(expose)}")
+    lines = ["set -e", f"mount --bind {w} {w}", f"cd {w}", "exec 3< ."]
     fds = []
-    if len(expose) > 7:
-        raise ValueError(f"at most 7 exposed paths (sh has fds 3-9); got {len(expose)}")
     for i, p in enumerate(expose):
-        fd = 3 + i
+        fd = 4 + i
         lines.append(f"exec {fd}< {q(str(p))}")
         fds.append((fd, p))
     lines.append("mount -o remount,bind,ro / 2>/dev/null || true")
     for h in hide:
         lines.append(f"mount -t tmpfs -o size=1m,mode=755 ckd-hidden {q(h)}")
-    for fd, p in fds:
+    for fd, p in [(3, workdir), *fds]:
         lines.append(f"mkdir -p {q(str(p))} 2>/dev/null || true")
         lines.append(f"mount --no-canonicalize --bind /proc/self/fd/{fd} {q(str(p))}")
-        lines.append(f"mount -o remount,bind,ro {q(str(p))}")
+        if fd != 3:
+            lines.append(f"mount -o remount,bind,ro {q(str(p))}")
         lines.append(f"exec {fd}<&-")
     for h in hide:
         lines.append(f"mount -o remount,ro {q(h)}")
+    lines.append(f"cd {w}")
     if mode == "namespaces+uid":
         lines.append(
             f"chown -R {uid}:{uid} . && chmod 700 ."
