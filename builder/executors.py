@@ -10,7 +10,7 @@ import logging
 import os
 import socket
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,10 +140,15 @@ class RayExecutor:
         ds = ray.data.from_items([e.to_row() for e in envelopes], override_num_blocks=len(envelopes))
         for stage in stages:
             res = resources.get(stage.name, StageResources(num_cpus=0.25))
-            kwargs: dict[str, Any] = {"num_cpus": res.num_cpus, "max_retries": 1}
+            kwargs: dict[str, Any] = {"num_cpus": res.num_cpus}
             if res.num_gpus:
                 kwargs["num_gpus"] = res.num_gpus
-            ds = ds.map(_StageFn(stage, cache), **kwargs)
+            with warnings.catch_warnings():
+                # Ray Data retries a task whose worker died forever by default; a record
+                # that kills its worker every time would hang the build. There is no named
+                # parameter for this yet, hence the (deprecated) remote-args pass-through.
+                warnings.simplefilter("ignore")
+                ds = ds.map(_StageFn(stage, cache), max_retries=1, **kwargs)
         done: set[str] = set()
         try:
             for row in ds.iter_rows():
@@ -165,19 +170,33 @@ class RayExecutor:
         resources: dict[str, StageResources],
         note: str,
     ) -> Iterator[Envelope]:
+        """Each record's chain as its own task, no retries; a record whose task dies is
+        re-run stage by stage to find the stage that kills its worker."""
         ray = self.ray
+        res = [resources.get(s.name, StageResources(num_cpus=0.25)) for s in stages]
+        cpus = max(r.num_cpus for r in res)
+        gpus = max(r.num_gpus for r in res)
+
+        @ray.remote(max_retries=0)
+        def chain(env: Envelope) -> Envelope:
+            return _apply_chain(stages, env, cache)
 
         @ray.remote(max_retries=0)
         def one(stage: Stage, env: Envelope) -> Envelope:
             return apply_stage(stage, env, cache)
 
-        for env in envelopes:
-            for stage in stages:
-                res = resources.get(stage.name, StageResources(num_cpus=0.25))
+        pending = {chain.options(num_cpus=cpus, num_gpus=gpus).remote(e): e for e in envelopes}
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            env = pending.pop(ready[0])
+            try:
+                yield ray.get(ready[0])
+                continue
+            except Exception:
+                pass
+            for stage, r in zip(stages, res, strict=True):
                 try:
-                    env = ray.get(
-                        one.options(num_cpus=res.num_cpus, num_gpus=res.num_gpus).remote(stage, env)
-                    )
+                    env = ray.get(one.options(num_cpus=r.num_cpus, num_gpus=r.num_gpus).remote(stage, env))
                 except Exception as exc:
                     item = env.item.model_copy(deep=True)
                     item.rejection = Rejection(
@@ -185,10 +204,7 @@ class RayExecutor:
                         reason=f"stage_error:{stage.name}",
                         detail=f"worker crashed: {stage_error_message(exc)}",
                     )
-                    env = Envelope(
-                        item=item,
-                        events=[*env.events, StageEvent(stage=stage.name, note=note)],
-                    )
+                    env = Envelope(item=item, events=[*env.events, StageEvent(stage=stage.name, note=note)])
                     break
             yield env
 
@@ -204,5 +220,3 @@ def make_executor(kind: str, *, workers: int, address: str | None = None) -> Loc
         return RayExecutor(workers=workers, address=address)
     raise ExecutorError(f"--executor {kind}: unknown (known: local, ray)")
 
-
-ProgressFn = Callable[[Envelope], None]
