@@ -23,7 +23,7 @@ from .cache import StageCache, atomic_write_text
 from .card import card_markdown
 from .config import BuildConfig
 from .environment import environment
-from .executors import ExecutorError, StageResources, make_executor
+from .executors import ExecutorError, StageResources, make_executor, probe_address
 from .item import Envelope, Item
 from .records import make_record
 from .report import FUNNEL_PNG, REPORT_MD, plot_funnel, report_markdown
@@ -31,6 +31,7 @@ from .stages import Annotate, DedupConfig, Extract, Filter, Specify, Validate, d
 from .stages.base import Stage, stage_error_message
 from .writer import write_shards
 
+TIMINGS_JSON = "timings.json"
 STAGE_ORDER = ("gather", "extract", "dedup", "specify", "validate", "annotate", "filter", "write")
 
 
@@ -46,6 +47,9 @@ class BuildResult:
     rejections: list[dict[str, str]]
     wall_seconds: float
     notes: list[str] = field(default_factory=list)
+    phases: dict[str, float] = field(default_factory=dict)
+    """Wall-clock seconds of each phase: gather, ray_start, extract, dedup, chain
+    (specify -> validate -> annotate -> filter, streamed), write."""
 
 
 class Progress:
@@ -144,15 +148,21 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
     out = Path(cfg.out)
     check_output(out)
     check_sources(cfg.sources)
-    backend = resolve_backend(cfg.backend)
     if cfg.workers < 1:
         raise BuildError(f"--workers {cfg.workers}: must be at least 1")
+    if cfg.address and cfg.executor == "ray":
+        try:
+            probe_address(cfg.address)
+        except ExecutorError as exc:
+            raise BuildError(str(exc)) from None
+    backend = resolve_backend(cfg.backend)
     if not cfg.resume:
         for p in (cfg.cache_root, out / "data"):
             shutil.rmtree(p, ignore_errors=True)
     cache = StageCache(cfg.cache_root)
     stats = Stats()
     notes: list[str] = []
+    phases: dict[str, float] = {}
 
     # gather
     t0 = time.perf_counter()
@@ -167,15 +177,20 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
         Counter(it.rejection.reason for it in items if it.rejection),
         time.perf_counter() - t0,
     )
+    phases["gather"] = time.perf_counter() - t0
 
+    t0 = time.perf_counter()
     try:
         executor = make_executor(cfg.executor, workers=cfg.workers, address=cfg.address)
     except ExecutorError as exc:
         raise BuildError(str(exc)) from None
+    phases["executor_start"] = time.perf_counter() - t0
     try:
         # extract
+        t0 = time.perf_counter()
         dcfg = DedupConfig(near_threshold=cfg.near_dup_threshold)
         envs = _run(executor, [Extract(dcfg)], [Envelope(item=it) for it in items], cache, {}, progress, "extract")
+        phases["extract"] = time.perf_counter() - t0
         stats.count_events(envs, ["extract"])
 
         # dedup
@@ -189,6 +204,7 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
             Counter(e.item.rejection.reason for e in envs if e.item.rejection and e.item.rejection.stage == "dedup"),
             time.perf_counter() - t0,
         )
+        phases["dedup"] = time.perf_counter() - t0
 
         # specify -> validate -> annotate -> filter
         chain: list[Stage] = [
@@ -196,13 +212,15 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
         ]
         gpu = 1.0 if backend.name == "cuda" else 0.0
         resources = {"validate": StageResources(num_cpus=1.0, num_gpus=gpu)}
+        t0 = time.perf_counter()
         envs = _run(executor, chain, envs, cache, resources, progress, "validate")
+        phases["chain"] = time.perf_counter() - t0
         stats.count_events(envs, [s.name for s in chain])
     finally:
         executor.close()
 
     # write
-    t0 = time.perf_counter()
+    t0 = t_write = time.perf_counter()
     write_in = sum(e.item.alive for e in envs)
     records: list[DatasetRecord] = []
     write_rejects: Counter[str] = Counter()
@@ -249,11 +267,13 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
     variants = list(backend.variants(thorough=cfg.thorough))
     atomic_write_text(out / "manifest.json", manifest.model_dump_json(indent=2) + "\n")
     atomic_write_text(out / "README.md", card_markdown(records, manifest, schedules=schedules, variants=variants))
-    wall = time.perf_counter() - t_start
     plot_funnel(manifest, out / FUNNEL_PNG)
-    atomic_write_text(out / REPORT_MD, report_markdown(manifest, wall, notes))
+    phases["write"] = time.perf_counter() - t_write
+    wall = time.perf_counter() - t_start
+    atomic_write_text(out / REPORT_MD, report_markdown(manifest, wall, notes, phases))
+    atomic_write_text(out / TIMINGS_JSON, json.dumps({"wall_seconds": wall, "phases": phases}, indent=2) + "\n")
     return BuildResult(out=out, manifest=manifest, records=records, rejections=rejections,
-                       wall_seconds=wall, notes=notes)
+                       wall_seconds=wall, notes=notes, phases=phases)
 
 
 def _run(executor, stages: list[Stage], envs: list[Envelope], cache: StageCache,

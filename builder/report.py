@@ -62,7 +62,9 @@ def plot_funnel(manifest: BuildManifest, path: Path) -> None:
     plt.close(fig)
 
 
-def report_markdown(manifest: BuildManifest, wall_seconds: float, notes: list[str]) -> str:
+def report_markdown(
+    manifest: BuildManifest, wall_seconds: float, notes: list[str], phases: dict[str, float] | None = None
+) -> str:
     lines = [
         "# Build report",
         "",
@@ -87,6 +89,8 @@ def report_markdown(manifest: BuildManifest, wall_seconds: float, notes: list[st
         "so it can exceed the wall clock); `cached` counts results reused from the stage cache.",
         "Per-record reasons are in `rejections.jsonl`; counts and the environment in `manifest.json`.",
     ]
+    if phases:
+        lines += ["", "Wall clock per phase: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()) + "."]
     if notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
     return "\n".join(lines) + "\n"

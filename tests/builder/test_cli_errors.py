@@ -1,0 +1,44 @@
+"""Inputs the builder cannot work with: exit status 2 and one line naming input and reason."""
+
+from __future__ import annotations
+
+import socket
+
+from builder.cli import main
+from sources.base import register_source
+
+
+def one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("error: ")
+    return err[0]
+
+
+def test_unknown_source(tmp_path, capsys):
+    assert main(["run", "--sources", "nosuch", "--out", str(tmp_path / "o"), "--no-progress"]) == 2
+    line = one_error_line(capsys)
+    assert "'nosuch'" in line and "known: " in line and "builtin" in line
+
+
+def test_unwritable_output(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert main(["run", "--out", str(blocker / "dataset"), "--no-progress"]) == 2
+    line = one_error_line(capsys)
+    assert str(blocker / "dataset") in line and "not writable" in line
+
+
+def test_ray_address_that_does_not_answer(tmp_path, capsys):
+    register_source("cli_test_empty", lambda: iter(()))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert main(["run", "--sources", "cli_test_empty", "--address", f"127.0.0.1:{port}", "--out", str(tmp_path / "o"), "--no-progress"]) == 2
+    line = one_error_line(capsys)
+    assert f"--address 127.0.0.1:{port}" in line and "no Ray cluster answers" in line
+
+
+def test_negative_limit(tmp_path, capsys):
+    assert main(["run", "--limit", "-1", "--out", str(tmp_path / "o"), "--no-progress"]) == 2
+    assert "--limit" in one_error_line(capsys)
