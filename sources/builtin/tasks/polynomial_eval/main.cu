@@ -1,0 +1,97 @@
+#include <cstdio>
+#include <cstdlib>
+#include <cmath>
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                          \
+    do {                                                                          \
+        cudaError_t err_ = (call);                                                \
+        if (err_ != cudaSuccess) {                                                \
+            fprintf(stderr, "CUDA error %s at %s:%d\n", cudaGetErrorString(err_), \
+                    __FILE__, __LINE__);                                          \
+            exit(EXIT_FAILURE);                                                   \
+        }                                                                         \
+    } while (0)
+
+static void read_file(const char* path, void* dst, size_t bytes) {
+    FILE* f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "cannot open %s for reading\n", path);
+        exit(EXIT_FAILURE);
+    }
+    size_t got = fread(dst, 1, bytes, f);
+    fclose(f);
+    if (got != bytes) {
+        fprintf(stderr, "%s: expected %zu bytes, read %zu\n", path, bytes, got);
+        exit(EXIT_FAILURE);
+    }
+}
+
+static void write_file(const char* path, const void* src, size_t bytes) {
+    FILE* f = fopen(path, "wb");
+    if (f == NULL) {
+        fprintf(stderr, "cannot open %s for writing\n", path);
+        exit(EXIT_FAILURE);
+    }
+    size_t put = fwrite(src, 1, bytes, f);
+    fclose(f);
+    if (put != bytes) {
+        fprintf(stderr, "%s: short write (%zu of %zu bytes)\n", path, put, bytes);
+        exit(EXIT_FAILURE);
+    }
+}
+
+#ifndef N
+#define N 65536
+#endif
+
+#define DEGREE 7
+#define BLOCK_SIZE 256
+
+// Coefficients are read by every thread with the same index at the same time, which is the
+// broadcast pattern constant memory is built for.
+__constant__ float c_coeffs[DEGREE + 1];
+
+__global__ void poly_eval(const float* __restrict__ x, float* __restrict__ y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i];
+    float acc = c_coeffs[DEGREE];
+#pragma unroll
+    for (int k = DEGREE - 1; k >= 0; --k) {
+        acc = fmaf(acc, v, c_coeffs[k]);  // Horner's rule
+    }
+    y[i] = acc;
+}
+
+int main() {
+    float h_coeffs[DEGREE + 1];
+    read_file("data/coeffs.bin", h_coeffs, sizeof(h_coeffs));
+    const size_t bytes = (size_t)N * sizeof(float);
+    float* h_x = (float*)malloc(bytes);
+    float* h_y = (float*)malloc(bytes);
+    if (!h_x || !h_y) {
+        fprintf(stderr, "host allocation failed\n");
+        return EXIT_FAILURE;
+    }
+    read_file("data/x.bin", h_x, bytes);
+
+    CUDA_CHECK(cudaMemcpyToSymbol(c_coeffs, h_coeffs, sizeof(h_coeffs)));
+    float *d_x, *d_y;
+    CUDA_CHECK(cudaMalloc(&d_x, bytes));
+    CUDA_CHECK(cudaMalloc(&d_y, bytes));
+    CUDA_CHECK(cudaMemcpy(d_x, h_x, bytes, cudaMemcpyHostToDevice));
+
+    poly_eval<<<(N + BLOCK_SIZE - 1) / BLOCK_SIZE, BLOCK_SIZE>>>(d_x, d_y, N);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+
+    CUDA_CHECK(cudaMemcpy(h_y, d_y, bytes, cudaMemcpyDeviceToHost));
+    write_file("data/y.bin", h_y, bytes);
+
+    CUDA_CHECK(cudaFree(d_x));
+    CUDA_CHECK(cudaFree(d_y));
+    free(h_x);
+    free(h_y);
+    return 0;
+}
