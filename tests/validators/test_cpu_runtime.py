@@ -1,0 +1,74 @@
+"""The cudashim runtime on small programs: correct results, schedules, deadlocks, ASan, errors."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from validators.cpu.toolchain import compile_program
+
+PROGRAMS = Path(__file__).resolve().parent / "cpu_programs"
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+
+
+def build(tmp_path: Path, name: str, variant: str = "plain", **kw) -> Path:
+    out = compile_program((PROGRAMS / name).read_text(), tmp_path / f"{name}-{variant}", variant=variant, **kw)
+    assert out.ok, out.diagnostics
+    return out.exe
+
+
+def run(exe: Path, schedule: str = "forward", **env: str) -> subprocess.CompletedProcess:
+    full = {**os.environ, "CUDASHIM_SCHEDULE": schedule, "ASAN_OPTIONS": "detect_leaks=0", **env}
+    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, env=full, cwd=exe.parent)
+
+
+@pytest.mark.parametrize("schedule", ["forward", "reverse", "random:7"])
+def test_add_and_reductions_agree_under_every_schedule(tmp_path, schedule):
+    exe = build(tmp_path, "reductions.cu")
+    proc = run(exe, schedule)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "add_mismatches=0 tree=100003 shfl=100003 error=no error" in proc.stdout
+
+
+def test_single_worker_and_odd_sizes(tmp_path):
+    exe = build(tmp_path, "reductions.cu", defines={"N": 257})
+    proc = run(exe, "reverse", CUDASHIM_WORKERS="1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "tree=257 shfl=257" in proc.stdout
+
+
+def test_divergent_barrier_is_a_deadlock_not_a_hang(tmp_path):
+    exe = build(tmp_path, "divergent_barrier.cu")
+    proc = run(exe)
+    assert proc.returncode == 86
+    assert "cudashim: deadlock in kernel 'k' block (0,0,0)" in proc.stderr
+    assert "reached by 50 of 64 threads; 14 threads had already exited" in proc.stderr
+    assert "main.cu:8" in proc.stderr  # the line of the __syncthreads
+
+
+def test_missing_barrier_changes_the_result_with_the_schedule(tmp_path):
+    exe = build(tmp_path, "missing_sync.cu")
+    outs = {s: run(exe, s).stdout for s in ("forward", "reverse")}
+    assert all("checksum=" in o for o in outs.values())
+    assert outs["forward"] != outs["reverse"]
+
+
+def test_asan_build_reports_the_overrun_with_its_line(tmp_path):
+    exe = build(tmp_path, "overrun.cu", variant="asan")
+    proc = run(exe)
+    assert proc.returncode != 0
+    assert "heap-buffer-overflow" in proc.stderr
+    assert "main.cu:5" in proc.stderr
+
+
+def test_invalid_launches_set_the_gpu_errors(tmp_path):
+    exe = build(tmp_path, "bad_launch.cu")
+    proc = run(exe)
+    assert proc.stdout.strip() == (
+        "cudaErrorInvalidConfiguration|cudaErrorInvalidConfiguration|cudaErrorInvalidValue|cudaSuccess"
+    )

@@ -1,0 +1,949 @@
+// cudashim: the CUDA language and runtime API on the host (C++20, g++ 12).
+//
+// Each CUDA thread runs as a fiber; whole blocks run on worker threads (see
+// runtime/cudashim_runtime.cpp). Launches `k<<<g, b, s, st>>>(args)` are rewritten by
+// validators/cpu/rewrite.py into `::cudashim::launch("k", g, b, s, st, <lambda>, args)`.
+//
+// __CUDA_ARCH__ is defined (as 800) everywhere, host code included: programs guard fallbacks
+// such as their own atomicAdd(double*) or mask-less __shfl with `__CUDA_ARCH__ < 600` /
+// `CUDART_VERSION < 9000`; leaving it undefined would select those legacy paths (and clash with
+// the overloads defined here). The price: a `__host__ __device__` function takes its device
+// branch when called from host code, which works because every device intrinsic is defined for
+// the host too.
+#ifndef CUDASHIM_CUDA_RUNTIME_H
+#define CUDASHIM_CUDA_RUNTIME_H
+
+#define CUDASHIM 1
+#ifndef __CUDACC__
+#define __CUDACC__ 1
+#endif
+#ifndef __NVCC__
+#define __NVCC__ 1
+#endif
+#ifndef __CUDA_ARCH__
+#define __CUDA_ARCH__ 800
+#endif
+#define __CUDA_ARCH_LIST__ 800
+#define CUDART_VERSION 12040
+#define CUDA_VERSION 12040
+#define __CUDACC_VER_MAJOR__ 12
+#define __CUDACC_VER_MINOR__ 4
+#define __CUDACC_VER_BUILD__ 0
+
+#include <algorithm>
+#include <assert.h>
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <source_location>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+// ---------------------------------------------------------------- qualifiers
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __managed__
+#define __grid_constant__
+#define __cudart_builtin__
+#define __device_builtin__
+// Empty: libstdc++ writes __attribute__((__noinline__)), which must stay valid.
+#define __noinline__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+#define __maxnreg__(...)
+#define CUDARTAPI
+#define CUDAAPI
+#ifdef CUDASHIM_ASAN
+// One worker thread: a plain static is per block and gets AddressSanitizer red zones.
+#define __shared__ static
+#else
+// A block runs start to finish on one worker thread, so per-thread storage is per block.
+#define __shared__ static thread_local
+#endif
+
+// ---------------------------------------------------------------- vector types
+#define CUDASHIM_VEC1(T, N, A) struct __attribute__((aligned(A))) N##1 { T x; };
+#define CUDASHIM_VEC2(T, N, A) struct __attribute__((aligned(A))) N##2 { T x, y; };
+#define CUDASHIM_VEC3(T, N) struct N##3 { T x, y, z; };
+#define CUDASHIM_VEC4(T, N, A) struct __attribute__((aligned(A))) N##4 { T x, y, z, w; };
+#define CUDASHIM_VECS(T, N, A1, A2, A4) \
+  CUDASHIM_VEC1(T, N, A1) CUDASHIM_VEC2(T, N, A2) CUDASHIM_VEC3(T, N) CUDASHIM_VEC4(T, N, A4)
+CUDASHIM_VECS(signed char, char, 1, 2, 4)
+CUDASHIM_VECS(unsigned char, uchar, 1, 2, 4)
+CUDASHIM_VECS(short, short, 2, 4, 8)
+CUDASHIM_VECS(unsigned short, ushort, 2, 4, 8)
+CUDASHIM_VECS(long, long, 8, 16, 16)
+CUDASHIM_VECS(unsigned long, ulong, 8, 16, 16)
+CUDASHIM_VECS(long long, longlong, 8, 16, 16)
+CUDASHIM_VECS(unsigned long long, ulonglong, 8, 16, 16)
+CUDASHIM_VECS(float, float, 4, 8, 16)
+CUDASHIM_VECS(double, double, 8, 16, 16)
+CUDASHIM_VEC1(int, int, 4)
+CUDASHIM_VEC2(int, int, 8)
+CUDASHIM_VEC4(int, int, 16)
+CUDASHIM_VEC1(unsigned int, uint, 4)
+CUDASHIM_VEC2(unsigned int, uint, 8)
+CUDASHIM_VEC4(unsigned int, uint, 16)
+struct int3 { int x, y, z; };
+struct uint3 { unsigned int x, y, z; };
+
+#define CUDASHIM_MAKE(N, T)                                                              \
+  inline constexpr N##1 make_##N##1(T x) { return N##1{x}; }                             \
+  inline constexpr N##2 make_##N##2(T x, T y) { return N##2{x, y}; }                     \
+  inline constexpr N##3 make_##N##3(T x, T y, T z) { return N##3{x, y, z}; }            \
+  inline constexpr N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+CUDASHIM_MAKE(char, signed char)
+CUDASHIM_MAKE(uchar, unsigned char)
+CUDASHIM_MAKE(short, short)
+CUDASHIM_MAKE(ushort, unsigned short)
+CUDASHIM_MAKE(int, int)
+CUDASHIM_MAKE(uint, unsigned int)
+CUDASHIM_MAKE(long, long)
+CUDASHIM_MAKE(ulong, unsigned long)
+CUDASHIM_MAKE(longlong, long long)
+CUDASHIM_MAKE(ulonglong, unsigned long long)
+CUDASHIM_MAKE(float, float)
+CUDASHIM_MAKE(double, double)
+
+struct dim3 {
+  unsigned int x, y, z;
+  constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) : x(vx), y(vy), z(vz) {}
+  constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+  constexpr operator uint3() const { return uint3{x, y, z}; }
+};
+
+// Built-in indices: set by the scheduler before a fiber runs (GNU __thread: no TLS wrapper call).
+extern __thread uint3 threadIdx;
+extern __thread uint3 blockIdx;
+extern __thread dim3 blockDim;
+extern __thread dim3 gridDim;
+static constexpr int warpSize = 32;
+
+// ---------------------------------------------------------------- errors and runtime types
+enum cudaError {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorInitializationError = 3,
+  cudaErrorCudartUnloading = 4,
+  cudaErrorInvalidConfiguration = 9,
+  cudaErrorInvalidPitchValue = 12,
+  cudaErrorInvalidSymbol = 13,
+  cudaErrorInvalidHostPointer = 16,
+  cudaErrorInvalidDevicePointer = 17,
+  cudaErrorInvalidTexture = 18,
+  cudaErrorInvalidMemcpyDirection = 21,
+  cudaErrorInsufficientDriver = 35,
+  cudaErrorInvalidDeviceFunction = 98,
+  cudaErrorNoDevice = 100,
+  cudaErrorInvalidDevice = 101,
+  cudaErrorInvalidResourceHandle = 400,
+  cudaErrorNotReady = 600,
+  cudaErrorIllegalAddress = 700,
+  cudaErrorLaunchOutOfResources = 701,
+  cudaErrorLaunchTimeout = 702,
+  cudaErrorAssert = 710,
+  cudaErrorLaunchFailure = 719,
+  cudaErrorNotSupported = 801,
+  cudaErrorUnknown = 999,
+};
+typedef enum cudaError cudaError_t;
+
+enum cudaMemcpyKind {
+  cudaMemcpyHostToHost = 0,
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3,
+  cudaMemcpyDefault = 4,
+};
+
+struct CUstream_st;
+struct CUevent_st;
+typedef CUstream_st* cudaStream_t;
+typedef CUevent_st* cudaEvent_t;
+#define cudaStreamLegacy ((cudaStream_t)0x1)
+#define cudaStreamPerThread ((cudaStream_t)0x2)
+#define cudaStreamDefault 0x00
+#define cudaStreamNonBlocking 0x01
+#define cudaEventDefault 0x00
+#define cudaEventBlockingSync 0x01
+#define cudaEventDisableTiming 0x02
+#define cudaHostAllocDefault 0x00
+#define cudaHostAllocPortable 0x01
+#define cudaHostAllocMapped 0x02
+#define cudaHostAllocWriteCombined 0x04
+#define cudaHostRegisterDefault 0x00
+#define cudaMemAttachGlobal 0x01
+#define cudaMemAttachHost 0x02
+#define cudaDeviceScheduleAuto 0x00
+#define cudaDeviceScheduleSpin 0x01
+#define cudaDeviceScheduleYield 0x02
+#define cudaDeviceScheduleBlockingSync 0x04
+#define cudaDeviceMapHost 0x08
+#define cudaCpuDeviceId (-1)
+#define cudaInvalidDeviceId (-2)
+
+enum cudaFuncCache { cudaFuncCachePreferNone, cudaFuncCachePreferShared, cudaFuncCachePreferL1, cudaFuncCachePreferEqual };
+enum cudaSharedMemConfig { cudaSharedMemBankSizeDefault, cudaSharedMemBankSizeFourByte, cudaSharedMemBankSizeEightByte };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
+enum cudaLimit { cudaLimitStackSize = 0, cudaLimitPrintfFifoSize = 1, cudaLimitMallocHeapSize = 2 };
+enum cudaMemoryAdvise { cudaMemAdviseSetReadMostly = 1, cudaMemAdviseUnsetReadMostly, cudaMemAdviseSetPreferredLocation, cudaMemAdviseUnsetPreferredLocation, cudaMemAdviseSetAccessedBy, cudaMemAdviseUnsetAccessedBy };
+enum cudaMemoryType { cudaMemoryTypeUnregistered = 0, cudaMemoryTypeHost = 1, cudaMemoryTypeDevice = 2, cudaMemoryTypeManaged = 3 };
+struct cudaPointerAttributes { enum cudaMemoryType type; int device; void* devicePointer; void* hostPointer; };
+
+enum cudaDeviceAttr {
+  cudaDevAttrMaxThreadsPerBlock = 1, cudaDevAttrMaxBlockDimX = 2, cudaDevAttrMaxBlockDimY = 3,
+  cudaDevAttrMaxBlockDimZ = 4, cudaDevAttrMaxGridDimX = 5, cudaDevAttrMaxGridDimY = 6,
+  cudaDevAttrMaxGridDimZ = 7, cudaDevAttrMaxSharedMemoryPerBlock = 8, cudaDevAttrTotalConstantMemory = 9,
+  cudaDevAttrWarpSize = 10, cudaDevAttrMaxPitch = 11, cudaDevAttrMaxRegistersPerBlock = 12,
+  cudaDevAttrClockRate = 13, cudaDevAttrMultiProcessorCount = 16, cudaDevAttrComputeMode = 20,
+  cudaDevAttrConcurrentKernels = 31, cudaDevAttrMemoryClockRate = 36, cudaDevAttrGlobalMemoryBusWidth = 37,
+  cudaDevAttrL2CacheSize = 38, cudaDevAttrMaxThreadsPerMultiProcessor = 39,
+  cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrComputeCapabilityMinor = 76,
+  cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81, cudaDevAttrManagedMemory = 83,
+  cudaDevAttrConcurrentManagedAccess = 89, cudaDevAttrCooperativeLaunch = 95,
+  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+};
+
+struct cudaDeviceProp {
+  char name[256];
+  char uuid[16];
+  size_t totalGlobalMem;
+  size_t sharedMemPerBlock;
+  int regsPerBlock;
+  int warpSize;
+  size_t memPitch;
+  int maxThreadsPerBlock;
+  int maxThreadsDim[3];
+  int maxGridSize[3];
+  int clockRate;
+  size_t totalConstMem;
+  int major;
+  int minor;
+  size_t textureAlignment;
+  int deviceOverlap;
+  int multiProcessorCount;
+  int kernelExecTimeoutEnabled;
+  int integrated;
+  int canMapHostMemory;
+  int computeMode;
+  int concurrentKernels;
+  int ECCEnabled;
+  int pciBusID;
+  int pciDeviceID;
+  int pciDomainID;
+  int asyncEngineCount;
+  int unifiedAddressing;
+  int memoryClockRate;
+  int memoryBusWidth;
+  int l2CacheSize;
+  int persistingL2CacheMaxSize;
+  int maxThreadsPerMultiProcessor;
+  int streamPrioritiesSupported;
+  int globalL1CacheSupported;
+  int localL1CacheSupported;
+  size_t sharedMemPerMultiprocessor;
+  int regsPerMultiprocessor;
+  int managedMemory;
+  int isMultiGpuBoard;
+  int multiGpuBoardGroupID;
+  int pageableMemoryAccess;
+  int concurrentManagedAccess;
+  int computePreemptionSupported;
+  int cooperativeLaunch;
+  int cooperativeMultiDeviceLaunch;
+  size_t sharedMemPerBlockOptin;
+  int maxBlocksPerMultiProcessor;
+  int accessPolicyMaxWindowSize;
+  size_t reservedSharedMemPerBlock;
+};
+
+struct cudaFuncAttributes {
+  size_t sharedSizeBytes;
+  size_t constSizeBytes;
+  size_t localSizeBytes;
+  int maxThreadsPerBlock;
+  int numRegs;
+  int ptxVersion;
+  int binaryVersion;
+  int cacheModeCA;
+  int maxDynamicSharedSizeBytes;
+  int preferredShmemCarveout;
+};
+
+struct cudaPitchedPtr { void* ptr; size_t pitch; size_t xsize; size_t ysize; };
+struct cudaExtent { size_t width; size_t height; size_t depth; };
+struct cudaPos { size_t x; size_t y; size_t z; };
+inline cudaPitchedPtr make_cudaPitchedPtr(void* d, size_t p, size_t xs, size_t ys) { return {d, p, xs, ys}; }
+inline cudaExtent make_cudaExtent(size_t w, size_t h, size_t d) { return {w, h, d}; }
+inline cudaPos make_cudaPos(size_t x, size_t y, size_t z) { return {x, y, z}; }
+
+typedef void (*cudaHostFn_t)(void* userData);
+typedef void (*cudaStreamCallback_t)(cudaStream_t stream, cudaError_t status, void* userData);
+
+// ---------------------------------------------------------------- runtime API
+cudaError_t cudaGetLastError();
+cudaError_t cudaPeekAtLastError();
+const char* cudaGetErrorString(cudaError_t e);
+const char* cudaGetErrorName(cudaError_t e);
+cudaError_t cudaMalloc(void** p, size_t n);
+cudaError_t cudaMallocManaged(void** p, size_t n, unsigned int flags = cudaMemAttachGlobal);
+cudaError_t cudaMallocHost(void** p, size_t n);
+cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int flags);
+cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height);
+cudaError_t cudaMalloc3D(cudaPitchedPtr* p, cudaExtent e);
+cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t s);
+cudaError_t cudaFree(void* p);
+cudaError_t cudaFreeHost(void* p);
+cudaError_t cudaFreeAsync(void* p, cudaStream_t s);
+cudaError_t cudaHostRegister(void* p, size_t n, unsigned int flags);
+cudaError_t cudaHostUnregister(void* p);
+cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned int flags);
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p);
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind);
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t s = 0);
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind);
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t s = 0);
+cudaError_t cudaMemcpyPeer(void* dst, int dd, const void* src, int sd, size_t n);
+cudaError_t cudaMemset(void* p, int v, size_t n);
+cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t s = 0);
+cudaError_t cudaMemset2D(void* p, size_t pitch, int v, size_t width, size_t height);
+cudaError_t cudaMemPrefetchAsync(const void* p, size_t n, int device, cudaStream_t s = 0);
+cudaError_t cudaMemAdvise(const void* p, size_t n, cudaMemoryAdvise advice, int device);
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes);
+cudaError_t cudaDeviceSynchronize();
+cudaError_t cudaThreadSynchronize();
+cudaError_t cudaDeviceReset();
+cudaError_t cudaThreadExit();
+cudaError_t cudaSetDevice(int d);
+cudaError_t cudaGetDevice(int* d);
+cudaError_t cudaGetDeviceCount(int* n);
+cudaError_t cudaSetDeviceFlags(unsigned int flags);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d);
+cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int d);
+cudaError_t cudaDeviceSetLimit(cudaLimit l, size_t v);
+cudaError_t cudaDeviceGetLimit(size_t* v, cudaLimit l);
+cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache c);
+cudaError_t cudaDeviceSetSharedMemConfig(cudaSharedMemConfig c);
+cudaError_t cudaDriverGetVersion(int* v);
+cudaError_t cudaRuntimeGetVersion(int* v);
+cudaError_t cudaDeviceCanAccessPeer(int* can, int d, int peer);
+cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags);
+cudaError_t cudaStreamCreate(cudaStream_t* s);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags);
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int flags, int priority);
+cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest);
+cudaError_t cudaStreamDestroy(cudaStream_t s);
+cudaError_t cudaStreamSynchronize(cudaStream_t s);
+cudaError_t cudaStreamQuery(cudaStream_t s);
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags = 0);
+cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* data, unsigned int flags);
+cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* data);
+cudaError_t cudaEventCreate(cudaEvent_t* e);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int flags);
+cudaError_t cudaEventDestroy(cudaEvent_t e);
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s = 0);
+cudaError_t cudaEventSynchronize(cudaEvent_t e);
+cudaError_t cudaEventQuery(cudaEvent_t e);
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
+cudaError_t cudaProfilerStart();
+cudaError_t cudaProfilerStop();
+
+namespace cudashim {
+void* dyn_smem();
+void* symbol_check(const void* p);
+void set_error(cudaError_t e);
+[[noreturn]] void fatal(const char* fmt, ...);
+}  // namespace cudashim
+
+template <class T>
+cudaError_t cudaMemcpyToSymbol(const T& symbol, const void* src, size_t n, size_t offset = 0,
+                               cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
+  if (offset + n > sizeof(T)) { cudashim::set_error(cudaErrorInvalidValue); return cudaErrorInvalidValue; }
+  memcpy(reinterpret_cast<char*>(const_cast<T*>(&symbol)) + offset, src, n);
+  (void)kind;
+  return cudaSuccess;
+}
+template <class T>
+cudaError_t cudaMemcpyToSymbolAsync(const T& symbol, const void* src, size_t n, size_t offset = 0,
+                                    cudaMemcpyKind kind = cudaMemcpyHostToDevice, cudaStream_t = 0) {
+  return cudaMemcpyToSymbol(symbol, src, n, offset, kind);
+}
+template <class T>
+cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t n, size_t offset = 0,
+                                 cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
+  if (offset + n > sizeof(T)) { cudashim::set_error(cudaErrorInvalidValue); return cudaErrorInvalidValue; }
+  memcpy(dst, reinterpret_cast<const char*>(&symbol) + offset, n);
+  (void)kind;
+  return cudaSuccess;
+}
+template <class T>
+cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const T& symbol, size_t n, size_t offset = 0,
+                                      cudaMemcpyKind kind = cudaMemcpyDeviceToHost, cudaStream_t = 0) {
+  return cudaMemcpyFromSymbol(dst, symbol, n, offset, kind);
+}
+template <class T>
+cudaError_t cudaGetSymbolAddress(void** p, const T& symbol) {
+  *p = const_cast<void*>(static_cast<const void*>(&symbol));
+  return cudaSuccess;
+}
+template <class T>
+cudaError_t cudaGetSymbolSize(size_t* n, const T&) { *n = sizeof(T); return cudaSuccess; }
+template <class T>
+cudaError_t cudaMalloc(T** p, size_t n) { return cudaMalloc(reinterpret_cast<void**>(p), n); }
+template <class T>
+cudaError_t cudaMallocManaged(T** p, size_t n, unsigned int flags = cudaMemAttachGlobal) {
+  return cudaMallocManaged(reinterpret_cast<void**>(p), n, flags);
+}
+template <class T>
+cudaError_t cudaMallocHost(T** p, size_t n) { return cudaMallocHost(reinterpret_cast<void**>(p), n); }
+template <class T>
+cudaError_t cudaHostAlloc(T** p, size_t n, unsigned int flags) { return cudaHostAlloc(reinterpret_cast<void**>(p), n, flags); }
+template <class T>
+cudaError_t cudaMallocPitch(T** p, size_t* pitch, size_t w, size_t h) {
+  return cudaMallocPitch(reinterpret_cast<void**>(p), pitch, w, h);
+}
+template <class T>
+cudaError_t cudaMallocAsync(T** p, size_t n, cudaStream_t s) { return cudaMallocAsync(reinterpret_cast<void**>(p), n, s); }
+template <class T>
+cudaError_t cudaFuncSetAttribute(T*, cudaFuncAttribute, int) { return cudaSuccess; }
+template <class T>
+cudaError_t cudaFuncSetCacheConfig(T*, cudaFuncCache) { return cudaSuccess; }
+template <class T>
+cudaError_t cudaFuncSetSharedMemConfig(T*, cudaSharedMemConfig) { return cudaSuccess; }
+template <class T>
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, T*) {
+  memset(a, 0, sizeof *a);
+  a->maxThreadsPerBlock = 1024;
+  a->numRegs = 32;
+  a->ptxVersion = 80;
+  a->binaryVersion = 80;
+  a->maxDynamicSharedSizeBytes = 48 * 1024;
+  return cudaSuccess;
+}
+template <class T>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, T, int block, size_t smem) {
+  int b = block > 0 ? 2048 / block : 0;
+  if (smem > 0) b = std::min<int>(b, int((100 * 1024) / smem));
+  *n = std::max(1, std::min(b, 32));
+  return cudaSuccess;
+}
+template <class T>
+cudaError_t cudaOccupancyMaxPotentialBlockSize(int* grid, int* block, T, size_t = 0, int limit = 0) {
+  *block = limit > 0 ? std::min(limit, 1024) : 1024;
+  *grid = 2 * 80;
+  return cudaSuccess;
+}
+
+// ---------------------------------------------------------------- launches
+namespace cudashim {
+struct LaunchSpec {
+  const char* name;
+  dim3 grid, block;
+  size_t shmem;
+  void (*body)(void*);
+  void* arg;
+};
+void run_kernel(const LaunchSpec& s);
+
+// Arguments are evaluated once on the host (as CUDA does), copied into a tuple, and every
+// CUDA thread calls the kernel with copies of them.
+template <class F, class... A>
+void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t, F&& f, A&&... a) {
+  std::tuple<std::decay_t<A>...> args(std::forward<A>(a)...);
+  auto body = [&]() { std::apply(f, args); };
+  using Body = decltype(body);
+  run_kernel(LaunchSpec{name, grid, block, shmem, [](void* p) { (*static_cast<Body*>(p))(); }, &body});
+}
+template <class... P, std::size_t... I>
+void call_with_void_args(void (*k)(P...), void** args, std::index_sequence<I...>) {
+  k(*static_cast<std::remove_reference_t<P>*>(args[I])...);
+}
+}  // namespace cudashim
+
+template <class... P>
+cudaError_t cudaLaunchKernel(void (*k)(P...), dim3 grid, dim3 block, void** args, size_t shmem = 0, cudaStream_t st = 0) {
+  cudashim::launch("cudaLaunchKernel", grid, block, shmem, st, [&]() {
+    cudashim::call_with_void_args(k, args, std::index_sequence_for<P...>{});
+  });
+  return cudaPeekAtLastError();
+}
+
+// ---------------------------------------------------------------- barriers and warp operations
+namespace cudashim {
+enum WarpOpKind : int { W_SYNC, W_SHFL, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL, W_MATCH_ANY, W_MATCH_ALL, W_REDUCE_ADD, W_REDUCE_MIN, W_REDUCE_MAX, W_REDUCE_AND, W_REDUCE_OR, W_REDUCE_XOR, W_REDUCE_UMIN, W_REDUCE_UMAX };
+int block_barrier(int mode, int pred, unsigned line, const char* file);
+unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, int param, int width, unsigned line, const char* file);
+unsigned active_mask();
+unsigned lane_id();
+}  // namespace cudashim
+
+#define CUDASHIM_LOC std::source_location loc = std::source_location::current()
+inline void __syncthreads(CUDASHIM_LOC) { cudashim::block_barrier(0, 1, loc.line(), loc.file_name()); }
+inline int __syncthreads_count(int p, CUDASHIM_LOC) { return cudashim::block_barrier(1, p != 0, loc.line(), loc.file_name()); }
+inline int __syncthreads_and(int p, CUDASHIM_LOC) { return cudashim::block_barrier(2, p != 0, loc.line(), loc.file_name()); }
+inline int __syncthreads_or(int p, CUDASHIM_LOC) { return cudashim::block_barrier(3, p != 0, loc.line(), loc.file_name()); }
+inline void __syncwarp(unsigned mask = 0xffffffffu, CUDASHIM_LOC) {
+  cudashim::warp_op(cudashim::W_SYNC, mask, 0, 0, 32, loc.line(), loc.file_name());
+}
+inline unsigned __activemask() { return cudashim::active_mask(); }
+inline unsigned __ballot_sync(unsigned mask, int p, CUDASHIM_LOC) {
+  return (unsigned)cudashim::warp_op(cudashim::W_BALLOT, mask, p != 0, 0, 32, loc.line(), loc.file_name());
+}
+inline int __any_sync(unsigned mask, int p, CUDASHIM_LOC) {
+  return (int)cudashim::warp_op(cudashim::W_ANY, mask, p != 0, 0, 32, loc.line(), loc.file_name());
+}
+inline int __all_sync(unsigned mask, int p, CUDASHIM_LOC) {
+  return (int)cudashim::warp_op(cudashim::W_ALL, mask, p != 0, 0, 32, loc.line(), loc.file_name());
+}
+inline int __uni_sync(unsigned mask, int p, CUDASHIM_LOC) {
+  unsigned b = (unsigned)cudashim::warp_op(cudashim::W_BALLOT, mask, p != 0, 0, 32, loc.line(), loc.file_name());
+  return b == 0 || (b & mask) == (mask & cudashim::active_mask());
+}
+
+namespace cudashim {
+template <class T>
+inline unsigned long long to_bits(T v) {
+  static_assert(sizeof(T) <= 8, "__shfl_sync on types larger than 8 bytes is not supported");
+  unsigned long long b = 0;
+  memcpy(&b, &v, sizeof(T));
+  return b;
+}
+template <class T>
+inline T from_bits(unsigned long long b) {
+  T v;
+  memcpy(&v, &b, sizeof(T));
+  return v;
+}
+template <class T>
+inline T shfl(int kind, unsigned mask, T v, int param, int width, const std::source_location& loc) {
+  if constexpr (sizeof(T) <= 8) {
+    return from_bits<T>(warp_op(kind, mask, to_bits(v), param, width, loc.line(), loc.file_name()));
+  } else {
+    // Wider types (e.g. double2) are shuffled 8 bytes at a time, as CUDA's overloads do.
+    T out;
+    const char* src = reinterpret_cast<const char*>(&v);
+    char* dst = reinterpret_cast<char*>(&out);
+    for (size_t off = 0; off < sizeof(T); off += 8) {
+      unsigned long long b = 0;
+      size_t n = std::min<size_t>(8, sizeof(T) - off);
+      memcpy(&b, src + off, n);
+      b = warp_op(kind, mask, b, param, width, loc.line(), loc.file_name());
+      memcpy(dst + off, &b, n);
+    }
+    return out;
+  }
+}
+}  // namespace cudashim
+
+template <class T>
+inline T __shfl_sync(unsigned mask, T v, int src, int width = 32, CUDASHIM_LOC) {
+  return cudashim::shfl(cudashim::W_SHFL, mask, v, src, width, loc);
+}
+template <class T>
+inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32, CUDASHIM_LOC) {
+  return cudashim::shfl(cudashim::W_SHFL_UP, mask, v, (int)delta, width, loc);
+}
+template <class T>
+inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32, CUDASHIM_LOC) {
+  return cudashim::shfl(cudashim::W_SHFL_DOWN, mask, v, (int)delta, width, loc);
+}
+template <class T>
+inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32, CUDASHIM_LOC) {
+  return cudashim::shfl(cudashim::W_SHFL_XOR, mask, v, lane_mask, width, loc);
+}
+template <class T>
+inline unsigned __match_any_sync(unsigned mask, T v, CUDASHIM_LOC) {
+  return (unsigned)cudashim::warp_op(cudashim::W_MATCH_ANY, mask, cudashim::to_bits(v), 0, 32, loc.line(), loc.file_name());
+}
+template <class T>
+inline unsigned __match_all_sync(unsigned mask, T v, int* pred, CUDASHIM_LOC) {
+  unsigned r = (unsigned)cudashim::warp_op(cudashim::W_MATCH_ALL, mask, cudashim::to_bits(v), 0, 32, loc.line(), loc.file_name());
+  *pred = r != 0;
+  return r;
+}
+#define CUDASHIM_WREDUCE(NAME, KIND, T)                                                          \
+  inline T NAME(unsigned mask, T v, CUDASHIM_LOC) {                                              \
+    return (T)cudashim::warp_op(cudashim::KIND, mask, (unsigned long long)(long long)v, 0, 32, loc.line(), loc.file_name()); \
+  }
+CUDASHIM_WREDUCE(__reduce_add_sync, W_REDUCE_ADD, int)
+CUDASHIM_WREDUCE(__reduce_add_sync, W_REDUCE_ADD, unsigned)
+CUDASHIM_WREDUCE(__reduce_min_sync, W_REDUCE_MIN, int)
+CUDASHIM_WREDUCE(__reduce_min_sync, W_REDUCE_UMIN, unsigned)
+CUDASHIM_WREDUCE(__reduce_max_sync, W_REDUCE_MAX, int)
+CUDASHIM_WREDUCE(__reduce_max_sync, W_REDUCE_UMAX, unsigned)
+CUDASHIM_WREDUCE(__reduce_and_sync, W_REDUCE_AND, unsigned)
+CUDASHIM_WREDUCE(__reduce_or_sync, W_REDUCE_OR, unsigned)
+CUDASHIM_WREDUCE(__reduce_xor_sync, W_REDUCE_XOR, unsigned)
+
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void __threadfence_block() { std::atomic_signal_fence(std::memory_order_seq_cst); }
+inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void __nanosleep(unsigned) {}
+inline long long clock64() { return (long long)__builtin_ia32_rdtsc(); }
+inline unsigned long long __globaltimer() {
+  return (unsigned long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+inline void __trap() { cudashim::fatal("__trap() called in device code"); }
+inline void __brkpt() {}
+inline void __prof_trigger(int) {}
+template <class T>
+inline T __ldg(const T* p) { return *p; }
+template <class T>
+inline T __ldcg(const T* p) { return *p; }
+template <class T>
+inline T __ldca(const T* p) { return *p; }
+template <class T>
+inline T __ldcs(const T* p) { return *p; }
+template <class T>
+inline T __ldlu(const T* p) { return *p; }
+template <class T>
+inline T __ldcv(const T* p) { return *p; }
+template <class T>
+inline void __stcg(T* p, T v) { *p = v; }
+template <class T>
+inline void __stcs(T* p, T v) { *p = v; }
+template <class T>
+inline void __stwb(T* p, T v) { *p = v; }
+template <class T>
+inline void __stwt(T* p, T v) { *p = v; }
+inline unsigned __lane_id() { return cudashim::lane_id(); }
+
+// ---------------------------------------------------------------- atomics
+// Blocks run concurrently on worker threads, so these are real atomic operations.
+#define CUDASHIM_ATOMIC_INT(T)                                                                   \
+  inline T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }           \
+  inline T atomicSub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }           \
+  inline T atomicExch(T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }         \
+  inline T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }           \
+  inline T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }             \
+  inline T atomicXor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }           \
+  inline T atomicCAS(T* p, T cmp, T v) {                                                         \
+    __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);          \
+    return cmp;                                                                                  \
+  }                                                                                              \
+  inline T atomicMin(T* p, T v) {                                                                \
+    T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                \
+    while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {} \
+    return old;                                                                                  \
+  }                                                                                              \
+  inline T atomicMax(T* p, T v) {                                                                \
+    T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                \
+    while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {} \
+    return old;                                                                                  \
+  }
+CUDASHIM_ATOMIC_INT(int)
+CUDASHIM_ATOMIC_INT(unsigned int)
+CUDASHIM_ATOMIC_INT(long long)
+CUDASHIM_ATOMIC_INT(unsigned long long)
+CUDASHIM_ATOMIC_INT(long)
+CUDASHIM_ATOMIC_INT(unsigned long)
+
+namespace cudashim {
+template <class T, class Op>
+inline T atomic_update(T* p, Op op) {
+  T old;
+  __atomic_load(p, &old, __ATOMIC_SEQ_CST);
+  T want;
+  do {
+    want = op(old);
+  } while (!__atomic_compare_exchange(p, &old, &want, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
+  return old;
+}
+}  // namespace cudashim
+inline float atomicAdd(float* p, float v) { return cudashim::atomic_update(p, [v](float o) { return o + v; }); }
+inline double atomicAdd(double* p, double v) { return cudashim::atomic_update(p, [v](double o) { return o + v; }); }
+inline float atomicSub(float* p, float v) { return cudashim::atomic_update(p, [v](float o) { return o - v; }); }
+inline double atomicSub(double* p, double v) { return cudashim::atomic_update(p, [v](double o) { return o - v; }); }
+inline float atomicExch(float* p, float v) { float r; __atomic_exchange(p, &v, &r, __ATOMIC_SEQ_CST); return r; }
+inline double atomicExch(double* p, double v) { double r; __atomic_exchange(p, &v, &r, __ATOMIC_SEQ_CST); return r; }
+inline float atomicMin(float* p, float v) { return cudashim::atomic_update(p, [v](float o) { return fminf(o, v); }); }
+inline float atomicMax(float* p, float v) { return cudashim::atomic_update(p, [v](float o) { return fmaxf(o, v); }); }
+inline double atomicMin(double* p, double v) { return cudashim::atomic_update(p, [v](double o) { return fmin(o, v); }); }
+inline double atomicMax(double* p, double v) { return cudashim::atomic_update(p, [v](double o) { return fmax(o, v); }); }
+inline unsigned short atomicCAS(unsigned short* p, unsigned short cmp, unsigned short v) {
+  __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return cmp;
+}
+inline unsigned atomicInc(unsigned* p, unsigned lim) {
+  return cudashim::atomic_update(p, [lim](unsigned o) { return o >= lim ? 0u : o + 1; });
+}
+inline unsigned atomicDec(unsigned* p, unsigned lim) {
+  return cudashim::atomic_update(p, [lim](unsigned o) { return (o == 0 || o > lim) ? lim : o - 1; });
+}
+#define CUDASHIM_ATOMIC_SCOPED(NAME)                                               \
+  template <class T, class... R> inline auto NAME##_block(T* p, R... r) { return NAME(p, r...); } \
+  template <class T, class... R> inline auto NAME##_system(T* p, R... r) { return NAME(p, r...); }
+CUDASHIM_ATOMIC_SCOPED(atomicAdd)
+CUDASHIM_ATOMIC_SCOPED(atomicSub)
+CUDASHIM_ATOMIC_SCOPED(atomicExch)
+CUDASHIM_ATOMIC_SCOPED(atomicMin)
+CUDASHIM_ATOMIC_SCOPED(atomicMax)
+CUDASHIM_ATOMIC_SCOPED(atomicAnd)
+CUDASHIM_ATOMIC_SCOPED(atomicOr)
+CUDASHIM_ATOMIC_SCOPED(atomicXor)
+CUDASHIM_ATOMIC_SCOPED(atomicCAS)
+CUDASHIM_ATOMIC_SCOPED(atomicInc)
+CUDASHIM_ATOMIC_SCOPED(atomicDec)
+
+// ---------------------------------------------------------------- min / max
+// CUDA declares non-template overloads for every pair of arithmetic types; non-templates also
+// win over std::min/std::max when a program says `using namespace std`.
+#define CUDASHIM_MINMAX(A, B)                                                                 \
+  inline std::common_type_t<A, B> min(A a, B b) {                                              \
+    using C = std::common_type_t<A, B>;                                                        \
+    return (C)b < (C)a ? (C)b : (C)a;                                                          \
+  }                                                                                            \
+  inline std::common_type_t<A, B> max(A a, B b) {                                              \
+    using C = std::common_type_t<A, B>;                                                        \
+    return (C)a < (C)b ? (C)b : (C)a;                                                          \
+  }
+#define CUDASHIM_MINMAX_ROW(A)                                                             \
+  CUDASHIM_MINMAX(A, int) CUDASHIM_MINMAX(A, unsigned int) CUDASHIM_MINMAX(A, long)        \
+  CUDASHIM_MINMAX(A, unsigned long) CUDASHIM_MINMAX(A, long long)                          \
+  CUDASHIM_MINMAX(A, unsigned long long)
+CUDASHIM_MINMAX_ROW(int)
+CUDASHIM_MINMAX_ROW(unsigned int)
+CUDASHIM_MINMAX_ROW(long)
+CUDASHIM_MINMAX_ROW(unsigned long)
+CUDASHIM_MINMAX_ROW(long long)
+CUDASHIM_MINMAX_ROW(unsigned long long)
+inline float min(float a, float b) { return fminf(a, b); }
+inline float max(float a, float b) { return fmaxf(a, b); }
+inline double min(double a, double b) { return fmin(a, b); }
+inline double max(double a, double b) { return fmax(a, b); }
+inline double min(float a, double b) { return fmin(a, b); }
+inline double max(float a, double b) { return fmax(a, b); }
+inline double min(double a, float b) { return fmin(a, b); }
+inline double max(double a, float b) { return fmax(a, b); }
+inline float min(float a, int b) { return fminf(a, (float)b); }
+inline float max(float a, int b) { return fmaxf(a, (float)b); }
+inline float min(int a, float b) { return fminf((float)a, b); }
+inline float max(int a, float b) { return fmaxf((float)a, b); }
+inline double min(double a, int b) { return fmin(a, (double)b); }
+inline double max(double a, int b) { return fmax(a, (double)b); }
+inline double min(int a, double b) { return fmin((double)a, b); }
+inline double max(int a, double b) { return fmax((double)a, b); }
+inline unsigned umin(unsigned a, unsigned b) { return a < b ? a : b; }
+inline unsigned umax(unsigned a, unsigned b) { return a < b ? b : a; }
+inline long long llmin(long long a, long long b) { return a < b ? a : b; }
+inline long long llmax(long long a, long long b) { return a < b ? b : a; }
+inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a < b ? b : a; }
+
+// ---------------------------------------------------------------- math intrinsics
+// glibc declares __expf, __logf, ... (extern "C") but does not export them: define them here,
+// with the same C linkage, so the declarations match.
+extern "C" {
+inline float __expf(float x) noexcept { return expf(x); }
+inline float __exp10f(float x) noexcept { return exp10f(x); }
+inline float __logf(float x) noexcept { return logf(x); }
+inline float __log2f(float x) noexcept { return log2f(x); }
+inline float __log10f(float x) noexcept { return log10f(x); }
+inline float __sinf(float x) noexcept { return sinf(x); }
+inline float __cosf(float x) noexcept { return cosf(x); }
+inline float __tanf(float x) noexcept { return tanf(x); }
+inline void __sincosf(float x, float* s, float* c) noexcept { *s = sinf(x); *c = cosf(x); }
+inline float __powf(float x, float y) noexcept { return powf(x, y); }
+}
+inline float __fdividef(float a, float b) { return a / b; }
+inline float fdividef(float a, float b) { return a / b; }
+inline double fdivide(double a, double b) { return a / b; }
+inline float __saturatef(float x) { return x != x ? 0.0f : (x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x)); }
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
+inline double rcbrt(double x) { return 1.0 / cbrt(x); }
+inline float sinpif(float x) { return sinf((float)M_PI * x); }
+inline float cospif(float x) { return cosf((float)M_PI * x); }
+inline double sinpi(double x) { return sin(M_PI * x); }
+inline double cospi(double x) { return cos(M_PI * x); }
+inline void sincospif(float x, float* s, float* c) { *s = sinpif(x); *c = cospif(x); }
+inline void sincospi(double x, double* s, double* c) { *s = sinpi(x); *c = cospi(x); }
+inline float normcdff(float x) { return 0.5f * erfcf(-x * (float)M_SQRT1_2); }
+inline double normcdf(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
+inline float rhypotf(float a, float b) { return 1.0f / hypotf(a, b); }
+inline double rhypot(double a, double b) { return 1.0 / hypot(a, b); }
+inline float norm3df(float a, float b, float c) { return sqrtf(a * a + b * b + c * c); }
+inline float rnorm3df(float a, float b, float c) { return 1.0f / norm3df(a, b, c); }
+inline double norm3d(double a, double b, double c) { return sqrt(a * a + b * b + c * c); }
+inline float norm4df(float a, float b, float c, float d) { return sqrtf(a * a + b * b + c * c + d * d); }
+namespace cudashim {
+template <class T>
+inline T erfinv_impl(T y) {
+  if (y <= T(-1)) return -INFINITY;
+  if (y >= T(1)) return INFINITY;
+  // Giles' approximation refined by two Newton steps on erf.
+  double w = -std::log((1.0 - y) * (1.0 + y)), x;
+  if (w < 5.0) {
+    w -= 2.5;
+    x = 2.81022636e-08; x = 3.43273939e-07 + x * w; x = -3.5233877e-06 + x * w;
+    x = -4.39150654e-06 + x * w; x = 0.00021858087 + x * w; x = -0.00125372503 + x * w;
+    x = -0.00417768164 + x * w; x = 0.246640727 + x * w; x = 1.50140941 + x * w;
+  } else {
+    w = std::sqrt(w) - 3.0;
+    x = -0.000200214257; x = 0.000100950558 + x * w; x = 0.00134934322 + x * w;
+    x = -0.00367342844 + x * w; x = 0.00573950773 + x * w; x = -0.0076224613 + x * w;
+    x = 0.00943887047 + x * w; x = 1.00167406 + x * w; x = 2.83297682 + x * w;
+  }
+  x *= y;
+  for (int i = 0; i < 2; ++i) x -= (std::erf(x) - y) / (2.0 / std::sqrt(M_PI) * std::exp(-x * x));
+  return (T)x;
+}
+}  // namespace cudashim
+inline float erfinvf(float y) { return cudashim::erfinv_impl(y); }
+inline double erfinv(double y) { return cudashim::erfinv_impl(y); }
+inline float erfcinvf(float y) { return cudashim::erfinv_impl(1.0f - y); }
+inline double erfcinv(double y) { return cudashim::erfinv_impl(1.0 - y); }
+inline float normcdfinvf(float p) { return -(float)M_SQRT2 * erfcinvf(2.0f * p); }
+inline double normcdfinv(double p) { return -M_SQRT2 * erfcinv(2.0 * p); }
+
+#define CUDASHIM_RND4(NAME, EXPR_T, ARGS, EXPR)                   \
+  inline EXPR_T NAME##_rn ARGS { return EXPR; }                   \
+  inline EXPR_T NAME##_rz ARGS { return EXPR; }                   \
+  inline EXPR_T NAME##_ru ARGS { return EXPR; }                   \
+  inline EXPR_T NAME##_rd ARGS { return EXPR; }
+CUDASHIM_RND4(__fadd, float, (float a, float b), a + b)
+CUDASHIM_RND4(__fsub, float, (float a, float b), a - b)
+CUDASHIM_RND4(__fmul, float, (float a, float b), a * b)
+CUDASHIM_RND4(__fdiv, float, (float a, float b), a / b)
+CUDASHIM_RND4(__fmaf, float, (float a, float b, float c), fmaf(a, b, c))
+CUDASHIM_RND4(__frcp, float, (float a), 1.0f / a)
+CUDASHIM_RND4(__fsqrt, float, (float a), sqrtf(a))
+CUDASHIM_RND4(__dadd, double, (double a, double b), a + b)
+CUDASHIM_RND4(__dsub, double, (double a, double b), a - b)
+CUDASHIM_RND4(__dmul, double, (double a, double b), a * b)
+CUDASHIM_RND4(__ddiv, double, (double a, double b), a / b)
+CUDASHIM_RND4(__fma, double, (double a, double b, double c), fma(a, b, c))
+CUDASHIM_RND4(__drcp, double, (double a), 1.0 / a)
+CUDASHIM_RND4(__dsqrt, double, (double a), sqrt(a))
+inline float __frsqrt_rn(float a) { return 1.0f / sqrtf(a); }
+inline float __fmaf_ieee_rn(float a, float b, float c) { return fmaf(a, b, c); }
+
+// Conversions. _rn rounds to nearest even (the current FP mode), _rz truncates, _rd/_ru floor/ceil.
+#define CUDASHIM_CVT(FROM, TO, SUFFIXNAME, TO_T, FROM_T)                                        \
+  inline TO_T __##FROM##2##TO##_rn(FROM_T x) { return (TO_T)nearbyint((double)x); }                \
+  inline TO_T __##FROM##2##TO##_rz(FROM_T x) { return (TO_T)trunc((double)x); }                    \
+  inline TO_T __##FROM##2##TO##_rd(FROM_T x) { return (TO_T)floor((double)x); }                    \
+  inline TO_T __##FROM##2##TO##_ru(FROM_T x) { return (TO_T)ceil((double)x); }
+CUDASHIM_CVT(float, int, , int, float)
+CUDASHIM_CVT(float, uint, , unsigned int, float)
+CUDASHIM_CVT(float, ll, , long long, float)
+CUDASHIM_CVT(float, ull, , unsigned long long, float)
+CUDASHIM_CVT(double, int, , int, double)
+CUDASHIM_CVT(double, uint, , unsigned int, double)
+CUDASHIM_CVT(double, ll, , long long, double)
+CUDASHIM_CVT(double, ull, , unsigned long long, double)
+#define CUDASHIM_TOFLOAT(FROM, FROM_T, TO, TO_T)                        \
+  inline TO_T __##FROM##2##TO##_rn(FROM_T x) { return (TO_T)x; }           \
+  inline TO_T __##FROM##2##TO##_rz(FROM_T x) { return (TO_T)x; }           \
+  inline TO_T __##FROM##2##TO##_rd(FROM_T x) { return (TO_T)x; }           \
+  inline TO_T __##FROM##2##TO##_ru(FROM_T x) { return (TO_T)x; }
+CUDASHIM_TOFLOAT(int, int, float, float)
+CUDASHIM_TOFLOAT(uint, unsigned int, float, float)
+CUDASHIM_TOFLOAT(ll, long long, float, float)
+CUDASHIM_TOFLOAT(ull, unsigned long long, float, float)
+CUDASHIM_TOFLOAT(ll, long long, double, double)
+CUDASHIM_TOFLOAT(ull, unsigned long long, double, double)
+CUDASHIM_TOFLOAT(double, double, float, float)
+inline double __int2double_rn(int x) { return x; }
+inline double __uint2double_rn(unsigned x) { return x; }
+inline float __float_as_float(float x) { return x; }
+inline int __float_as_int(float x) { int r; memcpy(&r, &x, 4); return r; }
+inline unsigned __float_as_uint(float x) { unsigned r; memcpy(&r, &x, 4); return r; }
+inline float __int_as_float(int x) { float r; memcpy(&r, &x, 4); return r; }
+inline float __uint_as_float(unsigned x) { float r; memcpy(&r, &x, 4); return r; }
+inline long long __double_as_longlong(double x) { long long r; memcpy(&r, &x, 8); return r; }
+inline double __longlong_as_double(long long x) { double r; memcpy(&r, &x, 8); return r; }
+inline int __double2hiint(double x) { return (int)(__double_as_longlong(x) >> 32); }
+inline int __double2loint(double x) { return (int)(unsigned)(__double_as_longlong(x) & 0xffffffffu); }
+inline double __hiloint2double(int hi, int lo) { return __longlong_as_double(((long long)hi << 32) | (unsigned)lo); }
+
+// Bit manipulation.
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline unsigned __brev(unsigned x) {
+  x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+  x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+  x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+  return __builtin_bswap32(x);
+}
+inline unsigned long long __brevll(unsigned long long x) {
+  return ((unsigned long long)__brev((unsigned)x) << 32) | __brev((unsigned)(x >> 32));
+}
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  unsigned long long v = ((unsigned long long)y << 32) | x;
+  unsigned r = 0;
+  for (int i = 0; i < 4; ++i) r |= (unsigned)((v >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
+  return r;
+}
+inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
+  unsigned long long v = ((unsigned long long)hi << 32) | lo;
+  return (unsigned)((v << (s & 31)) >> 32);
+}
+inline unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned s) {
+  unsigned long long v = ((unsigned long long)hi << 32) | lo;
+  return (unsigned)((v << (s > 32 ? 32 : s)) >> 32);
+}
+inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
+  unsigned long long v = ((unsigned long long)hi << 32) | lo;
+  return (unsigned)(v >> (s & 31));
+}
+inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned s) {
+  unsigned long long v = ((unsigned long long)hi << 32) | lo;
+  return (unsigned)(v >> (s > 32 ? 32 : s));
+}
+inline int __mul24(int a, int b) { return (int)((long long)((a << 8) >> 8) * ((b << 8) >> 8)); }
+inline unsigned __umul24(unsigned a, unsigned b) { return (a & 0xffffffu) * (b & 0xffffffu); }
+inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
+inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+  return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+inline int __hadd(int a, int b) { return (int)(((long long)a + b) >> 1); }
+inline int __rhadd(int a, int b) { return (int)(((long long)a + b + 1) >> 1); }
+inline unsigned __uhadd(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a + b) >> 1); }
+inline unsigned __urhadd(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a + b + 1) >> 1); }
+inline unsigned __sad(int a, int b, unsigned c) { return (unsigned)(a > b ? a - b : b - a) + c; }
+inline unsigned __usad(unsigned a, unsigned b, unsigned c) { return (a > b ? a - b : b - a) + c; }
+inline int __dp4a(int a, int b, int c) {
+  for (int i = 0; i < 4; ++i) c += (int)(signed char)(a >> (8 * i)) * (int)(signed char)(b >> (8 * i));
+  return c;
+}
+inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
+  for (int i = 0; i < 4; ++i) c += ((a >> (8 * i)) & 0xff) * ((b >> (8 * i)) & 0xff);
+  return c;
+}
+inline int __vabsdiffs4(int a, int b) {
+  unsigned r = 0;
+  for (int i = 0; i < 4; ++i) {
+    int x = (signed char)(a >> (8 * i)), y = (signed char)(b >> (8 * i));
+    r |= (unsigned)((x > y ? x - y : y - x) & 0xff) << (8 * i);
+  }
+  return (int)r;
+}
+
+#endif  // CUDASHIM_CUDA_RUNTIME_H

@@ -1,0 +1,241 @@
+"""Source rewrite that lets g++ compile a CUDA program against the cudashim headers.
+
+Only what a header cannot express is rewritten, guided by the tree-sitter-cuda syntax tree:
+
+- kernel launches `k<<<grid, block, shmem, stream>>>(args)` become
+  `::cudashim::launch("k", grid, block, shmem, stream, [&](auto&&... a) { k(a...); }, args)`;
+- `extern __shared__ T s[];` becomes a pointer to the block's dynamic shared memory;
+- `static __shared__` loses its `static` (the header's `__shared__` already says it).
+
+Every replacement keeps the line count of the text it replaces, so compiler diagnostics point at
+the user's lines (a file-scope `extern __shared__` needs a `#define`, followed by `#line`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import tree_sitter_cuda
+from tree_sitter import Language, Node, Parser
+
+_SPECIFIER_JUNK = re.compile(
+    r"\bextern\b|\b__shared__\b|\bstatic\b|__align__\s*\(\s*\w+\s*\)|alignas\s*\([^)]*\)"
+    r"|__attribute__\s*\(\(.*?\)\)"
+)
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Parser:
+    return Parser(Language(tree_sitter_cuda.language()))
+
+
+@dataclass
+class Launch:
+    kernel: str
+    line: int
+    config: list[str]
+
+
+@dataclass
+class RewriteResult:
+    text: str
+    launches: list[Launch] = field(default_factory=list)
+    dynamic_shared: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Edit:
+    start: int
+    end: int
+    text: bytes
+
+
+def _walk(node: Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+def _text(src: bytes, node: Node) -> str:
+    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _pad_lines(original: bytes, replacement: str, newline: str = "\n") -> bytes:
+    """Append newlines so the replacement spans as many lines as the original."""
+    missing = original.count(b"\n") - replacement.count("\n")
+    if missing < 0:
+        raise ValueError("replacement has more lines than the original")
+    return (replacement + newline * missing).encode()
+
+
+def _launch_edit(
+    src: bytes, call: Node, syntax: Node, newline: str = "\n"
+) -> tuple[_Edit, Launch] | None:
+    func = call.child_by_field_name("function")
+    args = call.child_by_field_name("arguments")
+    if func is None or args is None:
+        return None
+    config = [_text(src, c) for c in syntax.named_children if c.type != "comment"]
+    if len(config) < 2 or len(config) > 4:
+        return None
+    while len(config) < 4:
+        config.append("0")
+    kernel = _text(src, func)
+    inner = src[args.start_byte + 1 : args.end_byte - 1].decode("utf-8", "replace")
+    name = " ".join(kernel.split()).replace("\\", "\\\\").replace('"', '\\"')
+    rest = f", {inner}" if inner.strip() else inner
+    repl = (
+        f'::cudashim::launch("{name}", {config[0]}, {config[1]}, {config[2]}, {config[3]}, '
+        f"[&](auto&&... cudashim_a) {{ {kernel}(cudashim_a...); }}{rest})"
+    )
+    original = src[call.start_byte : call.end_byte]
+    edit = _Edit(call.start_byte, call.end_byte, _pad_lines(original, repl, newline))
+    return edit, Launch(kernel=name, line=call.start_point[0] + 1, config=config[:4])
+
+
+def _has_token(node: Node, token: str) -> bool:
+    return any(n.type == token for n in _walk(node))
+
+
+def _inside_function(node: Node) -> bool:
+    p = node.parent
+    while p is not None:
+        if p.type in ("function_definition", "lambda_expression"):
+            return True
+        p = p.parent
+    return False
+
+
+def _extern_shared_edit(src: bytes, decl: Node, filename: str) -> tuple[_Edit, str] | None:
+    arrays = [n for n in _walk(decl) if n.type == "array_declarator"]
+    if not arrays:
+        return None
+    outer = arrays[0]
+    ident = next((n for n in _walk(outer) if n.type == "identifier"), None)
+    if ident is None:
+        return None
+    name = _text(src, ident)
+    type_text = src[decl.start_byte : outer.start_byte].decode("utf-8", "replace")
+    type_text = _SPECIFIER_JUNK.sub(" ", type_text)
+    type_text = " ".join(type_text.replace("(", " ").replace(")", " ").split())
+    if not type_text:
+        return None
+    # Declarator suffix after the name: `[]` or `[][32]`; the first dimension becomes a pointer.
+    suffix = src[ident.end_byte : outer.end_byte].decode("utf-8", "replace").replace(" ", "")
+    rest = suffix[2:] if suffix.startswith("[]") else ""
+    if rest:
+        ptr_decl, cast_type = f"(*{name}){rest}", f"{type_text}(*){rest}"
+    else:
+        ptr_decl, cast_type = f"* {name}", f"{type_text}*"
+    original = src[decl.start_byte : decl.end_byte]
+    value = f"reinterpret_cast<{cast_type}>(::cudashim::dyn_smem())"
+    if _inside_function(decl):
+        repl = f"{type_text} {ptr_decl} = {value};"
+        return _Edit(decl.start_byte, decl.end_byte, _pad_lines(original, repl)), name
+    # File scope: every use must see the current block's buffer, so the name becomes a macro.
+    end_line = decl.end_point[0] + 1
+    repl = f'\n#define {name} ({value})\n#line {end_line} "{filename}"\n'
+    return _Edit(decl.start_byte, decl.end_byte, repl.encode()), name
+
+
+def _static_shared_edits(src: bytes, decl: Node) -> list[_Edit]:
+    edits = []
+    for c in decl.children:
+        if c.type == "storage_class_specifier" and _text(src, c) == "static":
+            edits.append(_Edit(c.start_byte, c.end_byte, b" " * (c.end_byte - c.start_byte)))
+    return edits
+
+
+_MACRO_PREFIX = b"void cudashim_macro_body(){"
+
+
+def _macro_body_edit(src: bytes, arg: Node, result: RewriteResult) -> _Edit | None:
+    """Launches inside a `#define` body: parse the body as a statement and rewrite it there."""
+    body = src[arg.start_byte : arg.end_byte]
+    if b"<<<" not in body:
+        return None
+    wrapped = _MACRO_PREFIX + body + b";}"
+    tree = _parser().parse(wrapped)
+    edits = []
+    for node in _walk(tree.root_node):
+        if node.type != "call_expression":
+            continue
+        syntax = next((c for c in node.children if c.type == "kernel_call_syntax"), None)
+        if syntax is None:
+            continue
+        made = _launch_edit(wrapped, node, syntax, newline=" \\\n")
+        if made is not None:
+            edits.append(made[0])
+            launch = made[1]
+            launch.line = arg.start_point[0] + 1 + wrapped[: node.start_byte].count(b"\n")
+            result.launches.append(launch)
+    if not edits:
+        return None
+    out = bytearray(wrapped)
+    for e in sorted(edits, key=lambda e: e.start, reverse=True):
+        out[e.start : e.end] = e.text
+    text = bytes(out[len(_MACRO_PREFIX) : -2])
+    return _Edit(arg.start_byte, arg.end_byte, text)
+
+
+def rewrite(source: str, filename: str = "main.cu") -> RewriteResult:
+    """Rewrite launches and dynamic shared memory declarations; keep every line where it was."""
+    src = source.encode("utf-8", "surrogatepass")
+    tree = _parser().parse(src)
+    edits: list[_Edit] = []
+    result = RewriteResult(text=source)
+    for node in _walk(tree.root_node):
+        if node.type == "call_expression":
+            syntax = next((c for c in node.children if c.type == "kernel_call_syntax"), None)
+            if syntax is not None:
+                made = _launch_edit(src, node, syntax)
+                if made is None:
+                    result.warnings.append(
+                        f"line {node.start_point[0] + 1}: cannot read the launch {_text(src, node)[:80]!r}"
+                    )
+                    continue
+                edits.append(made[0])
+                result.launches.append(made[1])
+        elif node.type == "declaration" and _has_token(node, "__shared__"):
+            is_extern = any(
+                c.type == "storage_class_specifier" and _text(src, c) == "extern" for c in node.children
+            )
+            if is_extern:
+                made_shared = _extern_shared_edit(src, node, filename)
+                if made_shared is None:
+                    result.warnings.append(
+                        f"line {node.start_point[0] + 1}: cannot read the declaration {_text(src, node)[:80]!r}"
+                    )
+                    continue
+                edits.append(made_shared[0])
+                result.dynamic_shared.append(made_shared[1])
+            else:
+                edits.extend(_static_shared_edits(src, node))
+        elif node.type in ("preproc_def", "preproc_function_def"):
+            value = node.child_by_field_name("value")
+            if value is not None:
+                made_macro = _macro_body_edit(src, value, result)
+                if made_macro is not None:
+                    edits.append(made_macro)
+    # Outermost edits win (a launch nested in another launch's arguments is left as it is).
+    edits.sort(key=lambda e: (e.start, -e.end))
+    kept: list[_Edit] = []
+    for e in edits:
+        if kept and e.start < kept[-1].end:
+            result.warnings.append("nested launch left unrewritten")
+            continue
+        kept.append(e)
+    out = bytearray(src)
+    for e in reversed(kept):
+        out[e.start : e.end] = e.text
+    result.text = out.decode("utf-8", "surrogatepass")
+    for number, line in enumerate(result.text.splitlines(), 1):
+        code = line.split("//", 1)[0]
+        if "<<<" in code and ">>>" in code:
+            result.warnings.append(f"line {number}: a '<<<' launch was not rewritten (inside a macro?)")
+    return result

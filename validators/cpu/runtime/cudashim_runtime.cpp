@@ -1,0 +1,1184 @@
+// cudashim runtime: fibers for CUDA threads, worker threads for blocks, the runtime API.
+//
+// Compiled once per build variant (plain, asan) and linked into every program.
+//
+// Execution model. A launch spreads its blocks over worker threads (the calling thread is one
+// of them). A worker runs one block start to finish: every CUDA thread of the block is a fiber
+// on an mmap'd stack with a guard page. Fibers only switch at barriers (__syncthreads, warp
+// operations) and at exit, so a thread that never meets a barrier runs to completion in one go,
+// and its stack is handed straight to the next thread (the fast path: one stack per worker).
+// The order in which runnable threads are resumed is the *schedule* (CUDASHIM_SCHEDULE =
+// forward | reverse | random:<seed>); a program whose outputs depend on it has a race.
+#include "cuda_runtime.h"
+
+#include <condition_variable>
+#include <cstdarg>
+#include <mutex>
+#include <random>
+#include <signal.h>
+#include <string>
+#include <sys/mman.h>
+#include <thread>
+#include <unistd.h>
+#include <unordered_set>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CUDASHIM_FIBER_ASAN 1
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+__thread uint3 threadIdx;
+__thread uint3 blockIdx;
+__thread dim3 blockDim;
+__thread dim3 gridDim;
+
+#if !defined(__x86_64__)
+#error "cudashim: the fiber context switch is written for x86-64"
+#endif
+
+// Saves the callee-saved registers on the current stack, stores the stack pointer in *save and
+// resumes the context whose stack pointer is `to`. The floating-point control words are not
+// switched: no CUDA thread changes them, and ldmxcsr/fldcw cost more than the rest together.
+asm(R"(
+  .text
+  .globl cudashim_switch
+  .type cudashim_switch,@function
+cudashim_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  popq %rcx
+  jmpq *%rcx
+  .size cudashim_switch, .-cudashim_switch
+  .globl cudashim_entry
+  .type cudashim_entry,@function
+cudashim_entry:
+  movq %r12, %rdi
+  callq *%r13
+  ud2
+  .size cudashim_entry, .-cudashim_entry
+)");
+extern "C" void cudashim_switch(void** save, void* to);
+extern "C" void cudashim_entry();
+
+namespace cudashim {
+
+static const int kExitDeadlock = 86;
+static const int kExitFatal = 87;
+
+// ---------------------------------------------------------------- errors
+static std::mutex g_err_mutex;
+static cudaError_t g_last_error = cudaSuccess;
+
+void set_error(cudaError_t e) {
+  std::lock_guard<std::mutex> lk(g_err_mutex);
+  g_last_error = e;
+}
+
+static cudaError_t ret(cudaError_t e) {
+  if (e != cudaSuccess) set_error(e);
+  return e;
+}
+
+[[noreturn]] static void vfatal(int code, const char* fmt, va_list ap) {
+  fflush(stdout);
+  char buf[4096];
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  if (n < 0) n = 0;
+  if (n > (int)sizeof buf - 2) n = sizeof buf - 2;
+  buf[n++] = '\n';
+  ssize_t w = write(2, buf, n);
+  (void)w;
+  _exit(code);
+}
+
+[[noreturn]] void fatal(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfatal(kExitFatal, fmt, ap);
+}
+
+[[noreturn]] static void deadlock(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfatal(kExitDeadlock, fmt, ap);
+}
+
+// ---------------------------------------------------------------- configuration
+enum class Order { Forward, Reverse, Random };
+struct Config {
+  Order order = Order::Forward;
+  unsigned long long seed = 0;
+  int workers = 1;
+  size_t stack_bytes = 0;
+};
+
+static Config load_config() {
+  Config c;
+  const char* s = getenv("CUDASHIM_SCHEDULE");
+  std::string v = s ? s : "forward";
+  if (v == "forward" || v == "default" || v.empty()) {
+    c.order = Order::Forward;
+  } else if (v == "reverse") {
+    c.order = Order::Reverse;
+  } else if (v.rfind("random", 0) == 0) {
+    c.order = Order::Random;
+    c.seed = v.size() > 7 ? strtoull(v.c_str() + 7, nullptr, 10) : 1;
+  } else {
+    fatal("cudashim: unknown CUDASHIM_SCHEDULE '%s' (forward, reverse, random:<seed>)", v.c_str());
+  }
+#ifdef CUDASHIM_ASAN
+  c.workers = 1;  // __shared__ is a plain static in this build: blocks must not overlap.
+#else
+  unsigned hw = std::thread::hardware_concurrency();
+  c.workers = hw ? (int)hw : 1;
+  if (const char* w = getenv("CUDASHIM_WORKERS")) c.workers = std::max(1, atoi(w));
+#endif
+#if defined(CUDASHIM_FIBER_ASAN)
+  c.stack_bytes = 512 * 1024;
+#else
+  c.stack_bytes = 128 * 1024;
+#endif
+  if (const char* k = getenv("CUDASHIM_STACK_KB")) c.stack_bytes = std::max<size_t>(16, strtoull(k, nullptr, 10)) * 1024;
+  return c;
+}
+
+static const Config& config() {
+  static Config c = load_config();
+  return c;
+}
+
+// ---------------------------------------------------------------- fibers
+enum State : int { NEW, RUNNABLE, RUNNING, WAIT_BLOCK, WAIT_WARP, DONE };
+
+struct Stack {
+  char* lo;  // lowest usable byte (just above the guard page)
+  size_t size;
+  size_t color;  // bytes left unused at the top, different per stack (see new_stack)
+};
+
+struct Fiber {
+  void* sp = nullptr;
+  Stack stack{nullptr, 0, 0};
+  uint3 tid{0, 0, 0};
+  int lin = 0;
+  int state = NEW;
+  // What the fiber waits for.
+  unsigned line = 0;
+  const char* file = "";
+  int kind = 0;
+  unsigned mask = 0;
+  unsigned long long value = 0;
+  int param = 0;
+  int width = 32;
+  int mode = 0;
+  unsigned long long result = 0;
+};
+
+struct Worker {
+  std::vector<Fiber> fibers;
+  std::vector<int> order;  // schedule: thread indices in the order they are preferred
+  std::vector<int> pos;    // inverse of order
+  int cursor = 0;          // no runnable thread sits before this position of `order`
+  std::vector<Stack> free_stacks;
+  std::vector<unsigned> warp_arrived;
+  std::vector<unsigned> warp_done;
+  void* sched_sp = nullptr;
+  Fiber* cur = nullptr;
+  const LaunchSpec* spec = nullptr;
+  int nthreads = 0;
+  int live = 0;
+  int exited = 0;
+  int bar_arrived = 0;
+  unsigned long long block_lin = 0;
+  void* smem = nullptr;
+  size_t smem_cap = 0;
+  std::mt19937_64 rng;
+#if defined(CUDASHIM_FIBER_ASAN)
+  const void* sched_bottom = nullptr;
+  size_t sched_size = 0;
+#endif
+  char* altstack = nullptr;
+};
+
+static thread_local Worker* tw = nullptr;
+static thread_local const char* t_kernel = nullptr;
+static const size_t kPage = 4096;
+
+static void install_altstack(Worker* w);
+
+static Worker* worker() {
+  if (!tw) {
+    tw = new Worker();
+    install_altstack(tw);
+  }
+  return tw;
+}
+
+static Stack new_stack() {
+  size_t size = config().stack_bytes;
+  void* m = mmap(nullptr, size + kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) fatal("cudashim: cannot map a %zu-byte stack for a CUDA thread", size);
+  mprotect(m, kPage, PROT_NONE);  // guard page: a stack overflow faults instead of corrupting
+  // Stacks are a multiple of 4 KiB apart, so the hot top frames of a block's fibers would all
+  // fall in the same cache sets; a different offset per stack spreads them.
+  static thread_local unsigned serial = 0;
+  size_t color = (size_t)((serial++ * 17) % 256) * 64;
+  return Stack{static_cast<char*>(m) + kPage, size, color};
+}
+
+static inline void switch_to_fiber(Worker* w, Fiber* f) {
+#if defined(CUDASHIM_FIBER_ASAN)
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, f->stack.lo, f->stack.size);
+  cudashim_switch(&w->sched_sp, f->sp);
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+  cudashim_switch(&w->sched_sp, f->sp);
+#endif
+}
+
+static inline void switch_to_scheduler(Worker* w, Fiber* f, bool finished) {
+#if defined(CUDASHIM_FIBER_ASAN)
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(finished ? nullptr : &fake, w->sched_bottom, w->sched_size);
+  cudashim_switch(&f->sp, w->sched_sp);
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+  (void)finished;
+  cudashim_switch(&f->sp, w->sched_sp);
+#endif
+}
+
+static void check_block_barrier(Worker* w);
+static void describe_and_die(Worker* w);
+
+static void fiber_main(Fiber* f) {
+  Worker* w = tw;
+#if defined(CUDASHIM_FIBER_ASAN)
+  __sanitizer_finish_switch_fiber(nullptr, &w->sched_bottom, &w->sched_size);
+#endif
+  w->spec->body(w->spec->arg);
+  f->state = DONE;
+  w->live--;
+  w->exited++;
+  w->warp_done[f->lin / 32] |= 1u << (f->lin % 32);
+  if (w->bar_arrived > 0) check_block_barrier(w);
+  switch_to_scheduler(w, f, true);
+  __builtin_unreachable();
+}
+
+static void start_fiber(Worker* w, Fiber* f) {
+  if (w->free_stacks.empty()) w->free_stacks.push_back(new_stack());
+  f->stack = w->free_stacks.back();
+  w->free_stacks.pop_back();
+  // Initial frame popped by cudashim_switch: r15..rbp, then the return address; after `ret`
+  // the stack is 16-byte aligned for the call in cudashim_entry.
+  uintptr_t top = (reinterpret_cast<uintptr_t>(f->stack.lo) + f->stack.size - f->stack.color) & ~uintptr_t(15);
+  uint64_t* sp = reinterpret_cast<uint64_t*>(top - 72);
+  sp[0] = 0;                                             // r15
+  sp[1] = 0;                                             // r14
+  sp[2] = reinterpret_cast<uint64_t>(&fiber_main);       // r13: function
+  sp[3] = reinterpret_cast<uint64_t>(f);                 // r12: argument
+  sp[4] = 0;                                             // rbx
+  sp[5] = 0;                                             // rbp
+  sp[6] = reinterpret_cast<uint64_t>(&cudashim_entry);  // return address
+  f->sp = sp;
+  f->state = RUNNING;
+  w->cur = f;
+  threadIdx = f->tid;
+  switch_to_fiber(w, f);
+  w->cur = nullptr;
+  if (f->state == DONE) w->free_stacks.push_back(f->stack);
+}
+
+static void resume_fiber(Worker* w, Fiber* f) {
+  f->state = RUNNING;
+  w->cur = f;
+  threadIdx = f->tid;
+  switch_to_fiber(w, f);
+  w->cur = nullptr;
+  if (f->state == DONE) w->free_stacks.push_back(f->stack);
+}
+
+static inline void yield(Worker* w, Fiber* f) { switch_to_scheduler(w, f, false); }
+
+// ---------------------------------------------------------------- block barrier
+static std::string where(const Fiber& f) { return std::string(f.file) + ":" + std::to_string(f.line); }
+
+static std::string block_name(Worker* w) {
+  char b[160];
+  snprintf(b, sizeof b, "kernel '%s' block (%u,%u,%u)", w->spec->name, blockIdx.x, blockIdx.y, blockIdx.z);
+  return b;
+}
+
+static void check_block_barrier(Worker* w) {
+  if (w->bar_arrived < w->live) return;
+  Fiber* first = nullptr;
+  for (Fiber& f : w->fibers)
+    if (f.state == WAIT_BLOCK) {
+      first = &f;
+      break;
+    }
+  if (w->exited > 0) {
+    deadlock(
+        "cudashim: deadlock in %s: __syncthreads() at %s reached by %d of %d threads; %d threads had "
+        "already exited (every thread of a block must reach the same barrier)",
+        block_name(w).c_str(), where(*first).c_str(), w->bar_arrived, w->nthreads, w->exited);
+  }
+  int count = 0;
+  for (Fiber& f : w->fibers) {
+    if (f.state != WAIT_BLOCK) continue;
+    if (f.line != first->line || (f.file != first->file && strcmp(f.file, first->file) != 0)) {
+      deadlock(
+          "cudashim: deadlock in %s: threads wait at different __syncthreads() calls (%s for thread "
+          "(%u,%u,%u), %s for thread (%u,%u,%u)); a barrier in divergent code",
+          block_name(w).c_str(), where(*first).c_str(), first->tid.x, first->tid.y, first->tid.z,
+          where(f).c_str(), f.tid.x, f.tid.y, f.tid.z);
+    }
+    count += (int)f.value;
+  }
+  unsigned long long r = 0;
+  switch (first->mode) {
+    case 1: r = (unsigned long long)count; break;
+    case 2: r = count == w->bar_arrived; break;
+    case 3: r = count > 0; break;
+    default: r = 0;
+  }
+  for (Fiber& f : w->fibers)
+    if (f.state == WAIT_BLOCK) {
+      f.state = RUNNABLE;
+      f.result = r;
+    }
+  w->bar_arrived = 0;
+  w->cursor = 0;
+}
+
+int block_barrier(int mode, int pred, unsigned line, const char* file) {
+  Worker* w = tw;
+  if (!w || !w->cur) return mode == 1 ? pred : pred;  // host code: a no-op
+  Fiber* f = w->cur;
+  f->state = WAIT_BLOCK;
+  f->line = line;
+  f->file = file;
+  f->mode = mode;
+  f->value = (unsigned long long)pred;
+  w->bar_arrived++;
+  check_block_barrier(w);
+  yield(w, f);
+  return (int)f->result;
+}
+
+// ---------------------------------------------------------------- warp operations
+static const char* warp_op_name(int kind) {
+  switch (kind) {
+    case W_SYNC: return "__syncwarp";
+    case W_SHFL: return "__shfl_sync";
+    case W_SHFL_UP: return "__shfl_up_sync";
+    case W_SHFL_DOWN: return "__shfl_down_sync";
+    case W_SHFL_XOR: return "__shfl_xor_sync";
+    case W_BALLOT: return "__ballot_sync";
+    case W_ANY: return "__any_sync";
+    case W_ALL: return "__all_sync";
+    case W_MATCH_ANY: return "__match_any_sync";
+    case W_MATCH_ALL: return "__match_all_sync";
+    default: return "__reduce_*_sync";
+  }
+}
+
+static unsigned warp_existing_lanes(Worker* w, int warp) {
+  int n = std::min(32, w->nthreads - warp * 32);
+  return n >= 32 ? 0xffffffffu : ((1u << n) - 1);
+}
+
+static void complete_warp_op(Worker* w, int warp, unsigned group) {
+  Fiber* lanes = &w->fibers[warp * 32];
+  int first = __builtin_ctz(group);
+  const Fiber& f0 = lanes[first];
+  unsigned long long ballot = 0;
+  for (unsigned g = group; g; g &= g - 1) {
+    int l = __builtin_ctz(g);
+    const Fiber& f = lanes[l];
+    if (f.kind != f0.kind || f.line != f0.line || (f.file != f0.file && strcmp(f.file, f0.file) != 0)) {
+      deadlock(
+          "cudashim: deadlock in %s: lanes of warp %d meet at different warp operations (%s at %s for "
+          "lane %d, %s at %s for lane %d)",
+          block_name(w).c_str(), warp, warp_op_name(f0.kind), where(f0).c_str(), first, warp_op_name(f.kind),
+          where(f).c_str(), l);
+    }
+    if (f.value) ballot |= 1ull << l;
+  }
+  for (unsigned g = group; g; g &= g - 1) {
+    int l = __builtin_ctz(g);
+    Fiber& f = lanes[l];
+    unsigned long long r = f.value;
+    int width = f.width;
+    if (width <= 0 || width > 32 || (width & (width - 1))) width = 32;
+    int base = l & ~(width - 1);
+    int src = l;
+    switch (f.kind) {
+      case W_SHFL: src = base + (f.param & (width - 1)); break;
+      case W_SHFL_UP: src = (l - base) >= f.param ? l - f.param : l; break;
+      case W_SHFL_DOWN: src = (l - base) + f.param < width ? l + f.param : l; break;
+      case W_SHFL_XOR: {
+        int s = l ^ f.param;
+        src = (s & ~(width - 1)) == base || width == 32 ? s & 31 : l;
+        break;
+      }
+      default: break;
+    }
+    switch (f.kind) {
+      case W_SHFL:
+      case W_SHFL_UP:
+      case W_SHFL_DOWN:
+      case W_SHFL_XOR:
+        if (src < 0 || src > 31 || !((group >> src) & 1)) {
+          // Reading a lane that does not take part is undefined in CUDA; report it.
+          if (src >= 0 && src < 32 && src + warp * 32 < w->nthreads && lanes[src].state == DONE)
+            deadlock("cudashim: deadlock in %s: %s at %s in lane %d reads lane %d, which has exited",
+                     block_name(w).c_str(), warp_op_name(f.kind), where(f).c_str(), l, src);
+          r = (src >= 0 && src < 32 && src + warp * 32 < w->nthreads) ? lanes[src].value : f.value;
+        } else {
+          r = lanes[src].value;
+        }
+        break;
+      case W_BALLOT: r = ballot; break;
+      case W_ANY: r = ballot != 0; break;
+      case W_ALL: r = (ballot & group) == group; break;
+      case W_MATCH_ANY: {
+        unsigned m = 0;
+        for (unsigned g2 = group; g2; g2 &= g2 - 1)
+          if (lanes[__builtin_ctz(g2)].value == f.value) m |= 1u << __builtin_ctz(g2);
+        r = m;
+        break;
+      }
+      case W_MATCH_ALL: {
+        bool all = true;
+        for (unsigned g2 = group; g2; g2 &= g2 - 1) all &= lanes[__builtin_ctz(g2)].value == f0.value;
+        r = all ? group : 0;
+        break;
+      }
+      case W_REDUCE_ADD: case W_REDUCE_MIN: case W_REDUCE_MAX: case W_REDUCE_UMIN: case W_REDUCE_UMAX:
+      case W_REDUCE_AND: case W_REDUCE_OR: case W_REDUCE_XOR: {
+        long long acc = (long long)(int)lanes[first].value;
+        unsigned long long uacc = (unsigned)lanes[first].value;
+        for (unsigned g2 = group & (group - 1); g2; g2 &= g2 - 1) {
+          long long v = (long long)(int)lanes[__builtin_ctz(g2)].value;
+          unsigned long long u = (unsigned)lanes[__builtin_ctz(g2)].value;
+          switch (f.kind) {
+            case W_REDUCE_ADD: acc += v; break;
+            case W_REDUCE_MIN: acc = std::min(acc, v); break;
+            case W_REDUCE_MAX: acc = std::max(acc, v); break;
+            case W_REDUCE_UMIN: uacc = std::min(uacc, u); break;
+            case W_REDUCE_UMAX: uacc = std::max(uacc, u); break;
+            case W_REDUCE_AND: uacc &= u; break;
+            case W_REDUCE_OR: uacc |= u; break;
+            default: uacc ^= u; break;
+          }
+        }
+        bool uns = f.kind == W_REDUCE_UMIN || f.kind == W_REDUCE_UMAX || f.kind == W_REDUCE_AND ||
+                   f.kind == W_REDUCE_OR || f.kind == W_REDUCE_XOR;
+        r = uns ? uacc : (unsigned long long)(unsigned)(int)acc;
+        break;
+      }
+      default: r = 0;
+    }
+    f.result = r;
+    f.state = RUNNABLE;
+    w->cursor = std::min(w->cursor, w->pos[f.lin]);
+  }
+  w->warp_arrived[warp] &= ~group;
+}
+
+unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, int param, int width, unsigned line,
+                           const char* file) {
+  Worker* w = tw;
+  if (!w || !w->cur) {  // host code: a single lane
+    if (kind == W_BALLOT) return value ? 1 : 0;
+    if (kind == W_MATCH_ANY || kind == W_MATCH_ALL) return 1;
+    return value;
+  }
+  Fiber* f = w->cur;
+  int warp = f->lin / 32, lane = f->lin % 32;
+  unsigned group = (mask | (1u << lane)) & warp_existing_lanes(w, warp);
+  if (unsigned gone = group & w->warp_done[warp]) {
+    deadlock(
+          "cudashim: deadlock in %s: %s at %s:%u in thread (%u,%u,%u) names lane %d in its mask 0x%08x, but "
+          "that lane has exited",
+          block_name(w).c_str(), warp_op_name(kind), file, line, f->tid.x, f->tid.y, f->tid.z,
+          __builtin_ctz(gone), mask);
+  }
+  f->state = WAIT_WARP;
+  f->kind = kind;
+  f->mask = group;
+  f->value = value;
+  f->param = param;
+  f->width = width;
+  f->line = line;
+  f->file = file;
+  w->warp_arrived[warp] |= 1u << lane;
+  if ((w->warp_arrived[warp] & group) == group) {
+    bool same = true;
+    for (unsigned g = group; g; g &= g - 1) same &= w->fibers[warp * 32 + __builtin_ctz(g)].mask == group;
+    if (same) complete_warp_op(w, warp, group);
+  }
+  yield(w, f);
+  return f->result;
+}
+
+unsigned active_mask() {
+  Worker* w = tw;
+  if (!w || !w->cur) return 1;
+  int warp = w->cur->lin / 32;
+  return warp_existing_lanes(w, warp) & ~w->warp_done[warp];
+}
+
+unsigned lane_id() {
+  Worker* w = tw;
+  return (w && w->cur) ? (unsigned)(w->cur->lin % 32) : 0;
+}
+
+// ---------------------------------------------------------------- deadlock description
+static void describe_and_die(Worker* w) {
+  std::string msg = "cudashim: deadlock in " + block_name(w) + ": no thread can make progress;";
+  int at_block = 0, at_warp = 0;
+  const Fiber* fb = nullptr;
+  const Fiber* fw = nullptr;
+  for (const Fiber& f : w->fibers) {
+    if (f.state == WAIT_BLOCK) {
+      at_block++;
+      if (!fb) fb = &f;
+    } else if (f.state == WAIT_WARP) {
+      at_warp++;
+      if (!fw) fw = &f;
+    }
+  }
+  char b[512];
+  if (at_block) {
+    snprintf(b, sizeof b, " %d threads wait at __syncthreads() (first at %s);", at_block, where(*fb).c_str());
+    msg += b;
+  }
+  if (at_warp) {
+    snprintf(b, sizeof b, " %d threads wait at %s (first at %s, thread (%u,%u,%u), mask 0x%08x);", at_warp,
+             warp_op_name(fw->kind), where(*fw).c_str(), fw->tid.x, fw->tid.y, fw->tid.z, fw->mask);
+    msg += b;
+  }
+  snprintf(b, sizeof b, " %d threads exited", w->exited);
+  msg += b;
+  deadlock("%s", msg.c_str());
+}
+
+// ---------------------------------------------------------------- running a block
+static void make_order(Worker* w, int n) {
+  w->order.resize(n);
+  w->pos.resize(n);
+  const Config& c = config();
+  for (int i = 0; i < n; ++i) w->order[i] = c.order == Order::Reverse ? n - 1 - i : i;
+  if (c.order == Order::Random) {
+    w->rng.seed(c.seed * 0x9E3779B97F4A7C15ull + w->block_lin * 0xBF58476D1CE4E5B9ull + 1);
+    for (int i = n - 1; i > 0; --i) std::swap(w->order[i], w->order[w->rng() % (unsigned)(i + 1)]);
+  }
+  for (int i = 0; i < n; ++i) w->pos[w->order[i]] = i;
+}
+
+static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
+  const unsigned gx = s.grid.x, gy = s.grid.y;
+  blockIdx = uint3{(unsigned)(lin % gx), (unsigned)((lin / gx) % gy), (unsigned)(lin / ((unsigned long long)gx * gy))};
+  w->block_lin = lin;
+  const int n = w->nthreads;
+  for (int i = 0; i < n; ++i) {
+    Fiber& f = w->fibers[i];
+    f.state = NEW;
+  }
+  std::fill(w->warp_arrived.begin(), w->warp_arrived.end(), 0u);
+  std::fill(w->warp_done.begin(), w->warp_done.end(), 0u);
+  w->live = n;
+  w->exited = 0;
+  w->bar_arrived = 0;
+  make_order(w, n);
+  // Always run the earliest runnable thread in schedule order: threads released by a barrier
+  // go before threads that have not reached it yet (depth first), which is what exposes a
+  // missing __syncthreads between two phases separated only by warp-level synchronisation.
+  w->cursor = 0;
+  while (w->live > 0) {
+    Fiber* f = nullptr;
+    while (w->cursor < n) {
+      Fiber* c = &w->fibers[w->order[w->cursor]];
+      if (c->state == NEW || c->state == RUNNABLE) {
+        f = c;
+        break;
+      }
+      w->cursor++;
+    }
+    if (!f) describe_and_die(w);
+    if (f->state == NEW)
+      start_fiber(w, f);
+    else
+      resume_fiber(w, f);
+  }
+}
+
+static void prepare_worker(Worker* w, const LaunchSpec& s) {
+  w->spec = &s;
+  const int n = (int)(s.block.x * s.block.y * s.block.z);
+  w->nthreads = n;
+  if ((int)w->fibers.size() < n) w->fibers.resize(n);
+  for (int i = 0; i < n; ++i) {
+    Fiber& f = w->fibers[i];
+    f.lin = i;
+    f.tid = uint3{i % s.block.x, (i / s.block.x) % s.block.y, i / (s.block.x * s.block.y)};
+  }
+  w->warp_arrived.assign((n + 31) / 32, 0u);
+  w->warp_done.assign((n + 31) / 32, 0u);
+  blockDim = s.block;
+  gridDim = s.grid;
+  t_kernel = s.name;
+#ifdef CUDASHIM_ASAN
+  // Exactly the requested size, so AddressSanitizer sees overruns of dynamic shared memory.
+  w->smem = malloc(s.shmem ? s.shmem : 1);
+  w->smem_cap = s.shmem;
+#else
+  size_t want = std::max<size_t>(s.shmem, 64 * 1024);
+  if (w->smem_cap < want) {
+    free(w->smem);
+    w->smem = aligned_alloc(256, (want + 255) & ~size_t(255));
+    w->smem_cap = want;
+  }
+#endif
+}
+
+static void finish_worker(Worker* w) {
+#ifdef CUDASHIM_ASAN
+  free(w->smem);
+  w->smem = nullptr;
+  w->smem_cap = 0;
+#endif
+  w->spec = nullptr;
+  t_kernel = nullptr;
+  threadIdx = uint3{0, 0, 0};
+  blockIdx = uint3{0, 0, 0};
+}
+
+void* dyn_smem() {
+  Worker* w = tw;
+  return w ? w->smem : nullptr;
+}
+
+// ---------------------------------------------------------------- the worker pool
+struct Pool {
+  std::mutex m;
+  std::condition_variable cv, done_cv;
+  std::vector<std::thread> threads;
+  const LaunchSpec* job = nullptr;
+  unsigned long long nblocks = 0;
+  const std::vector<unsigned long long>* perm = nullptr;
+  std::atomic<unsigned long long> next{0};
+  unsigned long long generation = 0;
+  int busy = 0;
+  int wanted = 0;
+};
+
+static Pool& pool() {
+  static Pool* p = new Pool();
+  return *p;
+}
+
+static inline unsigned long long block_at(unsigned long long k, unsigned long long nb,
+                                          const std::vector<unsigned long long>* perm) {
+  if (perm) return (*perm)[k];
+  return config().order == Order::Reverse ? nb - 1 - k : k;
+}
+
+static void drain(Worker* w, Pool& p) {
+  unsigned long long k;
+  while ((k = p.next.fetch_add(1)) < p.nblocks) run_block(w, *p.job, block_at(k, p.nblocks, p.perm));
+}
+
+static void worker_loop(int id) {
+  Pool& p = pool();
+  Worker* w = worker();
+  unsigned long long seen = 0;
+  for (;;) {
+    std::unique_lock<std::mutex> lk(p.m);
+    p.cv.wait(lk, [&] { return p.generation != seen && id < p.wanted; });
+    seen = p.generation;
+    lk.unlock();
+    prepare_worker(w, *p.job);
+    drain(w, p);
+    finish_worker(w);
+    lk.lock();
+    if (--p.busy == 0) p.done_cv.notify_all();
+  }
+}
+
+static bool valid_config(const LaunchSpec& s) {
+  const dim3 g = s.grid, b = s.block;
+  if (b.x == 0 || b.y == 0 || b.z == 0 || g.x == 0 || g.y == 0 || g.z == 0) return false;
+  if (b.x > 1024 || b.y > 1024 || b.z > 64) return false;
+  if ((unsigned long long)b.x * b.y * b.z > 1024) return false;
+  if (g.x > 2147483647u || g.y > 65535 || g.z > 65535) return false;
+  return true;
+}
+
+void run_kernel(const LaunchSpec& s) {
+  if (tw && tw->cur) fatal("cudashim: kernel '%s' launched from device code (dynamic parallelism) is not supported", s.name);
+  if (!valid_config(s)) {
+    set_error(cudaErrorInvalidConfiguration);
+    return;
+  }
+  if (s.shmem > 48 * 1024) {
+    set_error(cudaErrorInvalidValue);
+    return;
+  }
+  const Config& c = config();
+  const unsigned long long nb = (unsigned long long)s.grid.x * s.grid.y * s.grid.z;
+  std::vector<unsigned long long> perm;
+  if (c.order == Order::Random) {
+    perm.resize(nb);
+    for (unsigned long long i = 0; i < nb; ++i) perm[i] = i;
+    std::mt19937_64 rng(c.seed * 0xD1B54A32D192ED03ull + 7);
+    for (unsigned long long i = nb - 1; i > 0; --i) std::swap(perm[i], perm[rng() % (i + 1)]);
+  }
+  Worker* me = worker();
+  const int helpers = (int)std::min<unsigned long long>((unsigned long long)c.workers, nb) - 1;
+  Pool& p = pool();
+  p.job = &s;
+  p.nblocks = nb;
+  p.perm = perm.empty() ? nullptr : &perm;
+  p.next.store(0);
+  if (helpers > 0) {
+    std::lock_guard<std::mutex> lk(p.m);
+    while ((int)p.threads.size() < helpers) p.threads.emplace_back(worker_loop, (int)p.threads.size());
+    p.wanted = helpers;
+    p.busy = helpers;
+    p.generation++;
+    p.cv.notify_all();
+  }
+  prepare_worker(me, s);
+  drain(me, p);
+  finish_worker(me);
+  if (helpers > 0) {
+    std::unique_lock<std::mutex> lk(p.m);
+    p.done_cv.wait(lk, [&] { return p.busy == 0; });
+  }
+}
+
+// ---------------------------------------------------------------- crash reports
+static void on_segv(int sig, siginfo_t* info, void*) {
+  Worker* w = tw;
+  char buf[512];
+  int n;
+  const char* what = sig == SIGBUS ? "bus error" : "invalid memory access";
+  uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
+  if (w && w->cur && addr >= reinterpret_cast<uintptr_t>(w->cur->stack.lo) - kPage &&
+      addr < reinterpret_cast<uintptr_t>(w->cur->stack.lo)) {
+    n = snprintf(buf, sizeof buf,
+                 "cudashim: stack overflow in kernel '%s' block (%u,%u,%u) thread (%u,%u,%u) (stack of %zu KiB; "
+                 "set CUDASHIM_STACK_KB)\n",
+                 t_kernel ? t_kernel : "?", blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z,
+                 w->cur->stack.size / 1024);
+  } else if (w && w->cur) {
+    n = snprintf(buf, sizeof buf,
+                 "cudashim: %s (address %p) in kernel '%s' block (%u,%u,%u) thread (%u,%u,%u)\n", what,
+                 info->si_addr, t_kernel ? t_kernel : "?", blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
+                 threadIdx.y, threadIdx.z);
+  } else {
+    n = snprintf(buf, sizeof buf, "cudashim: %s (address %p) in host code\n", what, info->si_addr);
+  }
+  ssize_t r = write(2, buf, n);
+  (void)r;
+  signal(sig, SIG_DFL);  // returning re-executes the access and dies with the signal
+}
+
+static void install_altstack(Worker* w) {
+#ifndef CUDASHIM_FIBER_ASAN
+  const size_t sz = 64 * 1024;
+  w->altstack = static_cast<char*>(malloc(sz));
+  stack_t st{};
+  st.ss_sp = w->altstack;
+  st.ss_size = sz;
+  sigaltstack(&st, nullptr);
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa{};
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigaction(SIGSEGV, &sa, nullptr);
+    sigaction(SIGBUS, &sa, nullptr);
+  });
+#else
+  (void)w;
+#endif
+}
+
+// ---------------------------------------------------------------- allocations
+static std::mutex g_alloc_mutex;
+static std::unordered_set<void*>& device_allocs() {
+  static auto* s = new std::unordered_set<void*>();
+  return *s;
+}
+static std::unordered_set<void*>& host_allocs() {
+  static auto* s = new std::unordered_set<void*>();
+  return *s;
+}
+
+static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n) {
+  if (!p) return ret(cudaErrorInvalidValue);
+  *p = nullptr;
+  if (n == 0) return cudaSuccess;
+  void* m = nullptr;
+  // Exactly n bytes (aligned like the GPU's allocator), so AddressSanitizer catches overruns.
+  if (posix_memalign(&m, 256, n) != 0 || !m) return ret(cudaErrorMemoryAllocation);
+  std::lock_guard<std::mutex> lk(g_alloc_mutex);
+  set.insert(m);
+  *p = m;
+  return cudaSuccess;
+}
+
+static cudaError_t free_from(std::unordered_set<void*>& set, void* p) {
+  if (!p) return cudaSuccess;
+  {
+    std::lock_guard<std::mutex> lk(g_alloc_mutex);
+    auto it = set.find(p);
+    if (it == set.end()) return ret(cudaErrorInvalidValue);
+    set.erase(it);
+  }
+  free(p);
+  return cudaSuccess;
+}
+
+void* symbol_check(const void* p) { return const_cast<void*>(p); }
+
+struct EventImpl {
+  std::chrono::steady_clock::time_point t;
+  bool recorded = false;
+};
+
+}  // namespace cudashim
+
+struct CUstream_st {
+  int flags;
+};
+struct CUevent_st {
+  cudashim::EventImpl e;
+};
+
+using namespace cudashim;
+
+cudaError_t cudaGetLastError() {
+  std::lock_guard<std::mutex> lk(g_err_mutex);
+  cudaError_t e = g_last_error;
+  g_last_error = cudaSuccess;
+  return e;
+}
+cudaError_t cudaPeekAtLastError() {
+  std::lock_guard<std::mutex> lk(g_err_mutex);
+  return g_last_error;
+}
+
+const char* cudaGetErrorName(cudaError_t e) {
+  switch (e) {
+#define N(x) \
+  case x: return #x;
+    N(cudaSuccess) N(cudaErrorInvalidValue) N(cudaErrorMemoryAllocation) N(cudaErrorInitializationError)
+    N(cudaErrorCudartUnloading) N(cudaErrorInvalidConfiguration) N(cudaErrorInvalidPitchValue)
+    N(cudaErrorInvalidSymbol) N(cudaErrorInvalidHostPointer) N(cudaErrorInvalidDevicePointer)
+    N(cudaErrorInvalidTexture) N(cudaErrorInvalidMemcpyDirection) N(cudaErrorInsufficientDriver)
+    N(cudaErrorInvalidDeviceFunction) N(cudaErrorNoDevice) N(cudaErrorInvalidDevice)
+    N(cudaErrorInvalidResourceHandle) N(cudaErrorNotReady) N(cudaErrorIllegalAddress)
+    N(cudaErrorLaunchOutOfResources) N(cudaErrorLaunchTimeout) N(cudaErrorAssert) N(cudaErrorLaunchFailure)
+    N(cudaErrorNotSupported) N(cudaErrorUnknown)
+#undef N
+  }
+  return "cudaErrorUnknown";
+}
+
+const char* cudaGetErrorString(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInitializationError: return "initialization error";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorInvalidSymbol: return "invalid device symbol";
+    case cudaErrorInvalidDevicePointer: return "invalid device pointer";
+    case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
+    case cudaErrorInvalidDeviceFunction: return "invalid device function";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorNotReady: return "device not ready";
+    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
+    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
+    case cudaErrorAssert: return "device-side assert triggered";
+    case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorNotSupported: return "operation not supported";
+    default: return "unknown error";
+  }
+}
+
+cudaError_t cudaMalloc(void** p, size_t n) { return alloc_into(device_allocs(), p, n); }
+cudaError_t cudaMallocManaged(void** p, size_t n, unsigned int) { return alloc_into(device_allocs(), p, n); }
+cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t) { return alloc_into(device_allocs(), p, n); }
+cudaError_t cudaMallocHost(void** p, size_t n) { return alloc_into(host_allocs(), p, n); }
+cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int) { return alloc_into(host_allocs(), p, n); }
+cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
+  if (!pitch) return ret(cudaErrorInvalidValue);
+  *pitch = (width + 255) & ~size_t(255);
+  return alloc_into(device_allocs(), p, *pitch * height);
+}
+cudaError_t cudaMalloc3D(cudaPitchedPtr* p, cudaExtent e) {
+  size_t pitch = (e.width + 255) & ~size_t(255);
+  void* m = nullptr;
+  cudaError_t r = alloc_into(device_allocs(), &m, pitch * e.height * e.depth);
+  *p = cudaPitchedPtr{m, pitch, e.width, e.height};
+  return r;
+}
+cudaError_t cudaFree(void* p) { return free_from(device_allocs(), p); }
+cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return free_from(device_allocs(), p); }
+cudaError_t cudaFreeHost(void* p) { return free_from(host_allocs(), p); }
+cudaError_t cudaHostRegister(void*, size_t, unsigned int) { return cudaSuccess; }
+cudaError_t cudaHostUnregister(void*) { return cudaSuccess; }
+cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned int) {
+  *d = h;
+  return cudaSuccess;
+}
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
+  std::lock_guard<std::mutex> lk(g_alloc_mutex);
+  void* q = const_cast<void*>(p);
+  a->device = 0;
+  a->devicePointer = q;
+  a->hostPointer = q;
+  a->type = device_allocs().count(q) ? cudaMemoryTypeDevice
+            : host_allocs().count(q) ? cudaMemoryTypeHost
+                                     : cudaMemoryTypeUnregistered;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind) {
+  if (n == 0) return cudaSuccess;
+  if (!dst || !src) return ret(cudaErrorInvalidValue);
+  if ((int)kind < 0 || (int)kind > 4) return ret(cudaErrorInvalidMemcpyDirection);
+  memmove(dst, src, n);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t) {
+  return cudaMemcpy(dst, src, n, kind);
+}
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                         cudaMemcpyKind kind) {
+  if (width > dpitch || width > spitch) return ret(cudaErrorInvalidPitchValue);
+  for (size_t r = 0; r < height; ++r) {
+    cudaError_t e = cudaMemcpy(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width, kind);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                              cudaMemcpyKind kind, cudaStream_t) {
+  return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+}
+cudaError_t cudaMemcpyPeer(void* dst, int, const void* src, int, size_t n) {
+  return cudaMemcpy(dst, src, n, cudaMemcpyDeviceToDevice);
+}
+cudaError_t cudaMemset(void* p, int v, size_t n) {
+  if (n == 0) return cudaSuccess;
+  if (!p) return ret(cudaErrorInvalidValue);
+  memset(p, v, n);
+  return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) { return cudaMemset(p, v, n); }
+cudaError_t cudaMemset2D(void* p, size_t pitch, int v, size_t width, size_t height) {
+  for (size_t r = 0; r < height; ++r) memset(static_cast<char*>(p) + r * pitch, v, width);
+  return cudaSuccess;
+}
+cudaError_t cudaMemPrefetchAsync(const void*, size_t, int, cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, int) { return cudaSuccess; }
+cudaError_t cudaMemGetInfo(size_t* f, size_t* t) {
+  size_t total = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+  size_t avail = (size_t)sysconf(_SC_AVPHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+  if (f) *f = avail;
+  if (t) *t = total;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceSynchronize() { return cudaPeekAtLastError() == cudaSuccess ? cudaSuccess : cudaPeekAtLastError(); }
+cudaError_t cudaThreadSynchronize() { return cudaDeviceSynchronize(); }
+cudaError_t cudaDeviceReset() { return cudaSuccess; }
+cudaError_t cudaThreadExit() { return cudaSuccess; }
+cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : ret(cudaErrorInvalidDevice); }
+cudaError_t cudaGetDevice(int* d) {
+  *d = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDeviceCount(int* n) {
+  *n = 1;
+  return cudaSuccess;
+}
+cudaError_t cudaSetDeviceFlags(unsigned int) { return cudaSuccess; }
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
+  if (d != 0) return ret(cudaErrorInvalidDevice);
+  memset(p, 0, sizeof *p);
+  snprintf(p->name, sizeof p->name, "cudashim CPU emulation");
+  cudaMemGetInfo(nullptr, &p->totalGlobalMem);
+  p->sharedMemPerBlock = 48 * 1024;
+  p->sharedMemPerBlockOptin = 48 * 1024;
+  p->sharedMemPerMultiprocessor = 164 * 1024;
+  p->regsPerBlock = 65536;
+  p->regsPerMultiprocessor = 65536;
+  p->warpSize = 32;
+  p->memPitch = SIZE_MAX;
+  p->maxThreadsPerBlock = 1024;
+  p->maxThreadsDim[0] = 1024;
+  p->maxThreadsDim[1] = 1024;
+  p->maxThreadsDim[2] = 64;
+  p->maxGridSize[0] = 2147483647;
+  p->maxGridSize[1] = 65535;
+  p->maxGridSize[2] = 65535;
+  p->clockRate = 1410000;
+  p->totalConstMem = 64 * 1024;
+  p->major = 8;
+  p->minor = 0;
+  p->textureAlignment = 512;
+  p->deviceOverlap = 1;
+  p->multiProcessorCount = 16;
+  p->canMapHostMemory = 1;
+  p->concurrentKernels = 1;
+  p->asyncEngineCount = 2;
+  p->unifiedAddressing = 1;
+  p->memoryClockRate = 1215000;
+  p->memoryBusWidth = 5120;
+  p->l2CacheSize = 40 * 1024 * 1024;
+  p->maxThreadsPerMultiProcessor = 2048;
+  p->maxBlocksPerMultiProcessor = 32;
+  p->managedMemory = 1;
+  p->concurrentManagedAccess = 1;
+  p->pageableMemoryAccess = 1;
+  p->cooperativeLaunch = 0;
+  p->globalL1CacheSupported = 1;
+  p->localL1CacheSupported = 1;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int d) {
+  cudaDeviceProp p;
+  cudaError_t e = cudaGetDeviceProperties(&p, d);
+  if (e != cudaSuccess) return e;
+  switch (a) {
+    case cudaDevAttrMaxThreadsPerBlock: *v = p.maxThreadsPerBlock; break;
+    case cudaDevAttrMaxBlockDimX: *v = p.maxThreadsDim[0]; break;
+    case cudaDevAttrMaxBlockDimY: *v = p.maxThreadsDim[1]; break;
+    case cudaDevAttrMaxBlockDimZ: *v = p.maxThreadsDim[2]; break;
+    case cudaDevAttrMaxGridDimX: *v = p.maxGridSize[0]; break;
+    case cudaDevAttrMaxGridDimY: *v = p.maxGridSize[1]; break;
+    case cudaDevAttrMaxGridDimZ: *v = p.maxGridSize[2]; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *v = (int)p.sharedMemPerBlock; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *v = (int)p.sharedMemPerBlockOptin; break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *v = (int)p.sharedMemPerMultiprocessor; break;
+    case cudaDevAttrTotalConstantMemory: *v = (int)p.totalConstMem; break;
+    case cudaDevAttrWarpSize: *v = 32; break;
+    case cudaDevAttrMaxRegistersPerBlock: *v = p.regsPerBlock; break;
+    case cudaDevAttrClockRate: *v = p.clockRate; break;
+    case cudaDevAttrMultiProcessorCount: *v = p.multiProcessorCount; break;
+    case cudaDevAttrMemoryClockRate: *v = p.memoryClockRate; break;
+    case cudaDevAttrGlobalMemoryBusWidth: *v = p.memoryBusWidth; break;
+    case cudaDevAttrL2CacheSize: *v = p.l2CacheSize; break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *v = p.maxThreadsPerMultiProcessor; break;
+    case cudaDevAttrComputeCapabilityMajor: *v = p.major; break;
+    case cudaDevAttrComputeCapabilityMinor: *v = p.minor; break;
+    case cudaDevAttrConcurrentKernels: *v = 1; break;
+    case cudaDevAttrManagedMemory: *v = 1; break;
+    case cudaDevAttrConcurrentManagedAccess: *v = 1; break;
+    default: *v = 0;
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceSetLimit(cudaLimit, size_t) { return cudaSuccess; }
+cudaError_t cudaDeviceGetLimit(size_t* v, cudaLimit l) {
+  *v = l == cudaLimitStackSize ? config().stack_bytes : (size_t)8 << 20;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache) { return cudaSuccess; }
+cudaError_t cudaDeviceSetSharedMemConfig(cudaSharedMemConfig) { return cudaSuccess; }
+cudaError_t cudaDriverGetVersion(int* v) {
+  *v = CUDART_VERSION;
+  return cudaSuccess;
+}
+cudaError_t cudaRuntimeGetVersion(int* v) {
+  *v = CUDART_VERSION;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceCanAccessPeer(int* can, int, int) {
+  *can = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceEnablePeerAccess(int, unsigned int) { return cudaSuccess; }
+cudaError_t cudaStreamCreate(cudaStream_t* s) {
+  *s = new CUstream_st{0};
+  return cudaSuccess;
+}
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
+  *s = new CUstream_st{(int)flags};
+  return cudaSuccess;
+}
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int flags, int) {
+  return cudaStreamCreateWithFlags(s, flags);
+}
+cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+  if (least) *least = 0;
+  if (greatest) *greatest = -5;
+  return cudaSuccess;
+}
+static bool builtin_stream(cudaStream_t s) { return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread; }
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  if (builtin_stream(s)) return ret(cudaErrorInvalidResourceHandle);
+  delete s;
+  return cudaSuccess;
+}
+// Every operation runs synchronously in issue order, so streams are always idle.
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int) { return cudaSuccess; }
+cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* data, unsigned int) {
+  cb(s, cudaSuccess, data);
+  return cudaSuccess;
+}
+cudaError_t cudaLaunchHostFunc(cudaStream_t, cudaHostFn_t fn, void* data) {
+  fn(data);
+  return cudaSuccess;
+}
+cudaError_t cudaEventCreate(cudaEvent_t* e) {
+  *e = new CUevent_st{};
+  return cudaSuccess;
+}
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int) { return cudaEventCreate(e); }
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  delete e;
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+  if (!e) return ret(cudaErrorInvalidResourceHandle);
+  e->e.t = std::chrono::steady_clock::now();
+  e->e.recorded = true;
+  return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
+  if (!a || !b || !a->e.recorded || !b->e.recorded) return ret(cudaErrorInvalidResourceHandle);
+  *ms = std::chrono::duration<float, std::milli>(b->e.t - a->e.t).count();
+  return cudaSuccess;
+}
+cudaError_t cudaProfilerStart() { return cudaSuccess; }
+cudaError_t cudaProfilerStop() { return cudaSuccess; }

@@ -1,0 +1,186 @@
+"""Building CUDA programs with g++ against the cudashim headers.
+
+The runtime (`runtime/cudashim_runtime.cpp`) and a precompiled header of the shim are built once
+per variant and shim version under the cache root, then every program compiles as one rewritten
+translation unit linked with the runtime object.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from .rewrite import RewriteResult, rewrite
+
+HERE = Path(__file__).resolve().parent
+INCLUDE_DIR = HERE / "include"
+RUNTIME_SOURCE = HERE / "runtime" / "cudashim_runtime.cpp"
+VARIANTS = ("plain", "asan")
+
+_COMMON = ["-std=c++20", "-pthread", "-fno-strict-aliasing", "-w"]
+_FLAGS = {
+    "plain": ["-O2", *_COMMON],
+    # -O1 keeps ASan reports readable and builds fast; frame pointers give whole stack traces.
+    "asan": ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer", "-DCUDASHIM_ASAN", *_COMMON],
+}
+# Headers most programs include after the shim; precompiling them is most of the saving.
+_PCH_EXTRA = ["<vector>", "<iostream>", "<random>", "<string>", "<chrono>", "<numeric>", "<functional>"]
+
+
+class ToolchainError(RuntimeError):
+    """g++ is missing or the shim itself does not build (a bug here, not in the program)."""
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("CKD_CACHE_DIR", Path.home() / ".cache" / "cuda-kernel-data"))
+
+
+@lru_cache(maxsize=1)
+def gxx() -> str:
+    exe = os.environ.get("CKD_CXX") or shutil.which("g++")
+    if not exe:
+        raise ToolchainError("g++ not found on PATH (the CPU backend compiles with g++ 12 or newer)")
+    return exe
+
+
+@lru_cache(maxsize=1)
+def gxx_version() -> str:
+    out = subprocess.run([gxx(), "-dumpfullversion"], capture_output=True, text=True, check=False)
+    return out.stdout.strip() or "unknown"
+
+
+@lru_cache(maxsize=1)
+def shim_version() -> str:
+    """Digest of everything that changes what a program builds into."""
+    h = hashlib.sha256()
+    files = sorted(INCLUDE_DIR.rglob("*.h")) + [RUNTIME_SOURCE, HERE / "rewrite.py", Path(__file__)]
+    for f in files:
+        h.update(str(f.relative_to(HERE)).encode() + b"\0" + f.read_bytes() + b"\0")
+    h.update(gxx_version().encode())
+    return h.hexdigest()[:16]
+
+
+def flags(variant: str) -> list[str]:
+    if variant not in _FLAGS:
+        raise ValueError(f"unknown CPU build variant {variant!r} (expected one of {', '.join(VARIANTS)})")
+    return list(_FLAGS[variant])
+
+
+def _shim_dir(variant: str) -> Path:
+    return cache_root() / "cpu-shim" / shim_version() / variant
+
+
+def _locked_build(target: Path, build) -> Path:
+    """Build `target` once across processes (flock), atomically renamed into place."""
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not target.exists():
+            build(target)
+    return target
+
+
+def _run(cmd: list[str], what: str) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise ToolchainError(f"building {what} failed:\n{' '.join(cmd)}\n{proc.stderr[-4000:]}")
+
+
+def runtime_object(variant: str) -> Path:
+    def build(target: Path) -> None:
+        tmp = target.with_suffix(f".tmp{os.getpid()}.o")
+        _run([gxx(), *flags(variant), f"-I{INCLUDE_DIR}", "-c", str(RUNTIME_SOURCE), "-o", str(tmp)], "the cudashim runtime")
+        tmp.replace(target)
+
+    return _locked_build(_shim_dir(variant) / "cudashim_runtime.o", build)
+
+
+def pch_header(variant: str) -> Path:
+    """The header every program is compiled with (`-include`), next to its `.gch`."""
+
+    def build(target: Path) -> None:
+        work = Path(tempfile.mkdtemp(dir=target.parent))
+        header = work / "cudashim_pch.h"
+        lines = ["#include <cuda_runtime.h>"] + [f"#include {h}" for h in _PCH_EXTRA]
+        header.write_text("\n".join(lines) + "\n")
+        _run(
+            [gxx(), *flags(variant), f"-I{INCLUDE_DIR}", "-x", "c++-header", str(header), "-o", str(work / "cudashim_pch.h.gch")],
+            "the cudashim precompiled header",
+        )
+        for name in ("cudashim_pch.h.gch", "cudashim_pch.h"):
+            (work / name).replace(target.parent / name)
+        work.rmdir()
+
+    return _locked_build(_shim_dir(variant) / "cudashim_pch.h", build)
+
+
+@dataclass
+class CompileOutcome:
+    ok: bool
+    exe: Path | None
+    command: list[str]
+    diagnostics: str
+    seconds: float
+    rewrite: RewriteResult | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def compile_program(
+    source: str,
+    out_dir: Path,
+    *,
+    defines: dict[str, int | str] | None = None,
+    variant: str = "plain",
+    filename: str = "main.cu",
+    extra_flags: list[str] | None = None,
+    use_pch: bool = True,
+) -> CompileOutcome:
+    """Rewrite and compile `source` into `out_dir/prog`; never raises for a bad program."""
+    started = time.perf_counter()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rw = rewrite(source, filename=filename)
+    src_path = out_dir / filename
+    src_path.write_text(rw.text, encoding="utf-8", errors="surrogatepass")
+    exe = out_dir / "prog"
+    include = pch_header(variant) if use_pch else INCLUDE_DIR / "cuda_runtime.h"
+    cmd = [
+        gxx(),
+        *flags(variant),
+        "-x",
+        "c++",
+        f"-I{INCLUDE_DIR}",
+        "-include",
+        str(include),
+        *[f"-D{k}={v}" for k, v in sorted((defines or {}).items())],
+        *(extra_flags or []),
+        filename,
+        "-x",
+        "none",
+        str(runtime_object(variant)),
+        "-o",
+        "prog",
+        "-lm",
+    ]
+    proc = subprocess.run(cmd, cwd=out_dir, capture_output=True, text=True, check=False)
+    diagnostics = proc.stderr
+    if rw.warnings:
+        diagnostics = "\n".join(f"cudashim rewrite: {w}" for w in rw.warnings) + "\n" + diagnostics
+    ok = proc.returncode == 0 and exe.exists()
+    return CompileOutcome(
+        ok=ok,
+        exe=exe if ok else None,
+        command=cmd,
+        diagnostics=diagnostics,
+        seconds=time.perf_counter() - started,
+        rewrite=rw,
+    )
