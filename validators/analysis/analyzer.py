@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from tree_sitter import Node
+import functools
+from bisect import bisect_right
+
+from tree_sitter import Node, Query
 
 from . import features as feat
 from .functions import (
+    FunctionIndex,
     build_function,
     enclosing_function,
     function_declarator,
@@ -13,6 +17,7 @@ from .functions import (
     qualifiers_of,
 )
 from .launches import Definitions, build_dim3s, build_launch, config_statements
+from .macros import WRAP_PREFIX, split_define, worth_parsing, wrap_body
 from .model import Analysis, Dim3Decl, FeatureHit, Function, Launch, TextRange
 from .parse import Decoded, Source, captures, decode, parse_errors, query
 from .spans import merge
@@ -52,6 +57,11 @@ MAX_MACRO_BODY = 20_000
 """Longer `#define` bodies are not re-parsed (no real launch macro is that long)."""
 
 
+@functools.cache
+def _main_query() -> Query:
+    return query(_query_text())
+
+
 def _query_text() -> str:
     names = feat.name_prefilter()
     tidx = " ".join(f'"{n}"' for n in THREAD_INDEX_NAMES)
@@ -63,8 +73,8 @@ def _query_text() -> str:
 (declaration (type_qualifier "__shared__")) @shared
 (gnu_asm_expression) @asm
 (preproc_include path: (_) @include)
-(preproc_def value: (preproc_arg) @macro_body)
-(preproc_function_def value: (preproc_arg) @macro_body)
+(preproc_def) @define
+(preproc_function_def) @define
 (declaration type: (type_identifier) @_dim3 (#eq? @_dim3 "dim3")) @dim3
 ((identifier) @name (#match? @name "{names}"))
 ((field_identifier) @name (#match? @name "{names}"))
@@ -90,6 +100,7 @@ class _Collector:
         self.calls: dict[str, set[str]] = {}
         self._fn_info: dict[int, tuple[str, list[str]]] = {}
         self._defs: dict[int, Definitions] = {}
+        self._index = FunctionIndex([])
 
     # ---- helpers -------------------------------------------------------------------------
     def hit(self, src: Source, node: Node, feature: str, reason: str) -> None:
@@ -122,7 +133,14 @@ class _Collector:
 
     # ---- the pass ------------------------------------------------------------------------
     def collect(self, src: Source) -> None:
-        caps = captures(query(_query_text()), src.tree.root_node)
+        caps = captures(_main_query(), src.tree.root_node)
+        defines = caps.pop("define", [])
+        broken = [d for d in defines if d.has_error]
+        if broken:
+            # A directive the grammar mis-parsed has bogus nodes in it; its body is re-parsed
+            # properly below, so drop whatever the main query found inside it.
+            caps = _drop_inside(caps, broken)
+        self._index = FunctionIndex(caps.get("function", []))
         if src.macro is None:
             for fn in caps.get("function", ()):
                 self._function(src, fn)
@@ -153,7 +171,7 @@ class _Collector:
             if feature:
                 self.hit(src, node, feature, f"#include {path.strip()}")
         for node in caps.get("dim3", ()):
-            fn, _ = enclosing_function(node)
+            fn = self._index.find(node.start_byte)
             self.dim3s.extend(build_dim3s(src, node, self.fn_info(src, fn)[0]))
         for node in caps.get("name", ()):
             feature = feat.match_name(src.node_text(node))
@@ -170,12 +188,11 @@ class _Collector:
         for node in caps.get("using", ()):
             self._using(src, node)
         if src.macro is None:
-            for node in caps.get("macro_body", ()):
+            for node in defines:
                 self._macro(src, node)
 
     def _label(self, src: Source, node: Node) -> str:
-        fn, _ = enclosing_function(node)
-        name = self.fn_info(src, fn)[0]
+        name = self.fn_info(src, self._index.find(node.start_byte))[0]
         return name or src.macro or ""
 
     def _function(self, src: Source, fn: Node) -> None:
@@ -193,8 +210,7 @@ class _Collector:
         if name_node is None:
             return
         name = src.node_text(name_node)
-        fn, _ = enclosing_function(call)
-        owner, quals = self.fn_info(src, fn)
+        owner, quals = self.fn_info(src, self._index.find(call.start_byte))
         if owner and quals and any(q in ("__global__", "__device__") for q in quals):
             self.calls.setdefault(owner, set()).add(name)
         label = owner or src.macro or ""
@@ -265,24 +281,29 @@ class _Collector:
             else:
                 stack.extend(n.named_children)
 
-    def _macro(self, src: Source, body: Node) -> None:
-        """Re-parse a `#define` body inside a dummy function so launches, intrinsics and library
-        names in macros are seen. Line continuations become spaces (offsets are kept)."""
-        definition = body.parent
-        name_node = definition.child_by_field_name("name") if definition is not None else None
-        text = src.node_text(body)
-        if not text.strip() or len(text) > MAX_MACRO_BODY or text.strip().isidentifier():
+    def _macro(self, src: Source, define: Node) -> None:
+        """Re-parse a `#define` body so launches, intrinsics and library names in macros are
+        seen (offsets and lines are mapped back into the file)."""
+        directive = src.node_text(define)
+        split = split_define(directive)
+        if split is None:
             return
-        prefix = "void __ckd_macro__(){"
-        wrapped = prefix + text.replace("\\\n", " \n").replace("\\\r\n", " \r\n") + "\n;}"
+        name, at = split
+        body = directive[at:].rstrip("\r\n")
+        if len(body) > MAX_MACRO_BODY or not worth_parsing(body):
+            return
+        wrapped = wrap_body(body)
+        before = directive[:at]
         sub = Source(
             wrapped,
             wrapped.encode("utf-8", "surrogatepass"),
-            shift=src.start(body) - len(prefix),
-            line_shift=body.start_point.row,
-            macro=src.node_text(name_node) if name_node is not None else "?",
+            shift=src.start(define) + at - len(WRAP_PREFIX),
+            line_shift=define.start_point.row + before.count("\n"),
+            macro=name,
         )
+        outer_index = self._index
         self.collect(sub)
+        self._index = outer_index
 
     # ---- after the pass ------------------------------------------------------------------
     def kernel_bodies(self) -> None:
@@ -303,6 +324,16 @@ class _Collector:
         for f in self.device_functions:
             if f.name in reached:
                 self.raw_spans.append((f.body.start, f.body.end, "kernel_body", f.name))
+
+
+def _drop_inside(caps: dict[str, list[Node]], ranges: list[Node]) -> dict[str, list[Node]]:
+    starts = [r.start_byte for r in ranges]
+
+    def inside(node: Node) -> bool:
+        i = bisect_right(starts, node.start_byte) - 1
+        return i >= 0 and node.start_byte < ranges[i].end_byte
+
+    return {name: [n for n in nodes if not inside(n)] for name, nodes in caps.items()}
 
 
 def _refused(decoded: Decoded, reason: str) -> Analysis:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from tree_sitter import Node
 
 from .model import Function, Param, TextRange
@@ -33,7 +35,11 @@ def declarator_name(node: Node | None) -> Node | None:
         if node.type in _DECLARATOR_WRAPPERS:
             inner = node.child_by_field_name("declarator")
             if inner is None:
-                return None
+                # reference_declarator / parenthesized_declarator hold it as an unnamed child
+                named = [c for c in node.named_children if c.type != "comment"]
+                inner = named[-1] if named else None
+                if inner is None or inner.type in ("number_literal", "type_qualifier"):
+                    return None
             node = inner
             continue
         if node.type in ("identifier", "field_identifier", "type_identifier"):
@@ -117,6 +123,8 @@ def _params(src: Source, fdecl: Node) -> list[Param]:
             v0 = src.offsets.char(value.start_byte) - src.offsets.char(p.start_byte)
             type_text = text[:a] + text[b:v0].rstrip().rstrip("=")
         out.append(Param(name=src.node_text(name_node), type=squash(type_text)))
+    if any(c.type == "..." for c in plist.children):  # C-style `f(int, ...)`: an anonymous token
+        out.append(Param(name="", type="..."))
     return out
 
 
@@ -173,3 +181,26 @@ def enclosing_function(node: Node) -> tuple[Node | None, bool]:
             in_lambda = True
         p = p.parent
     return None, in_lambda
+
+
+class FunctionIndex:
+    """Finds the innermost function definition containing a byte offset, by bisection over
+    the definitions' start offsets (cheaper than walking `.parent` from every node)."""
+
+    __slots__ = ("_starts", "_nodes")
+
+    def __init__(self, functions: list[Node]) -> None:
+        nodes = sorted(functions, key=lambda n: n.start_byte)
+        self._starts = [n.start_byte for n in nodes]
+        self._nodes = nodes
+
+    def find(self, offset: int) -> Node | None:
+        i = bisect_right(self._starts, offset) - 1
+        # Definitions nest only through local classes; the innermost container is the latest
+        # starting one that still contains the offset.
+        while i >= 0:
+            n = self._nodes[i]
+            if offset < n.end_byte:
+                return n
+            i -= 1
+        return None

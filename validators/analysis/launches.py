@@ -3,11 +3,11 @@ configuration."""
 
 from __future__ import annotations
 
-from tree_sitter import Node
+from tree_sitter import Node, QueryCursor
 
 from .functions import declarator_name, last_name
 from .model import Dim3Decl, Launch, TextRange
-from .parse import Source, squash
+from .parse import Source, query, squash
 
 MAX_FOLLOW_DEPTH = 4
 """How many definition hops to follow back from a configuration identifier."""
@@ -91,6 +91,7 @@ def _assigned_name(target: Node) -> Node | None:
 
 
 _Entry = tuple[Node, "Node | None"]
+_STATEMENTS = "(declaration) @decl (expression_statement) @stmt"
 
 
 class Definitions:
@@ -108,25 +109,20 @@ class Definitions:
         self.decls: dict[bytes, list[tuple[Node, Node | None, Node]]] = {}
         # name -> [(statement, right-hand side)]
         self.assigns: dict[bytes, list[_Entry]] = {}
-        stack = [body]
-        while stack:
-            n = stack.pop()
-            t = n.type
-            if t == "declaration":
-                scope = n.parent if n.parent is not None else body
-                if scope.type == "condition_clause" and scope.parent is not None:
-                    scope = scope.parent
-                for d in n.children_by_field_name("declarator"):
-                    name = declarator_name(d)
-                    if name is not None and name.type == "identifier":
-                        value = (
-                            d.child_by_field_name("value") if d.type == "init_declarator" else None
-                        )
-                        self.decls.setdefault(name.text, []).append((n, value, scope))
-            elif t == "expression_statement":
-                self._statement(n)
-            if n.named_child_count and t != "lambda_expression":
-                stack.extend(n.named_children)
+        cursor = QueryCursor(query(_STATEMENTS))
+        cursor.set_byte_range(body.start_byte, body.end_byte)
+        caps = cursor.captures(body)
+        for n in caps.get("decl", ()):
+            scope = n.parent if n.parent is not None else body
+            if scope.type == "condition_clause" and scope.parent is not None:
+                scope = scope.parent
+            for d in n.children_by_field_name("declarator"):
+                name = declarator_name(d)
+                if name is not None and name.type == "identifier":
+                    value = d.child_by_field_name("value") if d.type == "init_declarator" else None
+                    self.decls.setdefault(name.text, []).append((n, value, scope))
+        for n in caps.get("stmt", ()):
+            self._statement(n)
 
     def resolve(self, name: bytes, at: int) -> tuple[Node, Node | None, Node] | None:
         """The declaration of `name` visible at byte offset `at` (innermost, latest)."""

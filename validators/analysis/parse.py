@@ -63,6 +63,8 @@ def decode(source: str | bytes | bytearray | memoryview) -> Decoded:
     non-UTF-8 source comments usually are.
     """
     notes: list[str] = []
+    if not isinstance(source, (str, bytes, bytearray, memoryview)):
+        raise TypeError(f"expected str or bytes, got {type(source).__name__}")
     if isinstance(source, str):
         text, encoding = source, "str"
         # surrogatepass: a str made with surrogateescape must not make us raise.
@@ -82,13 +84,27 @@ def decode(source: str | bytes | bytearray | memoryview) -> Decoded:
     refuse = None
     if len(data) > MAX_INPUT_BYTES:
         refuse = f"input is {len(data)} bytes, over the {MAX_INPUT_BYTES}-byte limit: not parsed"
-    elif "\x00" in text[:_BINARY_PROBE]:
-        refuse = "input looks binary (NUL bytes in its first 8 KiB): not parsed"
+    elif looks_binary(text[:_BINARY_PROBE]):
+        refuse = "input looks binary (NUL or many control characters in its first 8 KiB): not parsed"
     if text.startswith("\ufeff"):
         # The parser would choke on the BOM; blank its three bytes so offsets stay the same.
         data = b"   " + data[3:]
         notes.append("input starts with a byte-order mark (kept in .text, ignored by the parser)")
     return Decoded(text=text, data=data, encoding=encoding, notes=notes, refuse=refuse)
+
+
+# C0 control characters other than the whitespace ones (\t \n \v \f \r) and ESC (colour codes in
+# comments): source text has essentially none of them, random bytes about 9% of them.
+_CONTROL = frozenset(chr(c) for c in range(32) if chr(c) not in "\t\n\v\f\r\x1b")
+
+
+def looks_binary(sample: str) -> bool:
+    if "\x00" in sample:
+        return True
+    if not sample:
+        return False
+    controls = sum(1 for ch in sample if ch in _CONTROL)
+    return controls > max(4, len(sample) // 100)
 
 
 class OffsetMap:

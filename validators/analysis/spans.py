@@ -29,4 +29,5 @@ def merge(raw: list[tuple[int, int, str, str]]) -> list[Span]:
             cur_s, cur_e, cur_l = s, e, label
         out.append((cur_s, kind, cur_e, cur_l))
     out.sort()
+    # (pydantic's model_construct is slower than validating these four small fields)
     return [Span(start=s, end=e, kind=k, label=label) for s, k, e, label in out]

@@ -1,0 +1,181 @@
+"""Bad input never raises: each gives a clear result (no kernels, or a named error)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from analysis_helpers import check_invariants
+
+from validators.analysis import analyze
+from validators.analysis.parse import MAX_INPUT_BYTES, OffsetMap
+
+KERNEL = "__global__ void k(float* a) { a[threadIdx.x] = 1.0f; __syncthreads(); }\n"
+MAIN = "int main() { dim3 g(4); k<<<g, 32>>>(0); return 0; }\n"
+
+
+@pytest.mark.parametrize("empty", ["", b"", bytearray()])
+def test_empty_input(empty: str | bytes) -> None:
+    a = analyze(empty)
+    check_invariants(a)
+    assert (a.text, a.kernels, a.launches, a.spans, a.features, a.errors) == ("", [], [], [], [], [])
+    assert a.notes == ["no __global__ kernel and no launch found"]
+
+
+def test_no_kernels() -> None:
+    a = analyze("#include <stdio.h>\nint main() { printf(\"hi\\n\"); return 0; }\n")
+    check_invariants(a)
+    assert a.kernels == [] and a.launches == [] and a.spans == [] and a.errors == []
+    assert "no __global__ kernel and no launch found" in a.notes
+
+
+def test_binary_garbage_is_refused_with_a_named_error() -> None:
+    rng = random.Random(1234)
+    garbage = bytes(rng.randrange(256) for _ in range(20000))
+    a = analyze(garbage)
+    check_invariants(a)
+    assert a.kernels == [] and a.spans == []
+    assert len(a.errors) == 1 and a.errors[0].startswith("input looks binary")
+    assert len(a.text) == len(garbage)  # decoded Latin-1, one character per byte
+
+
+def test_garbage_without_nul_bytes_is_refused_too() -> None:
+    rng = random.Random(99)
+    garbage = bytes(rng.randrange(1, 256) for _ in range(20000))
+    a = analyze(garbage)
+    assert a.errors[0].startswith("input looks binary")
+
+
+def test_non_utf8_bytes_fall_back_to_latin1_and_keep_offsets() -> None:
+    src = b"// M\xfcller's kernel \xa9 2020\n" + KERNEL.encode() + MAIN.encode()
+    a = analyze(src)
+    check_invariants(a)
+    assert a.encoding == "latin-1"
+    assert a.notes[0].startswith("input is not valid UTF-8 (byte 0xfc at offset 4); decoded as Latin-1")
+    assert a.text == src.decode("latin-1")
+    assert [k.name for k in a.kernels] == ["k"]
+    assert a.span_texts("thread_index") == ["threadIdx.x"]
+    assert a.span_texts("launch_config") == ["dim3 g(4);", "<<<g, 32>>>"]
+
+
+def test_utf8_bom_is_kept_in_text_and_ignored_by_the_parser() -> None:
+    src = "\ufeff" + KERNEL
+    a = analyze(src.encode("utf-8"))
+    check_invariants(a)
+    assert a.text == src and a.errors == []
+    assert a.kernels[0].span.start == 1
+    assert any("byte-order mark" in n for n in a.notes)
+
+
+def test_unterminated_comment_and_string() -> None:
+    a = analyze(KERNEL + "/* this comment never ends\n__global__ void hidden() {}\n")
+    check_invariants(a)
+    assert [k.name for k in a.kernels] == ["k"]
+    assert a.errors and a.errors[0].startswith("line 2:")
+    b = analyze("/* open from the start\n" + KERNEL)
+    check_invariants(b)
+    assert b.kernels == [] and b.errors[0].startswith("line 1: syntax error")
+    c = analyze(KERNEL + 'const char* s = "no end;\n')
+    check_invariants(c)
+    assert [k.name for k in c.kernels] == ["k"] and c.errors
+
+
+def test_five_megabyte_file() -> None:
+    # The shape of real huge sources: generated tables and long comments around a few kernels.
+    table = "const float table[] = {\n" + "  0.125f, -1.5e-3f, 42.0f, 7.0f,\n" * 100_000 + "};\n"
+    comment = "/*" + " long comment line with { braces } and <<<chevrons>>>\n" * 40_000 + "*/\n"
+    kernels = "".join(KERNEL.replace("k(", f"k{i}(") for i in range(200))
+    src = table + comment + kernels + MAIN
+    assert len(src) > 5_000_000
+    a = analyze(src)
+    assert a.errors == []
+    assert len(a.kernels) == 200 and a.kernels[-1].name == "k199"
+    assert a.kernels[0].span.start == len(table) + len(comment)
+    assert [x.kernel for x in a.launches] == ["k"]
+    assert len(a.spans_of("kernel_body")) == 200
+    check_invariants(a)
+
+
+def test_many_small_kernels() -> None:
+    unit = KERNEL.replace("k(", "k@(") + MAIN.replace("main", "main@").replace("k<<<", "k@<<<")
+    src = "".join(unit.replace("@", str(i)) for i in range(2000))
+    a = analyze(src)
+    assert a.errors == []
+    assert len(a.kernels) == 2000 and len(a.launches) == 2000
+    assert a.launches[-1].kernel == "k1999"
+    assert len(a.spans_of("launch_config")) == 4000  # `dim3 g(4);` and `<<<g, 32>>>` each
+    check_invariants(a)
+
+
+def test_oversized_input_is_refused_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import validators.analysis.parse as parse
+
+    monkeypatch.setattr(parse, "MAX_INPUT_BYTES", 1000)
+    a = analyze(KERNEL * 50)
+    assert a.errors == [f"input is {len(KERNEL) * 50} bytes, over the 1000-byte limit: not parsed"]
+    assert MAX_INPUT_BYTES >= 16 * 1024 * 1024
+
+
+@pytest.mark.parametrize("bad", [None, 42, 3.5, ["__global__ void k() {}"]])
+def test_wrong_argument_type_is_an_error_not_an_exception(bad: object) -> None:
+    a = analyze(bad)  # type: ignore[arg-type]
+    assert a.text == "" and a.errors[0].startswith("cannot read input: TypeError: expected str or bytes")
+
+
+def test_lone_surrogates_in_str_input() -> None:
+    src = b"// \xff\xfe\n".decode("utf-8", "surrogateescape") + KERNEL
+    a = analyze(src)
+    check_invariants(a)
+    assert [k.name for k in a.kernels] == ["k"]
+    assert a.span_texts("sync") == ["__syncthreads()"]
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "}}}}{{{{",
+        "<<<>>>",
+        "k<<<",
+        ">>>(",
+        "__global__",
+        "__global__ void",
+        "template <",
+        "#define",
+        "#define X(",
+        "#define K(a) k<<<a",
+        "asm(",
+        '#include "',
+        "__global__ void k() { k<<<1>>>(); }",  # one config argument only
+        "\\\n\\\n\\",
+        "int a = '\\'';",
+        "\x1b[31mred\x1b[0m",
+        "??=define X 1",
+        "#if 0\n__global__ void off() {}\n#else\n__global__ void on() {}\n#endif\n",
+    ],
+)
+def test_fragments_never_raise(src: str) -> None:
+    a = analyze(src)
+    check_invariants(a)
+    assert a.text == src
+
+
+def test_random_token_soup_never_raises() -> None:
+    tokens = [
+        "__global__", "__device__", "void", "k", "(", ")", "{", "}", "<<<", ">>>", ",", ";",
+        "threadIdx.x", "__syncthreads()", "template", "<", ">", "#define M", "\n", "/*", "*/",
+        '"', "asm", "dim3", "=", "atomicAdd(", "__shared__", "[", "]", "é", "😀",
+    ]
+    rng = random.Random(7)
+    for _ in range(200):
+        src = " ".join(rng.choice(tokens) for _ in range(rng.randrange(1, 60)))
+        a = analyze(src)
+        check_invariants(a)
+
+
+def test_offset_map_matches_python_slicing() -> None:
+    text = "aé😀b\u20acc" * 3
+    data = text.encode()
+    m = OffsetMap(text)
+    for i in range(len(text) + 1):
+        assert m.char(len(text[:i].encode())) == i
+    assert m.char(len(data)) == len(text)
