@@ -83,11 +83,21 @@ class StageCache:
         return sorted(p for p in base.rglob("*") if p.is_file() and not p.name.startswith("."))
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` so readers see the old file or the whole new one, never part."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs are ordinary files
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

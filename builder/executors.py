@@ -137,9 +137,13 @@ class RayExecutor:
         import ray.data
 
         resources = resources or {}
-        ds = ray.data.from_items([e.to_row() for e in envelopes], override_num_blocks=len(envelopes))
+        # One block per record where a record's work is heavy and uneven (validation), so
+        # workers balance; cheap stages take a few records per task to save overhead.
+        heavy = any(s.name in resources for s in stages)
+        blocks = len(envelopes) if heavy else min(len(envelopes), max(1, self.workers) * 4)
+        ds = ray.data.from_items([e.to_row() for e in envelopes], override_num_blocks=blocks)
         for stage in stages:
-            res = resources.get(stage.name, StageResources(num_cpus=0.25))
+            res = resources.get(stage.name, StageResources())
             kwargs: dict[str, Any] = {"num_cpus": res.num_cpus}
             if res.num_gpus:
                 kwargs["num_gpus"] = res.num_gpus
@@ -173,7 +177,7 @@ class RayExecutor:
         """Each record's chain as its own task, no retries; a record whose task dies is
         re-run stage by stage to find the stage that kills its worker."""
         ray = self.ray
-        res = [resources.get(s.name, StageResources(num_cpus=0.25)) for s in stages]
+        res = [resources.get(s.name, StageResources()) for s in stages]
         cpus = max(r.num_cpus for r in res)
         gpus = max(r.num_gpus for r in res)
 

@@ -14,9 +14,8 @@ def funnel_rows(manifest: BuildManifest) -> list[tuple[str, int, dict[str, int]]
     """(stage, records left after it, its rejections) from first to last stage."""
     rows: list[tuple[str, int, dict[str, int]]] = []
     for st in manifest.stages:
-        if st.name == "write":
-            continue
-        rows.append((st.name, st.records_out, dict(st.rejected)))
+        name = "written" if st.name == "write" else st.name
+        rows.append((name, st.records_out, dict(st.rejected)))
     return rows
 
 
@@ -32,7 +31,7 @@ def plot_funnel(manifest: BuildManifest, path: Path) -> None:
     names = [r[0] for r in rows]
     left = [r[1] for r in rows]
     start = manifest.stages[0].records_in if manifest.stages else 0
-    names = ["sources", *names]
+    names = ["read", *names]
     left = [start, *left]
     fig_h = 1.0 + 0.55 * len(names)
     fig, ax = plt.subplots(figsize=(10, fig_h), dpi=110)
