@@ -31,13 +31,15 @@ def engine_ready() -> str | None:
     try:
         importlib.import_module("validators.engine")
         from validators.backends import get_backend
-    except ImportError as exc:
-        return f"validation engine not available: {exc}"
-    why = get_backend("cpu").available()
+
+        why = get_backend("cpu").available()
+    except Exception as exc:  # ImportError, BackendUnavailable
+        return f"validation engine or cpu backend not available: {exc}"
     return f"cpu backend unavailable: {why}" if why else None
 
 
-pytestmark = pytest.mark.skipif(engine_ready() is not None, reason=str(engine_ready()))
+_WHY_NOT = engine_ready()
+pytestmark = pytest.mark.skipif(_WHY_NOT is not None, reason=str(_WHY_NOT))
 
 
 def build_cmd(out: Path, *extra: str) -> list[str]:
