@@ -210,33 +210,19 @@ class _Collector:
         if name_node is None:
             return
         name = src.node_text(name_node)
-        owner, quals = self.fn_info(src, self._index.find(call.start_byte))
-        if owner and quals and any(q in ("__global__", "__device__") for q in quals):
+        fn = self._index.find(call.start_byte)
+        owner, quals = self.fn_info(src, fn)
+        in_device = any(q in ("__global__", "__device__") for q in quals)
+        if owner and in_device:
             self.calls.setdefault(owner, set()).add(name)
-        label = owner or src.macro or ""
-        is_method = callee is not None and callee.type in (
-            "field_expression",
-            "qualified_identifier",
-        )
-        if name in SYNC_CALLS or (is_method and name in SYNC_METHODS):
-            self.span(src, call, "sync", label)
-        elif name.startswith("atomic"):
-            self.span(src, call, "atomic", label)
-        elif name in WARP_CALLS or name.startswith(WARP_PREFIXES):
-            self.span(src, call, "warp_primitive", label)
-        elif callee is not None and callee.type == "field_expression":
-            if name.startswith(WARP_METHOD_PREFIXES):
-                self.span(src, call, "warp_primitive", label)
-            elif name in CG_INDEX_METHODS:
-                self.span(src, call, "thread_index", label)
-        elif (
-            callee is not None
-            and callee.type == "qualified_identifier"
-            and name in CG_WARP_COLLECTIVES
-        ):
-            scope = callee.child_by_field_name("scope")
-            if scope is not None and src.node_text(scope) in CG_NAMESPACES:
-                self.span(src, call, "warp_primitive", label)
+        kind = _call_kind(src, callee, name)
+        if kind is None:
+            return
+        if owner is not None and not in_device and not enclosing_function(call)[1]:
+            # Host code (outside any lambda, which may be a `__device__` one): `atomicCost<T>()`
+            # or `obj.sync()` there is not a device primitive.
+            return
+        self.span(src, call, kind, owner or src.macro or "")
 
     def _launch(self, src: Source, syntax: Node) -> None:
         fn, in_lambda = enclosing_function(syntax)
@@ -324,6 +310,29 @@ class _Collector:
         for f in self.device_functions:
             if f.name in reached:
                 self.raw_spans.append((f.body.start, f.body.end, "kernel_body", f.name))
+
+
+def _call_kind(src: Source, callee: Node | None, name: str) -> str | None:
+    """The span kind of a call to `name` (a sync, atomic, warp or index primitive), if any."""
+    ctype = callee.type if callee is not None else ""
+    if name in SYNC_CALLS:
+        return "sync"
+    if name in SYNC_METHODS and ctype in ("field_expression", "qualified_identifier"):
+        return "sync"
+    if name.startswith(("atomic", "__nv_atomic_")):
+        return "atomic"
+    if name in WARP_CALLS or name.startswith(WARP_PREFIXES):
+        return "warp_primitive"
+    if ctype == "field_expression":
+        if name.startswith(WARP_METHOD_PREFIXES):
+            return "warp_primitive"
+        if name in CG_INDEX_METHODS:
+            return "thread_index"
+    elif ctype == "qualified_identifier" and name in CG_WARP_COLLECTIVES:
+        scope = callee.child_by_field_name("scope") if callee is not None else None
+        if scope is not None and src.node_text(scope) in CG_NAMESPACES:
+            return "warp_primitive"
+    return None
 
 
 def _drop_inside(caps: dict[str, list[Node]], ranges: list[Node]) -> dict[str, list[Node]]:

@@ -166,23 +166,30 @@ class Definitions:
 
 
 def config_statements(defs: Definitions, syntax: Node, arglist: Node | None) -> list[Node]:
-    """The statements before this launch that compute the identifiers its configuration uses.
+    """The statements before this launch that compute the grid, block and shared-memory
+    sizes it uses.
 
     Followed transitively (up to `MAX_FOLLOW_DEPTH` hops), except through variables that are
-    also kernel arguments (`n` in `k<<<(n + 255) / 256, 256>>>(x, n)` is problem data, not
-    configuration). Assignments count when they come before the launch and write the same
-    variable (same visible declaration) the launch reads.
+    also kernel arguments and appear inside a larger expression (`n` in
+    `k<<<(n + 255) / 256, 256>>>(x, n)` is problem data, not configuration). Assignments
+    count when they come before the launch and write the same variable (same visible
+    declaration) the launch reads.
     """
     data = {i.text for i in identifiers_in(arglist)} if arglist is not None else set()
     launch_at = syntax.start_byte
     seen: set[tuple[bytes, int]] = set()
     picked: dict[int, Node] = {}
-    frontier = [i for a in syntax.named_children for i in identifiers_in(a)]
+    # A configuration argument that is just a variable (`k<<<1, len>>>(d, len)`) is configuration
+    # even when it is also passed to the kernel.
+    # Grid, block and shared-memory size only: the stream is not a computed size.
+    sized = [a for a in syntax.named_children if a.type != "comment"][:3]
+    direct = {a.id for a in sized if a.type == "identifier"}
+    frontier = [i for a in sized for i in identifiers_in(a)]
     for _ in range(MAX_FOLLOW_DEPTH):
         nxt: list[Node] = []
         for ident in frontier:
             name = ident.text
-            if name in data:
+            if name in data and ident.id not in direct:
                 continue
             decl = defs.resolve(name, ident.start_byte)
             key = (name, decl[0].id if decl is not None else -1)
