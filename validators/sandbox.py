@@ -134,7 +134,8 @@ def sandbox_mode() -> str:
 
 # --- the launcher ---------------------------------------------------------------------------
 
-def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: list[str]) -> str:
+def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: list[str],
+                  preload: Path | None = None) -> str:
     """sh run as (namespace) root before the program: mounts, then drop to the sandbox uid.
 
     The work directory and the exposed paths are opened before the directories above them
@@ -163,14 +164,17 @@ def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: 
     for h in hide:
         lines.append(f"mount -o remount,ro {q(h)}")
     lines.append(f"cd {w}")
+    # The preload is set by `env` after the uid switch, for the program only: setpriv and the
+    # set-up commands above would otherwise load it too.
+    run = f"/usr/bin/env LD_PRELOAD={q(str(preload))} " if preload is not None else ""
     if mode == "namespaces+uid":
         lines.append(
             f"chown -R {uid}:{uid} . && chmod 700 ."
             f" && set +e && setpriv --reuid={uid} --regid={uid} --clear-groups --no-new-privs"
-            " --inh-caps=-all --bounding-set=-all -- \"$@\""
+            f" --inh-caps=-all --bounding-set=-all -- {run}\"$@\""
         )
     else:
-        lines.append('set +e; setpriv --no-new-privs -- "$@"')
+        lines.append(f'set +e; setpriv --no-new-privs -- {run}"$@"')
     lines.append("exit $?")
     return "\n".join(lines)
 
@@ -229,13 +233,14 @@ def run_sandboxed(
     limits: Limits | None = None,
     env: dict[str, str] | None = None,
     expose: list[Path] | tuple[Path, ...] = (),
+    preload: Path | None = None,
     _mode: str | None = None,
 ) -> RunOutcome:
     """Run `argv` with cwd `workdir` under the sandbox; never raises for what the program does.
 
     `env` is added to a scrubbed environment. `expose` lists paths outside `workdir` the
     program needs to read (bound read-only); the directory of an absolute `argv[0]` is
-    exposed automatically. `RunOutcome.extra['sandbox']` names the mode used.
+    exposed automatically. `preload` is an LD_PRELOAD library set for the program only. `RunOutcome.extra['sandbox']` names the mode used.
     """
     limits = limits or Limits()
     mode = _mode or sandbox_mode()
@@ -244,10 +249,13 @@ def run_sandboxed(
     uid = 0
     if mode == "rlimits":
         cmd = [*_prlimit_args(limits, mode), *argv] if shutil.which("prlimit") else list(argv)
+        if preload is not None:
+            full_env["LD_PRELOAD"] = str(preload)
     else:
         uid = 1_000_000 + secrets.randbelow(1_000_000_000)
-        script = _setup_script(workdir, mode, uid, _exposures(argv, workdir, list(expose)),
-                               _hidden_dirs(workdir))
+        extra = [*expose, *([Path(preload).parent] if preload is not None else [])]
+        script = _setup_script(workdir, mode, uid, _exposures(argv, workdir, extra),
+                               _hidden_dirs(workdir), preload)
         ns = _ns_prefix(mode)
         if limits.network:
             ns.remove("--net")

@@ -1,0 +1,191 @@
+"""engine.check: every comparison and anti-cheat reason triggered by a small real program.
+
+Programs are built by real nvcc and run in the real sandbox on the cuda backend with the GPU
+check off (their results are computed by host code), so what is tested is the engine's logic.
+One mutant program (misbehaviour chosen by an environment variable) keeps nvcc builds few.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from engine_programs import DOUBLE, MUTANT, MutantBackend, double_task, vecadd_program, vecadd_task
+
+from schemas import Program, Status, Tolerance
+from validators.build_cache import BuildCache
+from validators.engine import Engine, run_program
+from validators.reference import ReferenceRunner
+from validators.sandbox import Limits, sandbox_mode
+
+pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+
+LIMITS = Limits(cpu_seconds=5, wall_seconds=8, memory_bytes=2 << 30, file_size_bytes=16 << 20,
+                max_processes=32, output_bytes=256 << 10)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory) -> tuple[BuildCache, ReferenceRunner]:
+    root = tmp_path_factory.mktemp("engine")
+    return BuildCache(root / "builds"), ReferenceRunner(root / "refs")
+
+
+def _engine(shared, mutation: str = "", limits: Limits = LIMITS, **kw) -> Engine:
+    cache, refs = shared
+    backend = MutantBackend(gpu_check=False, cache=cache, **kw)
+    backend.mutation = mutation
+    return Engine(backend, limits=limits, cache=cache, references=refs)
+
+
+def test_correct_program_passes_every_case(shared):
+    res = _engine(shared).check(vecadd_task(odd_size=True), MUTANT)
+    assert res.status == Status.PASSED, res.reason
+    assert [c.status for c in res.cases] == [Status.PASSED] * 3
+    assert res.cases[2].outputs[0].elements == 997  # built with -DN=997
+    assert res.compile and res.compile.ok and "-DN=997" not in res.compile.command
+    assert all(c.outputs[0].max_abs_error == 0 for c in res.cases)
+    assert res.cases_passed == 3 and res.seconds > 0
+
+
+@pytest.mark.parametrize("mutation,reason", [
+    ("off17", "1 of 1000 elements differ (allclose atol=1e-05 rtol=0.0001); first at index 17"),
+    ("missing", "missing output file data/c.bin"),
+    ("short", "short output data/c.bin: 3996 bytes, expected 4000"),
+    ("long", "oversized output data/c.bin: 4004 bytes, expected 4000"),
+    ("nan3", "output c: 1 NaN value(s) where the reference has none; first at index 3"),
+    ("inf5", "output c: 1 Inf value(s) where the reference has none; first at index 5"),
+])
+def test_comparison_failures(shared, mutation, reason):
+    res = _engine(shared, mutation).check(vecadd_task(), MUTANT)
+    assert res.status == Status.FAILED
+    assert reason in res.cases[0].reason, res.cases[0].reason
+    assert reason in res.reason
+
+
+def test_error_figures_reported(shared):
+    res = _engine(shared, "off17").check(vecadd_task(cases=1), MUTANT)
+    out = res.cases[0].outputs[0]
+    assert out.first_mismatch_index == 17 and out.mismatches == 1
+    assert abs(out.max_abs_error - 0.5) < 1e-6 and out.max_rel_error > 0
+
+
+def test_max_abs_tolerance(shared):
+    loose = vecadd_task(cases=1, tolerance=Tolerance(mode="max_abs", max_abs=1e-2))
+    assert _engine(shared, "small9").check(loose, MUTANT).status == Status.PASSED
+    tight = vecadd_task(cases=1, tolerance=Tolerance(mode="max_abs", max_abs=1e-4))
+    res = _engine(shared, "small9").check(tight, MUTANT)
+    assert res.status == Status.FAILED and "max_abs 0.0001" in res.reason
+
+
+def test_exact_for_integers(shared):
+    assert _engine(shared).check(double_task(), DOUBLE).status == Status.PASSED
+    res = _engine(shared, "off").check(double_task(), DOUBLE)
+    assert res.status == Status.FAILED and "(exact); first at index 40" in res.reason
+
+
+@pytest.mark.parametrize("mutation,reason", [
+    ("zeros", "output c is all zeros while the reference is not"),
+    ("constant", "output c is constant (1.5) while the reference is not"),
+    ("modify_a", "read-only input a was modified (data/a.bin)"),
+    ("skip_b", "never read input b (data/b.bin)"),
+    ("read_etc", "opened a file outside its work directory: /etc/hostname"),
+    ("extra_file", "opened a file other than its inputs and outputs: data/zz.bin"),
+    ("socket", "opened a network socket (inet)"),
+])
+def test_anticheat_rejections(shared, mutation, reason):
+    res = _engine(shared, mutation).check(vecadd_task(cases=1), MUTANT)
+    assert res.status == Status.REJECTED, res.reason
+    assert reason in res.reason, res.reason
+
+
+@pytest.mark.parametrize("program,reason", [
+    (vecadd_program(replace=("touch<<<1, 1>>>(d);", "")), "no kernel launch"),
+    (vecadd_program(prelude="static const float TABLE[] = {"
+                    + ", ".join(f"{i}.5f" for i in range(300)) + "};\n"),
+     "initialiser of 300 float literals"),
+    (vecadd_program(replace=('if (m == "exit3")', 'fopen("/etc/passwd", "r");\n  if (m == "exit3")')),
+     "'/etc/passwd'"),
+])
+def test_static_rejections(shared, program, reason):
+    res = _engine(shared).check(vecadd_task(cases=1), program)
+    assert res.status == Status.REJECTED and reason in res.reason, res.reason
+    assert res.compile is not None and res.compile.ok  # it was built, then rejected
+
+
+def test_compile_error_beats_static_rejection(shared):
+    prog = vecadd_program(replace=("touch<<<1, 1>>>(d);", "this_does_not_exist();"))
+    res = _engine(shared).check(vecadd_task(), prog)
+    assert res.status == Status.COMPILE_ERROR
+    assert "this_does_not_exist" in res.reason and not res.compile.ok
+
+
+def test_compile_error(shared):
+    prog = vecadd_program(replace=("size_t count = N;", "size_t count = N; undefined_call();"))
+    res = _engine(shared).check(vecadd_task(), prog)
+    assert res.status == Status.COMPILE_ERROR and "undefined_call" in res.reason
+    assert len(res.cases) == 1  # the default build failed: no point building the others
+
+
+def test_runtime_error_and_timeout(shared):
+    res = _engine(shared, "exit3").check(vecadd_task(cases=1), MUTANT)
+    assert res.status == Status.RUNTIME_ERROR and "exit code 3" in res.reason
+    res = _engine(shared, "segv").check(vecadd_task(cases=1), MUTANT)
+    assert res.status == Status.RUNTIME_ERROR
+    wall = LIMITS.with_overrides(cpu_seconds=30, wall_seconds=1)
+    res = _engine(shared, "spin", limits=wall).check(vecadd_task(cases=1), MUTANT)
+    assert res.status == Status.TIMEOUT and "timed out" in res.reason
+
+
+def test_schedule_dependent_results_fail(shared):
+    eng = _engine(shared, "racy", schedules=["forward", "reverse"])
+    res = eng.check(vecadd_task(cases=1), MUTANT)
+    assert res.status == Status.FAILED
+    assert "schedule-dependent: output c differs at index 42" in res.reason
+    assert res.cases[0].schedules == ["forward", "reverse"]
+    ok = _engine(shared, "", schedules=["forward", "reverse"]).check(vecadd_task(cases=1), MUTANT)
+    assert ok.status == Status.PASSED and ok.cases[0].schedules == ["forward", "reverse"]
+
+
+class NoTensorCores(MutantBackend):
+    def unsupported_features(self, features):
+        return [f for f in features if f == "wmma"]
+
+
+def test_unsupported_features_need_gpu_without_building(shared):
+    wmma = ("#include <mma.h>\nusing namespace nvcuda;\n__global__ void tc() { "
+            "wmma::fragment<wmma::accumulator, 16, 16, 16, float> f; wmma::fill_fragment(f, 0.0f); }\n")
+    cache, refs = shared
+    eng = Engine(NoTensorCores(gpu_check=False, cache=cache), limits=LIMITS, cache=cache,
+                 references=refs)
+    res = eng.check(vecadd_task(cases=1), vecadd_program(prelude=wmma))
+    assert res.status == Status.NEEDS_GPU and "wmma" in res.reason
+    assert res.compile is None and res.cases == [] and "wmma" in res.features
+
+
+def test_broken_reference_is_reported(shared):
+    task = vecadd_task(cases=1)
+    task = task.model_copy(update={"reference": task.reference.model_copy(
+        update={"code": "def reference(inputs, sizes):\n    raise KeyError('nope')\n"})})
+    res = _engine(shared).check(task, MUTANT)
+    assert res.status == Status.FAILED and "no reference outputs" in res.reason and "nope" in res.reason
+
+
+@pytest.mark.skipif(sandbox_mode() == "rlimits", reason="needs namespaces")
+def test_hostile_program_in_check_is_contained(shared, tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    eng = _engine(shared, "delete_outside")
+    eng.backend.env = {"VICTIM": str(victim)}
+    res = eng.check(vecadd_task(cases=1), MUTANT)
+    assert victim.read_text() == "keep"
+    assert res.status == Status.REJECTED
+    assert f"removed or renamed a file outside its work directory: {victim}" in res.reason
+
+
+def test_run_program_standalone(shared):
+    backend = _engine(shared).backend
+    src = '#include <cstdio>\nint main(int argc, char** argv) { printf("args=%d %s\\n", argc, argv[1]); return 0; }\n'
+    run = run_program(Program(source=src), backend, ["hello"], limits=LIMITS)
+    assert run.status == Status.PASSED and run.outcome.stdout.strip() == "args=2 hello"
+    bad = run_program(Program(source="int main() { return x; }"), backend)
+    assert bad.status == Status.COMPILE_ERROR and bad.outcome is None

@@ -1,0 +1,294 @@
+"""Anti-cheat checks: what KernelBench and robust-kbench learned the hard way.
+
+Each check returns a reason (the case is then `rejected`) or an empty string.
+
+- Static (source): no kernel launch at all (no `<<<...>>>`, no `cudaLaunchKernel`-style call
+  and no CUDA library doing the work); a hard-coded table of float literals (one brace
+  initialiser with >= HARDCODED_FLOATS literals: real programs keep small filter/coefficient
+  tables, far below that); `fopen`/`open`/file-stream calls naming a literal path other than
+  `data/<input or output>.bin`.
+- Dynamic (the run): an `LD_PRELOAD` shim (built once with gcc, cached) logs every
+  `open*`/`fopen*`/`creat` path, every removal/rename/mkdir by name, and every AF_INET/AF_INET6
+  `socket` into the work directory's `ACCESS_LOG`. A path outside `data/` and outside the system locations a C/CUDA runtime reads
+  (`/usr`, `/lib`, `/proc`, `/sys`, `/dev`, `/etc/ld.so.*`, ...) is rejected, as is opening an
+  internet socket, and so is an input the program never opened (its outputs cannot depend on
+  it). The shim is detection only: a statically linked program or raw syscalls bypass it, and
+  the sandbox (covered directories, no network) is what contains such programs; when no log
+  was written the dynamic checks are skipped.
+- Outputs: constant (or all-zero) outputs where the reference is not; read-only inputs
+  modified by the run (compared by content hash).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from schemas import Task
+
+from .build_cache import BuildCache
+
+ACCESS_LOG = ".ckd-access.log"
+HARDCODED_FLOATS = 256
+ALLOWED_PREFIXES = ("/usr/", "/lib/", "/lib64/", "/lib32/", "/proc/", "/sys/", "/dev/",
+                    "/etc/ld.so.", "/etc/localtime", "/run/nvidia", "/var/run/nvidia")
+LIBRARY_FEATURES = {"cublas", "cudnn", "cufft", "curand", "cusparse", "cusolver", "thrust",
+                    "cub", "cutlass"}
+
+SHIM_SOURCE = r"""#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int log_fd = -2;
+
+static void record(const char *kind, const char *path) {
+  if (log_fd == -2) {
+    const char *p = getenv("CKD_ACCESS_LOG");
+    log_fd = p ? (int)syscall(SYS_openat, AT_FDCWD, p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600) : -1;
+  }
+  if (log_fd < 0 || !path) return;
+  char buf[4200];
+  int n = snprintf(buf, sizeof buf, "%s\t%.4096s\n", kind, path);
+  if (n > 0) { int e = errno; syscall(SYS_write, log_fd, buf, (size_t)(n < (int)sizeof buf ? n : (int)sizeof buf - 1)); errno = e; }
+}
+
+static const char *flags_kind(int flags) {
+  int acc = flags & O_ACCMODE;
+  return acc == O_RDONLY ? "r" : acc == O_WRONLY ? "w" : "rw";
+}
+static const char *mode_kind(const char *mode) {
+  if (!mode) return "r";
+  if (strchr(mode, '+')) return "rw";
+  return mode[0] == 'r' ? "r" : "w";
+}
+
+#define REAL(name, ret, args) static ret (*real_##name) args; if (!real_##name) real_##name = (ret (*) args)dlsym(RTLD_NEXT, #name)
+
+#define OPEN_LIKE(name) \
+int name(const char *path, int flags, ...) { \
+  REAL(name, int, (const char *, int, ...)); \
+  mode_t m = 0; if (flags & (O_CREAT | O_TMPFILE)) { va_list ap; va_start(ap, flags); m = va_arg(ap, mode_t); va_end(ap); } \
+  record(flags_kind(flags), path); return real_##name(path, flags, m); }
+OPEN_LIKE(open)
+OPEN_LIKE(open64)
+
+/* openat relative to a directory fd: log the directory's path joined with the name. */
+static void record_at(const char *kind, int dirfd, const char *path) {
+  if (!path || path[0] == '/' || dirfd == AT_FDCWD) { record(kind, path); return; }
+  char link[64], dir[4096], full[8300];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+  ssize_t n = readlink(link, dir, sizeof dir - 1);
+  if (n <= 0) { record(kind, path); return; }
+  dir[n] = 0;
+  snprintf(full, sizeof full, "%s/%s", dir, path);
+  record(kind, full);
+}
+
+#define OPENAT_LIKE(name) \
+int name(int dirfd, const char *path, int flags, ...) { \
+  REAL(name, int, (int, const char *, int, ...)); \
+  mode_t m = 0; if (flags & (O_CREAT | O_TMPFILE)) { va_list ap; va_start(ap, flags); m = va_arg(ap, mode_t); va_end(ap); } \
+  record_at(flags_kind(flags), dirfd, path); return real_##name(dirfd, path, flags, m); }
+OPENAT_LIKE(openat)
+OPENAT_LIKE(openat64)
+
+int __open_2(const char *path, int flags) { REAL(__open_2, int, (const char *, int)); record(flags_kind(flags), path); return real___open_2(path, flags); }
+int __open64_2(const char *path, int flags) { REAL(__open64_2, int, (const char *, int)); record(flags_kind(flags), path); return real___open64_2(path, flags); }
+int creat(const char *path, mode_t m) { REAL(creat, int, (const char *, mode_t)); record("w", path); return real_creat(path, m); }
+FILE *fopen(const char *path, const char *mode) { REAL(fopen, FILE *, (const char *, const char *)); record(mode_kind(mode), path); return real_fopen(path, mode); }
+FILE *fopen64(const char *path, const char *mode) { REAL(fopen64, FILE *, (const char *, const char *)); record(mode_kind(mode), path); return real_fopen64(path, mode); }
+FILE *freopen(const char *path, const char *mode, FILE *f) { REAL(freopen, FILE *, (const char *, const char *, FILE *)); record(mode_kind(mode), path); return real_freopen(path, mode, f); }
+/* Changes to the file system by name: logged as writes ("d" for removals). */
+int unlink(const char *path) { REAL(unlink, int, (const char *)); record("d", path); return real_unlink(path); }
+int unlinkat(int dirfd, const char *path, int flags) { REAL(unlinkat, int, (int, const char *, int)); record_at("d", dirfd, path); return real_unlinkat(dirfd, path, flags); }
+int remove(const char *path) { REAL(remove, int, (const char *)); record("d", path); return real_remove(path); }
+int rmdir(const char *path) { REAL(rmdir, int, (const char *)); record("d", path); return real_rmdir(path); }
+int rename(const char *a, const char *b) { REAL(rename, int, (const char *, const char *)); record("d", a); record("w", b); return real_rename(a, b); }
+int mkdir(const char *path, mode_t m) { REAL(mkdir, int, (const char *, mode_t)); record("w", path); return real_mkdir(path, m); }
+int truncate(const char *path, off_t len) { REAL(truncate, int, (const char *, off_t)); record("w", path); return real_truncate(path, len); }
+int socket(int domain, int type, int protocol) {
+  REAL(socket, int, (int, int, int));
+  if (domain == AF_INET || domain == AF_INET6) record("net", domain == AF_INET ? "inet" : "inet6");
+  return real_socket(domain, type, protocol); }
+"""
+
+
+def shim_library(cache: BuildCache | None = None) -> Path | None:
+    """The access-logging LD_PRELOAD library (built with gcc, cached), or None without gcc."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        return None
+    version = subprocess.run([gcc, "--version"], capture_output=True, text=True).stdout
+    cache = cache or BuildCache()
+    key = BuildCache.key(kind="access-shim", source=SHIM_SOURCE, compiler=version)
+
+    def build(tmp: Path):
+        from schemas import CompileInfo
+
+        (tmp / "shim.c").write_text(SHIM_SOURCE)
+        cmd = [gcc, "-O2", "-shared", "-fPIC", "-o", "libckdaccess.so", "shim.c", "-ldl"]
+        out = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=120)
+        (tmp / "shim.c").unlink()
+        return CompileInfo(compiler="gcc", command=cmd, ok=out.returncode == 0,
+                           diagnostics=out.stderr[-2000:])
+
+    path, _ = cache.get_or_build(key, build, artifact="libckdaccess.so")
+    return path
+
+
+# --- static ----------------------------------------------------------------------------------
+
+_FLOAT_LIT = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][-+]?\d+)?[fFlL]?(?![\w.])")
+_INIT_LIST = re.compile(r"=\s*\{([^{}]*)\}")
+_FILE_CALL = re.compile(
+    r"\b(?:fopen|fopen64|open|freopen|creat)\s*\(\s*\"([^\"]*)\""
+    r"|\b(?:std::)?(?:i|o)?fstream\s+\w+\s*[({]\s*\"([^\"]*)\""
+    r"|\.open\s*\(\s*\"([^\"]*)\""
+)
+_LAUNCH_API = re.compile(r"\b(?:cudaLaunchKernel\w*|cudaLaunchCooperativeKernel\w*|cuLaunchKernel\w*|"
+                         r"cudaGraphLaunch)\s*\(")
+
+
+def no_kernel_launch(text: str, launches: int, features: list[str]) -> str:
+    if launches or _LAUNCH_API.search(text) or LIBRARY_FEATURES & set(features):
+        return ""
+    return "no kernel launch: the program computes nothing on the device"
+
+
+def hardcoded_table(text: str) -> str:
+    for m in _INIT_LIST.finditer(text):
+        n = len(_FLOAT_LIT.findall(m.group(1)))
+        if n >= HARDCODED_FLOATS:
+            line = text.count("\n", 0, m.start()) + 1
+            return (f"hard-coded results: an initialiser of {n} float literals at line {line} "
+                    f"(limit {HARDCODED_FLOATS})")
+    return ""
+
+
+def literal_file_paths(text: str, allowed: set[str]) -> str:
+    for m in _FILE_CALL.finditer(text):
+        path = next(g for g in m.groups() if g is not None)
+        if "%" in path or not path:
+            continue  # a format string: resolved at run time, checked by the access log
+        norm = os.path.normpath(path)
+        if norm not in allowed:
+            line = text.count("\n", 0, m.start()) + 1
+            return f"opens a file other than its inputs and outputs: {path!r} (line {line})"
+    return ""
+
+
+def allowed_files(task: Task) -> set[str]:
+    return {f"data/{t.name}.bin" for t in [*task.inputs, *task.outputs]}
+
+
+def static_reasons(text: str, task: Task, launches: int, features: list[str]) -> list[str]:
+    reasons = [no_kernel_launch(text, launches, features), hardcoded_table(text),
+               literal_file_paths(text, allowed_files(task))]
+    return [r for r in reasons if r]
+
+
+# --- dynamic ---------------------------------------------------------------------------------
+
+def read_access_log(workdir: Path) -> list[tuple[str, str]] | None:
+    path = workdir / ACCESS_LOG
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return None
+    entries = []
+    for line in text.splitlines():
+        kind, _, target = line.partition("\t")
+        if kind in ("r", "w", "rw", "d", "net"):
+            entries.append((kind, target))
+    return entries
+
+
+def access_reasons(entries: list[tuple[str, str]] | None, workdir: Path, task: Task,
+                   extra_allowed: tuple[str, ...] = ()) -> list[str]:
+    """Forbidden accesses and inputs never opened, from the shim's log."""
+    if entries is None:
+        return []
+    allowed = allowed_files(task)
+    work = os.path.realpath(workdir)
+    opened: set[str] = set()
+    reasons = []
+    for kind, target in entries:
+        if kind == "net":
+            reasons.append(f"opened a network socket ({target})")
+            continue
+        norm = target if target.startswith("/") else os.path.join(work, target)
+        norm = os.path.normpath(norm)
+        verb = "removed or renamed" if kind == "d" else "opened"
+        if norm.startswith(work + os.sep):
+            rel = os.path.relpath(norm, work)
+            if rel in allowed:  # removing one's own output is harmless; inputs are hashed
+                if kind != "d":
+                    opened.add(rel)
+                continue
+            if rel == ACCESS_LOG:
+                continue
+            reasons.append(f"{verb} a file other than its inputs and outputs: {target}")
+        elif norm == work:
+            continue
+        elif kind != "d" and (norm.startswith(ALLOWED_PREFIXES) or norm.startswith(extra_allowed)):
+            continue
+        else:
+            reasons.append(f"{verb} a file outside its work directory: {target}")
+    for t in task.inputs:
+        if f"data/{t.name}.bin" not in opened:
+            reasons.append(f"never read input {t.name} (data/{t.name}.bin): outputs cannot depend on it")
+    out: list[str] = []
+    for r in reasons:  # keep order, drop repeats
+        if r not in out:
+            out.append(r)
+    return out[:5]
+
+
+# --- outputs -----------------------------------------------------------------------------------
+
+def degenerate_output(name: str, out: np.ndarray, ref: np.ndarray) -> str:
+    """Constant or all-zero output where the reference is not constant."""
+    if out.size < 2 or ref.size < 2:
+        return ""
+    r = ref.ravel()
+    ref_constant = bool(np.all((r == r[0]) | (np.isnan(r) & np.isnan(r[0]))))
+    if ref_constant:
+        return ""
+    o = out.ravel()
+    if np.all(o == 0):
+        return f"output {name} is all zeros while the reference is not"
+    if np.all(o == o[0]):
+        return f"output {name} is constant ({o[0].item()!r}) while the reference is not"
+    return ""
+
+
+def input_digests(workdir: Path, task: Task) -> dict[str, str]:
+    import hashlib
+
+    out = {}
+    for t in task.inputs:
+        p = workdir / "data" / f"{t.name}.bin"
+        try:
+            out[t.name] = hashlib.sha256(p.read_bytes()).hexdigest()
+        except OSError:
+            out[t.name] = "missing"
+    return out
+
+
+def modified_inputs(before: dict[str, str], workdir: Path, task: Task) -> list[str]:
+    after = input_digests(workdir, task)
+    return [f"read-only input {t.name} was modified (data/{t.name}.bin)"
+            for t in task.inputs if t.read_only and before.get(t.name) != after.get(t.name)]

@@ -1,0 +1,164 @@
+"""The `cuda` backend: nvcc builds, the binary runs on a real GPU inside the sandbox.
+
+Thin on purpose (DESIGN.md): everything but the compiler command and the failure signatures
+is shared with the other backends. The GPU is chosen with `CUDA_VISIBLE_DEVICES`. Variants
+`memcheck` and `racecheck` run the same binary under compute-sanitizer when it is installed
+and a GPU answers.
+
+Whether a GPU answers is asked once per process by a tiny nvcc-built probe (cached build):
+on a machine without a driver every CUDA call fails with `cudaErrorInsufficientDriver` while
+the process exits 0, so an exit code proves nothing. The probe prints what
+`cudaGetDeviceCount` returned and we read that; with no GPU, every run is `needs_gpu`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from schemas import Program, Status
+
+from ..build_cache import BuildCache
+from ..nvcc import NvccOptions, NvccUnavailable, compile_program, nvcc_path
+from .base import Backend, Executable, RunOutcome, Verdict
+
+PROBE_SOURCE = r"""
+#include <cstdio>
+#include <cuda_runtime.h>
+int main() {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  std::printf("CKD-PROBE %s %d\n", cudaGetErrorName(e), e == cudaSuccess ? n : 0);
+  if (e == cudaSuccess && n > 0) {
+    cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, 0) == cudaSuccess)
+      std::printf("CKD-DEVICE %s sm_%d%d\n", p.name, p.major, p.minor);
+  }
+  return 0;
+}
+"""
+
+NO_GPU_SIGNATURES = (
+    "cudaErrorInsufficientDriver",
+    "CUDA driver version is insufficient",
+    "cudaErrorNoDevice",
+    "no CUDA-capable device is detected",
+    "cudaErrorNotSupported",
+    "CUDA_ERROR_NO_DEVICE",
+    "cudaErrorSystemNotReady",
+)
+
+
+@dataclass(frozen=True)
+class GpuProbe:
+    devices: int
+    error: str
+    """The cudaError_t name cudaGetDeviceCount returned (`cudaSuccess` when it worked)."""
+    device: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.devices > 0
+
+    def reason(self) -> str:
+        if self.ok:
+            return ""
+        return f"no GPU answered (cudaGetDeviceCount: {self.error}, {self.devices} devices)"
+
+
+@functools.cache
+def probe_gpu() -> GpuProbe:
+    """Build (cached) and run the probe; never raises."""
+    if os.environ.get("CKD_ASSUME_NO_GPU"):
+        return GpuProbe(0, "CKD_ASSUME_NO_GPU set")
+    try:
+        path, info = compile_program(Program(source=PROBE_SOURCE, filename="probe.cu"),
+                                     options=NvccOptions(ptxas_verbose=False))
+    except NvccUnavailable as exc:
+        return GpuProbe(0, f"nvcc unavailable: {exc}")
+    if path is None:
+        return GpuProbe(0, "probe did not build: " + info.diagnostics[:200])
+    try:
+        out = subprocess.run([str(path)], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return GpuProbe(0, f"probe did not run: {exc}")
+    for line in out.stdout.splitlines():
+        if line.startswith("CKD-PROBE "):
+            _, err, n = line.split()
+            dev = next((ln.removeprefix("CKD-DEVICE ") for ln in out.stdout.splitlines()
+                        if ln.startswith("CKD-DEVICE ")), "")
+            return GpuProbe(int(n), err, dev)
+    return GpuProbe(0, f"probe printed nothing (exit {out.returncode})")
+
+
+SANITIZER_TOOLS = ("memcheck", "racecheck")
+_SANITIZER_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) error")
+
+
+class CudaBackend(Backend):
+    """nvcc + a real GPU."""
+
+    name = "cuda"
+
+    def __init__(self, *, options: NvccOptions | None = None, cache: BuildCache | None = None,
+                 device: str | None = None, gpu_check: bool = True) -> None:
+        self.options = options or NvccOptions()
+        self.cache = cache
+        self.device = device if device is not None else os.environ.get("CUDA_VISIBLE_DEVICES", "0")
+        self.gpu_check = gpu_check
+        """False only to run host-only programs on a GPU-less machine (tests of the engine)."""
+
+    def available(self) -> str | None:
+        try:
+            nvcc_path()
+        except NvccUnavailable as exc:
+            return str(exc)
+        return None
+
+    def gpu(self) -> GpuProbe:
+        return probe_gpu()
+
+    def build(self, program: Program, defines: dict[str, int], *, variant: str = "plain") -> Executable:
+        path, info = compile_program(program, defines, options=self.options, cache=self.cache)
+        return Executable(path=path, compile=info, backend=self.name, variant=variant)
+
+    def command(self, exe: Executable, args: list[str], *, schedule: str = "default"
+                ) -> tuple[list[str], dict[str, str]]:
+        env = {"CUDA_VISIBLE_DEVICES": self.device}
+        argv = [str(exe.path), *args]
+        if exe.variant in SANITIZER_TOOLS:
+            sanitizer = shutil.which("compute-sanitizer") or "compute-sanitizer"
+            argv = [sanitizer, "--tool", exe.variant, "--error-exitcode", "86", *argv]
+        return argv, env
+
+    def variants(self, *, thorough: bool = True) -> list[str]:
+        if thorough and shutil.which("compute-sanitizer") and probe_gpu().ok:
+            return ["plain", *SANITIZER_TOOLS]
+        return ["plain"]
+
+    def sandbox_overrides(self, exe: Executable) -> dict[str, object]:
+        # The CUDA driver reserves a very large virtual address range (unified addressing):
+        # an address-space limit breaks every GPU program.
+        return {"memory_bytes": None}
+
+    def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:
+        if self.gpu_check:
+            probe = probe_gpu()
+            if not probe.ok:
+                return Verdict(Status.NEEDS_GPU, probe.reason())
+        text = outcome.stdout + "\n" + outcome.stderr
+        sig = next((s for s in NO_GPU_SIGNATURES if s in text), None)
+        if sig and self.gpu_check:
+            return Verdict(Status.NEEDS_GPU, f"the program reported {sig}")
+        if exe.variant in SANITIZER_TOOLS:
+            m = _SANITIZER_SUMMARY.search(text)
+            if m and int(m.group(1)) > 0:
+                first = next((ln.strip("= ").strip() for ln in text.splitlines()
+                              if ln.startswith("========= ") and "rror" in ln), "")
+                return Verdict(Status.RUNTIME_ERROR,
+                               f"compute-sanitizer {exe.variant}: {m.group(1)} error(s): {first}"[:500])
+        return super().classify(exe, outcome)
