@@ -342,3 +342,54 @@ def test_merge_sorts_and_merges_within_a_kind_only() -> None:
         (10, 30, "thread_index", ""),
         (20, 25, "sync", "c"),
     ]
+
+
+def test_launch_config_field_assignments_and_loop_variables() -> None:
+    src = """\
+__global__ void k(float* a, int n) {}
+void f(float* a, int n) {
+  dim3 grid;
+  grid.x = (n + 127) / 128;
+  grid.y = 1;
+  int unrelated = 5;
+  for (int t = 32; t <= 1024; t *= 2) {
+    k<<<grid, t>>>(a, n);
+  }
+}
+"""
+    a = analyze(src)
+    check_invariants(a)
+    assert texts(a, "launch_config") == [
+        "dim3 grid;",
+        "grid.x = (n + 127) / 128;",
+        "grid.y = 1;",
+        "int t = 32;",
+        "<<<grid, t>>>",
+    ]
+    assert [(d.name, d.args) for d in a.dim3s] == [("grid", [])]
+
+
+def test_api_launches_are_listed_separately() -> None:
+    src = """\
+__global__ void k(float* a) {}
+template <typename T> __global__ void t(T* a) {}
+void f(float* a, cudaStream_t s) {
+  void* args[] = {&a};
+  cudaLaunchKernel((void*)k, dim3(1), dim3(32), args, 0, s);
+  cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&t<float>), 1, 32, args);
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchKernelEx(&cfg, k, a);
+}
+"""
+    a = analyze(src)
+    check_invariants(a)
+    assert a.launches == []
+    assert [(x.api, x.kernel, x.line, x.function) for x in a.api_launches] == [
+        ("cudaLaunchKernel", "k", 5, "f"),
+        ("cudaLaunchCooperativeKernel", "t", 6, "f"),
+        ("cudaLaunchKernelEx", "k", 8, "f"),
+    ]
+    assert a.api_launches[0].args == ["(void*)k", "dim3(1)", "dim3(32)", "args", "0", "s"]
+    first = a.api_launches[0].call_span
+    assert a.text[first.start : first.end] == "cudaLaunchKernel((void*)k, dim3(1), dim3(32), args, 0, s)"
+    assert a.features == ["grid_sync"]  # the cooperative launch

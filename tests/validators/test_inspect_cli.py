@@ -30,7 +30,8 @@ int main() {
 """
 
 JSON_KEYS = [
-    "file", "encoding", "chars", "kernels", "device_functions", "launches", "dim3s", "spans",
+    "file", "encoding", "chars", "kernels", "device_functions", "launches", "api_launches",
+    "dim3s", "spans",
     "features", "feature_hits", "errors", "notes",
 ]
 

@@ -16,9 +16,16 @@ from .functions import (
     last_name,
     qualifiers_of,
 )
-from .launches import Definitions, build_dim3s, build_launch, config_statements
+from .launches import (
+    API_LAUNCHERS,
+    Definitions,
+    build_api_launch,
+    build_dim3s,
+    build_launch,
+    config_statements,
+)
 from .macros import WRAP_PREFIX, split_define, worth_parsing, wrap_body
-from .model import Analysis, Dim3Decl, FeatureHit, Function, Launch, TextRange
+from .model import Analysis, ApiLaunch, Dim3Decl, FeatureHit, Function, Launch, TextRange
 from .parse import Decoded, Source, captures, decode, parse_errors, query
 from .spans import merge
 
@@ -92,6 +99,7 @@ class _Collector:
         self.kernels: list[Function] = []
         self.device_functions: list[Function] = []
         self.launches: list[Launch] = []
+        self.api_launches: list[ApiLaunch] = []
         self.dim3s: list[Dim3Decl] = []
         self.raw_spans: list[tuple[int, int, str, str]] = []
         self.hits: list[FeatureHit] = []
@@ -215,6 +223,9 @@ class _Collector:
         in_device = any(q in ("__global__", "__device__") for q in quals)
         if owner and in_device:
             self.calls.setdefault(owner, set()).add(name)
+        if name in API_LAUNCHERS:
+            self.api_launches.append(build_api_launch(src, call, name, owner))
+            return
         kind = _call_kind(src, callee, name)
         if kind is None:
             return
@@ -377,7 +388,7 @@ def _analyze(decoded: Decoded) -> Analysis:
     errors = parse_errors(src)
     features = sorted({h.feature for h in col.hits})
     notes = list(decoded.notes)
-    if not col.kernels and not col.launches:
+    if not col.kernels and not col.launches and not col.api_launches:
         notes.append("no __global__ kernel and no launch found")
     return Analysis(
         text=decoded.text,
@@ -385,6 +396,7 @@ def _analyze(decoded: Decoded) -> Analysis:
         kernels=sorted(col.kernels, key=lambda f: f.span.start),
         device_functions=sorted(col.device_functions, key=lambda f: f.span.start),
         launches=sorted(col.launches, key=lambda x: x.config_span.start),
+        api_launches=sorted(col.api_launches, key=lambda x: x.call_span.start),
         dim3s=sorted(col.dim3s, key=lambda x: x.span.start),
         spans=merge(col.raw_spans),
         features=features,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from tree_sitter import Node, QueryCursor
 
 from .functions import declarator_name, last_name
-from .model import Dim3Decl, Launch, TextRange
+from .model import ApiLaunch, Dim3Decl, Launch, TextRange
 from .parse import Source, query, squash
 
 MAX_FOLLOW_DEPTH = 4
@@ -242,3 +242,55 @@ def build_dim3s(src: Source, decl: Node, function: str | None) -> list[Dim3Decl]
             )
         )
     return out
+
+
+API_LAUNCHERS = frozenset(
+    {
+        "cudaLaunchKernel",
+        "cudaLaunchCooperativeKernel",
+        "cudaLaunchKernelEx",
+        "cudaLaunchKernelExC",
+        "cuLaunchKernel",
+        "cuLaunchKernelEx",
+        "cuLaunchCooperativeKernel",
+    }
+)
+# Where the kernel is in the argument list: cudaLaunchKernelEx(&config, kernel, args...).
+_KERNEL_ARG = {"cudaLaunchKernelEx": 1, "cudaLaunchKernelExC": 1, "cuLaunchKernelEx": 1}
+
+
+def _kernel_in(arg: Node | None) -> Node | None:
+    """The function name inside `(void*)k`, `&k`, `reinterpret_cast<void*>(k)`, `k<float>`."""
+    while arg is not None:
+        t = arg.type
+        if t in ("identifier", "qualified_identifier", "template_function"):
+            return last_name(arg)
+        if t == "cast_expression":
+            arg = arg.child_by_field_name("value")
+        elif t == "pointer_expression":
+            arg = arg.child_by_field_name("argument")
+        elif t == "parenthesized_expression":
+            arg = arg.named_child(0) if arg.named_child_count else None
+        elif t == "call_expression":  # reinterpret_cast<const void*>(k)
+            args = arg.child_by_field_name("arguments")
+            arg = args.named_child(0) if args is not None and args.named_child_count else None
+        else:
+            return None
+    return None
+
+
+def build_api_launch(src: Source, call: Node, api: str, function: str | None) -> ApiLaunch:
+    arglist = call.child_by_field_name("arguments")
+    named = (
+        [c for c in arglist.named_children if c.type != "comment"] if arglist is not None else []
+    )
+    pos = _KERNEL_ARG.get(api, 0)
+    name = _kernel_in(named[pos]) if len(named) > pos else None
+    return ApiLaunch(
+        api=api,
+        kernel=src.node_text(name) if name is not None else "",
+        args=[squash(src.node_text(c)) for c in named],
+        line=src.line(call),
+        call_span=TextRange(start=src.start(call), end=src.end(call)),
+        function=function,
+    )

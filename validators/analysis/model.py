@@ -103,6 +103,20 @@ class Launch(_Model):
         return self.config[3] if len(self.config) > 3 else None
 
 
+class ApiLaunch(_Model):
+    """A launch through the runtime/driver API: `cudaLaunchKernel((void*)k, grid, block, args, 0, s)`,
+    `cudaLaunchCooperativeKernel`, `cudaLaunchKernelEx`, `cuLaunchKernel`."""
+
+    api: str
+    kernel: str
+    """The kernel named in the first argument (casts and `&` stripped), empty when not a name."""
+    args: list[str]
+    """All argument texts of the API call."""
+    line: int
+    call_span: TextRange
+    function: str | None = None
+
+
 class Dim3Decl(_Model):
     """One declarator of a `dim3` declaration: `dim3 grid((n + 255) / 256)`."""
 
@@ -136,6 +150,8 @@ class Analysis(_Model):
     kernels: list[Function] = []
     device_functions: list[Function] = []
     launches: list[Launch] = []
+    api_launches: list[ApiLaunch] = []
+    """Launches written as API calls rather than `<<<>>>` (not rewritten by a `<<<>>>` rewrite)."""
     dim3s: list[Dim3Decl] = []
     spans: list[Span] = []
     features: list[str] = []

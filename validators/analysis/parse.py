@@ -85,7 +85,9 @@ def decode(source: str | bytes | bytearray | memoryview) -> Decoded:
     if len(data) > MAX_INPUT_BYTES:
         refuse = f"input is {len(data)} bytes, over the {MAX_INPUT_BYTES}-byte limit: not parsed"
     elif looks_binary(text[:_BINARY_PROBE]):
-        refuse = "input looks binary (NUL or many control characters in its first 8 KiB): not parsed"
+        refuse = (
+            "input looks binary (NUL or many control characters in its first 8 KiB): not parsed"
+        )
     if text.startswith("\ufeff"):
         # The parser would choke on the BOM; blank its three bytes so offsets stay the same.
         data = b"   " + data[3:]
@@ -93,17 +95,17 @@ def decode(source: str | bytes | bytearray | memoryview) -> Decoded:
     return Decoded(text=text, data=data, encoding=encoding, notes=notes, refuse=refuse)
 
 
-# C0 control characters other than the whitespace ones (\t \n \v \f \r) and ESC (colour codes in
+# C0 control bytes other than the whitespace ones (\t \n \v \f \r) and ESC (colour codes in
 # comments): source text has essentially none of them, random bytes about 9% of them.
-_CONTROL = frozenset(chr(c) for c in range(32) if chr(c) not in "\t\n\v\f\r\x1b")
+_CONTROL_BYTES = bytes(c for c in range(32) if chr(c) not in "\t\n\v\f\r\x1b")
 
 
 def looks_binary(sample: str) -> bool:
     if "\x00" in sample:
         return True
-    if not sample:
-        return False
-    controls = sum(1 for ch in sample if ch in _CONTROL)
+    # Control characters are one byte in UTF-8 and never inside a multi-byte sequence.
+    data = sample.encode("utf-8", "surrogatepass")
+    controls = len(data) - len(data.translate(None, _CONTROL_BYTES))
     return controls > max(4, len(sample) // 100)
 
 

@@ -44,6 +44,7 @@ def report(path: str, a: Analysis) -> dict[str, Any]:
         "kernels": [f.model_dump(mode="json") for f in a.kernels],
         "device_functions": [f.model_dump(mode="json") for f in a.device_functions],
         "launches": [x.model_dump(mode="json") for x in a.launches],
+        "api_launches": [x.model_dump(mode="json") for x in a.api_launches],
         "dim3s": [d.model_dump(mode="json") for d in a.dim3s],
         "spans": [
             {
@@ -120,6 +121,14 @@ def print_tables(path: str, a: Analysis, console: Console) -> None:
             Text(abbreviate(", ".join(x.config))),
             Text(abbreviate(", ".join(x.args))),
             Text(where),
+        )
+    for api in a.api_launches:
+        launches.add_row(
+            str(api.line),
+            Text(f"{api.kernel or '?'} (via {api.api})"),
+            Text(abbreviate(", ".join(api.args[1:]))),
+            "",
+            Text(api.function or "file scope"),
         )
     console.print(launches)
 
