@@ -81,6 +81,8 @@ def compare_arrays(name: str, out: np.ndarray, ref: np.ndarray, tol: Tolerance) 
         with np.errstate(invalid="ignore"):
             bad = ~((diff <= tol.max_abs) | agree)
         rule = f"max_abs {tol.max_abs:g}"
+    if tol.mode != "exact":
+        bad = bad | (~np.isfinite(diff) & ~agree)  # inf <= atol + rtol * inf must not pass
     count = int(bad.sum())
     if count == 0:
         return OutputCheck(**check, ok=True, mismatches=0)
