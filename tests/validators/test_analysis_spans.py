@@ -393,3 +393,29 @@ void f(float* a, cudaStream_t s) {
     first = a.api_launches[0].call_span
     assert a.text[first.start : first.end] == "cudaLaunchKernel((void*)k, dim3(1), dim3(32), args, 0, s)"
     assert a.features == ["grid_sync"]  # the cooperative launch
+
+
+def test_launch_config_falls_back_to_file_scope_constants() -> None:
+    src = """\
+constexpr int kThreads = 256;
+static const int kWarps = kThreads / 32;
+const int N = 1 << 20;
+namespace cfg { const int SH = 1024; }
+int kernel_count;
+__global__ void k(float* a, int n) {}
+int main() {
+  float* a;
+  k<<<(N + kThreads - 1) / kThreads, kThreads, SH>>>(a, N);
+  k<<<kWarps, 32>>>(a, N);
+}
+"""
+    a = analyze(src)
+    check_invariants(a)
+    # N is the problem size (passed to the kernel), not followed; the others compute the sizes.
+    assert texts(a, "launch_config") == [
+        "constexpr int kThreads = 256;",
+        "static const int kWarps = kThreads / 32;",
+        "const int SH = 1024;",
+        "<<<(N + kThreads - 1) / kThreads, kThreads, SH>>>",
+        "<<<kWarps, 32>>>",
+    ]

@@ -19,6 +19,7 @@ from .functions import (
 from .launches import (
     API_LAUNCHERS,
     Definitions,
+    FileScope,
     build_api_launch,
     build_dim3s,
     build_launch,
@@ -109,6 +110,7 @@ class _Collector:
         self._fn_info: dict[int, tuple[str, list[str]]] = {}
         self._defs: dict[int, Definitions] = {}
         self._index = FunctionIndex([])
+        self._files: FileScope | None = None
 
     # ---- helpers -------------------------------------------------------------------------
     def hit(self, src: Source, node: Node, feature: str, reason: str) -> None:
@@ -264,7 +266,9 @@ class _Collector:
             if call is not None and call.type == "call_expression"
             else None
         )
-        for stmt in config_statements(defs, syntax, arglist):
+        if self._files is None:
+            self._files = FileScope(src.tree.root_node)
+        for stmt in config_statements(defs, syntax, arglist, self._files):
             self.span(src, stmt, "launch_config", launch.kernel)
 
     def _using(self, src: Source, node: Node) -> None:

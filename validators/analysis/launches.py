@@ -165,7 +165,52 @@ class Definitions:
                             self._add(name, stmt, None)
 
 
-def config_statements(defs: Definitions, syntax: Node, arglist: Node | None) -> list[Node]:
+class FileScope:
+    """File- and namespace-scope variable declarations (`constexpr int kBlock = 256;`), indexed
+    on first use: most launches never need them."""
+
+    _CONTAINERS = frozenset(
+        {
+            "namespace_definition",
+            "declaration_list",
+            "linkage_specification",
+            "preproc_if",
+            "preproc_ifdef",
+            "preproc_else",
+            "preproc_elif",
+        }
+    )
+
+    def __init__(self, root: Node) -> None:
+        self._root = root
+        self._decls: dict[bytes, tuple[Node, Node | None]] | None = None
+
+    def get(self, name: bytes) -> tuple[Node, Node | None] | None:
+        if self._decls is None:
+            self._decls = {}
+            stack = [self._root]
+            while stack:
+                for c in stack.pop().named_children:
+                    if c.type == "declaration":
+                        for d in c.children_by_field_name("declarator"):
+                            if d.type == "function_declarator":  # a prototype
+                                continue
+                            ident = declarator_name(d)
+                            if ident is not None and ident.type == "identifier":
+                                value = (
+                                    d.child_by_field_name("value")
+                                    if d.type == "init_declarator"
+                                    else None
+                                )
+                                self._decls.setdefault(ident.text, (c, value))
+                    elif c.type in self._CONTAINERS:
+                        stack.append(c)
+        return self._decls.get(name)
+
+
+def config_statements(
+    defs: Definitions, syntax: Node, arglist: Node | None, files: FileScope | None = None
+) -> list[Node]:
     """The statements before this launch that compute the grid, block and shared-memory
     sizes it uses.
 
@@ -173,7 +218,8 @@ def config_statements(defs: Definitions, syntax: Node, arglist: Node | None) -> 
     also kernel arguments and appear inside a larger expression (`n` in
     `k<<<(n + 255) / 256, 256>>>(x, n)` is problem data, not configuration). Assignments
     count when they come before the launch and write the same variable (same visible
-    declaration) the launch reads.
+    declaration) the launch reads. Names the function does not declare fall back to
+    file-scope declarations (`constexpr int kThreads = 256;`).
     """
     data = {i.text for i in identifiers_in(arglist)} if arglist is not None else set()
     launch_at = syntax.start_byte
@@ -200,6 +246,12 @@ def config_statements(defs: Definitions, syntax: Node, arglist: Node | None) -> 
                 picked[decl[0].id] = decl[0]
                 if decl[1] is not None:
                     nxt.extend(identifiers_in(decl[1]))
+            elif files is not None and name not in defs.assigns:
+                top = files.get(name)
+                if top is not None and top[0].start_byte < launch_at:
+                    picked[top[0].id] = top[0]
+                    if top[1] is not None:
+                        nxt.extend(identifiers_in(top[1]))
             for stmt, value in defs.assigns.get(name, ()):
                 if stmt.start_byte >= launch_at:
                     continue
