@@ -143,6 +143,12 @@ def _check_value(name: str, tp: Any, value: Any) -> Any:
             raise CusetError(f"config key {name!r}: expected an integer, got {value!r}")
         return value
     if tp is float:
+        if isinstance(value, str):
+            # YAML 1.1 reads `1e-4` (no dot) as a string
+            try:
+                value = float(value)
+            except ValueError:
+                pass
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise CusetError(f"config key {name!r}: expected a number, got {value!r}")
         return float(value)

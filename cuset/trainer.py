@@ -147,6 +147,9 @@ def training_arguments(cfg: TrainConfig) -> TrainingArguments:
     )
     if t.ddp_backend:
         kw["ddp_backend"] = t.ddp_backend
+    if not torch.cuda.is_available():
+        # without this, accelerate sees a CPU torchrun launch as a single process
+        kw["use_cpu"] = True
     try:
         return TrainingArguments(**kw)
     except (ValueError, TypeError) as e:
@@ -164,7 +167,9 @@ def build_trainer(cfg: TrainConfig, rows: Any | None = None) -> tuple[CusetTrain
             raise CusetError("no dataset given: pass --data DIR or set data.path in the config")
         rows = load_rows(cfg.data.path, cfg.data.split)
     args = training_arguments(cfg)
-    path = resolve_model_path(cfg.model.name_or_path)
+    with args.main_process_first(local=True, desc="preparing the model"):
+        # a builtin model is built once, by the first process of each machine
+        path = resolve_model_path(cfg.model.name_or_path)
     tokenizer = load_tokenizer(cfg, path)
     check_chat_template(tokenizer, cfg.model.name_or_path)
     dataset, report = prepare(

@@ -81,13 +81,15 @@ def tiny_checkpoint(cache_dir: str | Path | None = None) -> Path:
     h = hashlib.sha256()
     for name, text in sorted(corpus_programs().items()):
         h.update(name.encode() + b"\0" + text.encode())
-    h.update(CHAT_TEMPLATE.encode() + repr(sorted(PROMPTS.items())).encode() + b"v1")
+    h.update(CHAT_TEMPLATE.encode() + repr(sorted(PROMPTS.items())).encode() + b"v2")
     out = root / "cuset" / f"tiny-{h.hexdigest()[:12]}"
     if (out / "config.json").is_file() and (out / "tokenizer.json").is_file():
         return out
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     tok = build_tokenizer()
     model = build_model(len(tok))
+    for c in (model.config, model.generation_config):
+        c.eos_token_id, c.pad_token_id, c.bos_token_id = tok.eos_token_id, tok.pad_token_id, None
     tmp.mkdir(parents=True, exist_ok=True)
     tok.save_pretrained(tmp)
     model.save_pretrained(tmp)

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cuset_cache(tmp_path_factory):
+    """Keep the tiny checkpoint the tests build out of the user's cache."""
+    old = os.environ.get("CKD_CACHE_DIR")
+    os.environ["CKD_CACHE_DIR"] = str(tmp_path_factory.mktemp("ckd-cache"))
+    yield
+    if old is None:
+        os.environ.pop("CKD_CACHE_DIR", None)
+    else:
+        os.environ["CKD_CACHE_DIR"] = old
+
+
+@pytest.fixture(scope="session")
+def cuda_dataset(tmp_path_factory):
+    """A builder-layout dataset of the bundled CUDA programs (plus one test-split record)."""
+    from cuset_testdata import corpus_records, make_record, write_dataset
+
+    from cuset.tiny import corpus_programs
+
+    recs = corpus_records()
+    recs.append(make_record("relu", corpus_programs()["relu"], rec_id="held-out", split="test"))
+    return write_dataset(recs, tmp_path_factory.mktemp("cuda-ds"))
+
+
+@pytest.fixture(scope="session")
+def warm_model(cuda_dataset, tmp_path_factory):
+    """The tiny model after a short full SFT on the corpus, so token confidences are spread
+    over (0, 1) as in an instruct model, rather than all near 1/vocab."""
+    from pathlib import Path
+
+    from cuset.config import load_config
+    from cuset.trainer import train
+
+    out = tmp_path_factory.mktemp("warm")
+    cfg = load_config(Path(__file__).resolve().parents[2] / "cuset" / "configs" / "tiny.yaml", [
+        f"data.path={cuda_dataset}", f"training.output_dir={out}", "training.disable_tqdm=true",
+        "loss.method=sft", "lora.enabled=false", "training.max_steps=40", "training.learning_rate=5e-3",
+        "training.gradient_accumulation_steps=1", "data.max_length=512", "training.report_to=[]",
+        "training.logging_steps=40",
+    ])
+    train(cfg)
+    return out / "final"
