@@ -419,3 +419,24 @@ int main() {
         "<<<(N + kThreads - 1) / kThreads, kThreads, SH>>>",
         "<<<kWarps, 32>>>",
     ]
+
+
+def test_qualifiers_written_through_macros_of_the_file() -> None:
+    src = """\
+#define HD __host__ __device__
+#define KERNEL __global__
+#define DEV static __device__ __forceinline__
+#define NOT_A_QUALIFIER float
+HD float f(float x) { return x; }
+KERNEL void k(float* a) { a[threadIdx.x] = f(1) + g(); }
+DEV int g() { return 1; }
+NOT_A_QUALIFIER h() { return 0; }
+"""
+    a = analyze(src)
+    check_invariants(a)
+    assert [(f.name, f.qualifiers, f.return_type) for f in a.kernels] == [("k", ["__global__"], "void")]
+    assert [(f.name, f.qualifiers, f.return_type) for f in a.device_functions] == [
+        ("f", ["__host__", "__device__"], "float"),
+        ("g", ["__device__"], "int"),
+    ]
+    assert [s.label for s in a.spans_of("kernel_body")] == ["f", "k", "g"]

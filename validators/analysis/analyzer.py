@@ -14,6 +14,7 @@ from .functions import (
     enclosing_function,
     function_declarator,
     last_name,
+    qualifier_macro,
     qualifiers_of,
 )
 from .launches import (
@@ -111,6 +112,8 @@ class _Collector:
         self._defs: dict[int, Definitions] = {}
         self._index = FunctionIndex([])
         self._files: FileScope | None = None
+        # `#define HD __host__ __device__`: macro name -> the qualifiers it stands for
+        self.qualifier_macros: dict[bytes, list[str]] = {}
 
     # ---- helpers -------------------------------------------------------------------------
     def hit(self, src: Source, node: Node, feature: str, reason: str) -> None:
@@ -137,7 +140,10 @@ class _Collector:
         if info is None:
             fdecl = function_declarator(fn)
             name = last_name(fdecl.child_by_field_name("declarator")) if fdecl is not None else None
-            info = (src.node_text(name) if name is not None else "", qualifiers_of(fn))
+            info = (
+                src.node_text(name) if name is not None else "",
+                qualifiers_of(fn, self.qualifier_macros),
+            )
             self._fn_info[fn.id] = info
         return info
 
@@ -152,6 +158,13 @@ class _Collector:
             caps = _drop_inside(caps, broken)
         self._index = FunctionIndex(caps.get("function", []))
         if src.macro is None:
+            for d in defines:
+                if d.type == "preproc_def" and not d.has_error:
+                    name, body = d.child_by_field_name("name"), d.child_by_field_name("value")
+                    if name is not None and body is not None:
+                        quals = qualifier_macro(src.node_text(body))
+                        if quals:
+                            self.qualifier_macros[name.text] = quals
             for fn in caps.get("function", ()):
                 self._function(src, fn)
         for node in caps.get("call", ()):
@@ -206,7 +219,7 @@ class _Collector:
         return name or src.macro or ""
 
     def _function(self, src: Source, fn: Node) -> None:
-        quals = qualifiers_of(fn)
+        quals = qualifiers_of(fn, self.qualifier_macros)
         if "__global__" not in quals and "__device__" not in quals:
             return
         f = build_function(src, fn, quals)

@@ -75,8 +75,15 @@ def last_name(node: Node | None) -> Node | None:
     return None
 
 
-def qualifiers_of(fn: Node) -> list[str]:
+def qualifiers_of(fn: Node, macros: dict[bytes, list[str]] | None = None) -> list[str]:
+    """Execution-space qualifiers of a definition, also when written through a macro of this
+    file (`#define HD __host__ __device__` ... `HD float f()`), which the grammar parses as
+    the return type."""
     quals = [c.type for c in fn.children if c.type in EXEC_QUALIFIERS]
+    if macros:
+        for c in fn.children:
+            if c.type in ("type_identifier", "identifier"):
+                quals.extend(macros.get(c.text, ()))
     if quals:
         return quals
     prev = fn.prev_named_sibling
@@ -85,6 +92,22 @@ def qualifiers_of(fn: Node) -> list[str]:
         if name is not None and name.text.decode("latin-1") in _SPLITTING_ATTRIBUTES:
             return [c.type for c in prev.children if c.type in EXEC_QUALIFIERS]
     return quals
+
+
+# Tokens a qualifier macro may expand to (at least one execution-space qualifier among them).
+_QUALIFIER_TOKENS = frozenset(
+    {*EXEC_QUALIFIERS, "__forceinline__", "__noinline__", "__inline__", "inline", "static"}
+)
+
+
+def qualifier_macro(body: str) -> list[str] | None:
+    """The execution-space qualifiers an object-like macro body stands for, if it is only
+    qualifiers (`__host__ __device__ __forceinline__`), else None."""
+    tokens = body.split()
+    if not tokens or any(t not in _QUALIFIER_TOKENS for t in tokens):
+        return None
+    quals = [t for t in tokens if t in EXEC_QUALIFIERS]
+    return quals or None
 
 
 def split_attribute_start(fn: Node) -> Node | None:
@@ -157,6 +180,16 @@ def build_function(src: Source, fn: Node, quals: list[str]) -> Function | None:
             ]
     start_node = split_attribute_start(fn) or outer
     rtype = fn.child_by_field_name("type")
+    if (
+        rtype is not None
+        and rtype.type == "type_identifier"
+        and not any(c.type in EXEC_QUALIFIERS for c in fn.children)
+    ):
+        # `HD float f()`: the grammar took the qualifier macro for the type and the real
+        # type for an ERROR token right after it.
+        nxt = rtype.next_sibling
+        if nxt is not None and nxt.type == "ERROR":
+            rtype = nxt
     return Function(
         name=src.node_text(plain),
         qualified_name=squash(src.node_text(name_node)),
