@@ -59,7 +59,8 @@ def _analyze(source: str) -> tuple[int, list[str], str]:
     from .analysis import analyze
 
     a = analyze(source)
-    return len(a.launches), list(a.features), a.text
+    launches = len(a.launches) + len(getattr(a, "api_launches", []))  # <<<>>> and cudaLaunchKernel
+    return launches, list(a.features), a.text
 
 
 @dataclass

@@ -173,6 +173,17 @@ def _headers_digest(dirs: tuple[Path, ...]) -> str:
     return h.hexdigest()
 
 
+def _flag_include_dirs(flags: list[str]) -> tuple[Path, ...]:
+    """Directories named by `-I DIR` / `-IDIR` flags (exposed to the sandboxed compiler)."""
+    out: list[Path] = []
+    it = iter(flags)
+    for f in it:
+        d = next(it, "") if f == "-I" else f[2:] if f.startswith("-I") else ""
+        if d and Path(d).is_absolute() and Path(d).is_dir():
+            out.append(Path(d))
+    return tuple(dict.fromkeys(out))
+
+
 def define_flags(defines: dict[str, int | str]) -> list[str]:
     return [f"-D{k}={v}" for k, v in sorted(defines.items())]
 
@@ -197,16 +208,18 @@ def compile_program(program: Program, defines: dict[str, int | str] | None = Non
     cache = cache or BuildCache()
     version = nvcc_version()
     cmd = nvcc_command(program, defines, options)
+    include_dirs = tuple(options.include_dirs) + _flag_include_dirs(
+        [*options.extra_flags, *program.extra_flags])
     key = BuildCache.key(
         kind="nvcc", source=program.source, filename=program.filename, command=cmd[1:],
-        compiler=version, headers=_headers_digest(options.include_dirs),
+        compiler=version, headers=_headers_digest(include_dirs),
     )
 
     def build(tmp: Path) -> CompileInfo:
         (tmp / program.filename).write_text(program.source, encoding="utf-8", errors="surrogateescape")
         limits = options.limits.with_overrides(wall_seconds=options.timeout)
         start = time.monotonic()
-        out = run_sandboxed(cmd, tmp, limits=limits, expose=[Path(d) for d in options.include_dirs],
+        out = run_sandboxed(cmd, tmp, limits=limits, expose=[Path(d) for d in include_dirs],
                             env={"PATH": f"{os.path.dirname(cmd[0])}:/usr/local/bin:/usr/bin:/bin"})
         seconds = time.monotonic() - start
         text = (out.stderr + ("\n" + out.stdout if out.stdout.strip() else "")).strip()

@@ -51,8 +51,14 @@ GIB = 1 << 30
 
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 HIDDEN_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home")
+SETUP_FAILED = "ckd-sandbox-setup-failed"
+SETUP_EXIT = 125
 SIGNAL_STATUS_BASE = 128
 """`sh` reports a child killed by signal n as exit status 128 + n."""
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself could not be set up (not the program's fault); the message says why."""
 
 
 @dataclass(frozen=True)
@@ -146,35 +152,46 @@ def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: 
     w = q(str(workdir))
     if len(expose) > 6:
         raise ValueError(f"at most 6 exposed paths (sh has fds 3-9); got {len(expose)}")
-    lines = ["set -e", f"mount --bind {w} {w}", f"cd {w}", "exec 3< ."]
-    fds = []
+    # An exposed path at or above a hidden directory wins: covering it would hide the exposure.
+    hide = [h for h in hide if not any(h == str(p) or h.startswith(str(p).rstrip("/") + "/")
+                                       for p in [*expose, workdir])]
+    lines = [f'fail() {{ echo "{SETUP_FAILED}: $1" >&2; exit {SETUP_EXIT}; }}']
+
+    def step(cmd: str) -> None:
+        lines.append(f"{cmd} || fail {q(cmd)}")
+
+    step(f"mount --bind {w} {w}")
+    step(f"cd {w}")
+    step("exec 3< .")
+    targets = []
     for i, p in enumerate(expose):
-        fd = 4 + i
-        lines.append(f"exec {fd}< {q(str(p))}")
-        fds.append((fd, p))
+        step(f"exec {4 + i}< {q(str(p))}")
+        targets.append((4 + i, p))
+    targets.append((3, workdir))  # last: an exposed parent must not cover it
     lines.append("mount -o remount,bind,ro / 2>/dev/null || true")
     for h in hide:
-        lines.append(f"mount -t tmpfs -o size=1m,mode=755 ckd-hidden {q(h)}")
-    for fd, p in [(3, workdir), *fds]:
+        step(f"mount -t tmpfs -o size=1m,mode=755 ckd-hidden {q(h)}")
+    for fd, p in targets:
         lines.append(f"mkdir -p {q(str(p))} 2>/dev/null || true")
-        lines.append(f"mount --no-canonicalize --bind /proc/self/fd/{fd} {q(str(p))}")
+        step(f"mount --no-canonicalize --bind /proc/self/fd/{fd} {q(str(p))}")
         if fd != 3:
-            lines.append(f"mount -o remount,bind,ro {q(str(p))}")
+            step(f"mount -o remount,bind,ro {q(str(p))}")
         lines.append(f"exec {fd}<&-")
     for h in hide:
-        lines.append(f"mount -o remount,ro {q(h)}")
-    lines.append(f"cd {w}")
+        step(f"mount -o remount,ro {q(h)}")
+    step(f"cd {w}")
     # The preload is set by `env` after the uid switch, for the program only: setpriv and the
     # set-up commands above would otherwise load it too.
     run = f"/usr/bin/env LD_PRELOAD={q(str(preload))} " if preload is not None else ""
     if mode == "namespaces+uid":
+        step(f"chown -R {uid}:{uid} .")
+        step("chmod 700 .")
         lines.append(
-            f"chown -R {uid}:{uid} . && chmod 700 ."
-            f" && set +e && setpriv --reuid={uid} --regid={uid} --clear-groups --no-new-privs"
+            f"setpriv --reuid={uid} --regid={uid} --clear-groups --no-new-privs"
             f" --inh-caps=-all --bounding-set=-all -- {run}\"$@\""
         )
     else:
-        lines.append(f'set +e; setpriv --no-new-privs -- {run}"$@"')
+        lines.append(f'setpriv --no-new-privs -- {run}"$@"')
     lines.append("exit $?")
     return "\n".join(lines)
 
@@ -236,7 +253,8 @@ def run_sandboxed(
     preload: Path | None = None,
     _mode: str | None = None,
 ) -> RunOutcome:
-    """Run `argv` with cwd `workdir` under the sandbox; never raises for what the program does.
+    """Run `argv` with cwd `workdir` under the sandbox; never raises for what the program does
+    (raises SandboxError when the sandbox itself cannot be set up).
 
     `env` is added to a scrubbed environment. `expose` lists paths outside `workdir` the
     program needs to read (bound read-only); the directory of an absolute `argv[0]` is
@@ -271,6 +289,10 @@ def run_sandboxed(
     timed_out = timed_out or late
     proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.monotonic() - started
+    if mode != "rlimits" and proc.returncode == SETUP_EXIT and SETUP_FAILED in err.decode(
+            "utf-8", "replace"):
+        line = next(ln for ln in err.decode("utf-8", "replace").splitlines() if SETUP_FAILED in ln)
+        raise SandboxError(f"sandbox set-up failed ({mode}): {line.split(': ', 1)[-1]}")
     exit_code, sig = _decode_status(proc.returncode, mode)
     if mode == "namespaces+uid":
         _reclaim(workdir)

@@ -20,7 +20,7 @@ from validators.sandbox import Limits, sandbox_mode
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
 
-LIMITS = Limits(cpu_seconds=5, wall_seconds=8, memory_bytes=2 << 30, file_size_bytes=16 << 20,
+LIMITS = Limits(cpu_seconds=5, wall_seconds=30, memory_bytes=2 << 30, file_size_bytes=16 << 20,
                 max_processes=32, output_bytes=256 << 10)
 
 

@@ -14,7 +14,7 @@ from validators.cases import materialize
 from validators.reference import ReferenceError, ReferenceRunner
 from validators.sandbox import Limits, sandbox_mode
 
-TIGHT = Limits(cpu_seconds=2, wall_seconds=8, memory_bytes=1 << 30, file_size_bytes=1 << 20,
+TIGHT = Limits(cpu_seconds=2, wall_seconds=30, memory_bytes=1 << 30, file_size_bytes=1 << 20,
                max_processes=32, output_bytes=64 << 10)
 
 ADD = "import numpy as np\ndef reference(inputs, sizes):\n    return {'c': inputs['a'] + inputs['b']}\n"

@@ -1,0 +1,122 @@
+"""`python -m validators check --task TASK.json --program PROG.cu`: validate a program.
+
+Prints a per-case verdict table (or the ValidationResult as JSON with --json) and writes the
+result to --out. Exit code: 0 passed, 1 any other verdict, 2 bad input or unusable backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from schemas import Program, SchemaError, Status, Task, ValidationResult
+from validators.backends import BACKEND_NAMES
+
+STATUS_STYLE = {
+    Status.PASSED: "green", Status.NEEDS_GPU: "yellow", Status.FAILED: "red",
+    Status.TIMEOUT: "red", Status.RUNTIME_ERROR: "red", Status.REJECTED: "magenta",
+    Status.COMPILE_ERROR: "red",
+}
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "check", help="validate a CUDA program against a task's cases and reference",
+        description="Build the program, run every case in the sandbox, compare with the "
+                    "reference outputs and apply the anti-cheat checks.",
+    )
+    p.add_argument("--task", required=True, help="task JSON (schemas.Task)")
+    p.add_argument("--program", required=True, help="the CUDA program (.cu)")
+    p.add_argument("--backend", default="auto", choices=BACKEND_NAMES)
+    p.add_argument("--json", action="store_true", help="print the ValidationResult as JSON")
+    p.add_argument("--out", help="write the ValidationResult JSON here")
+    p.add_argument("--fast", action="store_true",
+                   help="one schedule and build variant per case (not thorough)")
+
+
+def fail(msg: str) -> int:
+    print(f"error: {msg}", file=sys.stderr)
+    return 2
+
+
+def load_task(path: str) -> Task:
+    text = Path(path).read_text(encoding="utf-8")
+    return Task.parse(text, origin=path)
+
+
+def load_program(path: str, extra_flags: list[str] | None = None) -> Program:
+    p = Path(path)
+    source = p.read_text(encoding="utf-8", errors="surrogateescape")
+    name = p.name if p.suffix in (".cu", ".cpp", ".cc") and all(
+        c.isalnum() or c in "_.-" for c in p.name) else "main.cu"
+    return Program(source=source, filename=name, extra_flags=extra_flags or [])
+
+
+def one_line(text: str) -> str:
+    return "; ".join(ln.strip() for ln in text.splitlines() if ln.strip())
+
+
+def main(args: argparse.Namespace) -> int:
+    from validators.backends import BackendUnavailable, get_backend
+    from validators.engine import check
+
+    try:
+        task = load_task(args.task)
+    except FileNotFoundError:
+        return fail(f"task file not found: {args.task}")
+    except (OSError, UnicodeDecodeError) as exc:
+        return fail(f"cannot read task file {args.task}: {exc}")
+    except SchemaError as exc:
+        return fail(one_line(str(exc)))
+    try:
+        program = load_program(args.program)
+    except FileNotFoundError:
+        return fail(f"program file not found: {args.program}")
+    except (OSError, ValueError) as exc:
+        return fail(f"cannot read program {args.program}: {one_line(str(exc))}")
+    try:
+        backend = get_backend(args.backend)
+        result = check(task, program, backend=backend, thorough=not args.fast)
+    except BackendUnavailable as exc:
+        return fail(str(exc))
+    if args.out:
+        Path(args.out).write_text(result.to_json(indent=2) + "\n")
+    if args.json:
+        print(result.to_json(indent=2))
+    else:
+        print_table(result, args.program)
+    return 0 if result.status == Status.PASSED else 1
+
+
+def _fmt(v: float | None) -> str:
+    return "" if v is None else f"{v:.3g}"
+
+
+def print_table(result: ValidationResult, program: str) -> None:
+    console = Console()
+    table = Table(title=f"{program} · task {result.task} · backend {result.backend}")
+    for col in ("case", "status", "max abs err", "max rel err", "seconds", "reason"):
+        table.add_column(col, overflow="fold")
+    for c in result.cases:
+        rel = [o.max_rel_error for o in c.outputs if o.max_rel_error is not None]
+        table.add_row(c.case, Text(c.status.value, style=STATUS_STYLE[c.status]),
+                      _fmt(c.max_abs_error), _fmt(max(rel) if rel else None),
+                      f"{c.seconds:.2f}", Text(c.reason))
+    console.print(table)
+    if result.compile is not None:
+        info = result.compile
+        regs = ", ".join(f"{r.kernel}: {r.registers} regs" for r in info.resources[:4])
+        console.print(Text(f"build: {info.compiler} {'ok' if info.ok else 'failed'} in "
+                           f"{info.seconds:.2f}s{' (cached)' if info.cached else ''}"
+                           + (f"; {regs}" if regs else "")))
+    verdict = Text(f"{result.status.value}", style=STATUS_STYLE[result.status] + " bold")
+    verdict.append(f"  {result.cases_passed}/{len(result.cases)} cases passed, "
+                   f"{result.seconds:.1f}s", style="")
+    if result.reason:
+        verdict.append(f"  {result.reason}", style="")
+    console.print(verdict)

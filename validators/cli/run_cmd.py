@@ -1,0 +1,132 @@
+"""`python -m validators run PROG.cu [-- ARGS...]`: build and run one standalone program.
+
+For programs such as HeCBench's: the program's folder is on the include path, extra compiler
+flags from its Makefile go in with `--flag`/`-X` (repeatable), `-D NAME=VALUE` defines a
+macro, `--with-dir` copies the program's folder into the run directory (for programs that
+read their own data files), `--file` copies single files. Reports exit status, output and
+timings. Exit code: 0 when the run was clean, 1 otherwise, 2 bad input or unusable backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from schemas import Status
+from validators.backends import BACKEND_NAMES
+
+OUTPUT_SHOWN = 4000
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "run", help="build and run a standalone CUDA program in the sandbox",
+        description="Build a standalone program (e.g. a HeCBench main.cu) and run it once in "
+                    "the sandbox; arguments after -- go to the program.",
+    )
+    p.add_argument("program", help="the program's main source file (.cu / .cpp)")
+    _add_options(p)
+    p.add_argument("args", nargs=argparse.REMAINDER, help="-- then the program's arguments")
+
+
+def _add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", default="auto", choices=BACKEND_NAMES)
+    p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds for the run")
+    p.add_argument("--flag", "-X", action="append", default=[], dest="flags",
+                   help="extra compiler flag (repeatable), e.g. -X=-std=c++17")
+    p.add_argument("-D", action="append", default=[], dest="defines", metavar="NAME=VALUE")
+    p.add_argument("--with-dir", action="store_true",
+                   help="copy the program's folder into the run directory")
+    p.add_argument("--file", action="append", default=[], dest="files",
+                   help="copy this file into the run directory (repeatable)")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+
+
+def _split_remainder(args: argparse.Namespace) -> list[str]:
+    """Options written after PROG land in the remainder: parse those before `--` here."""
+    rest = list(args.args)
+    cut = rest.index("--") if "--" in rest else len(rest)
+    before, after = rest[:cut], rest[cut + 1:]
+    if before:
+        opts = argparse.ArgumentParser(prog="python -m validators run PROG", add_help=False)
+        _add_options(opts)
+        for action in opts._actions:  # keep what was parsed before PROG unless repeated
+            if isinstance(action.default, list):
+                action.default = list(getattr(args, action.dest))
+            elif action.dest in vars(args):
+                action.default = getattr(args, action.dest)
+        opts.parse_args(before, namespace=args)
+    return after
+
+
+def fail(msg: str) -> int:
+    print(f"error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _defines(items: list[str]) -> dict[str, int | str]:
+    out: dict[str, int | str] = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if not name.isidentifier():
+            raise ValueError(f"bad -D {item!r}: expected NAME=VALUE")
+        out[name] = value or "1"
+    return out
+
+
+def main(args: argparse.Namespace) -> int:
+    from validators.backends import BackendUnavailable, get_backend
+    from validators.cli.check_cmd import load_program
+    from validators.engine import DEFAULT_LIMITS, run_program
+
+    try:
+        prog_args = _split_remainder(args)
+    except SystemExit:
+        return 2
+    prog_path = Path(args.program)
+    if not prog_path.is_file():
+        return fail(f"program file not found: {args.program}")
+    missing = [f for f in args.files if not Path(f).is_file()]
+    if missing:
+        return fail(f"file not found: {missing[0]}")
+    try:
+        defines = _defines(args.defines)
+        folder = prog_path.resolve().parent
+        program = load_program(str(prog_path), extra_flags=[f"-I{folder}", *args.flags])
+        backend = get_backend(args.backend)
+    except BackendUnavailable as exc:
+        return fail(str(exc))
+    except (OSError, ValueError) as exc:
+        return fail(str(exc).splitlines()[0])
+    files = [Path(f) for f in args.files]
+    if args.with_dir:
+        files = [*sorted(folder.iterdir()), *files]
+    limits = DEFAULT_LIMITS.with_overrides(wall_seconds=args.timeout)
+    run = run_program(program, backend, prog_args, limits=limits, workdir_files=files,
+                      defines=defines)  # type: ignore[arg-type]
+    out = run.outcome
+    report = {
+        "program": str(prog_path), "backend": backend.name, "status": run.status.value,
+        "reason": run.reason, "build_seconds": round(run.build_seconds, 3),
+        "build_cached": run.compile.cached, "run_seconds": round(run.run_seconds, 3),
+        "exit_code": out.exit_code if out else None, "signal": out.signal if out else None,
+        "timed_out": out.timed_out if out else False, "limit_hit": out.limit_hit if out else None,
+        "stdout": out.stdout[-OUTPUT_SHOWN:] if out else "",
+        "stderr": out.stderr[-OUTPUT_SHOWN:] if out else run.compile.diagnostics[-OUTPUT_SHOWN:],
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"{run.status.value}: {args.program} on {backend.name}"
+              + (f" ({run.reason})" if run.reason else ""))
+        print(f"build {run.build_seconds:.2f}s{' (cached)' if run.compile.cached else ''}, "
+              f"run {run.run_seconds:.2f}s, exit code {report['exit_code']}"
+              + (f", signal {out.signal}" if out and out.signal else "")
+              + (f", limit hit: {out.limit_hit}" if out and out.limit_hit else ""))
+        if report["stdout"]:
+            print("--- stdout ---\n" + report["stdout"].rstrip())
+        if report["stderr"]:
+            print("--- stderr ---\n" + report["stderr"].rstrip())
+    return 0 if run.status == Status.PASSED else 1
