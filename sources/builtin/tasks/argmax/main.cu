@@ -65,7 +65,7 @@ __device__ void warp_argmax(float& v, int& idx) {
     }
 }
 
-// `in_idx` == NULL means the element index is the position itself (first pass).
+// `in_idx` == nullptr means the element index is the position itself (first pass).
 __global__ void argmax_kernel(const float* __restrict__ in_val, const int* __restrict__ in_idx,
                               float* __restrict__ out_val, int* __restrict__ out_idx, int n) {
     __shared__ float s_val[BLOCK_SIZE / WARP_SIZE];
@@ -119,7 +119,7 @@ int main() {
     CUDA_CHECK(cudaMalloc(&d_idx, sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_x, h_x, bytes, cudaMemcpyHostToDevice));
 
-    argmax_kernel<<<blocks, BLOCK_SIZE>>>(d_x, NULL, d_pval, d_pidx, N);
+    argmax_kernel<<<blocks, BLOCK_SIZE>>>(d_x, nullptr, d_pval, d_pidx, N);
     CUDA_CHECK(cudaGetLastError());
     argmax_kernel<<<1, BLOCK_SIZE>>>(d_pval, d_pidx, d_val, d_idx, blocks);
     CUDA_CHECK(cudaGetLastError());

@@ -46,8 +46,8 @@ static void save_array(const char* path, const std::vector<T>& data) {
     }
 }
 
-#ifndef C
-#define C 8
+#ifndef CHANNELS
+#define CHANNELS 8
 #endif
 #ifndef H
 #define H 129
@@ -87,8 +87,8 @@ __global__ void avgpool2d(const float* __restrict__ in, float* __restrict__ out,
 }
 
 int main() {
-    const size_t in_count = static_cast<size_t>(C) * H * W;
-    const size_t out_count = static_cast<size_t>(C) * OH * OW;
+    const size_t in_count = static_cast<size_t>(CHANNELS) * H * W;
+    const size_t out_count = static_cast<size_t>(CHANNELS) * OH * OW;
     std::vector<float> in = load_array<float>("data/input.bin", in_count);
     std::vector<float> out(out_count);
 
@@ -99,7 +99,7 @@ int main() {
 
     int blocks = static_cast<int>((out_count + kThreads - 1) / kThreads);
     if (blocks > 1024) blocks = 1024;
-    avgpool2d<<<blocks, kThreads>>>(d_in, d_out, C, H, W, OH, OW);
+    avgpool2d<<<blocks, kThreads>>>(d_in, d_out, CHANNELS, H, W, OH, OW);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
 

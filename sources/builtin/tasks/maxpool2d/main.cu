@@ -41,8 +41,8 @@ static void write_file(const char* path, const void* src, size_t bytes) {
     }
 }
 
-#ifndef C
-#define C 16
+#ifndef CHANNELS
+#define CHANNELS 16
 #endif
 #ifndef H
 #define H 128
@@ -81,8 +81,8 @@ __global__ void maxpool2d(const float* __restrict__ in, float* __restrict__ out,
 }
 
 int main() {
-    const size_t in_count = (size_t)C * H * W;
-    const size_t out_count = (size_t)C * OH * OW;
+    const size_t in_count = (size_t)CHANNELS * H * W;
+    const size_t out_count = (size_t)CHANNELS * OH * OW;
     float* h_in = (float*)malloc(in_count * sizeof(float));
     float* h_out = (float*)malloc(out_count * sizeof(float));
     if (!h_in || !h_out) {
@@ -97,7 +97,7 @@ int main() {
     CUDA_CHECK(cudaMemcpy(d_in, h_in, in_count * sizeof(float), cudaMemcpyHostToDevice));
 
     dim3 block(BLOCK_X, BLOCK_Y);
-    dim3 grid((OW + BLOCK_X - 1) / BLOCK_X, (OH + BLOCK_Y - 1) / BLOCK_Y, C);
+    dim3 grid((OW + BLOCK_X - 1) / BLOCK_X, (OH + BLOCK_Y - 1) / BLOCK_Y, CHANNELS);
     maxpool2d<<<grid, block>>>(d_in, d_out, H, W, OH, OW);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
