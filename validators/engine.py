@@ -34,7 +34,7 @@ from .build_cache import BuildCache
 from .cases import materialize, write_arrays
 from .compare import compare_arrays, read_output
 from .reference import ReferenceError, ReferenceRunner
-from .sandbox import Limits, run_sandboxed
+from .sandbox import Limits, SandboxError, run_sandboxed
 
 TAIL = 2000
 
@@ -149,7 +149,11 @@ class Engine:
         runs: list[_Run] = []
         exe: Executable | None = None
         for variant in variants:
-            exe = self.backend.build(program, defines, variant=variant)
+            try:
+                exe = self.backend.build(program, defines, variant=variant)
+            except SandboxError as exc:  # not cached; the program may have asked for it (-I)
+                return CaseResult(case=case.name, status=Status.COMPILE_ERROR,
+                                  reason=f"could not build: {exc}", seconds=time.monotonic() - t0)
             if result.compile is None or (not defines and variant == variants[0]):
                 result.compile = exe.compile
             if exe.path is None or not exe.compile.ok:
@@ -179,7 +183,11 @@ class Engine:
                 env["CKD_ACCESS_LOG"] = str(work / anticheat.ACCESS_LOG)
                 env.setdefault("ASAN_OPTIONS", "verify_asan_link_order=0")
             limits = self.limits.with_overrides(self.backend.sandbox_overrides(exe))
-            outcome = run_sandboxed(argv, work, limits=limits, env=env, preload=preload)
+            try:
+                outcome = run_sandboxed(argv, work, limits=limits, env=env, preload=preload)
+            except SandboxError as exc:
+                return _Run(variant, schedule, RunOutcome(exit_code=None, stderr=str(exc)),
+                            Status.RUNTIME_ERROR, f"could not run: {exc}")
             outcome.schedule = schedule
             run = _Run(variant, schedule, outcome)
             entries = anticheat.read_access_log(work) if self._shim is not None else None

@@ -151,7 +151,8 @@ def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: 
     q = shlex.quote
     w = q(str(workdir))
     if len(expose) > 6:
-        raise ValueError(f"at most 6 exposed paths (sh has fds 3-9); got {len(expose)}")
+        raise SandboxError(f"at most 6 exposed paths (sh has fds 3-9); got {len(expose)}: "
+                           + ", ".join(map(str, expose)))
     # An exposed path at or above a hidden directory wins: covering it would hide the exposure.
     hide = [h for h in hide if not any(h == str(p) or h.startswith(str(p).rstrip("/") + "/")
                                        for p in [*expose, workdir])]
@@ -229,6 +230,10 @@ def _hidden_dirs(workdir: Path) -> list[str]:
 
 def _exposures(argv: list[str], workdir: Path, expose: list[Path]) -> list[Path]:
     paths = [Path(p).resolve() for p in expose]
+    # A compiler's `-I/abs/dir` include directories are inputs it must read.
+    for a in argv[1:]:
+        if a.startswith("-I") and len(a) > 2 and os.path.isabs(a[2:]) and os.path.isdir(a[2:]):
+            paths.append(Path(a[2:]).resolve())
     exe = Path(argv[0])
     if exe.is_absolute() and exe.exists():
         real = exe.resolve()
@@ -258,7 +263,7 @@ def run_sandboxed(
 
     `env` is added to a scrubbed environment. `expose` lists paths outside `workdir` the
     program needs to read (bound read-only); the directory of an absolute `argv[0]` is
-    exposed automatically. `preload` is an LD_PRELOAD library set for the program only. `RunOutcome.extra['sandbox']` names the mode used.
+    exposed automatically, and so are absolute `-I/dir` include directories in `argv`. `preload` is an LD_PRELOAD library set for the program only. `RunOutcome.extra['sandbox']` names the mode used.
     """
     limits = limits or Limits()
     mode = _mode or sandbox_mode()

@@ -158,7 +158,8 @@ class CudaBackend(Backend):
             m = _SANITIZER_SUMMARY.search(text)
             if m and int(m.group(1)) > 0:
                 first = next((ln.strip("= ").strip() for ln in text.splitlines()
-                              if ln.startswith("========= ") and "rror" in ln), "")
+                              if ln.startswith("========= ") and ln.strip("= ").strip()
+                              and "ERROR SUMMARY" not in ln), "")
                 return Verdict(Status.RUNTIME_ERROR,
                                f"compute-sanitizer {exe.variant}: {m.group(1)} error(s): {first}"[:500])
         return super().classify(exe, outcome)

@@ -64,6 +64,7 @@ def one_line(text: str) -> str:
 def main(args: argparse.Namespace) -> int:
     from validators.backends import BackendUnavailable, get_backend
     from validators.engine import check
+    from validators.sandbox import SandboxError
 
     try:
         task = load_task(args.task)
@@ -82,7 +83,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         backend = get_backend(args.backend)
         result = check(task, program, backend=backend, thorough=not args.fast)
-    except BackendUnavailable as exc:
+    except (BackendUnavailable, SandboxError) as exc:
         return fail(str(exc))
     if args.out:
         Path(args.out).write_text(result.to_json(indent=2) + "\n")

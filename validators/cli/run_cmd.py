@@ -80,6 +80,7 @@ def main(args: argparse.Namespace) -> int:
     from validators.backends import BackendUnavailable, get_backend
     from validators.cli.check_cmd import load_program
     from validators.engine import DEFAULT_LIMITS, run_program
+    from validators.sandbox import SandboxError
 
     try:
         prog_args = _split_remainder(args)
@@ -96,7 +97,7 @@ def main(args: argparse.Namespace) -> int:
         folder = prog_path.resolve().parent
         program = load_program(str(prog_path), extra_flags=[f"-I{folder}", *args.flags])
         backend = get_backend(args.backend)
-    except BackendUnavailable as exc:
+    except (BackendUnavailable, SandboxError) as exc:
         return fail(str(exc))
     except (OSError, ValueError) as exc:
         return fail(str(exc).splitlines()[0])
@@ -104,8 +105,11 @@ def main(args: argparse.Namespace) -> int:
     if args.with_dir:
         files = [*sorted(folder.iterdir()), *files]
     limits = DEFAULT_LIMITS.with_overrides(wall_seconds=args.timeout)
-    run = run_program(program, backend, prog_args, limits=limits, workdir_files=files,
-                      defines=defines)  # type: ignore[arg-type]
+    try:
+        run = run_program(program, backend, prog_args, limits=limits, workdir_files=files,
+                          defines=defines)  # type: ignore[arg-type]
+    except SandboxError as exc:
+        return fail(str(exc))
     out = run.outcome
     report = {
         "program": str(prog_path), "backend": backend.name, "status": run.status.value,

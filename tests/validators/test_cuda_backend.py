@@ -1,0 +1,102 @@
+"""The cuda backend on a machine that may have no GPU: needs_gpu, never passed; the registry."""
+
+from __future__ import annotations
+
+import glob
+import shutil
+
+import pytest
+from engine_programs import MUTANT, vecadd_program, vecadd_task
+
+from schemas import CompileInfo, Status
+from validators.backends import BackendUnavailable, Executable, RunOutcome, get_backend
+from validators.backends.cuda import CudaBackend, probe_gpu
+from validators.build_cache import BuildCache
+from validators.engine import check, run_program
+from validators.sandbox import Limits
+
+pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+
+LIMITS = Limits(cpu_seconds=10, wall_seconds=60)
+
+
+def test_probe_reports_what_cuda_runtime_says():
+    probe = probe_gpu()
+    print(f"GPU probe: {probe}")
+    if not glob.glob("/dev/nvidia[0-9]*"):
+        assert not probe.ok and probe.devices == 0
+        assert probe.error.startswith("cuda") and probe.error in probe.reason()
+    else:
+        assert probe.ok == (probe.devices > 0)
+
+
+@pytest.mark.skipif(probe_gpu().ok, reason="a GPU answers here")
+def test_correct_program_is_needs_gpu_never_passed(tmp_path):
+    res = check(vecadd_task(), MUTANT, backend="cuda", limits=LIMITS, cache=BuildCache(tmp_path))
+    assert res.backend == "cuda"
+    assert res.status == Status.NEEDS_GPU, res.reason
+    assert all(c.status == Status.NEEDS_GPU for c in res.cases)
+    assert "cudaGetDeviceCount" in res.reason and res.compile.ok
+
+
+@pytest.mark.skipif(probe_gpu().ok, reason="a GPU answers here")
+def test_compile_errors_still_reported_without_gpu(tmp_path):
+    bad = vecadd_program(replace=("size_t count = N;", "size_t count = N; nope();"))
+    res = check(vecadd_task(cases=1), bad, backend="cuda", limits=LIMITS, cache=BuildCache(tmp_path))
+    assert res.status == Status.COMPILE_ERROR and "nope" in res.reason
+
+
+@pytest.mark.skipif(probe_gpu().ok, reason="a GPU answers here")
+def test_run_program_needs_gpu(tmp_path):
+    run = run_program(MUTANT, CudaBackend(cache=BuildCache(tmp_path)), limits=LIMITS)
+    assert run.status == Status.NEEDS_GPU and run.outcome is not None
+
+
+def _exe(variant: str = "plain") -> Executable:
+    return Executable(path=None, compile=CompileInfo(ok=True), backend="cuda", variant=variant)
+
+
+def test_command_sets_visible_device_and_sanitizer():
+    b = CudaBackend(device="1")
+    argv, env = b.command(_exe(), ["x"])
+    assert argv[1:] == ["x"] and env == {"CUDA_VISIBLE_DEVICES": "1"}
+    argv, _ = b.command(_exe("racecheck"), [])
+    assert argv[0].endswith("compute-sanitizer") and argv[1:3] == ["--tool", "racecheck"]
+    assert b.sandbox_overrides(_exe()) == {"memory_bytes": None}
+    assert b.unsupported_features(["wmma", "inline_ptx"]) == []
+
+
+def test_classify_signatures_without_gpu_check():
+    b = CudaBackend(gpu_check=False)
+    out = RunOutcome(exit_code=0, stdout="Error: cudaErrorNoDevice\n")
+    assert b.classify(_exe(), out).status is None  # gpu_check off: outputs decide
+    b = CudaBackend()
+    if not probe_gpu().ok:
+        v = b.classify(_exe(), RunOutcome(exit_code=0))
+        assert v.status == Status.NEEDS_GPU and "no GPU answered" in v.reason
+    sanitized = RunOutcome(exit_code=86, stdout="========= Invalid __global__ read of size 4\n"
+                                                "========= ERROR SUMMARY: 3 errors\n")
+    v = CudaBackend(gpu_check=False).classify(_exe("memcheck"), sanitized)
+    assert v.status == Status.RUNTIME_ERROR and "memcheck: 3 error(s)" in v.reason
+    assert "Invalid __global__ read of size 4" in v.reason
+
+
+def test_variants_only_with_sanitizer_and_gpu():
+    want = ["plain", "memcheck", "racecheck"] if (shutil.which("compute-sanitizer") and probe_gpu().ok) else ["plain"]
+    assert CudaBackend().variants(thorough=True) == want
+    assert CudaBackend().variants(thorough=False) == ["plain"]
+
+
+def test_registry():
+    assert get_backend("cuda").name == "cuda"
+    with pytest.raises(BackendUnavailable, match="unknown backend 'tpu'"):
+        get_backend("tpu")
+    if probe_gpu().ok:
+        assert get_backend("auto").name == "cuda"
+    else:
+        try:
+            auto = get_backend("auto")
+        except BackendUnavailable as exc:
+            assert "no GPU answered" in str(exc)
+        else:
+            assert auto.name == "cpu"
