@@ -50,6 +50,9 @@ class LocalExecutor:
         for env in envelopes:
             yield _apply_chain(stages, env, cache)
 
+    def gpus(self) -> float:
+        return 0.0
+
     def close(self) -> None:
         pass
 
@@ -211,6 +214,9 @@ class RayExecutor:
                     env = Envelope(item=item, events=[*env.events, StageEvent(stage=stage.name, note=note)])
                     break
             yield env
+
+    def gpus(self) -> float:
+        return float(self.ray.cluster_resources().get("GPU", 0))
 
     def close(self) -> None:
         if self.ray.is_initialized():

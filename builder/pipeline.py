@@ -75,8 +75,11 @@ def check_output(out: Path) -> None:
         raise BuildError(f"--out {out}: not writable ({exc.strerror or exc})") from None
 
 
-def resolve_backend(name: str):
-    """The backend object for `name`, or BuildError saying why it cannot work here."""
+def resolve_backend(name: str, *, local: bool = True):
+    """The backend object for `name`, or BuildError saying why it cannot work here.
+
+    With a local cluster a GPU backend must find a GPU on this machine; with a remote
+    cluster the GPUs are the workers' (checked against the cluster's resources instead)."""
     try:
         from validators.backends import get_backend
     except ImportError as exc:
@@ -88,6 +91,11 @@ def resolve_backend(name: str):
     why = backend.available()
     if why:
         raise BuildError(f"--backend {name}: unavailable here: {why}")
+    probe = getattr(backend, "gpu", None)
+    if local and backend.name == "cuda" and callable(probe):
+        gpu = probe()
+        if not gpu.ok:
+            raise BuildError(f"--backend {name}: needs_gpu: unavailable here: {gpu.reason()}")
     return backend
 
 
@@ -155,7 +163,8 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
             probe_address(cfg.address)
         except ExecutorError as exc:
             raise BuildError(str(exc)) from None
-    backend = resolve_backend(cfg.backend)
+    remote = bool(cfg.address) and cfg.address != "local" and cfg.executor == "ray"
+    backend = resolve_backend(cfg.backend, local=not remote)
     if not cfg.resume:
         for p in (cfg.cache_root, out / "data"):
             shutil.rmtree(p, ignore_errors=True)
@@ -185,6 +194,9 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
     except ExecutorError as exc:
         raise BuildError(str(exc)) from None
     phases["executor_start"] = time.perf_counter() - t0
+    if remote and backend.name == "cuda" and not executor.gpus():
+        executor.close()
+        raise BuildError(f"--backend cuda: needs_gpu: the Ray cluster at {cfg.address} has no GPU")
     try:
         # extract
         t0 = time.perf_counter()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import socket
 
+import pytest
+
 from builder.cli import main
 from sources.base import register_source
 
@@ -42,3 +44,15 @@ def test_ray_address_that_does_not_answer(tmp_path, capsys):
 def test_negative_limit(tmp_path, capsys):
     assert main(["run", "--limit", "-1", "--out", str(tmp_path / "o"), "--no-progress"]) == 2
     assert "--limit" in one_error_line(capsys)
+
+
+def test_cuda_backend_without_a_gpu(tmp_path, capsys):
+    cuda = pytest.importorskip("validators.backends.cuda")
+    if cuda.CudaBackend().available() is not None:
+        pytest.skip("nvcc is not installed here")
+    if cuda.probe_gpu().ok:
+        pytest.skip("this machine has a GPU")
+    register_source("cli_test_empty", lambda: iter(()))
+    assert main(["run", "--sources", "cli_test_empty", "--backend", "cuda", "--out", str(tmp_path / "o"), "--no-progress"]) == 2
+    line = one_error_line(capsys)
+    assert "--backend cuda" in line and "needs_gpu" in line and "no GPU" in line
