@@ -179,3 +179,30 @@ def test_offset_map_matches_python_slicing() -> None:
     for i in range(len(text) + 1):
         assert m.char(len(text[:i].encode())) == i
     assert m.char(len(data)) == len(text)
+
+
+def test_threads_get_the_same_results_as_serial() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    sources = [KERNEL.replace("k(", f"k{i}(") + MAIN.replace("k<<<", f"k{i}<<<") for i in range(40)]
+    serial = [analyze(s) for s in sources]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        threaded = list(pool.map(analyze, sources))
+    assert threaded == serial
+
+
+def test_pathological_input_stops_at_the_time_limit() -> None:
+    # Random punctuation makes tree-sitter's error recovery crawl (seconds per 100 kB).
+    rng = random.Random(3)
+    soup = "".join(rng.choice("{}()[]<>;,") for _ in range(600_000))
+    a = analyze(soup, time_limit=0.3)
+    assert a.errors == ["analysis gave up after 0.3 s of CPU time (input too irregular to parse)"]
+    assert a.text == soup and a.kernels == [] and a.spans == []
+
+
+def test_time_limit_does_not_change_results_of_normal_input() -> None:
+    unit = KERNEL.replace("k(", "k@(") + MAIN.replace("main", "main@").replace("k<<<", "k@<<<")
+    src = "".join(unit.replace("@", str(i)) for i in range(2000))  # > 256 kB: budgeted parse
+    assert len(src.encode()) > 256 * 1024
+    limited, unlimited = analyze(src), analyze(src, time_limit=None)
+    assert limited == unlimited and limited.errors == [] and len(limited.kernels) == 2000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import time
 from bisect import bisect_right
 
 from tree_sitter import Node, Query
@@ -28,7 +29,15 @@ from .launches import (
 )
 from .macros import WRAP_PREFIX, split_define, worth_parsing, wrap_body
 from .model import Analysis, ApiLaunch, Dim3Decl, FeatureHit, Function, Launch, TextRange
-from .parse import Decoded, Source, captures, decode, parse_errors, query
+from .parse import (
+    AnalysisTimeout,
+    Decoded,
+    Source,
+    captures,
+    decode,
+    parse_errors,
+    query,
+)
 from .spans import merge
 
 THREAD_INDEX_NAMES = ("threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize")
@@ -314,6 +323,7 @@ class _Collector:
             shift=src.start(define) + at - len(WRAP_PREFIX),
             line_shift=define.start_point.row + before.count("\n"),
             macro=name,
+            deadline=src.deadline,
         )
         outer_index = self._index
         self.collect(sub)
@@ -379,11 +389,16 @@ def _refused(decoded: Decoded, reason: str) -> Analysis:
     )
 
 
-def analyze(source: str | bytes) -> Analysis:
+TIME_LIMIT_S = 30.0
+"""CPU seconds (of the calling thread) of parsing after which a pathological input is given up."""
+
+
+def analyze(source: str | bytes, *, time_limit: float | None = TIME_LIMIT_S) -> Analysis:
     """Kernels, device functions, launches, spans and feature flags of one CUDA source text.
 
     Never raises for any input: undecodable, binary, oversized or unparsable text gives an
     `Analysis` whose `.errors` names the problem (and whatever could still be found).
+    `time_limit` (None: no limit) bounds the CPU time spent parsing an input.
     """
     try:
         decoded = decode(source)
@@ -391,14 +406,20 @@ def analyze(source: str | bytes) -> Analysis:
         return Analysis(text="", errors=[f"cannot read input: {type(exc).__name__}: {exc}"])
     if decoded.refuse:
         return _refused(decoded, decoded.refuse)
+    deadline = time.thread_time() + time_limit if time_limit is not None else None
     try:
-        return _analyze(decoded)
+        return _analyze(decoded, deadline)
+    except AnalysisTimeout:
+        return _refused(
+            decoded,
+            f"analysis gave up after {time_limit:g} s of CPU time (input too irregular to parse)",
+        )
     except Exception as exc:  # the contract is "never raise"; say what broke instead
         return _refused(decoded, f"analysis failed: {type(exc).__name__}: {exc}")
 
 
-def _analyze(decoded: Decoded) -> Analysis:
-    src = Source(decoded.text, decoded.data)
+def _analyze(decoded: Decoded, deadline: float | None) -> Analysis:
+    src = Source(decoded.text, decoded.data, deadline=deadline)
     col = _Collector(decoded.text)
     col.collect(src)
     col.kernel_bodies()
