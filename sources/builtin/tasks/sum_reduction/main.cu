@@ -80,14 +80,13 @@ int main() {
     read_file("data/x.bin", h_x, bytes);
 
     float *d_x, *d_sum;
-    CUDA_CHECK(cudaMalloc(&d_x, bytes > 0 ? bytes : sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&d_x, bytes));
     CUDA_CHECK(cudaMalloc(&d_sum, sizeof(float)));
     CUDA_CHECK(cudaMemcpy(d_x, h_x, bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(d_sum, 0, sizeof(float)));
 
     int blocks = (N + BLOCK_SIZE - 1) / BLOCK_SIZE;
     if (blocks > MAX_BLOCKS) blocks = MAX_BLOCKS;
-    if (blocks < 1) blocks = 1;
     sum_kernel<<<blocks, BLOCK_SIZE, BLOCK_SIZE * sizeof(float)>>>(d_x, d_sum, N);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
