@@ -3,20 +3,54 @@
 The record keeps only reproducible facts of the validation (statuses, errors, compiler,
 command, diagnostics, resources); wall-clock times and cache flags vary from run to run and
 would make two builds of the same inputs differ, so they are dropped here and reported per
-stage in the manifest instead.
+stage in the manifest instead, and paths of this machine (the cache, the checkout, the home
+folder) in the compiler command become placeholders.
 """
 
 from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
 
 from schemas import CaseSummary, DatasetRecord, ValidationResult, ValidationSummary
 
 from .item import Item
 
 
+@cache
+def _local_prefixes() -> tuple[tuple[str, str], ...]:
+    """Machine-specific path prefixes -> placeholders, longest first."""
+    import validators
+
+    pairs = {
+        os.environ.get("CKD_CACHE_DIR") or str(Path.home() / ".cache" / "cuda-kernel-data"): "$CKD_CACHE_DIR",
+        str(Path(validators.__file__).resolve().parent): "$VALIDATORS",
+        str(Path.home()): "~",
+    }
+    real = {str(Path(k).resolve()): v for k, v in pairs.items()}
+    return tuple(sorted({**pairs, **real}.items(), key=lambda kv: -len(kv[0])))
+
+
+def scrub_paths(text: str) -> str:
+    """Replace this machine's cache, checkout and home paths by placeholders, so the same
+    program validated on another machine gives the same record."""
+    for prefix, name in _local_prefixes():
+        text = text.replace(prefix, name)
+    return text
+
+
 def summarise_validation(result: ValidationResult) -> ValidationSummary:
     compile_info = None
     if result.compile is not None:
-        compile_info = result.compile.model_copy(update={"seconds": 0.0, "cached": False})
+        compile_info = result.compile.model_copy(
+            update={
+                "seconds": 0.0,
+                "cached": False,
+                "command": [scrub_paths(a) for a in result.compile.command],
+                "diagnostics": scrub_paths(result.compile.diagnostics),
+            }
+        )
     schedules: list[str] = []
     for case in result.cases:
         for s in case.schedules:

@@ -23,7 +23,7 @@ datasets = pytest.importorskip("datasets")
 
 from schemas import CASES_PER_TASK, row_to_record  # noqa: E402
 
-LIMIT = 6
+LIMIT = 4
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -129,7 +129,7 @@ def test_killed_build_resumes_to_identical_shards(reference_build, tmp_path):
     try:
         while time.monotonic() < deadline and proc.poll() is None:
             done = [p for p in vdir.rglob("*") if p.is_file() and not p.name.startswith(".")] if vdir.exists() else []
-            if len(done) >= 2:
+            if len(done) >= 1:
                 break
             time.sleep(0.2)
     finally:
@@ -138,7 +138,7 @@ def test_killed_build_resumes_to_identical_shards(reference_build, tmp_path):
         proc.wait()
     assert not (out / "manifest.json").exists(), "the build finished before it could be killed"
     finished = len([p for p in vdir.rglob("*") if p.is_file() and not p.name.startswith(".")])
-    assert 2 <= finished < LIMIT
+    assert 1 <= finished < LIMIT
 
     run_build(out, tmp_path / "ckd", "--limit", str(LIMIT))
     assert shard_digests(out) == shard_digests(ref)
@@ -163,7 +163,7 @@ def test_corrupted_cache_entry_is_recomputed(reference_build, tmp_path):
     entries = sorted(p for p in (out / ".cache" / "validate").rglob("*") if p.is_file())
     victim = entries[0]
     victim.write_bytes(victim.read_bytes()[: len(victim.read_bytes()) // 2])
-    run_build(out, ckd, "--limit", str(LIMIT))
+    run_build(out, ckd, "--limit", str(LIMIT), "--executor", "local")
     v = stage(out, "validate")
     assert v["cache_discarded"] == 1 and v["cached"] == v["records_in"] - 1
     assert shard_digests(out) == shard_digests(ref)
