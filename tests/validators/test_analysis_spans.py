@@ -440,3 +440,23 @@ NOT_A_QUALIFIER h() { return 0; }
         ("g", ["__device__"], "int"),
     ]
     assert [s.label for s in a.spans_of("kernel_body")] == ["f", "k", "g"]
+
+
+def test_align_attribute_does_not_break_the_parse() -> None:
+    src = (
+        "extern __shared__ __align__(16) char smem[];\n"
+        "struct __align__(16) V { float x, y, z, w; };\n"
+        "__global__ void k(V* v) {\n"
+        "  __shared__ __align__(sizeof(float4)) float s[32];\n"
+        "  s[threadIdx.x] = v[threadIdx.x].x;\n"
+        "}\n"
+    )
+    a = analyze(src)
+    check_invariants(a)
+    assert a.errors == []
+    assert a.text == src  # only the parser's copy is masked
+    assert texts(a, "shared_memory") == [
+        "extern __shared__ __align__(16) char smem[];",
+        "__shared__ __align__(sizeof(float4)) float s[32];",
+    ]
+    assert texts(a, "thread_index") == ["threadIdx.x", "threadIdx.x"]

@@ -41,6 +41,46 @@ def query(source: str) -> Query:
     return q
 
 
+# Attribute-like CUDA macros the grammar does not know and that wreck the surrounding parse
+# (`__shared__ __align__(16) float s[];` swallows the next statement). Their bytes are replaced
+# by spaces in what the parser sees (same length, so offsets hold; `.text` is untouched).
+# `__cluster_dims__` is handled on the tree instead (functions.py) so the flag can see it.
+MASKED_ATTRIBUTES = (b"__align__",)
+_IDENT_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def mask_attributes(data: bytes) -> bytes:
+    """`data` with each `__align__(...)` blanked (newlines kept), or `data` itself if none."""
+    if not any(word in data for word in MASKED_ATTRIBUTES):
+        return data
+    out = bytearray(data)
+    for word in MASKED_ATTRIBUTES:
+        i = data.find(word)
+        while i >= 0:
+            j = i + len(word)
+            if i > 0 and data[i - 1] in _IDENT_BYTES or j < len(data) and data[j] in _IDENT_BYTES:
+                i = data.find(word, j)
+                continue
+            k = j
+            while k < len(data) and data[k] in b" \t":
+                k += 1
+            if k < len(data) and data[k] == ord("("):
+                depth, end = 0, k
+                while end < len(data) and end - k < 200:
+                    c = data[end]
+                    depth += (c == ord("(")) - (c == ord(")"))
+                    end += 1
+                    if depth == 0:
+                        break
+                if depth == 0:
+                    j = end
+            for x in range(i, j):
+                if out[x] not in b"\r\n":
+                    out[x] = 0x20
+            i = data.find(word, j)
+    return bytes(out)
+
+
 class AnalysisTimeout(Exception):
     """Parsing or querying ran past the time limit (pathological input)."""
 
@@ -195,7 +235,7 @@ class Source:
         self.macro = macro
         self.offsets = OffsetMap(text)
         self.deadline = deadline
-        self.tree: Tree = parse_bytes(data, deadline)
+        self.tree: Tree = parse_bytes(mask_attributes(data), deadline)
 
     def start(self, node: Node) -> int:
         return self.shift + self.offsets.char(node.start_byte)
