@@ -460,3 +460,19 @@ def test_align_attribute_does_not_break_the_parse() -> None:
         "__shared__ __align__(sizeof(float4)) float s[32];",
     ]
     assert texts(a, "thread_index") == ["threadIdx.x", "threadIdx.x"]
+
+
+def test_device_operator_overloads_count_as_reached() -> None:
+    src = """\
+__device__ float2 operator+(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
+struct Scale { float s; __device__ float operator()(float x) const { return helper(x) * s; } };
+__device__ float helper(float x) { return x; }
+__device__ float unused(float x) { return x; }
+template <typename F> __global__ void k(float2* a, F f) { a[0] = a[0] + a[1]; a[0].x = f(a[0].x); }
+"""
+    a = analyze(src)
+    check_invariants(a)
+    assert [s.label for s in a.spans_of("kernel_body")] == ["operator+", "operator()", "helper", "k"]
+    assert analyze(src.replace("template <typename F> __global__", "template <typename F> __host__")).spans_of(
+        "kernel_body"
+    ) == []

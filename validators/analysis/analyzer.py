@@ -335,8 +335,10 @@ class _Collector:
         devices: dict[str, list[Function]] = {}
         for f in self.device_functions:
             devices.setdefault(f.name, []).append(f)
-        reached: set[str] = set()
-        todo = [k.name for k in self.kernels]
+        # Operator overloads (`a + b` on float2, a functor's `operator()`) are called without
+        # their name appearing: with kernels present, count them as reached.
+        reached = {n for n in devices if n.startswith("operator")} if self.kernels else set()
+        todo = [k.name for k in self.kernels] + sorted(reached)
         while todo:
             name = todo.pop()
             for callee in self.calls.get(name, ()):
