@@ -476,3 +476,18 @@ template <typename F> __global__ void k(float2* a, F f) { a[0] = a[0] + a[1]; a[
     assert analyze(src.replace("template <typename F> __global__", "template <typename F> __host__")).spans_of(
         "kernel_body"
     ) == []
+
+
+def test_crlf_line_endings_and_continuations() -> None:
+    src = (
+        "#define L(k) \\\r\n  k<<<1, 32>>>()\r\n"
+        "__global__ void k(float* a) {\r\n  a[threadIdx.x] = 0;\r\n}\r\n"
+        "int main() {\r\n  int t = 64;\r\n  k<<<1, t>>>(0);\r\n}\r\n"
+    )
+    a = analyze(src)
+    check_invariants(a)
+    assert a.errors == []
+    assert [(x.line, x.macro, x.config) for x in a.launches] == [(2, "L", ["1", "32"]), (8, None, ["1", "t"])]
+    assert a.kernels[0].line == 3
+    assert texts(a, "kernel_body") == ["{\r\n  a[threadIdx.x] = 0;\r\n}"]
+    assert texts(a, "launch_config") == ["<<<1, 32>>>", "int t = 64;", "<<<1, t>>>"]
