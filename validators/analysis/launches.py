@@ -32,6 +32,8 @@ def build_launch(
     else:
         # Inside an ERROR node: take the neighbours as callee and argument list when they fit.
         callee = syntax.prev_named_sibling
+        if callee is not None and last_name(callee) is None:
+            callee = None
         arglist = syntax.next_named_sibling
         if arglist is not None and arglist.type != "argument_list":
             arglist = None
