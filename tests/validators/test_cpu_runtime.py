@@ -17,14 +17,18 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not ins
 
 
 def build(tmp_path: Path, name: str, variant: str = "plain", **kw) -> Path:
-    out = compile_program((PROGRAMS / name).read_text(), tmp_path / f"{name}-{variant}", variant=variant, **kw)
+    out = compile_program(
+        (PROGRAMS / name).read_text(), tmp_path / f"{name}-{variant}", variant=variant, **kw
+    )
     assert out.ok, out.diagnostics
     return out.exe
 
 
 def run(exe: Path, schedule: str = "forward", **env: str) -> subprocess.CompletedProcess:
     full = {**os.environ, "CUDASHIM_SCHEDULE": schedule, "ASAN_OPTIONS": "detect_leaks=0", **env}
-    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, env=full, cwd=exe.parent)
+    return subprocess.run(
+        [str(exe)], capture_output=True, text=True, timeout=60, env=full, cwd=exe.parent
+    )
 
 
 @pytest.mark.parametrize("schedule", ["forward", "reverse", "random:7"])

@@ -203,7 +203,8 @@ def rewrite(source: str, filename: str = "main.cu") -> RewriteResult:
                 result.launches.append(made[1])
         elif node.type == "declaration" and _has_token(node, "__shared__"):
             is_extern = any(
-                c.type == "storage_class_specifier" and _text(src, c) == "extern" for c in node.children
+                c.type == "storage_class_specifier" and _text(src, c) == "extern"
+                for c in node.children
             )
             if is_extern:
                 made_shared = _extern_shared_edit(src, node, filename)
@@ -237,5 +238,7 @@ def rewrite(source: str, filename: str = "main.cu") -> RewriteResult:
     for number, line in enumerate(result.text.splitlines(), 1):
         code = line.split("//", 1)[0]
         if "<<<" in code and ">>>" in code:
-            result.warnings.append(f"line {number}: a '<<<' launch was not rewritten (inside a macro?)")
+            result.warnings.append(
+                f"line {number}: a '<<<' launch was not rewritten (inside a macro?)"
+            )
     return result

@@ -14,7 +14,8 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -29,10 +30,25 @@ _COMMON = ["-std=c++20", "-pthread", "-fno-strict-aliasing", "-w"]
 _FLAGS = {
     "plain": ["-O2", *_COMMON],
     # -O1 keeps ASan reports readable and builds fast; frame pointers give whole stack traces.
-    "asan": ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer", "-DCUDASHIM_ASAN", *_COMMON],
+    "asan": [
+        "-O1",
+        "-g",
+        "-fsanitize=address",
+        "-fno-omit-frame-pointer",
+        "-DCUDASHIM_ASAN",
+        *_COMMON,
+    ],
 }
 # Headers most programs include after the shim; precompiling them is most of the saving.
-_PCH_EXTRA = ["<vector>", "<iostream>", "<random>", "<string>", "<chrono>", "<numeric>", "<functional>"]
+_PCH_EXTRA = [
+    "<vector>",
+    "<iostream>",
+    "<random>",
+    "<string>",
+    "<chrono>",
+    "<numeric>",
+    "<functional>",
+]
 
 
 class ToolchainError(RuntimeError):
@@ -47,7 +63,9 @@ def cache_root() -> Path:
 def gxx() -> str:
     exe = os.environ.get("CKD_CXX") or shutil.which("g++")
     if not exe:
-        raise ToolchainError("g++ not found on PATH (the CPU backend compiles with g++ 12 or newer)")
+        raise ToolchainError(
+            "g++ not found on PATH (the CPU backend compiles with g++ 12 or newer)"
+        )
     return exe
 
 
@@ -70,7 +88,9 @@ def shim_version() -> str:
 
 def flags(variant: str) -> list[str]:
     if variant not in _FLAGS:
-        raise ValueError(f"unknown CPU build variant {variant!r} (expected one of {', '.join(VARIANTS)})")
+        raise ValueError(
+            f"unknown CPU build variant {variant!r} (expected one of {', '.join(VARIANTS)})"
+        )
     return list(_FLAGS[variant])
 
 
@@ -99,7 +119,10 @@ def _run(cmd: list[str], what: str) -> None:
 def runtime_object(variant: str) -> Path:
     def build(target: Path) -> None:
         tmp = target.with_suffix(f".tmp{os.getpid()}.o")
-        _run([gxx(), *flags(variant), f"-I{INCLUDE_DIR}", "-c", str(RUNTIME_SOURCE), "-o", str(tmp)], "the cudashim runtime")
+        _run(
+            [gxx(), *flags(variant), f"-I{INCLUDE_DIR}", "-c", str(RUNTIME_SOURCE), "-o", str(tmp)],
+            "the cudashim runtime",
+        )
         tmp.replace(target)
 
     return _locked_build(_shim_dir(variant) / "cudashim_runtime.o", build)
@@ -114,7 +137,16 @@ def pch_header(variant: str) -> Path:
         lines = ["#include <cuda_runtime.h>"] + [f"#include {h}" for h in _PCH_EXTRA]
         header.write_text("\n".join(lines) + "\n")
         _run(
-            [gxx(), *flags(variant), f"-I{INCLUDE_DIR}", "-x", "c++-header", str(header), "-o", str(work / "cudashim_pch.h.gch")],
+            [
+                gxx(),
+                *flags(variant),
+                f"-I{INCLUDE_DIR}",
+                "-x",
+                "c++-header",
+                str(header),
+                "-o",
+                str(work / "cudashim_pch.h.gch"),
+            ],
             "the cudashim precompiled header",
         )
         for name in ("cudashim_pch.h.gch", "cudashim_pch.h"):
@@ -125,6 +157,32 @@ def pch_header(variant: str) -> Path:
 
 
 @dataclass
+class CommandResult:
+    returncode: int | None
+    output: str
+    timed_out: bool = False
+
+
+Runner = Callable[[list[str], Path, list[Path]], CommandResult]
+"""Runs a compiler command in a directory, given the outside paths it must read."""
+
+
+def run_local(cmd: list[str], cwd: Path, expose: list[Path]) -> CommandResult:
+    try:
+        proc = subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, check=False, timeout=300
+        )
+    except subprocess.TimeoutExpired:
+        return CommandResult(None, "g++ timed out after 300s", timed_out=True)
+    return CommandResult(proc.returncode, proc.stderr + proc.stdout)
+
+
+def shim_paths(variant: str) -> list[Path]:
+    """Directories a program build reads besides the system: the headers and the built shim."""
+    return [INCLUDE_DIR, _shim_dir(variant)]
+
+
+@dataclass
 class CompileOutcome:
     ok: bool
     exe: Path | None
@@ -132,7 +190,7 @@ class CompileOutcome:
     diagnostics: str
     seconds: float
     rewrite: RewriteResult | None = None
-    notes: list[str] = field(default_factory=list)
+    timed_out: bool = False
 
 
 def compile_program(
@@ -144,8 +202,11 @@ def compile_program(
     filename: str = "main.cu",
     extra_flags: list[str] | None = None,
     use_pch: bool = True,
+    runner: Runner = run_local,
 ) -> CompileOutcome:
-    """Rewrite and compile `source` into `out_dir/prog`; never raises for a bad program."""
+    """Rewrite and compile `source` into `out_dir/prog`; never raises for a bad program.
+
+    `runner` runs g++ (the default: a plain subprocess; the backend passes the sandbox)."""
     started = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
     rw = rewrite(source, filename=filename)
@@ -171,11 +232,11 @@ def compile_program(
         "prog",
         "-lm",
     ]
-    proc = subprocess.run(cmd, cwd=out_dir, capture_output=True, text=True, check=False)
-    diagnostics = proc.stderr
+    res = runner(cmd, out_dir, shim_paths(variant))
+    diagnostics = res.output
     if rw.warnings:
         diagnostics = "\n".join(f"cudashim rewrite: {w}" for w in rw.warnings) + "\n" + diagnostics
-    ok = proc.returncode == 0 and exe.exists()
+    ok = res.returncode == 0 and exe.exists()
     return CompileOutcome(
         ok=ok,
         exe=exe if ok else None,
@@ -183,4 +244,5 @@ def compile_program(
         diagnostics=diagnostics,
         seconds=time.perf_counter() - started,
         rewrite=rw,
+        timed_out=res.timed_out,
     )

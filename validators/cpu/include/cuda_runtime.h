@@ -79,12 +79,12 @@
 #endif
 
 // ---------------------------------------------------------------- vector types
-#define CUDASHIM_VEC1(T, N, A) struct __attribute__((aligned(A))) N##1 { T x; };
-#define CUDASHIM_VEC2(T, N, A) struct __attribute__((aligned(A))) N##2 { T x, y; };
-#define CUDASHIM_VEC3(T, N) struct N##3 { T x, y, z; };
-#define CUDASHIM_VEC4(T, N, A) struct __attribute__((aligned(A))) N##4 { T x, y, z, w; };
-#define CUDASHIM_VECS(T, N, A1, A2, A4) \
-  CUDASHIM_VEC1(T, N, A1) CUDASHIM_VEC2(T, N, A2) CUDASHIM_VEC3(T, N) CUDASHIM_VEC4(T, N, A4)
+#define CUDASHIM_VEC1(_Tp, _Np, _Ap) struct __attribute__((aligned(_Ap))) _Np##1 { _Tp x; };
+#define CUDASHIM_VEC2(_Tp, _Np, _Ap) struct __attribute__((aligned(_Ap))) _Np##2 { _Tp x, y; };
+#define CUDASHIM_VEC3(_Tp, _Np) struct _Np##3 { _Tp x, y, z; };
+#define CUDASHIM_VEC4(_Tp, _Np, _Ap) struct __attribute__((aligned(_Ap))) _Np##4 { _Tp x, y, z, w; };
+#define CUDASHIM_VECS(_Tp, _Np, _A1, _A2, _A4) \
+  CUDASHIM_VEC1(_Tp, _Np, _A1) CUDASHIM_VEC2(_Tp, _Np, _A2) CUDASHIM_VEC3(_Tp, _Np) CUDASHIM_VEC4(_Tp, _Np, _A4)
 CUDASHIM_VECS(signed char, char, 1, 2, 4)
 CUDASHIM_VECS(unsigned char, uchar, 1, 2, 4)
 CUDASHIM_VECS(short, short, 2, 4, 8)
@@ -104,11 +104,11 @@ CUDASHIM_VEC4(unsigned int, uint, 16)
 struct int3 { int x, y, z; };
 struct uint3 { unsigned int x, y, z; };
 
-#define CUDASHIM_MAKE(N, T)                                                              \
-  inline constexpr N##1 make_##N##1(T x) { return N##1{x}; }                             \
-  inline constexpr N##2 make_##N##2(T x, T y) { return N##2{x, y}; }                     \
-  inline constexpr N##3 make_##N##3(T x, T y, T z) { return N##3{x, y, z}; }            \
-  inline constexpr N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+#define CUDASHIM_MAKE(_Np, _Tp)                                                              \
+  inline constexpr _Np##1 make_##_Np##1(_Tp x) { return _Np##1{x}; }                             \
+  inline constexpr _Np##2 make_##_Np##2(_Tp x, _Tp y) { return _Np##2{x, y}; }                     \
+  inline constexpr _Np##3 make_##_Np##3(_Tp x, _Tp y, _Tp z) { return _Np##3{x, y, z}; }            \
+  inline constexpr _Np##4 make_##_Np##4(_Tp x, _Tp y, _Tp z, _Tp w) { return _Np##4{x, y, z, w}; }
 CUDASHIM_MAKE(char, signed char)
 CUDASHIM_MAKE(uchar, unsigned char)
 CUDASHIM_MAKE(short, short)
@@ -373,63 +373,63 @@ void set_error(cudaError_t e);
 [[noreturn]] void fatal(const char* fmt, ...);
 }  // namespace cudashim
 
-template <class T>
-cudaError_t cudaMemcpyToSymbol(const T& symbol, const void* src, size_t n, size_t offset = 0,
+template <class _Tp>
+cudaError_t cudaMemcpyToSymbol(const _Tp& symbol, const void* src, size_t n, size_t offset = 0,
                                cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
-  if (offset + n > sizeof(T)) { cudashim::set_error(cudaErrorInvalidValue); return cudaErrorInvalidValue; }
-  memcpy(reinterpret_cast<char*>(const_cast<T*>(&symbol)) + offset, src, n);
+  if (offset + n > sizeof(_Tp)) { cudashim::set_error(cudaErrorInvalidValue); return cudaErrorInvalidValue; }
+  memcpy(reinterpret_cast<char*>(const_cast<_Tp*>(&symbol)) + offset, src, n);
   (void)kind;
   return cudaSuccess;
 }
-template <class T>
-cudaError_t cudaMemcpyToSymbolAsync(const T& symbol, const void* src, size_t n, size_t offset = 0,
+template <class _Tp>
+cudaError_t cudaMemcpyToSymbolAsync(const _Tp& symbol, const void* src, size_t n, size_t offset = 0,
                                     cudaMemcpyKind kind = cudaMemcpyHostToDevice, cudaStream_t = 0) {
   return cudaMemcpyToSymbol(symbol, src, n, offset, kind);
 }
-template <class T>
-cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t n, size_t offset = 0,
+template <class _Tp>
+cudaError_t cudaMemcpyFromSymbol(void* dst, const _Tp& symbol, size_t n, size_t offset = 0,
                                  cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
-  if (offset + n > sizeof(T)) { cudashim::set_error(cudaErrorInvalidValue); return cudaErrorInvalidValue; }
+  if (offset + n > sizeof(_Tp)) { cudashim::set_error(cudaErrorInvalidValue); return cudaErrorInvalidValue; }
   memcpy(dst, reinterpret_cast<const char*>(&symbol) + offset, n);
   (void)kind;
   return cudaSuccess;
 }
-template <class T>
-cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const T& symbol, size_t n, size_t offset = 0,
+template <class _Tp>
+cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const _Tp& symbol, size_t n, size_t offset = 0,
                                       cudaMemcpyKind kind = cudaMemcpyDeviceToHost, cudaStream_t = 0) {
   return cudaMemcpyFromSymbol(dst, symbol, n, offset, kind);
 }
-template <class T>
-cudaError_t cudaGetSymbolAddress(void** p, const T& symbol) {
+template <class _Tp>
+cudaError_t cudaGetSymbolAddress(void** p, const _Tp& symbol) {
   *p = const_cast<void*>(static_cast<const void*>(&symbol));
   return cudaSuccess;
 }
-template <class T>
-cudaError_t cudaGetSymbolSize(size_t* n, const T&) { *n = sizeof(T); return cudaSuccess; }
-template <class T>
-cudaError_t cudaMalloc(T** p, size_t n) { return cudaMalloc(reinterpret_cast<void**>(p), n); }
-template <class T>
-cudaError_t cudaMallocManaged(T** p, size_t n, unsigned int flags = cudaMemAttachGlobal) {
+template <class _Tp>
+cudaError_t cudaGetSymbolSize(size_t* n, const _Tp&) { *n = sizeof(_Tp); return cudaSuccess; }
+template <class _Tp>
+cudaError_t cudaMalloc(_Tp** p, size_t n) { return cudaMalloc(reinterpret_cast<void**>(p), n); }
+template <class _Tp>
+cudaError_t cudaMallocManaged(_Tp** p, size_t n, unsigned int flags = cudaMemAttachGlobal) {
   return cudaMallocManaged(reinterpret_cast<void**>(p), n, flags);
 }
-template <class T>
-cudaError_t cudaMallocHost(T** p, size_t n) { return cudaMallocHost(reinterpret_cast<void**>(p), n); }
-template <class T>
-cudaError_t cudaHostAlloc(T** p, size_t n, unsigned int flags) { return cudaHostAlloc(reinterpret_cast<void**>(p), n, flags); }
-template <class T>
-cudaError_t cudaMallocPitch(T** p, size_t* pitch, size_t w, size_t h) {
+template <class _Tp>
+cudaError_t cudaMallocHost(_Tp** p, size_t n) { return cudaMallocHost(reinterpret_cast<void**>(p), n); }
+template <class _Tp>
+cudaError_t cudaHostAlloc(_Tp** p, size_t n, unsigned int flags) { return cudaHostAlloc(reinterpret_cast<void**>(p), n, flags); }
+template <class _Tp>
+cudaError_t cudaMallocPitch(_Tp** p, size_t* pitch, size_t w, size_t h) {
   return cudaMallocPitch(reinterpret_cast<void**>(p), pitch, w, h);
 }
-template <class T>
-cudaError_t cudaMallocAsync(T** p, size_t n, cudaStream_t s) { return cudaMallocAsync(reinterpret_cast<void**>(p), n, s); }
-template <class T>
-cudaError_t cudaFuncSetAttribute(T*, cudaFuncAttribute, int) { return cudaSuccess; }
-template <class T>
-cudaError_t cudaFuncSetCacheConfig(T*, cudaFuncCache) { return cudaSuccess; }
-template <class T>
-cudaError_t cudaFuncSetSharedMemConfig(T*, cudaSharedMemConfig) { return cudaSuccess; }
-template <class T>
-cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, T*) {
+template <class _Tp>
+cudaError_t cudaMallocAsync(_Tp** p, size_t n, cudaStream_t s) { return cudaMallocAsync(reinterpret_cast<void**>(p), n, s); }
+template <class _Tp>
+cudaError_t cudaFuncSetAttribute(_Tp*, cudaFuncAttribute, int) { return cudaSuccess; }
+template <class _Tp>
+cudaError_t cudaFuncSetCacheConfig(_Tp*, cudaFuncCache) { return cudaSuccess; }
+template <class _Tp>
+cudaError_t cudaFuncSetSharedMemConfig(_Tp*, cudaSharedMemConfig) { return cudaSuccess; }
+template <class _Tp>
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, _Tp*) {
   memset(a, 0, sizeof *a);
   a->maxThreadsPerBlock = 1024;
   a->numRegs = 32;
@@ -438,15 +438,15 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, T*) {
   a->maxDynamicSharedSizeBytes = 48 * 1024;
   return cudaSuccess;
 }
-template <class T>
-cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, T, int block, size_t smem) {
+template <class _Tp>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, _Tp, int block, size_t smem) {
   int b = block > 0 ? 2048 / block : 0;
   if (smem > 0) b = std::min<int>(b, int((100 * 1024) / smem));
   *n = std::max(1, std::min(b, 32));
   return cudaSuccess;
 }
-template <class T>
-cudaError_t cudaOccupancyMaxPotentialBlockSize(int* grid, int* block, T, size_t = 0, int limit = 0) {
+template <class _Tp>
+cudaError_t cudaOccupancyMaxPotentialBlockSize(int* grid, int* block, _Tp, size_t = 0, int limit = 0) {
   *block = limit > 0 ? std::min(limit, 1024) : 1024;
   *grid = 2 * 80;
   return cudaSuccess;
@@ -465,23 +465,23 @@ void run_kernel(const LaunchSpec& s);
 
 // Arguments are evaluated once on the host (as CUDA does), copied into a tuple, and every
 // CUDA thread calls the kernel with copies of them.
-template <class F, class... A>
-void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t, F&& f, A&&... a) {
-  std::tuple<std::decay_t<A>...> args(std::forward<A>(a)...);
+template <class _Fn, class... _Ap>
+void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t, _Fn&& f, _Ap&&... a) {
+  std::tuple<std::decay_t<_Ap>...> args(std::forward<_Ap>(a)...);
   auto body = [&]() { std::apply(f, args); };
-  using Body = decltype(body);
-  run_kernel(LaunchSpec{name, grid, block, shmem, [](void* p) { (*static_cast<Body*>(p))(); }, &body});
+  using _Body = decltype(body);
+  run_kernel(LaunchSpec{name, grid, block, shmem, [](void* p) { (*static_cast<_Body*>(p))(); }, &body});
 }
-template <class... P, std::size_t... I>
-void call_with_void_args(void (*k)(P...), void** args, std::index_sequence<I...>) {
-  k(*static_cast<std::remove_reference_t<P>*>(args[I])...);
+template <class... _Pp, std::size_t... _Ip>
+void call_with_void_args(void (*k)(_Pp...), void** args, std::index_sequence<_Ip...>) {
+  k(*static_cast<std::remove_reference_t<_Pp>*>(args[_Ip])...);
 }
 }  // namespace cudashim
 
-template <class... P>
-cudaError_t cudaLaunchKernel(void (*k)(P...), dim3 grid, dim3 block, void** args, size_t shmem = 0, cudaStream_t st = 0) {
+template <class... _Pp>
+cudaError_t cudaLaunchKernel(void (*k)(_Pp...), dim3 grid, dim3 block, void** args, size_t shmem = 0, cudaStream_t st = 0) {
   cudashim::launch("cudaLaunchKernel", grid, block, shmem, st, [&]() {
-    cudashim::call_with_void_args(k, args, std::index_sequence_for<P...>{});
+    cudashim::call_with_void_args(k, args, std::index_sequence_for<_Pp...>{});
   });
   return cudaPeekAtLastError();
 }
@@ -519,31 +519,31 @@ inline int __uni_sync(unsigned mask, int p, CUDASHIM_LOC) {
 }
 
 namespace cudashim {
-template <class T>
-inline unsigned long long to_bits(T v) {
-  static_assert(sizeof(T) <= 8, "__shfl_sync on types larger than 8 bytes is not supported");
+template <class _Tp>
+inline unsigned long long to_bits(_Tp v) {
+  static_assert(sizeof(_Tp) <= 8, "__shfl_sync on types larger than 8 bytes is not supported");
   unsigned long long b = 0;
-  memcpy(&b, &v, sizeof(T));
+  memcpy(&b, &v, sizeof(_Tp));
   return b;
 }
-template <class T>
-inline T from_bits(unsigned long long b) {
-  T v;
-  memcpy(&v, &b, sizeof(T));
+template <class _Tp>
+inline _Tp from_bits(unsigned long long b) {
+  _Tp v;
+  memcpy(&v, &b, sizeof(_Tp));
   return v;
 }
-template <class T>
-inline T shfl(int kind, unsigned mask, T v, int param, int width, const std::source_location& loc) {
-  if constexpr (sizeof(T) <= 8) {
-    return from_bits<T>(warp_op(kind, mask, to_bits(v), param, width, loc.line(), loc.file_name()));
+template <class _Tp>
+inline _Tp shfl(int kind, unsigned mask, _Tp v, int param, int width, const std::source_location& loc) {
+  if constexpr (sizeof(_Tp) <= 8) {
+    return from_bits<_Tp>(warp_op(kind, mask, to_bits(v), param, width, loc.line(), loc.file_name()));
   } else {
     // Wider types (e.g. double2) are shuffled 8 bytes at a time, as CUDA's overloads do.
-    T out;
+    _Tp out;
     const char* src = reinterpret_cast<const char*>(&v);
     char* dst = reinterpret_cast<char*>(&out);
-    for (size_t off = 0; off < sizeof(T); off += 8) {
+    for (size_t off = 0; off < sizeof(_Tp); off += 8) {
       unsigned long long b = 0;
-      size_t n = std::min<size_t>(8, sizeof(T) - off);
+      size_t n = std::min<size_t>(8, sizeof(_Tp) - off);
       memcpy(&b, src + off, n);
       b = warp_op(kind, mask, b, param, width, loc.line(), loc.file_name());
       memcpy(dst + off, &b, n);
@@ -553,35 +553,35 @@ inline T shfl(int kind, unsigned mask, T v, int param, int width, const std::sou
 }
 }  // namespace cudashim
 
-template <class T>
-inline T __shfl_sync(unsigned mask, T v, int src, int width = 32, CUDASHIM_LOC) {
+template <class _Tp>
+inline _Tp __shfl_sync(unsigned mask, _Tp v, int src, int width = 32, CUDASHIM_LOC) {
   return cudashim::shfl(cudashim::W_SHFL, mask, v, src, width, loc);
 }
-template <class T>
-inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32, CUDASHIM_LOC) {
+template <class _Tp>
+inline _Tp __shfl_up_sync(unsigned mask, _Tp v, unsigned delta, int width = 32, CUDASHIM_LOC) {
   return cudashim::shfl(cudashim::W_SHFL_UP, mask, v, (int)delta, width, loc);
 }
-template <class T>
-inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32, CUDASHIM_LOC) {
+template <class _Tp>
+inline _Tp __shfl_down_sync(unsigned mask, _Tp v, unsigned delta, int width = 32, CUDASHIM_LOC) {
   return cudashim::shfl(cudashim::W_SHFL_DOWN, mask, v, (int)delta, width, loc);
 }
-template <class T>
-inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32, CUDASHIM_LOC) {
+template <class _Tp>
+inline _Tp __shfl_xor_sync(unsigned mask, _Tp v, int lane_mask, int width = 32, CUDASHIM_LOC) {
   return cudashim::shfl(cudashim::W_SHFL_XOR, mask, v, lane_mask, width, loc);
 }
-template <class T>
-inline unsigned __match_any_sync(unsigned mask, T v, CUDASHIM_LOC) {
+template <class _Tp>
+inline unsigned __match_any_sync(unsigned mask, _Tp v, CUDASHIM_LOC) {
   return (unsigned)cudashim::warp_op(cudashim::W_MATCH_ANY, mask, cudashim::to_bits(v), 0, 32, loc.line(), loc.file_name());
 }
-template <class T>
-inline unsigned __match_all_sync(unsigned mask, T v, int* pred, CUDASHIM_LOC) {
+template <class _Tp>
+inline unsigned __match_all_sync(unsigned mask, _Tp v, int* pred, CUDASHIM_LOC) {
   unsigned r = (unsigned)cudashim::warp_op(cudashim::W_MATCH_ALL, mask, cudashim::to_bits(v), 0, 32, loc.line(), loc.file_name());
   *pred = r != 0;
   return r;
 }
-#define CUDASHIM_WREDUCE(NAME, KIND, T)                                                          \
-  inline T NAME(unsigned mask, T v, CUDASHIM_LOC) {                                              \
-    return (T)cudashim::warp_op(cudashim::KIND, mask, (unsigned long long)(long long)v, 0, 32, loc.line(), loc.file_name()); \
+#define CUDASHIM_WREDUCE(NAME, KIND, _Tp)                                                          \
+  inline _Tp NAME(unsigned mask, _Tp v, CUDASHIM_LOC) {                                              \
+    return (_Tp)cudashim::warp_op(cudashim::KIND, mask, (unsigned long long)(long long)v, 0, 32, loc.line(), loc.file_name()); \
   }
 CUDASHIM_WREDUCE(__reduce_add_sync, W_REDUCE_ADD, int)
 CUDASHIM_WREDUCE(__reduce_add_sync, W_REDUCE_ADD, unsigned)
@@ -605,48 +605,48 @@ inline unsigned long long __globaltimer() {
 inline void __trap() { cudashim::fatal("__trap() called in device code"); }
 inline void __brkpt() {}
 inline void __prof_trigger(int) {}
-template <class T>
-inline T __ldg(const T* p) { return *p; }
-template <class T>
-inline T __ldcg(const T* p) { return *p; }
-template <class T>
-inline T __ldca(const T* p) { return *p; }
-template <class T>
-inline T __ldcs(const T* p) { return *p; }
-template <class T>
-inline T __ldlu(const T* p) { return *p; }
-template <class T>
-inline T __ldcv(const T* p) { return *p; }
-template <class T>
-inline void __stcg(T* p, T v) { *p = v; }
-template <class T>
-inline void __stcs(T* p, T v) { *p = v; }
-template <class T>
-inline void __stwb(T* p, T v) { *p = v; }
-template <class T>
-inline void __stwt(T* p, T v) { *p = v; }
+template <class _Tp>
+inline _Tp __ldg(const _Tp* p) { return *p; }
+template <class _Tp>
+inline _Tp __ldcg(const _Tp* p) { return *p; }
+template <class _Tp>
+inline _Tp __ldca(const _Tp* p) { return *p; }
+template <class _Tp>
+inline _Tp __ldcs(const _Tp* p) { return *p; }
+template <class _Tp>
+inline _Tp __ldlu(const _Tp* p) { return *p; }
+template <class _Tp>
+inline _Tp __ldcv(const _Tp* p) { return *p; }
+template <class _Tp>
+inline void __stcg(_Tp* p, _Tp v) { *p = v; }
+template <class _Tp>
+inline void __stcs(_Tp* p, _Tp v) { *p = v; }
+template <class _Tp>
+inline void __stwb(_Tp* p, _Tp v) { *p = v; }
+template <class _Tp>
+inline void __stwt(_Tp* p, _Tp v) { *p = v; }
 inline unsigned __lane_id() { return cudashim::lane_id(); }
 
 // ---------------------------------------------------------------- atomics
 // Blocks run concurrently on worker threads, so these are real atomic operations.
-#define CUDASHIM_ATOMIC_INT(T)                                                                   \
-  inline T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }           \
-  inline T atomicSub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }           \
-  inline T atomicExch(T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }         \
-  inline T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }           \
-  inline T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }             \
-  inline T atomicXor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }           \
-  inline T atomicCAS(T* p, T cmp, T v) {                                                         \
+#define CUDASHIM_ATOMIC_INT(_Tp)                                                                   \
+  inline _Tp atomicAdd(_Tp* p, _Tp v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }           \
+  inline _Tp atomicSub(_Tp* p, _Tp v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }           \
+  inline _Tp atomicExch(_Tp* p, _Tp v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }         \
+  inline _Tp atomicAnd(_Tp* p, _Tp v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }           \
+  inline _Tp atomicOr(_Tp* p, _Tp v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }             \
+  inline _Tp atomicXor(_Tp* p, _Tp v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }           \
+  inline _Tp atomicCAS(_Tp* p, _Tp cmp, _Tp v) {                                                         \
     __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);          \
     return cmp;                                                                                  \
   }                                                                                              \
-  inline T atomicMin(T* p, T v) {                                                                \
-    T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                \
+  inline _Tp atomicMin(_Tp* p, _Tp v) {                                                                \
+    _Tp old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                \
     while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {} \
     return old;                                                                                  \
   }                                                                                              \
-  inline T atomicMax(T* p, T v) {                                                                \
-    T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                \
+  inline _Tp atomicMax(_Tp* p, _Tp v) {                                                                \
+    _Tp old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                \
     while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {} \
     return old;                                                                                  \
   }
@@ -658,11 +658,11 @@ CUDASHIM_ATOMIC_INT(long)
 CUDASHIM_ATOMIC_INT(unsigned long)
 
 namespace cudashim {
-template <class T, class Op>
-inline T atomic_update(T* p, Op op) {
-  T old;
+template <class _Tp, class _Op>
+inline _Tp atomic_update(_Tp* p, _Op op) {
+  _Tp old;
   __atomic_load(p, &old, __ATOMIC_SEQ_CST);
-  T want;
+  _Tp want;
   do {
     want = op(old);
   } while (!__atomic_compare_exchange(p, &old, &want, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
@@ -690,8 +690,8 @@ inline unsigned atomicDec(unsigned* p, unsigned lim) {
   return cudashim::atomic_update(p, [lim](unsigned o) { return (o == 0 || o > lim) ? lim : o - 1; });
 }
 #define CUDASHIM_ATOMIC_SCOPED(NAME)                                               \
-  template <class T, class... R> inline auto NAME##_block(T* p, R... r) { return NAME(p, r...); } \
-  template <class T, class... R> inline auto NAME##_system(T* p, R... r) { return NAME(p, r...); }
+  template <class _Tp, class... _Rp> inline auto NAME##_block(_Tp* p, _Rp... r) { return NAME(p, r...); } \
+  template <class _Tp, class... _Rp> inline auto NAME##_system(_Tp* p, _Rp... r) { return NAME(p, r...); }
 CUDASHIM_ATOMIC_SCOPED(atomicAdd)
 CUDASHIM_ATOMIC_SCOPED(atomicSub)
 CUDASHIM_ATOMIC_SCOPED(atomicExch)
@@ -707,19 +707,19 @@ CUDASHIM_ATOMIC_SCOPED(atomicDec)
 // ---------------------------------------------------------------- min / max
 // CUDA declares non-template overloads for every pair of arithmetic types; non-templates also
 // win over std::min/std::max when a program says `using namespace std`.
-#define CUDASHIM_MINMAX(A, B)                                                                 \
-  inline std::common_type_t<A, B> min(A a, B b) {                                              \
-    using C = std::common_type_t<A, B>;                                                        \
-    return (C)b < (C)a ? (C)b : (C)a;                                                          \
+#define CUDASHIM_MINMAX(_Ap, _Bp)                                                                 \
+  inline std::common_type_t<_Ap, _Bp> min(_Ap a, _Bp b) {                                              \
+    using _Cm = std::common_type_t<_Ap, _Bp>;                                                        \
+    return (_Cm)b < (_Cm)a ? (_Cm)b : (_Cm)a;                                                          \
   }                                                                                            \
-  inline std::common_type_t<A, B> max(A a, B b) {                                              \
-    using C = std::common_type_t<A, B>;                                                        \
-    return (C)a < (C)b ? (C)b : (C)a;                                                          \
+  inline std::common_type_t<_Ap, _Bp> max(_Ap a, _Bp b) {                                              \
+    using _Cm = std::common_type_t<_Ap, _Bp>;                                                        \
+    return (_Cm)a < (_Cm)b ? (_Cm)b : (_Cm)a;                                                          \
   }
-#define CUDASHIM_MINMAX_ROW(A)                                                             \
-  CUDASHIM_MINMAX(A, int) CUDASHIM_MINMAX(A, unsigned int) CUDASHIM_MINMAX(A, long)        \
-  CUDASHIM_MINMAX(A, unsigned long) CUDASHIM_MINMAX(A, long long)                          \
-  CUDASHIM_MINMAX(A, unsigned long long)
+#define CUDASHIM_MINMAX_ROW(_Ap)                                                             \
+  CUDASHIM_MINMAX(_Ap, int) CUDASHIM_MINMAX(_Ap, unsigned int) CUDASHIM_MINMAX(_Ap, long)        \
+  CUDASHIM_MINMAX(_Ap, unsigned long) CUDASHIM_MINMAX(_Ap, long long)                          \
+  CUDASHIM_MINMAX(_Ap, unsigned long long)
 CUDASHIM_MINMAX_ROW(int)
 CUDASHIM_MINMAX_ROW(unsigned int)
 CUDASHIM_MINMAX_ROW(long)
@@ -787,10 +787,10 @@ inline float rnorm3df(float a, float b, float c) { return 1.0f / norm3df(a, b, c
 inline double norm3d(double a, double b, double c) { return sqrt(a * a + b * b + c * c); }
 inline float norm4df(float a, float b, float c, float d) { return sqrtf(a * a + b * b + c * c + d * d); }
 namespace cudashim {
-template <class T>
-inline T erfinv_impl(T y) {
-  if (y <= T(-1)) return -INFINITY;
-  if (y >= T(1)) return INFINITY;
+template <class _Tp>
+inline _Tp erfinv_impl(_Tp y) {
+  if (y <= _Tp(-1)) return -INFINITY;
+  if (y >= _Tp(1)) return INFINITY;
   // Giles' approximation refined by two Newton steps on erf.
   double w = -std::log((1.0 - y) * (1.0 + y)), x;
   if (w < 5.0) {
@@ -806,7 +806,7 @@ inline T erfinv_impl(T y) {
   }
   x *= y;
   for (int i = 0; i < 2; ++i) x -= (std::erf(x) - y) / (2.0 / std::sqrt(M_PI) * std::exp(-x * x));
-  return (T)x;
+  return (_Tp)x;
 }
 }  // namespace cudashim
 inline float erfinvf(float y) { return cudashim::erfinv_impl(y); }

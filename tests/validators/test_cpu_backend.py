@@ -1,0 +1,110 @@
+"""CpuBackend: builds through the cache, schedules/variants, verdicts from real runs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from schemas import Program, Status
+from validators.backends import get_backend
+from validators.backends.cpu import CpuBackend
+from validators.build_cache import BuildCache
+from validators.cpu.diagnostics import gpu_feature_from_errors
+from validators.engine import run_program
+
+PROGRAMS = Path(__file__).resolve().parent / "cpu_programs"
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+
+
+@pytest.fixture
+def backend(tmp_path) -> CpuBackend:
+    return CpuBackend(cache=BuildCache(tmp_path / "builds"))
+
+
+def program(name: str) -> Program:
+    return Program(source=(PROGRAMS / name).read_text())
+
+
+def test_registered_under_its_name():
+    assert get_backend("cpu").name == "cpu"
+
+
+def test_checks_on_by_default_and_switchable(backend):
+    assert backend.schedules() == ["forward", "reverse"]
+    assert backend.variants() == ["plain", "asan"]
+    assert backend.schedules(thorough=False) == ["forward"]
+    assert backend.variants(thorough=False) == ["plain"]
+
+
+def test_build_is_cached_per_defines_and_variant(backend):
+    first = backend.build(program("reductions.cu"), {"N": 300})
+    again = backend.build(program("reductions.cu"), {"N": 300})
+    other = backend.build(program("reductions.cu"), {"N": 301})
+    assert first.compile.ok and not first.compile.cached
+    assert again.compile.cached and again.path == first.path
+    assert not other.compile.cached and other.path != first.path
+    asan = backend.build(program("reductions.cu"), {"N": 300}, variant="asan")
+    assert asan.variant == "asan" and backend.sandbox_overrides(asan) == {"memory_bytes": None}
+
+
+def test_schedule_reaches_the_runtime(backend):
+    exe = backend.build(program("missing_sync.cu"), {})
+    argv, env = backend.command(exe, ["x"], schedule="reverse")
+    assert argv == [str(exe.path), "x"]
+    assert env["CUDASHIM_SCHEDULE"] == "reverse"
+
+
+def test_deadlock_verdict(backend):
+    res = run_program(program("divergent_barrier.cu"), backend)
+    assert res.status == Status.RUNTIME_ERROR
+    assert res.reason.startswith(
+        "deadlock: in kernel 'k' block (0,0,0): __syncthreads() at main.cu:8"
+    )
+
+
+def test_asan_verdict_names_the_line(backend, tmp_path):
+    exe = backend.build(program("overrun.cu"), {}, variant="asan")
+    from validators.sandbox import Limits, run_sandboxed
+
+    argv, env = backend.command(exe, [])
+    out = run_sandboxed(
+        argv, tmp_path, limits=Limits().with_overrides(backend.sandbox_overrides(exe)), env=env
+    )
+    verdict = backend.classify(exe, out)
+    assert verdict.status == Status.RUNTIME_ERROR
+    assert verdict.reason.startswith(
+        "out-of-bounds access (AddressSanitizer heap-buffer-overflow, WRITE of size 4) at main.cu:5 in fill"
+    )
+
+
+def test_texture_program_needs_a_gpu(backend):
+    src = """
+__global__ void k(cudaTextureObject_t t, float* o) { o[threadIdx.x] = tex2D<float>(t, 0.5f, 0.5f); }
+int main() { return 0; }
+"""
+    exe = backend.build(Program(source=src), {})
+    assert not exe.compile.ok
+    assert exe.needs_gpu and exe.needs_gpu.startswith("texture")
+
+
+@pytest.mark.parametrize(
+    "diag, feature",
+    [
+        ("main.cu:3:10: fatal error: cublas_v2.h: No such file or directory", "cublas"),
+        ("main.cu:9:5: error: ‘__hadd2’ was not declared in this scope", "__hadd2"),
+        ("main.cu:9:5: error: ‘this_grid’ is not a member of ‘cooperative_groups’", "grid_sync"),
+        ("/tmp/cc.s:20: Error: no such instruction: `mov.u32 %eax,%laneid'", "inline_ptx"),
+    ],
+)
+def test_compile_errors_map_to_features(diag, feature):
+    assert feature in (gpu_feature_from_errors(diag) or "")
+
+
+def test_ordinary_compile_error_is_not_a_feature():
+    assert (
+        gpu_feature_from_errors("main.cu:4:3: error: ‘resutl’ was not declared in this scope")
+        is None
+    )

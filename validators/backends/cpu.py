@@ -1,0 +1,200 @@
+"""The `cpu` backend: unmodified CUDA programs built with g++ against the cudashim headers.
+
+Every CUDA thread is a fiber, blocks run on worker threads (see `validators/cpu/`). Two checks a
+GPU run does not give are on by default (`thorough=True`):
+
+- schedules: each case runs with the threads of every block resumed `forward` and `reverse`
+  (`CUDASHIM_SCHEDULE`); the engine fails a case whose outputs differ (a race);
+- variants: a second build with AddressSanitizer (`asan`) where `cudaMalloc` returns exactly
+  the requested bytes, so an out-of-bounds access is reported with its source line.
+
+What the shim cannot run is `needs_gpu`: from the static-analysis flags before building, and
+from compile errors that name a CUDA construct the shim lacks (`tex2D`, `__hadd2`, a missing
+`cublas_v2.h`), never `failed`.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import time
+from pathlib import Path
+
+from schemas import CompileInfo, Program, Status
+
+from ..build_cache import BuildCache, TransientBuildError
+from ..cpu import diagnostics, toolchain
+from .base import Backend, Executable, RunOutcome, Verdict
+
+SCHEDULES_THOROUGH = ["forward", "reverse"]
+SUPPORTED_FEATURES: frozenset[str] = frozenset()
+"""Static-analysis flags the shim runs anyway (none of the GPU-only ones yet)."""
+
+COMPILE_SECONDS = 300.0
+
+
+class CpuBackend(Backend):
+    """g++ + the cudashim runtime on the host."""
+
+    name = "cpu"
+
+    def __init__(
+        self,
+        *,
+        cache: BuildCache | None = None,
+        workers: int | None = None,
+        schedules: list[str] | None = None,
+        sandboxed_build: bool = True,
+    ) -> None:
+        self.cache = cache or BuildCache()
+        self.workers = workers
+        """Worker threads per run (default: one per core the run may use)."""
+        self._schedules = schedules
+        self.sandboxed_build = sandboxed_build
+
+    # --- availability --------------------------------------------------------------------
+    def available(self) -> str | None:
+        if platform.machine() not in ("x86_64", "AMD64"):
+            return f"the fiber runtime supports x86-64 only (this machine is {platform.machine()})"
+        try:
+            version = toolchain.gxx_version()
+        except toolchain.ToolchainError as exc:
+            return str(exc)
+        major = int(version.split(".")[0]) if version.split(".")[0].isdigit() else 0
+        if major < 12:
+            return f"g++ {version} is too old (the shim needs g++ 12 or newer)"
+        return None
+
+    def unsupported_features(self, features: list[str]) -> list[str]:
+        return [f for f in features if f not in SUPPORTED_FEATURES]
+
+    # --- build ---------------------------------------------------------------------------
+    def build(
+        self, program: Program, defines: dict[str, int], *, variant: str = "plain"
+    ) -> Executable:
+        toolchain.flags(variant)  # rejects unknown variants early
+        key = BuildCache.key(
+            kind="cpu-shim",
+            source=program.source,
+            filename=program.filename,
+            flags=program.extra_flags,
+            defines={k: str(v) for k, v in defines.items()},
+            variant=variant,
+            shim=toolchain.shim_version(),
+            compiler=toolchain.gxx_version(),
+        )
+        # The shared pieces are built outside the sandbox: they are ours, not the program's.
+        toolchain.runtime_object(variant)
+        toolchain.pch_header(variant)
+
+        def build(work: Path) -> CompileInfo:
+            started = time.monotonic()
+            out = toolchain.compile_program(
+                program.source,
+                work,
+                defines=dict(defines),
+                variant=variant,
+                filename=_cxx_name(program.filename),
+                extra_flags=_host_flags(program.extra_flags),
+                runner=self._runner(),
+            )
+            info = CompileInfo(
+                compiler=f"g++ {toolchain.gxx_version()} (cudashim {toolchain.shim_version()}, {variant})",
+                command=out.command,
+                ok=out.ok,
+                seconds=time.monotonic() - started,
+                diagnostics=diagnostics.truncate(out.diagnostics),
+            )
+            if out.timed_out:
+                raise TransientBuildError(info)
+            for p in work.iterdir():
+                if p.name != "prog":
+                    p.unlink()
+            return info
+
+        path, info = self.cache.get_or_build(key, build, artifact="prog")
+        needs = None if info.ok else diagnostics.gpu_feature_from_errors(info.diagnostics)
+        return Executable(
+            path=path, compile=info, backend=self.name, variant=variant, needs_gpu=needs
+        )
+
+    def _runner(self) -> toolchain.Runner:
+        if not self.sandboxed_build:
+            return toolchain.run_local
+        from ..sandbox import Limits, run_sandboxed
+
+        limits = Limits(
+            cpu_seconds=COMPILE_SECONDS,
+            wall_seconds=COMPILE_SECONDS,
+            memory_bytes=None,
+            file_size_bytes=1 << 30,
+        )
+
+        def run(cmd: list[str], cwd: Path, expose: list[Path]) -> toolchain.CommandResult:
+            bindir = os.path.dirname(cmd[0])
+            out = run_sandboxed(
+                cmd,
+                cwd,
+                limits=limits,
+                expose=expose,
+                env={"PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin"},
+            )
+            text = out.stderr + ("\n" + out.stdout if out.stdout.strip() else "")
+            if out.timed_out:
+                text = f"g++ timed out after {out.seconds:.0f}s\n" + text
+            return toolchain.CommandResult(out.exit_code, text, timed_out=out.timed_out)
+
+        return run
+
+    # --- run -----------------------------------------------------------------------------
+    def command(
+        self, exe: Executable, args: list[str], *, schedule: str = "default"
+    ) -> tuple[list[str], dict[str, str]]:
+        if exe.path is None:
+            raise ValueError("cannot run a failed build")
+        env = {
+            "CUDASHIM_SCHEDULE": "forward" if schedule == "default" else schedule,
+            # Leaks are not out-of-bounds accesses; symbolised reports give the source line.
+            "ASAN_OPTIONS": "detect_leaks=0:allocator_may_return_null=1:symbolize=1:verify_asan_link_order=0",
+        }
+        workers = self.workers or _usable_cores()
+        env["CUDASHIM_WORKERS"] = str(workers)
+        return [str(exe.path), *args], env
+
+    def schedules(self, *, thorough: bool = True) -> list[str]:
+        if self._schedules is not None:
+            return list(self._schedules)
+        return list(SCHEDULES_THOROUGH) if thorough else ["forward"]
+
+    def variants(self, *, thorough: bool = True) -> list[str]:
+        return ["plain", "asan"] if thorough else ["plain"]
+
+    def sandbox_overrides(self, exe: Executable) -> dict[str, object]:
+        # AddressSanitizer reserves terabytes of shadow address space.
+        return {"memory_bytes": None} if exe.variant == "asan" else {}
+
+    def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:
+        found = diagnostics.runtime_verdict(outcome.stdout, outcome.stderr)
+        if found is not None:
+            status, reason = found
+            return Verdict(Status(status), reason)
+        if outcome.timed_out:
+            return Verdict(Status.TIMEOUT, f"timed out after {outcome.seconds:.1f}s")
+        return super().classify(exe, outcome)
+
+
+def _usable_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def _cxx_name(filename: str) -> str:
+    return filename if re.search(r"\.(cu|cpp|cc)$", filename) else "main.cu"
+
+
+def _host_flags(flags: list[str]) -> list[str]:
+    """Keep only flags g++ understands the same way (defines, include dirs, -O levels)."""
+    return [f for f in flags if re.match(r"^-(D\w|U\w|I|O[0-3s]?$|std=c\+\+)", f)]

@@ -1,0 +1,157 @@
+"""Reading what g++ and a cudashim program print: GPU features behind compile errors, and the
+runtime's own failure reports (deadlocks, AddressSanitizer, crashes) as verdict reasons."""
+
+from __future__ import annotations
+
+import re
+
+from ..analysis.features import match_include, match_name
+
+MAX_DIAGNOSTICS = 8000
+
+_MISSING_HEADER = re.compile(r"fatal error: ([^:\s]+): No such file or directory")
+_UNKNOWN_NAME = re.compile(
+    r"[‘'`](?:[\w:]*::)?(\w+)[’'] (?:was not declared in this scope|does not name a type|has not been declared"
+    r"|is not a member of|is not a namespace-name|is not a template|is not a class, namespace, or enumeration)"
+    r"|there are no arguments to [‘'`](\w+)[’']"
+    r"|[‘'`](\w+)[’'] in namespace [‘'`][\w:]+[’'] does not name a (?:template )?type"
+)
+_MEMBER_OF = re.compile(r"[‘'`](\w+)[’'] is not a member of [‘'`]([\w:]+)[’']")
+_ASM_ERROR = re.compile(
+    r"Error: (?:no such instruction|unknown pseudo-op|invalid instruction suffix|bad register name|junk)"
+    r"|impossible constraint in [‘'`]asm[’']|invalid [‘'`]asm[’']|unknown register name"
+)
+_CUDA_HEADER = re.compile(
+    r"^(cu|nv|thrust/|cub/|cooperative_groups/|sm_\d|crt/|mma\.h|nccl|mpi\.h|helper_)"
+)
+_CUDA_NAME = re.compile(
+    r"^(cuda[A-Z]|cu[A-Z]|CU_|CUDA_|CUDART_|NV_|__nv_|__h|__float2half|__half|__bfloat|tex\d|tex[A-Z]|surf\d|surf[A-Z]|__[a-z]\w*_sync$|__\w*(ldmatrix|mma|pipeline|cluster))"
+)
+
+# Shim-level names that are GPU features of their own (not in the analysis flag tables).
+_NAME_FEATURES = {
+    "cudaGraph_t": "cuda_graphs",
+    "cudaGraphExec_t": "cuda_graphs",
+    "cudaStreamBeginCapture": "cuda_graphs",
+    "cudaIpcGetMemHandle": "cuda_ipc",
+    "__half": "half",
+    "half": "half",
+    "half2": "half",
+    "__half2": "half",
+    "__nv_bfloat16": "bfloat16",
+    "__nv_bfloat162": "bfloat16",
+}
+
+
+def truncate(text: str, limit: int = MAX_DIAGNOSTICS) -> str:
+    if len(text) <= limit:
+        return text
+    head = text[: limit // 2]
+    tail = text[-limit // 2 :]
+    return f"{head}\n... [{len(text) - limit} characters cut] ...\n{tail}"
+
+
+def _feature_for_name(name: str) -> str | None:
+    feature = match_name(name) or match_name(name, is_type=True) or _NAME_FEATURES.get(name)
+    if feature:
+        return f"{feature} ({name})"
+    if _CUDA_NAME.match(name):
+        return f"{name} (not provided by the CPU shim)"
+    return None
+
+
+def gpu_feature_from_errors(diag: str) -> str | None:
+    """The GPU-only construct a failed CPU build tripped over, or None for an ordinary error."""
+    for m in _MISSING_HEADER.finditer(diag):
+        header = m.group(1)
+        feature = match_include(header)
+        if feature:
+            return f"{feature} ({header})"
+        if _CUDA_HEADER.match(header):
+            return f"header {header} (not provided by the CPU shim)"
+    if _ASM_ERROR.search(diag):
+        return "inline_ptx (asm statements are not x86 code)"
+    for m in _MEMBER_OF.finditer(diag):
+        name, scope = m.group(1), m.group(2)
+        if scope.split("::")[0] in ("cooperative_groups", "cg", "nvcuda", "cuda", "thrust", "cub"):
+            return _feature_for_name(name) or f"{scope}::{name} (not provided by the CPU shim)"
+    for m in _UNKNOWN_NAME.finditer(diag):
+        name = next(g for g in m.groups() if g)
+        feature = _feature_for_name(name)
+        if feature:
+            return feature
+    return None
+
+
+# --- runtime reports -----------------------------------------------------------------------
+
+_ASAN_HEAD = re.compile(r"ERROR: AddressSanitizer: ([\w-]+)(?: on (?:unknown )?address \S+)?")
+_ASAN_ACCESS = re.compile(r"^(READ|WRITE) of size (\d+)", re.M)
+_ASAN_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in (.+?) (\S+?):(\d+)(?::\d+)?$", re.M)
+_ASSERT = re.compile(r"(?:Assertion [`'](.+?)' failed|assert(?:ion)? failed[^\n]*)")
+_SHIM_FILES = ("/validators/cpu/", "libsanitizer", "/usr/include/", "/usr/lib/", "cudashim_runtime")
+
+
+def _user_frame(text: str) -> tuple[str, str] | None:
+    for m in _ASAN_FRAME.finditer(text):
+        func, file, line = m.group(1), m.group(2), m.group(3)
+        if any(s in file for s in _SHIM_FILES):
+            continue
+        short = file.rsplit("/", 1)[-1]
+        func = re.sub(r"\(.*", "", func).replace("::{lambda()#1}", "")
+        return f"{short}:{line}", func
+    return None
+
+
+def _first_line(text: str, marker: str) -> str:
+    for line in text.splitlines():
+        if marker in line:
+            return line.strip()
+    return ""
+
+
+def runtime_verdict(stdout: str, stderr: str) -> tuple[str, str] | None:
+    """(status, reason) for a failure the runtime or AddressSanitizer reported, else None."""
+    if "cudashim: deadlock" in stderr:
+        line = _first_line(stderr, "cudashim: deadlock")
+        return "runtime_error", "deadlock: " + line.removeprefix("cudashim: deadlock ").strip()[
+            :600
+        ]
+    if "(dynamic parallelism) is not supported" in stderr:
+        return "needs_gpu", "dynamic_parallelism (a kernel launched from device code)"
+    m = _ASAN_HEAD.search(stderr)
+    if m:
+        kind = m.group(1)
+        access = _ASAN_ACCESS.search(stderr)
+        where = _user_frame(stderr)
+        what = {
+            "heap-buffer-overflow": "out-of-bounds access",
+            "global-buffer-overflow": "out-of-bounds access",
+            "stack-buffer-overflow": "out-of-bounds access",
+            "dynamic-stack-buffer-overflow": "out-of-bounds access",
+            "heap-use-after-free": "use after free",
+            "SEGV": "invalid memory access",
+            "attempting": "invalid free",
+        }.get(kind, "memory error")
+        text = f"{what} (AddressSanitizer {kind}"
+        if access:
+            text += f", {access.group(1)} of size {access.group(2)}"
+        text += ")"
+        if where:
+            text += f" at {where[0]} in {where[1]}"
+        return "runtime_error", text
+    if "cudashim: stack overflow" in stderr:
+        return "runtime_error", _first_line(stderr, "cudashim: stack overflow").removeprefix(
+            "cudashim: "
+        )
+    if "cudashim: invalid memory access" in stderr or "cudashim: bus error" in stderr:
+        line = _first_line(stderr, "cudashim: ")
+        return "runtime_error", line.removeprefix("cudashim: ") + " (out of bounds?)"
+    if "cudashim: " in stderr and "__trap()" in stderr:
+        return "runtime_error", "__trap() called in device code"
+    if "cudashim: unknown CUDASHIM_SCHEDULE" in stderr:
+        return "runtime_error", _first_line(stderr, "cudashim: ")
+    a = _ASSERT.search(stderr)
+    if a:
+        return "runtime_error", "assertion failed: " + (a.group(1) or a.group(0))[:300]
+    return None
