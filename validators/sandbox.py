@@ -170,23 +170,29 @@ def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: 
         targets.append((4 + i, p))
     targets.append((3, workdir))  # last: an exposed parent must not cover it
     lines.append("mount -o remount,bind,ro / 2>/dev/null || true")
+
+    def holds_target(h: str) -> bool:
+        return any(str(p).startswith(h.rstrip("/") + "/") for _, p in targets)
+
+    # Each mount is a process (a few ms): covers that hold nothing are mounted read-only at
+    # once; the others stay writable until the mount points inside them are made.
     for h in hide:
-        step(f"mount -t tmpfs -o size=1m,mode=755 ckd-hidden {q(h)}")
+        opts = "size=64k,mode=755" + ("" if holds_target(h) else ",ro")
+        step(f"mount -t tmpfs -o {opts} ckd-hidden {q(h)}")
+    lines.append("mkdir -p " + " ".join(q(str(p)) for _, p in targets) + " 2>/dev/null || true")
     for fd, p in targets:
-        lines.append(f"mkdir -p {q(str(p))} 2>/dev/null || true")
-        step(f"mount --no-canonicalize --bind /proc/self/fd/{fd} {q(str(p))}")
-        if fd != 3:
-            step(f"mount -o remount,bind,ro {q(str(p))}")
-        lines.append(f"exec {fd}<&-")
+        ro = "" if fd == 3 else "-o ro "
+        step(f"mount --no-canonicalize --bind {ro}/proc/self/fd/{fd} {q(str(p))}")
+    lines.append(" ".join(f"exec {fd}<&-;" for fd, _ in targets))
     for h in hide:
-        step(f"mount -o remount,ro {q(h)}")
+        if holds_target(h):
+            step(f"mount -o remount,ro {q(h)}")
     step(f"cd {w}")
     # The preload is set by `env` after the uid switch, for the program only: setpriv and the
     # set-up commands above would otherwise load it too.
     run = f"/usr/bin/env LD_PRELOAD={q(str(preload))} " if preload is not None else ""
     if mode == "namespaces+uid":
-        step(f"chown -R {uid}:{uid} .")
-        step("chmod 700 .")
+        # The work directory was handed to the uid before launch (no chown process here).
         lines.append(
             f"setpriv --reuid={uid} --regid={uid} --clear-groups --no-new-privs"
             f" --inh-caps=-all --bounding-set=-all -- {run}\"$@\""
@@ -284,6 +290,8 @@ def run_sandboxed(
             ns.remove("--net")
         cmd = [*_prlimit_args(limits, mode), *ns, "--", "/bin/sh", "-c", script, "ckd-sandbox",
                *argv]
+        if mode == "namespaces+uid":
+            _hand_over(workdir, uid)
     started = time.monotonic()
     proc = subprocess.Popen(
         cmd, cwd=workdir, env=full_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -411,6 +419,15 @@ def _limit_hit(o: RunOutcome, limits: Limits) -> str | None:
         if any(m in o.stderr for m in _PROCESS_MARKERS):
             return "processes"
     return None
+
+
+def _hand_over(workdir: Path, uid: int) -> None:
+    """Give the work directory to the sandbox uid (it writes its outputs there), 0700."""
+    for root, dirs, files in os.walk(workdir):
+        for name in [*dirs, *files]:
+            os.lchown(os.path.join(root, name), uid, uid)
+    os.chown(workdir, uid, uid)
+    os.chmod(workdir, 0o700)
 
 
 def _reclaim(workdir: Path) -> None:
