@@ -1,5 +1,5 @@
 """Real programs (HeCBench, ../shared/data/hecbench): every .cu file analyses and inspects without
-error, and for 13 of them the kernels, launch sites and span texts are exactly what a reader of
+error, and for 14 of them the kernels, launch sites and span texts are exactly what a reader of
 the source finds (values written by hand after reading each file; lines are 1-based)."""
 
 from __future__ import annotations
@@ -19,6 +19,58 @@ FILES = sorted(DATA.glob("*/*.cu")) if DATA.is_dir() else []
 pytestmark = pytest.mark.skipif(not FILES, reason=f"no HeCBench sources at {DATA}")
 
 EXPECTED: dict[str, dict] = {
+    "fhd-cuda": {
+        # `dim3 grid (nblks);` is C++'s most vexing parse; the launch's arguments span 5 lines
+        "kernels": [
+            (
+                "cmpfhd",
+                15,
+                [
+                    ("rmu", "const float*__restrict__"),
+                    ("imu", "const float*__restrict__"),
+                    ("rfhd", "float*__restrict__"),
+                    ("ifhd", "float*__restrict__"),
+                    ("x", "const float*__restrict__"),
+                    ("y", "const float*__restrict__"),
+                    ("z", "const float*__restrict__"),
+                    ("samples", "const int"),
+                    ("voxels", "const int"),
+                ],
+            ),
+        ],
+        "device_functions": [],
+        "launches": [
+            (
+                132,
+                "cmpfhd",
+                ["grid", "block"],
+                [
+                    "d_rmu + i*CHUNK_S",
+                    "d_imu + i*CHUNK_S",
+                    "d_rfhd",
+                    "d_ifhd",
+                    "d_x",
+                    "d_y",
+                    "d_z",
+                    "samples",
+                    "c",
+                ],
+                "main",
+            ),
+        ],
+        "bodies": [("cmpfhd", 25, 40)],
+        "spans": [
+            ("thread_index", "blockIdx.x"),
+            ("thread_index", "blockDim.x"),
+            ("thread_index", "threadIdx.x"),
+            ("launch_config", "const int ntpb = 256;"),
+            ("launch_config", "const int nblks = (samples + ntpb - 1) / ntpb;"),
+            ("launch_config", "dim3 grid (nblks);"),
+            ("launch_config", "dim3 block (ntpb);"),
+            ("launch_config", "<<<grid, block>>>"),
+        ],
+        "features": [],
+    },
     "reverse-cuda": {
         "kernels": [
             ("reverse", 8, [("d", "int *"), ("len", "const int")]),

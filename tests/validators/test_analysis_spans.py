@@ -491,3 +491,17 @@ def test_crlf_line_endings_and_continuations() -> None:
     assert a.kernels[0].line == 3
     assert texts(a, "kernel_body") == ["{\r\n  a[threadIdx.x] = 0;\r\n}"]
     assert texts(a, "launch_config") == ["<<<1, 32>>>", "int t = 64;", "<<<1, t>>>"]
+
+
+def test_most_vexing_parse_dim3_declarations() -> None:
+    # `dim3 grid (nblks);` parses as a function declaration; it is a dim3 built from nblks.
+    src = "void f(int n) { int nblks = n / 4, x = 2, y = 3; dim3 grid (nblks); dim3 b(x, y); k<<<grid, b>>>(); }"
+    a = analyze(src)
+    check_invariants(a)
+    assert [(d.name, d.args) for d in a.dim3s] == [("grid", ["nblks"]), ("b", ["x", "y"])]
+    assert texts(a, "launch_config") == [
+        "int nblks = n / 4, x = 2, y = 3;",
+        "dim3 grid (nblks);",
+        "dim3 b(x, y);",
+        "<<<grid, b>>>",
+    ]

@@ -63,13 +63,30 @@ def build_launch(
     )
 
 
+def declarator_value(d: Node) -> Node | None:
+    """The initialiser of one declarator in a function body. `dim3 grid (nblks);` parses as a
+    function declaration (C++'s most vexing parse); there its parameter list is the
+    constructor's argument list, with the variable names as parameter types."""
+    if d.type == "init_declarator":
+        return d.child_by_field_name("value")
+    if d.type == "function_declarator":
+        return d.child_by_field_name("parameters")
+    return None
+
+
 def identifiers_in(node: Node) -> list[Node]:
-    """Every `identifier` under `node` (not field names: `grid.x` yields `grid`)."""
+    """Every `identifier` under `node` (not field names: `grid.x` yields `grid`), and the names
+    a most-vexing-parse parameter list holds as types (see `declarator_value`)."""
     out = []
     stack = [node]
     while stack:
         n = stack.pop()
-        if n.type == "identifier":
+        t = n.type
+        if t == "identifier" or (
+            t == "type_identifier"
+            and n.parent is not None
+            and n.parent.type == "parameter_declaration"
+        ):
             out.append(n)
         elif n.named_child_count:
             stack.extend(n.named_children)
@@ -121,8 +138,7 @@ class Definitions:
             for d in n.children_by_field_name("declarator"):
                 name = declarator_name(d)
                 if name is not None and name.type == "identifier":
-                    value = d.child_by_field_name("value") if d.type == "init_declarator" else None
-                    self.decls.setdefault(name.text, []).append((n, value, scope))
+                    self.decls.setdefault(name.text, []).append((n, declarator_value(d), scope))
         for n in caps.get("stmt", ()):
             self._statement(n)
 
@@ -276,15 +292,14 @@ def build_dim3s(src: Source, decl: Node, function: str | None) -> list[Dim3Decl]
         if name is None:
             continue
         args: list[str] = []
-        if d.type == "init_declarator":
-            value = d.child_by_field_name("value")
-            if value is not None:
-                if value.type in ("argument_list", "initializer_list"):
-                    args = _args(src, value)
-                elif value.type == "call_expression":
-                    args = _args(src, value.child_by_field_name("arguments"))
-                else:
-                    args = [squash(src.node_text(value))]
+        value = declarator_value(d)
+        if value is not None:
+            if value.type in ("argument_list", "initializer_list", "parameter_list"):
+                args = _args(src, value)
+            elif value.type == "call_expression":
+                args = _args(src, value.child_by_field_name("arguments"))
+            else:
+                args = [squash(src.node_text(value))]
         out.append(
             Dim3Decl(
                 name=src.node_text(name),
