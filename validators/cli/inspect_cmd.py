@@ -162,6 +162,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"inspect: cannot read {args.file}: {reason}", file=sys.stderr)
         return 2
     a = analyze(data)
+    # Source text may hold characters the terminal's encoding lacks: escape, never crash.
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
     if args.json:
         sys.stdout.write(json.dumps(report(str(path), a), ensure_ascii=False) + "\n")
     else:
