@@ -21,6 +21,7 @@ Each check returns a reason (the case is then `rejected`) or an empty string.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -126,12 +127,20 @@ int socket(int domain, int type, int protocol) {
 """
 
 
-def shim_library(cache: BuildCache | None = None) -> Path | None:
-    """The access-logging LD_PRELOAD library (built with gcc, cached), or None without gcc."""
+@functools.cache
+def _gcc() -> tuple[str, str] | None:
     gcc = shutil.which("gcc")
     if gcc is None:
         return None
-    version = subprocess.run([gcc, "--version"], capture_output=True, text=True).stdout
+    return gcc, subprocess.run([gcc, "--version"], capture_output=True, text=True).stdout
+
+
+def shim_library(cache: BuildCache | None = None) -> Path | None:
+    """The access-logging LD_PRELOAD library (built with gcc, cached), or None without gcc."""
+    found = _gcc()
+    if found is None:
+        return None
+    gcc, version = found
     cache = cache or BuildCache()
     key = BuildCache.key(kind="access-shim", source=SHIM_SOURCE, compiler=version)
 

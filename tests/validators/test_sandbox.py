@@ -207,11 +207,20 @@ def test_cannot_read_home_or_cache(bins, work, tmp_path, monkeypatch):
     os.chmod(home, 0o755)
     (home / "secret").chmod(0o644)  # world-readable: only the mount cover protects it
     monkeypatch.setenv("HOME", str(home))
-    out = run_sandboxed([str(bins["reader"]), str(home / "secret"), "/root/.bashrc",
-                         "/etc/hostname"], work, limits=FAST)
+    cache = Path("/var/lib") / f"ckd-test-cache-{os.getpid()}"  # outside the covered dirs
+    cache.mkdir(mode=0o755)
+    try:
+        (cache / "ref.npy").write_text("reference-output")
+        (cache / "ref.npy").chmod(0o644)
+        monkeypatch.setenv("CKD_CACHE_DIR", str(cache))
+        out = run_sandboxed([str(bins["reader"]), str(home / "secret"), "/root/.bashrc",
+                             str(cache / "ref.npy"), "/etc/hostname"], work, limits=FAST)
+    finally:
+        shutil.rmtree(cache)
     lines = out.stdout.split("\n")
-    assert lines[0] == "denied" and lines[1] == "denied"
-    assert "s3cret" not in out.stdout
+    assert lines[:3] == ["denied", "denied", "denied"], out
+    assert "s3cret" not in out.stdout and "reference-output" not in out.stdout
+    assert lines[3].startswith("read:")  # ordinary system files stay readable
 
 
 @pytest.mark.skipif(sandbox_mode() == "rlimits", reason="needs namespaces")
@@ -231,6 +240,23 @@ def test_network_is_unreachable(bins, work):
         assert allowed.stdout.strip() == "connected"  # the check above can fail
     finally:
         srv.close()
+
+
+def _userns_works() -> bool:
+    return subprocess.run(["unshare", "--user", "--map-root-user", "--net", "true"],
+                          capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _userns_works(), reason="unprivileged user namespaces unavailable")
+def test_userns_mode_contains_writes_and_network(bins, work, tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    out = run_sandboxed([str(bins["escape"]), str(tmp_path / "planted"), str(victim)], work,
+                        limits=FAST, _mode="userns")
+    assert out.extra["sandbox"] == "userns"
+    assert out.stdout.split() == ["write:no", "unlink:no", "tmp:no"]
+    net = run_sandboxed([str(bins["net"]), "9"], work, limits=FAST, _mode="userns")
+    assert net.exit_code == 4 and "unreachable" in net.stderr
 
 
 def test_environment_is_scrubbed(work, monkeypatch):
