@@ -211,6 +211,9 @@ def static_reasons(text: str, task: Task, launches: int, features: list[str]) ->
 
 # --- dynamic ---------------------------------------------------------------------------------
 
+_SONAME = re.compile(r"^[\w.+-]+\.so(?:\.\d+)*$")
+
+
 def read_access_log(workdir: Path) -> list[tuple[str, str]] | None:
     path = workdir / ACCESS_LOG
     try:
@@ -238,6 +241,8 @@ def access_reasons(entries: list[tuple[str, str]] | None, workdir: Path, task: T
         if kind == "net":
             reasons.append(f"opened a network socket ({target})")
             continue
+        if kind == "r" and _SONAME.match(target):
+            continue  # a shared library by soname (the loader, sanitizers): not a data file
         norm = target if target.startswith("/") else os.path.join(work, target)
         norm = os.path.normpath(norm)
         verb = "removed or renamed" if kind == "d" else "opened"

@@ -195,8 +195,10 @@ class Engine:
             if verdict.status == Status.NEEDS_GPU:
                 run.status, run.reason = verdict.status, verdict.reason
                 return run
-            forbidden = [r for r in anticheat.access_reasons(entries, work, task)
-                         if not r.startswith("never read input")]
+            # The runtime itself (e.g. ASan symbolising) may open the executable and the shim.
+            own = tuple(str(p.parent) + "/" for p in (exe.path, self._shim) if p is not None)
+            reasons = anticheat.access_reasons(entries, work, task, extra_allowed=own)
+            forbidden = [r for r in reasons if not r.startswith("never read input")]
             if forbidden:
                 run.status, run.reason = Status.REJECTED, "; ".join(forbidden)
                 return run
@@ -204,8 +206,7 @@ class Engine:
                 run.status, run.reason = verdict.status, verdict.reason
                 return run
             modified = anticheat.modified_inputs(before, work, task)
-            unread = [r for r in anticheat.access_reasons(entries, work, task)
-                      if r.startswith("never read input")]
+            unread = [r for r in reasons if r.startswith("never read input")]
             if modified or unread:
                 run.status, run.reason = Status.REJECTED, "; ".join([*modified, *unread])
                 return run

@@ -52,7 +52,7 @@ def test_access_log(tmp_path):
 
 
 def test_access_log_reasons(tmp_path):
-    entries = [("r", "data/a.bin"), ("r", "/home/user/secret"), ("r", "../other/data/a.bin"),
+    entries = [("r", "data/a.bin"), ("r", "/home/user/secret"), ("r", "linux-vdso.so.1"), ("r", "../other/data/a.bin"),
                ("net", "inet"), ("d", "/etc/important"), ("r", "/home/user/secret")]
     reasons = ac.access_reasons(entries, tmp_path, TASK)
     assert reasons == [
@@ -62,6 +62,13 @@ def test_access_log_reasons(tmp_path):
         "removed or renamed a file outside its work directory: /etc/important",
         "never read input w (data/w.bin): outputs cannot depend on it",
     ]
+
+
+def test_extra_allowed_prefixes(tmp_path):
+    entries = [("r", "data/a.bin"), ("r", "data/w.bin"), ("r", "/cache/builds/ab/prog")]
+    assert ac.access_reasons(entries, tmp_path, TASK, extra_allowed=("/cache/builds/ab/",)) == []
+    assert ac.access_reasons(entries, tmp_path, TASK) == [
+        "opened a file outside its work directory: /cache/builds/ab/prog"]
 
 
 def test_missing_log_skips_dynamic_checks(tmp_path):

@@ -189,3 +189,58 @@ def test_run_program_standalone(shared):
     assert run.status == Status.PASSED and run.outcome.stdout.strip() == "args=2 hello"
     bad = run_program(Program(source="int main() { return x; }"), backend)
     assert bad.status == Status.COMPILE_ERROR and bad.outcome is None
+
+
+REAL_VECADD = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+#ifndef N
+#define N 1000
+#endif
+__global__ void vecAdd(const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+static void read_bin(const char* p, float* h, size_t n) {
+  FILE* f = fopen(p, "rb");
+  if (!f || fread(h, sizeof(float), n, f) != n) exit(1);
+  fclose(f);
+}
+int main() {
+  size_t bytes = N * sizeof(float);
+  float *ha = (float*)malloc(bytes), *hb = (float*)malloc(bytes), *hc = (float*)malloc(bytes);
+  read_bin("data/a.bin", ha, N); read_bin("data/b.bin", hb, N);
+  float *da, *db, *dc;
+  cudaMalloc(&da, bytes); cudaMalloc(&db, bytes); cudaMalloc(&dc, bytes);
+  cudaMemcpy(da, ha, bytes, cudaMemcpyHostToDevice); cudaMemcpy(db, hb, bytes, cudaMemcpyHostToDevice);
+  vecAdd<<<(N + 255) / 256, 256>>>(da, db, dc, N);
+  cudaMemcpy(hc, dc, bytes, cudaMemcpyDeviceToHost);
+  FILE* o = fopen("data/c.bin", "wb"); fwrite(hc, sizeof(float), N, o); fclose(o);
+  return 0;
+}
+"""
+
+
+def _cpu_backend():
+    from validators.backends import BackendUnavailable, get_backend
+
+    try:
+        return get_backend("cpu")
+    except BackendUnavailable:
+        return None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(_cpu_backend() is None, reason="cpu backend not available")
+def test_real_kernels_on_cpu_backend(shared):
+    """End to end on the cpu backend: every schedule and the ASan build, with the access shim."""
+    cache, refs = shared
+    eng = Engine(_cpu_backend(), limits=LIMITS, cache=cache, references=refs)
+    task = vecadd_task(cases=2, odd_size=True)
+    res = eng.check(task, Program(source=REAL_VECADD))
+    assert res.status == Status.PASSED, res.reason
+    assert len(res.cases[0].schedules) >= 2  # results agreed across schedules
+    no_bounds = REAL_VECADD.replace("if (i < n) c[i]", "c[i]")
+    res = eng.check(task, Program(source=no_bounds))
+    assert res.status in (Status.RUNTIME_ERROR, Status.FAILED) and res.status != Status.PASSED
