@@ -147,6 +147,7 @@ INCLUDE_EXACT: dict[str, str] = {
     "cuda_pipeline.h": "cp_async",
     "cuda_pipeline_primitives.h": "cp_async",
     "cuda/pipeline": "cp_async",
+    "cooperative_groups/memcpy_async.h": "cp_async",
     "cuda_fp16.h": "half",
     "cuda_fp16.hpp": "half",
     "cuda_bf16.h": "bfloat16",
