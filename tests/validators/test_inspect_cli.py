@@ -112,6 +112,9 @@ def test_missing_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
 def test_directory_and_unreadable_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["inspect", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip().endswith("Is a directory")
+    if Path("/dev/zero").exists():  # endless: must be refused, not read
+        assert cli_main(["inspect", "/dev/zero"]) == 2
+        assert capsys.readouterr().err.strip() == "inspect: cannot read /dev/zero: not a regular file"
     locked = tmp_path / "locked.cu"
     locked.write_text("int x;")
     locked.chmod(0)

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from validators.analysis import FEATURES, Analysis, analyze
+from validators.analysis import FEATURES, Analysis, analyze, parse
 
 MAX_SHOWN = 70
 """Covered texts longer than this are abbreviated in the table (head ... tail)."""
@@ -156,7 +156,12 @@ def print_tables(path: str, a: Analysis, console: Console) -> None:
 def main(args: argparse.Namespace) -> int:
     path = Path(args.file)
     try:
-        data = path.read_bytes()
+        if path.exists() and not path.is_file() and not path.is_dir():
+            # /dev/zero, a FIFO: reading could block or never end
+            raise OSError(0, "not a regular file")
+        with path.open("rb") as fh:
+            # One byte over the analysis limit is enough for it to refuse with a clear error.
+            data = fh.read(parse.MAX_INPUT_BYTES + 1)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         print(f"inspect: cannot read {args.file}: {reason}", file=sys.stderr)
