@@ -156,13 +156,14 @@ class Engine:
                                   reason=f"could not build: {exc}", seconds=time.monotonic() - t0)
             if result.compile is None or (not defines and variant == variants[0]):
                 result.compile = exe.compile
-            if exe.path is None or not exe.compile.ok:
-                return CaseResult(case=case.name, status=Status.COMPILE_ERROR,
-                                  reason=_compile_reason(exe.compile), seconds=time.monotonic() - t0)
+            # A failed build that names a GPU-only construct is needs_gpu, not compile_error.
             if exe.needs_gpu:
                 return CaseResult(case=case.name, status=Status.NEEDS_GPU,
                                   reason=f"needs a GPU feature: {exe.needs_gpu}",
                                   seconds=time.monotonic() - t0)
+            if exe.path is None or not exe.compile.ok:
+                return CaseResult(case=case.name, status=Status.COMPILE_ERROR,
+                                  reason=_compile_reason(exe.compile), seconds=time.monotonic() - t0)
             for schedule in schedules:
                 runs.append(self._run_once(task, exe, case, inputs, sizes, variant, schedule))
         return self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
@@ -243,7 +244,7 @@ class Engine:
                               status=r.status, reason=r.reason + where)
         try:
             refs, _ = self.references.outputs(task, case, inputs)  # type: ignore[union-attr]
-        except ReferenceError as exc:
+        except (ReferenceError, SandboxError) as exc:
             return CaseResult(**base, **tails, status=Status.FAILED,
                               reason=f"no reference outputs: {exc}")
         # Results must agree across schedules/variants: a difference is a race.
@@ -341,6 +342,9 @@ def run_program(program: Program, backend: str | Backend = "auto", args: list[st
     t0 = time.monotonic()
     exe = be.build(program, defines or {})
     build_seconds = time.monotonic() - t0
+    if exe.needs_gpu:
+        return ProgramRun(Status.NEEDS_GPU, f"needs a GPU feature: {exe.needs_gpu}", exe.compile,
+                          None, build_seconds, 0.0)
     if exe.path is None or not exe.compile.ok:
         return ProgramRun(Status.COMPILE_ERROR, _compile_reason(exe.compile), exe.compile, None,
                           build_seconds, 0.0)

@@ -42,10 +42,16 @@ class NvccOptions:
     ptxas_verbose: bool = True
     limits: Limits = field(default_factory=lambda: Limits(
         cpu_seconds=300, wall_seconds=600, memory_bytes=16 * GIB, file_size_bytes=1 * GIB,
-        max_processes=128, output_bytes=4 << 20))
+        max_processes=128, output_bytes=4 << 20, disk_bytes=4 * GIB))
 
 
 def nvcc_path() -> str:
+    """`$CKD_NVCC` when set, else nvcc on PATH, else /usr/local/cuda/bin/nvcc."""
+    forced = os.environ.get("CKD_NVCC")
+    if forced:
+        if not (os.path.isfile(forced) and os.access(forced, os.X_OK)):
+            raise NvccUnavailable(f"CKD_NVCC={forced} is not an executable file")
+        return forced
     path = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
                                     if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None)
     if path is None:

@@ -64,7 +64,8 @@ for name, value in result.items():
 '''
 
 REFERENCE_LIMITS = Limits(cpu_seconds=60, wall_seconds=90, memory_bytes=8 << 30,
-                          file_size_bytes=2 << 30, max_processes=64, output_bytes=256 << 10)
+                          file_size_bytes=2 << 30, max_processes=64, output_bytes=256 << 10,
+                          disk_bytes=8 << 30)
 
 
 class ReferenceError(RuntimeError):

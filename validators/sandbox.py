@@ -74,6 +74,9 @@ class Limits:
     """Processes plus threads of the sandbox uid (RLIMIT_NPROC; `namespaces+uid` mode only)."""
     output_bytes: int = 1 * MIB
     """stdout plus stderr captured; past this the run is killed (`limit_hit='output'`)."""
+    disk_bytes: int | None = 1 * GIB
+    """Total size of the work directory, polled while the run goes (`limit_hit='disk'`):
+    RLIMIT_FSIZE bounds one file, this bounds many."""
     network: bool = False
 
     def with_overrides(self, overrides: dict[str, object] | None = None, **kw: object) -> Limits:
@@ -297,9 +300,13 @@ def run_sandboxed(
         cmd, cwd=workdir, env=full_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
     )
-    out, err, timed_out, over = _pump(proc, limits, started)
-    status, rusage, late = _reap(proc, deadline=started + limits.wall_seconds)
-    timed_out = timed_out or late
+    disk = _DiskWatch(workdir, limits.disk_bytes)
+    out, err, timed_out, hit = _pump(proc, limits, started, disk)
+    status, rusage, late, late_hit = _reap(proc, started + limits.wall_seconds, disk)
+    timed_out = (timed_out or late) and hit is None
+    hit = hit or late_hit
+    if mode == "rlimits":
+        _kill_group(proc)  # leftovers in the group (no PID namespace reaps them here)
     proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.monotonic() - started
     if mode != "rlimits" and proc.returncode == SETUP_EXIT and SETUP_FAILED in err.decode(
@@ -311,7 +318,7 @@ def run_sandboxed(
         _reclaim(workdir)
     stderr = err.decode("utf-8", "replace")
     outcome = RunOutcome(
-        exit_code=None if (timed_out or over) else exit_code,
+        exit_code=None if (timed_out or hit) else exit_code,
         stdout=out.decode("utf-8", "replace"),
         stderr=stderr,
         seconds=seconds,
@@ -320,12 +327,40 @@ def run_sandboxed(
         extra={"sandbox": mode, "cpu_seconds": f"{rusage.ru_utime + rusage.ru_stime:.3f}",
                "max_rss_kb": str(rusage.ru_maxrss)},
     )
-    outcome.limit_hit = "output" if over else _limit_hit(outcome, limits)
+    outcome.limit_hit = hit or _limit_hit(outcome, limits)
     return outcome
 
 
-def _pump(proc: subprocess.Popen, limits: Limits, started: float) -> tuple[bytes, bytes, bool, bool]:
-    """Read stdout/stderr as they come; kill the group on timeout or too much output."""
+DISK_POLL_SECONDS = 0.25
+
+
+def _dir_bytes(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+            except OSError:
+                pass
+    return total
+
+
+class _DiskWatch:
+    """Polls the work directory's size at most every DISK_POLL_SECONDS."""
+
+    def __init__(self, workdir: Path, limit: int | None) -> None:
+        self.workdir, self.limit, self.next = workdir, limit, 0.0
+
+    def over(self) -> bool:
+        if self.limit is None or time.monotonic() < self.next:
+            return False
+        self.next = time.monotonic() + DISK_POLL_SECONDS
+        return _dir_bytes(self.workdir) > self.limit
+
+
+def _pump(proc: subprocess.Popen, limits: Limits, started: float, disk: _DiskWatch
+          ) -> tuple[bytes, bytes, bool, str | None]:
+    """Read stdout/stderr as they come; kill the group on timeout, too much output or disk."""
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()  # type: ignore[union-attr]
     bufs = {out_fd: bytearray(), err_fd: bytearray()}
     sel = selectors.DefaultSelector()
@@ -334,6 +369,7 @@ def _pump(proc: subprocess.Popen, limits: Limits, started: float) -> tuple[bytes
         sel.register(fd, selectors.EVENT_READ)
     total = 0
     timed_out = over = False
+    hit: str | None = None
     deadline = started + limits.wall_seconds
     try:
         while sel.get_map():
@@ -341,7 +377,10 @@ def _pump(proc: subprocess.Popen, limits: Limits, started: float) -> tuple[bytes
             if remaining <= 0:
                 timed_out = True
                 break
-            for key, _ in sel.select(timeout=min(remaining, 0.5)):
+            if disk.over():
+                hit = "disk"
+                break
+            for key, _ in sel.select(timeout=min(remaining, DISK_POLL_SECONDS)):
                 try:
                     chunk = os.read(key.fd, 65536)
                 except BlockingIOError:
@@ -355,27 +394,34 @@ def _pump(proc: subprocess.Popen, limits: Limits, started: float) -> tuple[bytes
                 total += len(chunk)
                 if total > limits.output_bytes:
                     over = True
+                    hit = "output"
                     break
             if over:
                 break
-        if timed_out or over:
+        if timed_out or hit:
             _kill_group(proc)
     finally:
         sel.close()
         proc.stdout.close()  # type: ignore[union-attr]
         proc.stderr.close()  # type: ignore[union-attr]
-    return bytes(bufs[out_fd]), bytes(bufs[err_fd]), timed_out, over
+    return bytes(bufs[out_fd]), bytes(bufs[err_fd]), timed_out, hit
 
 
-def _reap(proc: subprocess.Popen, deadline: float) -> tuple[int, object, bool]:
-    """Wait for the launcher (not through Popen, to get its rusage); kill it at the deadline."""
+def _reap(proc: subprocess.Popen, deadline: float, disk: _DiskWatch
+          ) -> tuple[int, object, bool, str | None]:
+    """Wait for the launcher (not through Popen, to get its rusage); kill it at the deadline
+    or when the work directory grows too big."""
     late = False
+    hit: str | None = None
     while True:
         pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
-            return status, rusage, late
+            return status, rusage, late, hit
         if time.monotonic() >= deadline and not late:
             late = True
+            _kill_group(proc)
+        elif hit is None and disk.over():
+            hit = "disk"
             _kill_group(proc)
         time.sleep(0.005)
 

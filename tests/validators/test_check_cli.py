@@ -94,6 +94,15 @@ def test_missing_files(env, files, which):
     assert r.returncode == 2 and r.stderr.startswith(f"error: {which} file not found")
 
 
+def test_unavailable_backend_is_one_line_error(env, files):
+    task, prog = files
+    r = cli({**env, "CKD_NVCC": "/nonexistent/nvcc"}, "check", "--task", str(task),
+            "--program", str(prog), "--backend", "cuda")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == ("error: backend 'cuda' is unavailable: "
+                                "CKD_NVCC=/nonexistent/nvcc is not an executable file")
+
+
 def test_unknown_backend(env, files):
     task, prog = files
     r = cli(env, "check", "--task", str(task), "--program", str(prog), "--backend", "tpu")

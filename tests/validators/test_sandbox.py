@@ -53,6 +53,15 @@ PROGRAMS = {
           static char buf[1 << 16]; memset(buf, 'y', sizeof buf);
           for (long i = 0; i < (10L << 30) / (long)sizeof buf; i++) fwrite(buf, 1, sizeof buf, stdout);
           return 0; }""",
+    "many_files": r"""
+        #include <stdio.h>
+        #include <string.h>
+        #include <unistd.h>
+        int main(void) {
+          static char buf[512 << 10]; memset(buf, 'z', sizeof buf); char name[64];
+          for (int i = 0; i < 400; i++) { snprintf(name, sizeof name, "data/f%d.bin", i);
+            FILE *f = fopen(name, "wb"); fwrite(buf, 1, sizeof buf, f); fclose(f); usleep(2000); }
+          fclose(stdout); fclose(stderr); for (;;) pause(); }""",
     "escape": r"""
         #include <stdio.h>
         #include <unistd.h>
@@ -180,6 +189,14 @@ def test_ten_gb_file_stops_at_file_size_limit(bins, work):
     out = run_sandboxed([str(bins["big_file"])], work, limits=FAST)
     assert out.limit_hit == "file_size"
     assert (work / "data" / "out.bin").stat().st_size <= FAST.file_size_bytes
+
+
+def test_many_files_stop_at_disk_budget(bins, work):
+    lim = FAST.with_overrides(disk_bytes=8 << 20, wall_seconds=20)
+    out = run_sandboxed([str(bins["many_files"])], work, limits=lim)
+    assert out.limit_hit == "disk" and not out.timed_out and out.exit_code is None
+    used = sum(p.stat().st_size for p in (work / "data").iterdir())
+    assert used < 64 << 20  # stopped long before the 200 MB it meant to write
 
 
 def test_ten_gb_stdout_is_capped_and_killed(bins, work):
