@@ -138,3 +138,19 @@ def test_run_errors(env, tmp_path):
     prog.write_text("int main() { return x; }\n")
     r = cli(env, "run", str(prog), "--backend", "cuda")
     assert r.returncode == 1 and r.stdout.startswith("compile_error:")
+
+
+HECBENCH = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "hecbench"
+
+
+@pytest.mark.skipif(not (HECBENCH / "reverse-cuda" / "main.cu").is_file(),
+                    reason="shared HeCBench data not present")
+def test_run_hecbench_program_on_cuda_backend(env):
+    from validators.backends.cuda import probe_gpu
+
+    r = cli(env, "run", str(HECBENCH / "reverse-cuda" / "main.cu"), "--backend", "cuda",
+            "--flag=-std=c++17", "--json", "--", "2")
+    report = json.loads(r.stdout)
+    assert report["build_seconds"] > 0 and report["status"] != "compile_error", report
+    if not probe_gpu().ok:
+        assert report["status"] == "needs_gpu" and r.returncode == 1

@@ -7,6 +7,7 @@ result to --out. Exit code: 0 passed, 1 any other verdict, 2 bad input or unusab
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -42,6 +43,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def fail(msg: str) -> int:
     print(f"error: {msg}", file=sys.stderr)
     return 2
+
+
+def internal_error(exc: Exception) -> int:
+    """A backend or tool failed (not the program): one line, the traceback on CKD_DEBUG=1."""
+    if os.environ.get("CKD_DEBUG"):
+        raise exc
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return fail(f"{type(exc).__name__}: {first} (set CKD_DEBUG=1 for the traceback)")
 
 
 def load_task(path: str) -> Task:
@@ -85,6 +94,8 @@ def main(args: argparse.Namespace) -> int:
         result = check(task, program, backend=backend, thorough=not args.fast)
     except (BackendUnavailable, SandboxError) as exc:
         return fail(str(exc))
+    except Exception as exc:  # a backend's own failure must not end in a traceback
+        return internal_error(exc)
     if args.out:
         Path(args.out).write_text(result.to_json(indent=2) + "\n")
     if args.json:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -66,6 +67,14 @@ def fail(msg: str) -> int:
     return 2
 
 
+def internal_error(exc: Exception) -> int:
+    """A backend or tool failed (not the program): one line, the traceback on CKD_DEBUG=1."""
+    if os.environ.get("CKD_DEBUG"):
+        raise exc
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return fail(f"{type(exc).__name__}: {first} (set CKD_DEBUG=1 for the traceback)")
+
+
 def _defines(items: list[str]) -> dict[str, int | str]:
     out: dict[str, int | str] = {}
     for item in items:
@@ -110,6 +119,8 @@ def main(args: argparse.Namespace) -> int:
                           defines=defines)  # type: ignore[arg-type]
     except SandboxError as exc:
         return fail(str(exc))
+    except Exception as exc:  # a backend's own failure must not end in a traceback
+        return internal_error(exc)
     out = run.outcome
     report = {
         "program": str(prog_path), "backend": backend.name, "status": run.status.value,
