@@ -313,7 +313,10 @@ def _first_difference(task: Task, a: _Run, b: _Run) -> str:
 def check(task: Task, program: Program, *, backend: str | Backend = "auto", thorough: bool = True,
           limits: Limits | None = None, cache: BuildCache | None = None) -> ValidationResult:
     """Validate `program` for `task` (see the module docstring)."""
-    engine = Engine(_resolve(backend), limits=limits or DEFAULT_LIMITS, cache=cache)
+    be = _resolve(backend)
+    if cache is not None and isinstance(backend, str) and hasattr(be, "cache"):
+        be.cache = cache  # a backend made here builds into the caller's cache
+    engine = Engine(be, limits=limits or DEFAULT_LIMITS, cache=cache)
     return engine.check(task, program, thorough=thorough)
 
 
