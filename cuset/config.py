@@ -98,7 +98,6 @@ class TrainingConfig:
     ddp_backend: str | None = None
     dataloader_num_workers: int = 0
     disable_tqdm: bool = False
-    shuffle: bool = True
 
 
 @dataclass

@@ -141,10 +141,13 @@ def training_arguments(cfg: TrainConfig) -> TrainingArguments:
         dataloader_num_workers=t.dataloader_num_workers,
         disable_tqdm=t.disable_tqdm,
         remove_unused_columns=False,
-        gradient_checkpointing=cfg.model.gradient_checkpointing,
-        gradient_checkpointing_kwargs={"use_reentrant": False} if cfg.model.gradient_checkpointing else None,
         ddp_find_unused_parameters=False,
     )
+    # transformers 5 renamed gradient to activation checkpointing; take whichever this one has
+    ckpt = "activation_checkpointing" if "activation_checkpointing" in TrainingArguments.__dataclass_fields__ else "gradient_checkpointing"
+    kw[ckpt] = cfg.model.gradient_checkpointing
+    # non-reentrant: works with frozen LoRA bases and DDP without forcing input gradients
+    kw[f"{ckpt}_kwargs"] = {"use_reentrant": False} if cfg.model.gradient_checkpointing else None
     if t.ddp_backend:
         kw["ddp_backend"] = t.ddp_backend
     if not torch.cuda.is_available():
@@ -154,10 +157,6 @@ def training_arguments(cfg: TrainConfig) -> TrainingArguments:
         return TrainingArguments(**kw)
     except (ValueError, TypeError) as e:
         raise CusetError(f"invalid training settings: {e}") from None
-
-
-class _Sequential(torch.utils.data.SequentialSampler):
-    pass
 
 
 def build_trainer(cfg: TrainConfig, rows: Any | None = None) -> tuple[CusetTrainer, DataReport]:
@@ -181,8 +180,6 @@ def build_trainer(cfg: TrainConfig, rows: Any | None = None) -> tuple[CusetTrain
         model=model, args=args, train_dataset=dataset, data_collator=Collator(tokenizer.pad_token_id),
         processing_class=tokenizer, loss_config=cfg.loss,
     )
-    if not cfg.training.shuffle:
-        trainer._get_train_sampler = lambda *a, **k: _Sequential(dataset)  # type: ignore[method-assign]
     return trainer, report
 
 
