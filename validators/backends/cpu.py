@@ -175,13 +175,17 @@ class CpuBackend(Backend):
         return {"memory_bytes": None} if exe.variant == "asan" else {}
 
     def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:
-        found = diagnostics.runtime_verdict(outcome.stdout, outcome.stderr)
+        found = diagnostics.runtime_verdict(outcome.stdout, outcome.stderr, outcome.exit_code)
         if found is not None:
             status, reason = found
             return Verdict(Status(status), reason)
         if outcome.timed_out:
             return Verdict(Status.TIMEOUT, f"timed out after {outcome.seconds:.1f}s")
-        return super().classify(exe, outcome)
+        verdict = super().classify(exe, outcome)
+        cuda_error = diagnostics.cuda_error_line(outcome.stdout + "\n" + outcome.stderr)
+        if verdict.status is not None and cuda_error:
+            return Verdict(verdict.status, f"{verdict.reason}: {cuda_error}")
+        return verdict
 
 
 def _usable_cores() -> int:

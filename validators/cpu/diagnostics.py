@@ -88,7 +88,7 @@ def gpu_feature_from_errors(diag: str) -> str | None:
 _ASAN_HEAD = re.compile(r"ERROR: AddressSanitizer: ([\w-]+)(?: on (?:unknown )?address \S+)?")
 _ASAN_ACCESS = re.compile(r"^(READ|WRITE) of size (\d+)", re.M)
 _ASAN_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in (.+?) (\S+?):(\d+)(?::\d+)?$", re.M)
-_ASSERT = re.compile(r"(?:Assertion [`'](.+?)' failed|assert(?:ion)? failed[^\n]*)")
+_ASSERT = re.compile(r"Assertion [`'](.+?)[`'] failed")
 _SHIM_FILES = ("/validators/cpu/", "libsanitizer", "/usr/include/", "/usr/lib/", "cudashim_runtime")
 
 
@@ -110,8 +110,11 @@ def _first_line(text: str, marker: str) -> str:
     return ""
 
 
-def runtime_verdict(stdout: str, stderr: str) -> tuple[str, str] | None:
-    """(status, reason) for a failure the runtime or AddressSanitizer reported, else None."""
+def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1) -> tuple[str, str] | None:
+    """(status, reason) for a failure the runtime or AddressSanitizer reported, else None.
+
+    A failed device assert stops its kernel and sets cudaErrorAssert, as on a GPU; it decides
+    the verdict only when the program then fails (a program may expect it, or check outputs)."""
     if "cudashim: deadlock" in stderr:
         line = _first_line(stderr, "cudashim: deadlock")
         return "runtime_error", "deadlock: " + line.removeprefix("cudashim: deadlock ").strip()[
@@ -152,6 +155,20 @@ def runtime_verdict(stdout: str, stderr: str) -> tuple[str, str] | None:
     if "cudashim: unknown CUDASHIM_SCHEDULE" in stderr:
         return "runtime_error", _first_line(stderr, "cudashim: ")
     a = _ASSERT.search(stderr)
-    if a:
+    if a and exit_code != 0:
         return "runtime_error", "assertion failed: " + (a.group(1) or a.group(0))[:300]
     return None
+
+
+_CUDA_ERROR_TEXT = re.compile(
+    r"invalid configuration argument|invalid argument|out of memory|invalid device pointer"
+    r"|device-side assert triggered|an illegal memory access|invalid resource handle|cudaError\w+"
+)
+
+
+def cuda_error_line(text: str) -> str:
+    """The first line where a program reported a CUDA error (to explain its exit code)."""
+    for line in text.splitlines():
+        if _CUDA_ERROR_TEXT.search(line):
+            return line.strip()[:300]
+    return ""

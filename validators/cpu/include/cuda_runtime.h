@@ -326,7 +326,12 @@ cudaError_t cudaMemset(void* p, int v, size_t n);
 cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t s = 0);
 cudaError_t cudaMemset2D(void* p, size_t pitch, int v, size_t width, size_t height);
 cudaError_t cudaMemPrefetchAsync(const void* p, size_t n, int device, cudaStream_t s = 0);
+enum cudaMemLocationType { cudaMemLocationTypeInvalid = 0, cudaMemLocationTypeDevice = 1, cudaMemLocationTypeHost = 2, cudaMemLocationTypeHostNuma = 3, cudaMemLocationTypeHostNumaCurrent = 4 };
+struct cudaMemLocation { enum cudaMemLocationType type; int id; };
+// The CUDA 12.2+/13 signatures: unified memory is host memory here, so these do nothing.
+inline cudaError_t cudaMemPrefetchAsync(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t = 0) { return cudaSuccess; }
 cudaError_t cudaMemAdvise(const void* p, size_t n, cudaMemoryAdvise advice, int device);
+inline cudaError_t cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, cudaMemLocation) { return cudaSuccess; }
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes);
 cudaError_t cudaDeviceSynchronize();
 cudaError_t cudaThreadSynchronize();
@@ -488,7 +493,7 @@ cudaError_t cudaLaunchKernel(void (*k)(_Pp...), dim3 grid, dim3 block, void** ar
 
 // ---------------------------------------------------------------- barriers and warp operations
 namespace cudashim {
-enum WarpOpKind : int { W_SYNC, W_SHFL, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL, W_MATCH_ANY, W_MATCH_ALL, W_REDUCE_ADD, W_REDUCE_MIN, W_REDUCE_MAX, W_REDUCE_AND, W_REDUCE_OR, W_REDUCE_XOR, W_REDUCE_UMIN, W_REDUCE_UMAX };
+enum WarpOpKind : int { W_SYNC, W_SHFL, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL, W_MATCH_ANY, W_MATCH_ALL, W_REDUCE_ADD, W_REDUCE_MIN, W_REDUCE_MAX, W_REDUCE_AND, W_REDUCE_OR, W_REDUCE_XOR, W_REDUCE_UMIN, W_REDUCE_UMAX, W_COALESCE };
 int block_barrier(int mode, int pred, unsigned line, const char* file);
 unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, int param, int width, unsigned line, const char* file);
 unsigned active_mask();
@@ -675,10 +680,6 @@ inline float atomicSub(float* p, float v) { return cudashim::atomic_update(p, [v
 inline double atomicSub(double* p, double v) { return cudashim::atomic_update(p, [v](double o) { return o - v; }); }
 inline float atomicExch(float* p, float v) { float r; __atomic_exchange(p, &v, &r, __ATOMIC_SEQ_CST); return r; }
 inline double atomicExch(double* p, double v) { double r; __atomic_exchange(p, &v, &r, __ATOMIC_SEQ_CST); return r; }
-inline float atomicMin(float* p, float v) { return cudashim::atomic_update(p, [v](float o) { return fminf(o, v); }); }
-inline float atomicMax(float* p, float v) { return cudashim::atomic_update(p, [v](float o) { return fmaxf(o, v); }); }
-inline double atomicMin(double* p, double v) { return cudashim::atomic_update(p, [v](double o) { return fmin(o, v); }); }
-inline double atomicMax(double* p, double v) { return cudashim::atomic_update(p, [v](double o) { return fmax(o, v); }); }
 inline unsigned short atomicCAS(unsigned short* p, unsigned short cmp, unsigned short v) {
   __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   return cmp;

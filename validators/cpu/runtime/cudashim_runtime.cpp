@@ -82,6 +82,9 @@ static const int kExitFatal = 87;
 // ---------------------------------------------------------------- errors
 static std::mutex g_err_mutex;
 static cudaError_t g_last_error = cudaSuccess;
+// Set by a failed device assert: like a GPU context after one, every later call reports it.
+static std::atomic<int> g_sticky{cudaSuccess};
+static std::atomic<bool> g_abort_launch{false};
 
 void set_error(cudaError_t e) {
   std::lock_guard<std::mutex> lk(g_err_mutex);
@@ -266,17 +269,23 @@ static inline void switch_to_scheduler(Worker* w, Fiber* f, bool finished) {
 static void check_block_barrier(Worker* w);
 static void describe_and_die(Worker* w);
 
+static void exit_fiber(Worker* w, Fiber* f);
+
 static void fiber_main(Fiber* f) {
   Worker* w = tw;
 #if defined(CUDASHIM_FIBER_ASAN)
   __sanitizer_finish_switch_fiber(nullptr, &w->sched_bottom, &w->sched_size);
 #endif
   w->spec->body(w->spec->arg);
+  exit_fiber(w, f);
+}
+
+static void exit_fiber(Worker* w, Fiber* f) {
   f->state = DONE;
   w->live--;
   w->exited++;
   w->warp_done[f->lin / 32] |= 1u << (f->lin % 32);
-  if (w->bar_arrived > 0) check_block_barrier(w);
+  if (w->bar_arrived > 0 && !g_abort_launch.load(std::memory_order_relaxed)) check_block_barrier(w);
   switch_to_scheduler(w, f, true);
   __builtin_unreachable();
 }
@@ -395,6 +404,7 @@ static const char* warp_op_name(int kind) {
     case W_ALL: return "__all_sync";
     case W_MATCH_ANY: return "__match_any_sync";
     case W_MATCH_ALL: return "__match_all_sync";
+    case W_COALESCE: return "coalesced_threads()";
     default: return "__reduce_*_sync";
   }
 }
@@ -524,6 +534,12 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
   f->state = WAIT_WARP;
   f->kind = kind;
   f->mask = group;
+  if (kind == W_COALESCE) {  // resolved by the scheduler once the warp cannot move otherwise
+    f->line = line;
+    f->file = file;
+    yield(w, f);
+    return f->result;
+  }
   f->value = value;
   f->param = param;
   f->width = width;
@@ -594,6 +610,40 @@ static void make_order(Worker* w, int n) {
   for (int i = 0; i < n; ++i) w->pos[w->order[i]] = i;
 }
 
+// coalesced_threads(): the lanes of a warp that reach the same call while every other live lane
+// of the warp is blocked elsewhere or has exited (the lanes a GPU would have converged there).
+static bool resolve_coalesced(Worker* w) {
+  bool any = false;
+  for (size_t warp = 0; warp < w->warp_arrived.size(); ++warp) {
+    Fiber* lanes = &w->fibers[warp * 32];
+    unsigned ex = warp_existing_lanes(w, (int)warp);
+    const Fiber* first = nullptr;
+    for (unsigned g = ex; g; g &= g - 1) {
+      const Fiber& f = lanes[__builtin_ctz(g)];
+      if (f.state == WAIT_WARP && f.kind == W_COALESCE) {
+        first = &f;
+        break;
+      }
+    }
+    if (!first) continue;
+    unsigned group = 0;
+    for (unsigned g = ex; g; g &= g - 1) {
+      const Fiber& f = lanes[__builtin_ctz(g)];
+      if (f.state == WAIT_WARP && f.kind == W_COALESCE && f.line == first->line && f.file == first->file)
+        group |= 1u << __builtin_ctz(g);
+    }
+    for (unsigned g = group; g; g &= g - 1) {
+      Fiber& f = lanes[__builtin_ctz(g)];
+      f.result = group;
+      f.state = RUNNABLE;
+      w->cursor = std::min(w->cursor, w->pos[f.lin]);
+    }
+    w->warp_arrived[warp] &= ~group;
+    any = true;
+  }
+  return any;
+}
+
 static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
   const unsigned gx = s.grid.x, gy = s.grid.y;
   blockIdx = uint3{(unsigned)(lin % gx), (unsigned)((lin / gx) % gy), (unsigned)(lin / ((unsigned long long)gx * gy))};
@@ -623,7 +673,11 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
       }
       w->cursor++;
     }
-    if (!f) describe_and_die(w);
+    if (g_abort_launch.load(std::memory_order_relaxed)) break;
+    if (!f) {
+      if (resolve_coalesced(w)) continue;
+      describe_and_die(w);
+    }
     if (f->state == NEW)
       start_fiber(w, f);
     else
@@ -704,7 +758,10 @@ static inline unsigned long long block_at(unsigned long long k, unsigned long lo
 
 static void drain(Worker* w, Pool& p) {
   unsigned long long k;
-  while ((k = p.next.fetch_add(1)) < p.nblocks) run_block(w, *p.job, block_at(k, p.nblocks, p.perm));
+  while ((k = p.next.fetch_add(1)) < p.nblocks) {
+    if (g_abort_launch.load(std::memory_order_relaxed)) break;
+    run_block(w, *p.job, block_at(k, p.nblocks, p.perm));
+  }
 }
 
 static void worker_loop(int id) {
@@ -743,6 +800,7 @@ void run_kernel(const LaunchSpec& s) {
     set_error(cudaErrorInvalidValue);
     return;
   }
+  if (g_sticky.load() != cudaSuccess) return;  // a GPU context after a device assert runs nothing
   const Config& c = config();
   const unsigned long long nb = (unsigned long long)s.grid.x * s.grid.y * s.grid.z;
   std::vector<unsigned long long> perm;
@@ -774,6 +832,23 @@ void run_kernel(const LaunchSpec& s) {
     std::unique_lock<std::mutex> lk(p.m);
     p.done_cv.wait(lk, [&] { return p.busy == 0; });
   }
+  g_abort_launch.store(false);
+}
+
+void assert_fail(const char* expr, const char* file, unsigned line, const char* func) {
+  Worker* w = tw;
+  if (!w || !w->cur) {
+    fflush(stdout);
+    fprintf(stderr, "%s:%u: %s: Assertion `%s' failed.\n", file, line, func, expr);
+    abort();
+  }
+  fprintf(stderr, "%s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.\n", file, line, func,
+          blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z, expr);
+  g_sticky.store(cudaErrorAssert);
+  set_error(cudaErrorAssert);
+  g_abort_launch.store(true);
+  exit_fiber(w, w->cur);
+  __builtin_unreachable();
 }
 
 // ---------------------------------------------------------------- crash reports
@@ -880,12 +955,14 @@ using namespace cudashim;
 
 cudaError_t cudaGetLastError() {
   std::lock_guard<std::mutex> lk(g_err_mutex);
+  if (g_sticky.load() != cudaSuccess) return (cudaError_t)g_sticky.load();
   cudaError_t e = g_last_error;
   g_last_error = cudaSuccess;
   return e;
 }
 cudaError_t cudaPeekAtLastError() {
   std::lock_guard<std::mutex> lk(g_err_mutex);
+  if (g_sticky.load() != cudaSuccess) return (cudaError_t)g_sticky.load();
   return g_last_error;
 }
 
@@ -969,6 +1046,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind) {
+  if (g_sticky.load() != cudaSuccess) return (cudaError_t)g_sticky.load();
   if (n == 0) return cudaSuccess;
   if (!dst || !src) return ret(cudaErrorInvalidValue);
   if ((int)kind < 0 || (int)kind > 4) return ret(cudaErrorInvalidMemcpyDirection);
@@ -1014,7 +1092,9 @@ cudaError_t cudaMemGetInfo(size_t* f, size_t* t) {
   if (t) *t = total;
   return cudaSuccess;
 }
-cudaError_t cudaDeviceSynchronize() { return cudaPeekAtLastError() == cudaSuccess ? cudaSuccess : cudaPeekAtLastError(); }
+// Launch errors are returned by cudaGetLastError, not by a later synchronisation; a device
+// assert (sticky) is returned by every synchronising call.
+cudaError_t cudaDeviceSynchronize() { return (cudaError_t)g_sticky.load(); }
 cudaError_t cudaThreadSynchronize() { return cudaDeviceSynchronize(); }
 cudaError_t cudaDeviceReset() { return cudaSuccess; }
 cudaError_t cudaThreadExit() { return cudaSuccess; }
@@ -1147,7 +1227,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
   return cudaSuccess;
 }
 // Every operation runs synchronously in issue order, so streams are always idle.
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return (cudaError_t)g_sticky.load(); }
 cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
 cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int) { return cudaSuccess; }
 cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* data, unsigned int) {
@@ -1173,7 +1253,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
   e->e.recorded = true;
   return cudaSuccess;
 }
-cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return (cudaError_t)g_sticky.load(); }
 cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
   if (!a || !b || !a->e.recorded || !b->e.recorded) return ret(cudaErrorInvalidResourceHandle);

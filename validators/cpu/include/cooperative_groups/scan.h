@@ -1,0 +1,3 @@
+// cudashim: reduce/scan live in cooperative_groups.h.
+#pragma once
+#include <cooperative_groups.h>
