@@ -97,7 +97,7 @@ def test_two_process_ddp_equals_one_process(four_records, warm_model, tmp_path):
               f"model.name_or_path={warm_model}",
               "model.gradient_checkpointing=true"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--master_port=29533",
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
            "-m", "cuset", "train", "--config", str(TINY), "--data", str(four_records),
            "--output-dir", str(tmp_path / "ddp"), *common, "training.gradient_accumulation_steps=2",
            "training.ddp_backend=gloo", "training.disable_tqdm=true"]
