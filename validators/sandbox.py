@@ -143,6 +143,41 @@ def sandbox_mode() -> str:
 
 # --- the launcher ---------------------------------------------------------------------------
 
+def _effective_hides(hide: list[str], expose: list[Path], workdir: Path) -> list[str]:
+    """An exposed path at or above a hidden directory wins: covering it would hide it."""
+    return [h for h in hide if not any(h == str(p) or h.startswith(str(p).rstrip("/") + "/")
+                                       for p in [*expose, workdir])]
+
+
+def _launcher_cmd(launcher: Path, workdir: Path, uid: int, limits: Limits, expose: list[Path],
+                  hide: list[str], preload: Path | None, argv: list[str]) -> list[str]:
+    cmd = [str(launcher), "--work", str(workdir), "--uid", str(uid),
+           "--net", "1" if limits.network else "0"]
+    if limits.cpu_seconds is not None:
+        cmd += ["--cpu", str(max(1, int(limits.cpu_seconds + 0.999)))]
+    if limits.memory_bytes is not None:
+        cmd += ["--as", str(int(limits.memory_bytes))]
+    if limits.file_size_bytes is not None:
+        cmd += ["--fsize", str(int(limits.file_size_bytes))]
+    if limits.max_processes is not None:
+        cmd += ["--nproc", str(int(limits.max_processes))]
+    if preload is not None:
+        cmd += ["--preload", str(preload)]
+    for h in _effective_hides(hide, expose, workdir):
+        cmd += ["--hide", h]
+    for e in expose:
+        cmd += ["--expose", str(e)]
+    return [*cmd, "--", *argv]
+
+
+def _use_launcher() -> Path | None:
+    if os.environ.get("CKD_SANDBOX_LAUNCHER") == "sh":
+        return None
+    from .sandbox_launcher import launcher_path
+
+    return launcher_path()
+
+
 def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: list[str],
                   preload: Path | None = None) -> str:
     """sh run as (namespace) root before the program: mounts, then drop to the sandbox uid.
@@ -156,9 +191,7 @@ def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: 
     if len(expose) > 6:
         raise SandboxError(f"at most 6 exposed paths (sh has fds 3-9); got {len(expose)}: "
                            + ", ".join(map(str, expose)))
-    # An exposed path at or above a hidden directory wins: covering it would hide the exposure.
-    hide = [h for h in hide if not any(h == str(p) or h.startswith(str(p).rstrip("/") + "/")
-                                       for p in [*expose, workdir])]
+    hide = _effective_hides(hide, expose, workdir)
     lines = [f'fail() {{ echo "{SETUP_FAILED}: $1" >&2; exit {SETUP_EXIT}; }}']
 
     def step(cmd: str) -> None:
@@ -286,13 +319,18 @@ def run_sandboxed(
     else:
         uid = 1_000_000 + secrets.randbelow(1_000_000_000)
         extra = [*expose, *([Path(preload).parent] if preload is not None else [])]
-        script = _setup_script(workdir, mode, uid, _exposures(argv, workdir, extra),
-                               _hidden_dirs(workdir), preload)
-        ns = _ns_prefix(mode)
-        if limits.network:
-            ns.remove("--net")
-        cmd = [*_prlimit_args(limits, mode), *ns, "--", "/bin/sh", "-c", script, "ckd-sandbox",
-               *argv]
+        exposures = _exposures(argv, workdir, extra)
+        launcher = _use_launcher() if mode == "namespaces+uid" else None
+        if launcher is not None:
+            cmd = _launcher_cmd(launcher, workdir, uid, limits, exposures, _hidden_dirs(workdir),
+                                preload, argv)
+        else:
+            script = _setup_script(workdir, mode, uid, exposures, _hidden_dirs(workdir), preload)
+            ns = _ns_prefix(mode)
+            if limits.network:
+                ns.remove("--net")
+            cmd = [*_prlimit_args(limits, mode), *ns, "--", "/bin/sh", "-c", script,
+                   "ckd-sandbox", *argv]
         if mode == "namespaces+uid":
             _hand_over(workdir, uid)
     started = time.monotonic()
@@ -324,9 +362,12 @@ def run_sandboxed(
         seconds=seconds,
         timed_out=timed_out,
         signal=sig,
-        extra={"sandbox": mode, "cpu_seconds": f"{rusage.ru_utime + rusage.ru_stime:.3f}",
+        extra={"sandbox": mode, "launcher": "c" if cmd[0].endswith("ckd-launch") else "sh",
+               "cpu_seconds": f"{rusage.ru_utime + rusage.ru_stime:.3f}",
                "max_rss_kb": str(rusage.ru_maxrss)},
     )
+    if uid:
+        outcome.extra["uid"] = str(uid)
     outcome.limit_hit = hit or _limit_hit(outcome, limits)
     return outcome
 
