@@ -10,16 +10,23 @@ Three modes, chosen once per process by probing what works here (`sandbox_mode()
   writable; the program runs as a fresh uid/gid drawn per run (so RLIMIT_NPROC, which counts
   the processes and threads of a uid, is this run's own budget, and the run can neither read
   root's files nor touch another run's directory), with no capabilities and `no_new_privs`.
-  When the PID namespace's init exits, the kernel kills everything left in it.
+  When the PID namespace's init exits, the kernel kills everything left in it. The set-up is
+  done by a small C launcher (`validators.sandbox_launcher`, built with gcc and cached) or,
+  without gcc or with `CKD_SANDBOX_LAUNCHER=sh`, by an equivalent `unshare` + `sh` script.
+  Not used: cgroups (v1 `pids`/`memory` are writable here, but rlimits per fresh uid already
+  bound processes, and the PID namespace reaps; a memory cgroup would be the next step for
+  RSS limits that RLIMIT_AS cannot express, e.g. for ASan builds that lift it).
 - `userns` (not root, unprivileged user namespaces allowed): the same namespaces and mounts
   inside a user namespace mapping the caller to root; no uid switch, so RLIMIT_NPROC is not
   set (it would count every process of the calling user); the PID namespace still reaps.
 - `rlimits` (neither works): a new session and process group, rlimits, scrubbed environment
   and a private directory only. No network isolation: say so wherever results are reported.
 
-In every mode: RLIMIT_CPU/AS/FSIZE/CORE (set by `prlimit` on the launcher, inherited), a
-wall-clock timeout that SIGKILLs the whole process group, stdout/stderr read incrementally
-and the run killed once their total passes `Limits.output_bytes`, and a scrubbed environment.
+In every mode: RLIMIT_CPU/AS/FSIZE/CORE (set on the launcher, inherited), a wall-clock
+timeout that SIGKILLs the whole process group, stdout/stderr read incrementally and the run
+killed once their total passes `Limits.output_bytes`, the work directory's total size polled
+and the run killed past `Limits.disk_bytes`, and a scrubbed environment (PATH, HOME=TMPDIR=
+the work directory, C.UTF-8 locale, plus what the caller adds).
 
 The work directory is given by the caller and should hold only what the program may read
 (the inputs); anything outside it that must be reachable (the executable, an interpreter) is
