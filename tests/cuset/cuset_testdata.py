@@ -1,5 +1,5 @@
-"""Builder-layout datasets for the trainer tests: valid DatasetRecords whose responses are the
-bundled CUDA programs, spans from the shared static analysis, written as Hub-style shards."""
+"""Builder datasets for the trainer tests: valid DatasetRecords whose responses are the bundled
+CUDA programs, spans from the shared static analysis, written by the builder's shard writer."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from schemas import (
     Task,
     TensorSpec,
     ValidationSummary,
-    record_to_row,
 )
 from validators.analysis import analyze
 
@@ -56,12 +55,8 @@ def corpus_records(copies: int = 1) -> list[DatasetRecord]:
 
 
 def write_dataset(records: list[DatasetRecord], folder: Path) -> Path:
-    """Write `data/train-00000-of-00001.parquet` (and test) as the builder does."""
-    import datasets
+    """Write the records with the builder's own shard writer (`data/<split>-*.parquet`)."""
+    from builder.writer import write_shards
 
-    (folder / "data").mkdir(parents=True, exist_ok=True)
-    for split in ("train", "test"):
-        rows = [record_to_row(r) for r in records if r.split == split]
-        if rows:
-            datasets.Dataset.from_list(rows).to_parquet(str(folder / "data" / f"{split}-00000-of-00001.parquet"))
+    write_shards(folder, records)
     return folder

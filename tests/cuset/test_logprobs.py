@@ -105,3 +105,18 @@ def test_head_inside_model_matches_hf_logits():
     # with no pending request the head is the plain output layer again
     torch.testing.assert_close(model(input_ids=ids, attention_mask=attn).logits.float(), ref_logits)
     assert "lm_head.weight" in model.state_dict()
+
+
+def test_tokens_a_mask_removes_get_exactly_zero_gradient_through_the_head():
+    from cuset.losses import cuset_objective
+
+    hid, w, _, tgt, _, _ = _inputs(n=12, v=40)
+    h = hid.clone().requires_grad_(True)
+    lp = chunked_target_stats(h, w, tgt, chunk_tokens=5)[0]
+    loss_mask = torch.tensor([False, False] + [True] * 9 + [False])
+    cuda = torch.zeros(12, dtype=torch.bool)
+    cuda[4] = True
+    # tau = 1 drops every token from the confidence mask: only the CUDA token keeps weight
+    cuset_objective(lp[None], loss_mask[None], cuda[None], tau=1.0).sum().backward()
+    nonzero = h.grad.abs().sum(-1) != 0
+    assert nonzero.tolist() == [i == 4 for i in range(12)]
