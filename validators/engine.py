@@ -165,7 +165,12 @@ class Engine:
                 return CaseResult(case=case.name, status=Status.COMPILE_ERROR,
                                   reason=_compile_reason(exe.compile), seconds=time.monotonic() - t0)
             for schedule in schedules:
-                runs.append(self._run_once(task, exe, case, inputs, sizes, variant, schedule))
+                run = self._run_once(task, exe, case, inputs, sizes, variant, schedule)
+                runs.append(run)
+                if run.status is not None:
+                    # Decided (crash, limit, cheat, no GPU): the remaining variants would only
+                    # repeat it at a higher cost, and a hostile program gets one run, not six.
+                    return self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
         return self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
 
     def _run_once(self, task: Task, exe: Executable, case: InputCase, inputs: dict[str, np.ndarray],
