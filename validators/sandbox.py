@@ -13,9 +13,10 @@ Three modes, chosen once per process by probing what works here (`sandbox_mode()
   When the PID namespace's init exits, the kernel kills everything left in it. The set-up is
   done by a small C launcher (`validators.sandbox_launcher`, built with gcc and cached) or,
   without gcc or with `CKD_SANDBOX_LAUNCHER=sh`, by an equivalent `unshare` + `sh` script.
-  Not used: cgroups (v1 `pids`/`memory` are writable here, but rlimits per fresh uid already
-  bound processes, and the PID namespace reaps; a memory cgroup would be the next step for
-  RSS limits that RLIMIT_AS cannot express, e.g. for ASan builds that lift it).
+  With the C launcher, a memory cgroup per run (v1, or v2 where delegated) bounds resident
+  memory (`Limits.rss_bytes`), which holds even for ASan builds that must lift RLIMIT_AS; the
+  kernel's OOM kill inside it is reported as `limit_hit='memory'`. A `pids` cgroup is not
+  used: RLIMIT_NPROC of the fresh uid already bounds processes and threads.
 - `userns` (not root, unprivileged user namespaces allowed): the same namespaces and mounts
   inside a user namespace mapping the caller to root; no uid switch, so RLIMIT_NPROC is not
   set (it would count every process of the calling user); the PID namespace still reaps.
@@ -81,6 +82,10 @@ class Limits:
     """Processes plus threads of the sandbox uid (RLIMIT_NPROC; `namespaces+uid` mode only)."""
     output_bytes: int = 1 * MIB
     """stdout plus stderr captured; past this the run is killed (`limit_hit='output'`)."""
+    rss_bytes: int | None = 8 * GIB
+    """Resident memory of the whole run, through a memory cgroup (`namespaces+uid` mode with the
+    C launcher, where a cgroup is writable; `extra['cgroup']` says). Unlike the address-space
+    limit it also holds for ASan builds, which must lift that one."""
     disk_bytes: int | None = 1 * GIB
     """Total size of the work directory, polled while the run goes (`limit_hit='disk'`):
     RLIMIT_FSIZE bounds one file, this bounds many."""
@@ -157,9 +162,12 @@ def _effective_hides(hide: list[str], expose: list[Path], workdir: Path) -> list
 
 
 def _launcher_cmd(launcher: Path, workdir: Path, uid: int, limits: Limits, expose: list[Path],
-                  hide: list[str], preload: Path | None, argv: list[str]) -> list[str]:
+                  hide: list[str], preload: Path | None, argv: list[str],
+                  cgroup: Path | None = None) -> list[str]:
     cmd = [str(launcher), "--work", str(workdir), "--uid", str(uid),
            "--net", "1" if limits.network else "0"]
+    if cgroup is not None:
+        cmd += ["--cgroup-procs", str(cgroup / "cgroup.procs")]
     if limits.cpu_seconds is not None:
         cmd += ["--cpu", str(max(1, int(limits.cpu_seconds + 0.999)))]
     if limits.memory_bytes is not None:
@@ -319,6 +327,7 @@ def run_sandboxed(
     workdir = Path(workdir).resolve()
     full_env = scrubbed_env(env, home=str(workdir))
     uid = 0
+    cgroup: Path | None = None
     if mode == "rlimits":
         cmd = [*_prlimit_args(limits, mode), *argv] if shutil.which("prlimit") else list(argv)
         if preload is not None:
@@ -329,8 +338,9 @@ def run_sandboxed(
         exposures = _exposures(argv, workdir, extra)
         launcher = _use_launcher() if mode == "namespaces+uid" else None
         if launcher is not None:
+            cgroup = _make_memory_cgroup(uid, limits.rss_bytes)
             cmd = _launcher_cmd(launcher, workdir, uid, limits, exposures, _hidden_dirs(workdir),
-                                preload, argv)
+                                preload, argv, cgroup)
         else:
             script = _setup_script(workdir, mode, uid, exposures, _hidden_dirs(workdir), preload)
             ns = _ns_prefix(mode)
@@ -354,6 +364,7 @@ def run_sandboxed(
         _kill_group(proc)  # leftovers in the group (no PID namespace reaps them here)
     proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.monotonic() - started
+    oom = _remove_memory_cgroup(cgroup) if cgroup is not None else False
     if mode != "rlimits" and proc.returncode == SETUP_EXIT and SETUP_FAILED in err.decode(
             "utf-8", "replace"):
         line = next(ln for ln in err.decode("utf-8", "replace").splitlines() if SETUP_FAILED in ln)
@@ -375,8 +386,97 @@ def run_sandboxed(
     )
     if uid:
         outcome.extra["uid"] = str(uid)
-    outcome.limit_hit = hit or _limit_hit(outcome, limits)
+    outcome.extra["cgroup"] = "memory" if cgroup is not None else "none"
+    outcome.limit_hit = hit or ("memory" if oom else None) or _limit_hit(outcome, limits)
     return outcome
+
+
+# --- memory cgroup ---------------------------------------------------------------------------
+
+@functools.cache
+def _memory_cgroup_base() -> tuple[Path, str] | None:
+    """(our memory cgroup directory, 'v1' | 'v2') when we may create children in it."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            base = Path("/sys/fs/cgroup/memory") / path.lstrip("/")
+            if (base / "memory.limit_in_bytes").exists():
+                return _probe_cgroup(base, "v1")
+    for line in lines:
+        if line.startswith("0::"):
+            base = Path("/sys/fs/cgroup") / line[3:].lstrip("/")
+            if (base / "cgroup.controllers").exists() and "memory" in (
+                    base / "cgroup.subtree_control").read_text():
+                return _probe_cgroup(base, "v2")
+    return None
+
+
+def _probe_cgroup(base: Path, version: str) -> tuple[Path, str] | None:
+    probe = base / f"ckd-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+        _write_limit(probe, version, 1 << 30)
+        probe.rmdir()
+        return base, version
+    except OSError:
+        try:
+            probe.rmdir()
+        except OSError:
+            pass
+        return None
+
+
+def _write_limit(cg: Path, version: str, limit: int) -> None:
+    if version == "v1":
+        (cg / "memory.limit_in_bytes").write_text(str(limit))
+        swap = cg / "memory.memsw.limit_in_bytes"
+        if swap.exists():
+            swap.write_text(str(limit))  # memory plus swap: no escape into swap
+    else:
+        (cg / "memory.max").write_text(str(limit))
+        if (cg / "memory.swap.max").exists():
+            (cg / "memory.swap.max").write_text("0")
+
+
+def _make_memory_cgroup(uid: int, limit: int | None) -> Path | None:
+    found = _memory_cgroup_base() if limit is not None else None
+    if found is None:
+        return None
+    base, version = found
+    cg = base / f"ckd-{uid}"
+    try:
+        cg.mkdir()
+        _write_limit(cg, version, int(limit))  # type: ignore[arg-type]
+    except OSError:
+        _remove_memory_cgroup(cg)
+        return None
+    return cg
+
+
+def _remove_memory_cgroup(cg: Path) -> bool:
+    """Remove the run's cgroup; True when the kernel's OOM killer acted inside it."""
+    oom = False
+    for name in ("memory.oom_control", "memory.events"):
+        try:
+            for line in (cg / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and value.strip() not in ("", "0"):
+                    oom = True
+        except OSError:
+            pass
+    for _ in range(200):  # the namespace's last processes may still be exiting
+        try:
+            cg.rmdir()
+            break
+        except FileNotFoundError:
+            break
+        except OSError:
+            time.sleep(0.01)
+    return oom
 
 
 DISK_POLL_SECONDS = 0.25

@@ -80,6 +80,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--preload")) preload = v;
     else if (!strcmp(a, "--hide") && nhide < MAXP) hide[nhide++] = v;
     else if (!strcmp(a, "--expose") && nexpose < MAXP) expose[nexpose++] = v;
+    else if (!strcmp(a, "--cgroup-procs")) {  /* join a (memory) cgroup before forking */
+      int fd = open(v, O_WRONLY | O_CLOEXEC);
+      char pid[32];
+      int len = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+      if (fd < 0 || write(fd, pid, len) != len) die("join cgroup", v);
+      close(fd);
+    }
     else if (!strcmp(a, "--cpu")) limit(RLIMIT_CPU, n, n + 1);
     else if (!strcmp(a, "--as")) limit(RLIMIT_AS, n, n);
     else if (!strcmp(a, "--fsize")) limit(RLIMIT_FSIZE, n, n);

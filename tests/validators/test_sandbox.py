@@ -185,6 +185,17 @@ def test_memory_bomb_hits_address_space_limit(bins, work):
     assert out.limit_hit == "memory" and out.exit_code == 3
 
 
+def test_memory_bomb_without_address_space_limit_hits_rss_limit(bins, work):
+    """ASan builds lift RLIMIT_AS; the memory cgroup still bounds them (when writable)."""
+    lim = FAST.with_overrides(memory_bytes=None, rss_bytes=256 << 20, wall_seconds=30)
+    out = run_sandboxed([str(bins["mem_bomb"])], work, limits=lim)
+    print(f"cgroup: {out.extra['cgroup']}")
+    if out.extra["cgroup"] == "none":
+        pytest.skip("no writable memory cgroup here: RSS is not limited")
+    assert out.limit_hit == "memory" and out.signal == 9 and not out.timed_out
+    assert int(out.extra["max_rss_kb"]) < 400 << 10
+
+
 def test_ten_gb_file_stops_at_file_size_limit(bins, work):
     out = run_sandboxed([str(bins["big_file"])], work, limits=FAST)
     assert out.limit_hit == "file_size"
