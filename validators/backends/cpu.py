@@ -67,7 +67,10 @@ class CpuBackend(Backend):
         return None
 
     def unsupported_features(self, features: list[str]) -> list[str]:
-        return [f for f in features if f not in SUPPORTED_FEATURES]
+        supported = set(SUPPORTED_FEATURES)
+        if toolchain.cccl_dir() is not None:
+            supported.add("thrust")  # Thrust's CPP system, from the toolkit's CCCL headers
+        return [f for f in features if f not in supported]
 
     # --- build ---------------------------------------------------------------------------
     def build(
@@ -84,6 +87,7 @@ class CpuBackend(Backend):
             shim=toolchain.shim_version(),
             compiler=toolchain.gxx_version(),
         )
+        uses_thrust = "thrust" in _features(program.source)
         # The shared pieces are built outside the sandbox: they are ours, not the program's.
         toolchain.runtime_object(variant)
         toolchain.pch_header(variant)
@@ -97,6 +101,7 @@ class CpuBackend(Backend):
                 variant=variant,
                 filename=_cxx_name(program.filename),
                 extra_flags=_host_flags(program.extra_flags),
+                thrust=uses_thrust,
                 runner=self._runner(),
             )
             info = CompileInfo(
@@ -168,7 +173,9 @@ class CpuBackend(Backend):
         return list(SCHEDULES_THOROUGH) if thorough else ["forward"]
 
     def variants(self, *, thorough: bool = True) -> list[str]:
-        return ["plain", "asan"] if thorough else ["plain"]
+        # ASan first: when both builds fail (an overflow that also corrupts the plain build's
+        # heap), the engine reports the first of the worst runs, and ASan's names the line.
+        return ["asan", "plain"] if thorough else ["plain"]
 
     def sandbox_overrides(self, exe: Executable) -> dict[str, object]:
         # AddressSanitizer reserves terabytes of shadow address space.
@@ -186,6 +193,15 @@ class CpuBackend(Backend):
         if verdict.status is not None and cuda_error:
             return Verdict(verdict.status, f"{verdict.reason}: {cuda_error}")
         return verdict
+
+
+def _features(source: str) -> list[str]:
+    from ..analysis import analyze
+
+    try:
+        return list(analyze(source).features)
+    except Exception:  # analysis trouble must not stop a build
+        return []
 
 
 def _usable_cores() -> int:

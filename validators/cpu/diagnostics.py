@@ -75,6 +75,9 @@ def gpu_feature_from_errors(diag: str) -> str | None:
         name, scope = m.group(1), m.group(2)
         if scope.split("::")[0] in ("cooperative_groups", "cg", "nvcuda", "cuda", "thrust", "cub"):
             return _feature_for_name(name) or f"{scope}::{name} (not provided by the CPU shim)"
+    m = re.search(r"[‘'`]((?:thrust|cub)::cuda(?:::\w+)*)[’']", diag)
+    if m:
+        return f"thrust's CUDA device system ({m.group(1)}; the shim runs Thrust's CPP system)"
     for m in _UNKNOWN_NAME.finditer(diag):
         name = next(g for g in m.groups() if g)
         feature = _feature_for_name(name)

@@ -177,9 +177,38 @@ def run_local(cmd: list[str], cwd: Path, expose: list[Path]) -> CommandResult:
     return CommandResult(proc.returncode, proc.stderr + proc.stdout)
 
 
+@lru_cache(maxsize=1)
+def cccl_dir() -> Path | None:
+    """The CCCL headers (Thrust) shipped with the CUDA toolkit, when installed."""
+    cands = [os.environ.get("CKD_CCCL_DIR", "")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        cands.append(str(Path(nvcc).resolve().parent.parent / "include" / "cccl"))
+    cands.append("/usr/local/cuda/include/cccl")
+    for c in cands:
+        if c and (Path(c) / "thrust" / "version.h").is_file():
+            return Path(c)
+    return None
+
+
+def thrust_flags() -> list[str]:
+    """Flags that run Thrust on the host (its CPP device system) against the shim."""
+    cccl = cccl_dir()
+    if cccl is None:
+        return []
+    return [
+        "-DCUDASHIM_HOST_LIBRARY_MODE",
+        "-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP",
+        "-DTHRUST_HOST_SYSTEM=THRUST_HOST_SYSTEM_CPP",
+        "-idirafter",
+        str(cccl),
+    ]
+
+
 def shim_paths(variant: str) -> list[Path]:
     """Directories a program build reads besides the system: the headers and the built shim."""
-    return [INCLUDE_DIR, _shim_dir(variant)]
+    cccl = cccl_dir()
+    return [INCLUDE_DIR, _shim_dir(variant), *([cccl.resolve()] if cccl else [])]
 
 
 @dataclass
@@ -202,6 +231,7 @@ def compile_program(
     filename: str = "main.cu",
     extra_flags: list[str] | None = None,
     use_pch: bool = True,
+    thrust: bool = False,
     runner: Runner = run_local,
 ) -> CompileOutcome:
     """Rewrite and compile `source` into `out_dir/prog`; never raises for a bad program.
@@ -213,7 +243,9 @@ def compile_program(
     src_path = out_dir / filename
     src_path.write_text(rw.text, encoding="utf-8", errors="surrogatepass")
     exe = out_dir / "prog"
-    include = pch_header(variant) if use_pch else INCLUDE_DIR / "cuda_runtime.h"
+    library = thrust_flags() if thrust else []
+    # The PCH was built without the library-mode macro, so it cannot serve those builds.
+    include = pch_header(variant) if use_pch and not library else INCLUDE_DIR / "cuda_runtime.h"
     cmd = [
         gxx(),
         *flags(variant),
@@ -222,6 +254,7 @@ def compile_program(
         f"-I{INCLUDE_DIR}",
         "-include",
         str(include),
+        *library,
         *[f"-D{k}={v}" for k, v in sorted((defines or {}).items())],
         *(extra_flags or []),
         filename,

@@ -14,6 +14,9 @@
 #define CUDASHIM_CUDA_RUNTIME_H
 
 #define CUDASHIM 1
+// CUDASHIM_HOST_LIBRARY_MODE (set for programs using Thrust, whose headers must see a plain host
+// compiler to select their CPP backend) leaves the compiler-identity macros undefined.
+#ifndef CUDASHIM_HOST_LIBRARY_MODE
 #ifndef __CUDACC__
 #define __CUDACC__ 1
 #endif
@@ -22,6 +25,7 @@
 #endif
 #ifndef __CUDA_ARCH__
 #define __CUDA_ARCH__ 800
+#endif
 #endif
 #define __CUDA_ARCH_LIST__ 800
 #define CUDART_VERSION 12040

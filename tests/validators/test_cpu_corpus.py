@@ -1,0 +1,226 @@
+"""Acceptance corpus of the CPU backend: correct programs pass, mutants are rejected.
+
+The correct programs are the built-in tasks (`sources.builtin`, 5 cases each). Mutants are
+recorded textual edits of those programs, each with the reason it must be rejected for:
+
+- `out_of_bounds`: AddressSanitizer (the `asan` variant) reports the access with its line;
+- `wrong_result`: an output differs from the reference, or differs between the `forward` and
+  `reverse` schedules (`schedule-dependent`, a race / missing barrier);
+- `launch_error`: the program's own error check fails on the error a GPU sets.
+
+`test_acceptance_table` (slow) runs everything with the engine's full checks and prints the
+table; the fast tests run a few of each kind.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+
+import pytest
+
+from schemas import Program, Status, Task
+from validators.backends.cpu import CpuBackend
+from validators.engine import Engine
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+
+EXPECT = {
+    "out_of_bounds": (Status.RUNTIME_ERROR, re.compile(r"out-of-bounds access \(AddressSanitizer")),
+    "wrong_result": (
+        Status.FAILED,
+        re.compile(r"schedule-dependent|differ|mismatch|not equal|elements"),
+    ),
+    # A race on indices can also surface as a wild access: that is the right reason too.
+    "race": (Status.FAILED, re.compile(r"schedule-dependent|differ|elements")),
+    "launch_error": (
+        Status.RUNTIME_ERROR,
+        re.compile(r"invalid configuration argument|invalid argument"),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Mutation:
+    kind: str
+    """What the edit breaks (the issue's list: off-by-one bound, missing barrier, ...)."""
+    pattern: str
+    replacement: str
+    expect: str
+    """A key of EXPECT."""
+
+
+# Each rule is applied at its first match after the first `__global__`, at most once per task.
+RULES: list[Mutation] = [
+    Mutation(
+        "off_by_one_bound",
+        r"if \((\w+) < (n|N|count|total|size)\)",
+        r"if (\1 <= \2)",
+        "out_of_bounds",
+    ),
+    Mutation(
+        "missing_tail_check",
+        r"if \((\w+) < (n|N|count|total|size)\)",
+        r"if (\1 >= 0)",
+        "out_of_bounds",
+    ),
+    Mutation(
+        "out_of_bounds_read", r"= (\w+)\[(i|idx|gid|tid)\];", r"= \1[\2 + 1];", "out_of_bounds"
+    ),
+    Mutation("missing_syncthreads", r"__syncthreads\(\);", "", "race"),
+    Mutation("shared_memory_race", r"(for \([^)]*\) \{[^{}]*?)__syncthreads\(\);", r"\1", "race"),
+    Mutation(
+        "wrong_index",
+        r"blockIdx\.x \* blockDim\.x \+ threadIdx\.x",
+        "blockIdx.x + threadIdx.x",
+        "wrong_result",
+    ),
+    Mutation(
+        "wrong_reduction_scope",
+        r"blockDim\.x / 2; (\w+) > 0",
+        r"blockDim.x / 4; \1 > 0",
+        "wrong_result",
+    ),
+    Mutation(
+        "wrong_reduction_scope",
+        r"(WARP_SIZE|warpSize|32) / 2; (\w+) > 0",
+        r"\1 / 4; \2 > 0",
+        "wrong_result",
+    ),
+    Mutation(
+        "wrong_launch_config",
+        r"<<<(\w+), (BLOCK_SIZE|BLOCK|THREADS|kThreads|BLOCK_DIM|block)>>>",
+        r"<<<\1, 2 * 1024>>>",
+        "launch_error",
+    ),
+    Mutation(
+        "wrong_launch_config",
+        r"<<<([^,<>]+), ([^,<>]+), ([^,<>]+)>>>",
+        r"<<<\1, \2, (1 << 17)>>>",
+        "launch_error",
+    ),
+]
+
+
+def mutate(source: str, rule: Mutation) -> str | None:
+    start = source.find("__global__")
+    if start < 0:
+        return None
+    head, body = source[:start], source[start:]
+    new_body, n = re.subn(rule.pattern, rule.replacement, body, count=1)
+    return head + new_body if n else None
+
+
+@dataclass
+class Row:
+    task: str
+    kind: str
+    expect: str
+    status: str
+    reason: str
+
+    @property
+    def ok(self) -> bool:
+        if self.expect == "pass":
+            return self.status == Status.PASSED.value
+        status, pattern = EXPECT[self.expect]
+        if self.expect == "race" and self.status == Status.RUNTIME_ERROR.value:
+            return bool(re.search(r"out-of-bounds|invalid memory access", self.reason))
+        return self.status == status.value and bool(pattern.search(self.reason))
+
+
+def builtin_tasks() -> list[tuple[Task, Program]]:
+    from sources.builtin import load_all
+
+    return load_all().tasks
+
+
+def mutants(
+    tasks: list[tuple[Task, Program]], limit_per_kind: int | None = None
+) -> list[tuple[Task, Program, Mutation]]:
+    out = []
+    used: dict[tuple[str, str], int] = {}
+    for rule in RULES:
+        for task, prog in tasks:
+            key = (rule.kind, rule.expect)
+            if limit_per_kind is not None and used.get(key, 0) >= limit_per_kind:
+                break
+            if any(t.name == task.name and m.kind == rule.kind for t, _, m in out):
+                continue
+            text = mutate(prog.source, rule)
+            if text is None or text == prog.source:
+                continue
+            out.append((task, Program(source=text, filename=prog.filename), rule))
+            used[key] = used.get(key, 0) + 1
+    return out
+
+
+def check_mutant(engine: Engine, task: Task, program: Program) -> tuple[str, str]:
+    """Case by case, stopping at the first case that rejects it (same checks, less time)."""
+    for case in task.cases:
+        one = task.model_copy(update={"cases": [case]})
+        res = engine.check(one, program, thorough=True)
+        if res.status != Status.PASSED:
+            return res.status.value, res.reason
+    return Status.PASSED.value, "survived every case"
+
+
+def print_table(rows: list[Row]) -> None:
+    print()
+    print(f"{'task':22s} {'mutation':22s} {'expected':14s} {'got':14s} ok  reason")
+    for r in rows:
+        print(
+            f"{r.task:22s} {r.kind:22s} {r.expect:14s} {r.status:14s} {'yes' if r.ok else 'NO ':3s} {r.reason[:110]}"
+        )
+    good = sum(r.ok for r in rows)
+    print(f"{good}/{len(rows)} as expected")
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return Engine(CpuBackend())
+
+
+MUTANTS_PER_KIND = 9
+FAST_TASKS = ("sum_reduction", "histogram", "transpose")
+
+
+def test_a_few_correct_programs_pass_under_every_schedule_and_asan(engine):
+    tasks = [tp for tp in builtin_tasks() if tp[0].name in FAST_TASKS]
+    assert len(tasks) == len(FAST_TASKS)
+    for task, prog in tasks:
+        one = task.model_copy(update={"cases": task.cases[:2]})
+        res = engine.check(one, prog, thorough=True)
+        assert res.status == Status.PASSED, (task.name, res.reason)
+        assert all(c.schedules == ["forward", "reverse"] for c in res.cases)
+
+
+@pytest.mark.parametrize("kind", ["off_by_one_bound", "missing_syncthreads", "wrong_launch_config"])
+def test_a_mutant_of_each_kind_is_rejected_for_its_reason(engine, kind):
+    tasks = [
+        tp for tp in builtin_tasks() if tp[0].name in ("sum_reduction", "vector_add_int", "saxpy")
+    ]
+    found = [m for m in mutants(tasks) if m[2].kind == kind]
+    assert found, kind
+    task, program, rule = found[0]
+    status, reason = check_mutant(engine, task, program)
+    row = Row(task.name, rule.kind, rule.expect, status, reason)
+    assert row.ok, (task.name, rule, status, reason)
+
+
+@pytest.mark.slow
+def test_acceptance_table(engine):
+    tasks = builtin_tasks()
+    rows: list[Row] = []
+    for task, prog in tasks[:30] if len(tasks) >= 30 else tasks:
+        res = engine.check(task, prog, thorough=True)
+        rows.append(Row(task.name, "correct", "pass", res.status.value, res.reason))
+    for task, program, rule in mutants(tasks, limit_per_kind=MUTANTS_PER_KIND):
+        status, reason = check_mutant(engine, task, program)
+        rows.append(Row(task.name, rule.kind, rule.expect, status, reason))
+    print_table(rows)
+    correct = [r for r in rows if r.expect == "pass"]
+    bad = [r for r in rows if r.expect != "pass"]
+    assert len(correct) >= 30 and len(bad) >= 60
+    assert all(r.ok for r in rows), [r for r in rows if not r.ok]
