@@ -111,8 +111,15 @@ class Engine:
         static = anticheat.static_reasons(text, task, launches, features)
         if static:
             # A cheat that does not even compile is a compile error, not a rejection.
-            exe = self.backend.build(program, task.defines_for(task.cases[0]))
+            try:
+                exe = self.backend.build(program, task.defines_for(task.cases[0]))
+            except SandboxError as exc:
+                return self._finish(result, Status.COMPILE_ERROR, started,
+                                    reason=f"could not build: {exc}")
             result.compile = exe.compile
+            if exe.needs_gpu:
+                return self._finish(result, Status.NEEDS_GPU, started,
+                                    reason=f"needs a GPU feature: {exe.needs_gpu}")
             if exe.path is None or not exe.compile.ok:
                 return self._finish(result, Status.COMPILE_ERROR, started,
                                     reason=_compile_reason(exe.compile))
