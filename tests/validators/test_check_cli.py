@@ -127,6 +127,9 @@ def test_run_standalone_program_with_folder_and_flags(env, tmp_path):
     if backend == "cpu":
         assert r.returncode == 0 and report["status"] == "passed", report
         assert report["stdout"].strip() == "hello 42 9" and report["exit_code"] == 0
+        r = cli(env, "run", str(folder / "main.cu"), "--backend", backend, "--with-dir",
+                "--flag=-DEXTRA=9", "--expect", "PASS", "--", "hello")
+        assert r.returncode == 1 and r.stdout.startswith("failed:") and "'PASS'" in r.stdout
     else:
         assert report["status"] == "needs_gpu"
 

@@ -42,6 +42,8 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                    help="copy the program's folder into the run directory")
     p.add_argument("--file", action="append", default=[], dest="files",
                    help="copy this file into the run directory (repeatable)")
+    p.add_argument("--expect", metavar="TEXT",
+                   help="the run passes only if stdout contains TEXT (e.g. PASS for HeCBench)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
 
 
@@ -122,6 +124,8 @@ def main(args: argparse.Namespace) -> int:
     except Exception as exc:  # a backend's own failure must not end in a traceback
         return internal_error(exc)
     out = run.outcome
+    if args.expect and run.status == Status.PASSED and out is not None and args.expect not in out.stdout:
+        run.status, run.reason = Status.FAILED, f"stdout does not contain {args.expect!r}"
     report = {
         "program": str(prog_path), "backend": backend.name, "status": run.status.value,
         "reason": run.reason, "build_seconds": round(run.build_seconds, 3),
