@@ -4,6 +4,20 @@
 raises `BackendUnavailable` when the backend cannot work here. Each run gets a fresh
 directory holding only a copy of the case's inputs; reference outputs are computed in a
 separate sandbox and live in the reference cache, outside the program's reach.
+
+Order of decisions:
+1. static analysis: features the backend cannot run -> `needs_gpu` (nothing built); static
+   anti-cheat reasons (no launch, hard-coded table, literal foreign paths) -> `rejected`
+   once the program is known to build (else `compile_error`);
+2. per case, per build variant x schedule: build (cached) -> `compile_error` / `needs_gpu`;
+   run in the sandbox; the backend's verdict on the outcome (`needs_gpu`, `timeout`,
+   `runtime_error`) except that forbidden file or network access seen by the access log is
+   `rejected` first; then modified read-only inputs or inputs never opened -> `rejected`;
+   a decided run ends the case;
+3. outputs must agree across all runs of a case (else `failed`, "schedule-dependent"); then
+   constant/all-zero outputs where the reference is not -> `rejected`; then the comparison
+   with the reference outputs -> `failed` with the first mismatch, or `passed`;
+4. the overall status is the worst case status (`schemas.worst_status`).
 """
 
 from __future__ import annotations

@@ -244,3 +244,13 @@ def test_real_kernels_on_cpu_backend(shared):
     no_bounds = REAL_VECADD.replace("if (i < n) c[i]", "c[i]")
     res = eng.check(task, Program(source=no_bounds))
     assert res.status in (Status.RUNTIME_ERROR, Status.FAILED) and res.status != Status.PASSED
+
+
+def test_concurrent_checks_do_not_interfere(shared):
+    """Threads sharing one build cache and reference cache (as a worker pool would)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = {"": Status.PASSED, "off17": Status.FAILED, "zeros": Status.REJECTED, "exit3": Status.RUNTIME_ERROR}
+    with ThreadPoolExecutor(4) as pool:
+        futures = {m: pool.submit(_engine(shared, m).check, vecadd_task(), MUTANT) for m in jobs}
+    assert {m: f.result().status for m, f in futures.items()} == jobs
