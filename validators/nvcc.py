@@ -22,7 +22,8 @@ from schemas import CompileInfo, KernelResources, Program
 from .build_cache import BuildCache, TransientBuildError
 from .sandbox import GIB, Limits, run_sandboxed
 
-DEFAULT_ARCH = os.environ.get("CKD_CUDA_ARCH", "sm_90")
+DEFAULT_ARCH = "sm_90"
+"""One current architecture; `$CKD_CUDA_ARCH` overrides it (read when options are made)."""
 DIAGNOSTICS_LIMIT = 8000
 HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".hh", ".inc", ".inl", ".cu", ".cpp")
 
@@ -33,7 +34,7 @@ class NvccUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class NvccOptions:
-    arch: str = DEFAULT_ARCH
+    arch: str = field(default_factory=lambda: os.environ.get("CKD_CUDA_ARCH", DEFAULT_ARCH))
     """One real architecture (`sm_90`), not a fat binary."""
     opt: str = "-O3"
     extra_flags: tuple[str, ...] = ()

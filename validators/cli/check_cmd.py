@@ -36,6 +36,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", default="auto", choices=BACKEND_NAMES)
     p.add_argument("--json", action="store_true", help="print the ValidationResult as JSON")
     p.add_argument("--out", help="write the ValidationResult JSON here")
+    p.add_argument("--arch", help="GPU architecture for the cuda backend (default sm_90)")
     p.add_argument("--fast", action="store_true",
                    help="one schedule and build variant per case (not thorough)")
 
@@ -89,6 +90,8 @@ def main(args: argparse.Namespace) -> int:
         return fail(f"program file not found: {args.program}")
     except (OSError, ValueError) as exc:
         return fail(f"cannot read program {args.program}: {one_line(str(exc))}")
+    if args.arch:
+        os.environ["CKD_CUDA_ARCH"] = args.arch
     try:
         backend = get_backend(args.backend)
         result = check(task, program, backend=backend, thorough=not args.fast)

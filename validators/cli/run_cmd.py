@@ -35,6 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default="auto", choices=BACKEND_NAMES)
     p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds for the run")
+    p.add_argument("--arch", help="GPU architecture for the cuda backend (default sm_90)")
     p.add_argument("--flag", "-X", action="append", default=[], dest="flags",
                    help="extra compiler flag (repeatable), e.g. -X=-std=c++17")
     p.add_argument("-D", action="append", default=[], dest="defines", metavar="NAME=VALUE")
@@ -103,6 +104,8 @@ def main(args: argparse.Namespace) -> int:
     missing = [f for f in args.files if not Path(f).is_file()]
     if missing:
         return fail(f"file not found: {missing[0]}")
+    if args.arch:
+        os.environ["CKD_CUDA_ARCH"] = args.arch
     try:
         defines = _defines(args.defines)
         folder = prog_path.resolve().parent
