@@ -33,6 +33,7 @@ import numpy as np
 from schemas import Task
 
 from .build_cache import BuildCache
+from .compare import read_no_follow
 
 ACCESS_LOG = ".ckd-access.log"
 HARDCODED_FLOATS = 256
@@ -217,7 +218,7 @@ _SONAME = re.compile(r"^[\w.+-]+\.so(?:\.\d+)*$")
 def read_access_log(workdir: Path) -> list[tuple[str, str]] | None:
     path = workdir / ACCESS_LOG
     try:
-        text = path.read_text(errors="replace")
+        text = read_no_follow(path).decode("utf-8", "replace")
     except OSError:
         return None
     entries = []
@@ -296,7 +297,7 @@ def input_digests(workdir: Path, task: Task) -> dict[str, str]:
     for t in task.inputs:
         p = workdir / "data" / f"{t.name}.bin"
         try:
-            out[t.name] = hashlib.sha256(p.read_bytes()).hexdigest()
+            out[t.name] = hashlib.sha256(read_no_follow(p)).hexdigest()
         except OSError:
             out[t.name] = "missing"
     return out

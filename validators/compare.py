@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,8 @@ def read_output(path: Path, spec: TensorSpec, sizes: dict[str, int]) -> tuple[np
     n = int(np.prod(shape, dtype=np.int64)) if shape else 1
     want = n * dtype.itemsize
     rel = f"{DATA_DIR}/{spec.name}.bin"
+    if path.is_symlink():  # never follow a link the program planted (it may point anywhere)
+        return None, f"output {rel} is a symbolic link, not a file"
     if not path.is_file():
         return None, f"missing output file {rel}"
     got = path.stat().st_size
@@ -27,7 +31,20 @@ def read_output(path: Path, spec: TensorSpec, sizes: dict[str, int]) -> tuple[np
     if got > want:
         return None, (f"oversized output {rel}: {got} bytes, expected {want} "
                       f"({n} x {spec.dtype}{list(shape)})")
-    return np.fromfile(path, dtype=dtype).reshape(shape), ""
+    return np.frombuffer(read_no_follow(path), dtype=dtype).reshape(shape).copy(), ""
+
+
+def read_no_follow(path: Path) -> bytes:
+    """The bytes of a regular file; symbolic links, FIFOs and devices raise OSError (a program
+    could plant any of them where its output or an input should be)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
 
 
 def _fmt(v: float) -> str:

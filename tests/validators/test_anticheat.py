@@ -94,6 +94,9 @@ def test_modified_inputs_respect_read_only(tmp_path):
     assert ac.modified_inputs(before, tmp_path, TASK) == []
     (tmp_path / "data" / "a.bin").unlink()
     assert ac.modified_inputs(before, tmp_path, TASK) == ["read-only input a was modified (data/a.bin)"]
+    (tmp_path / "orig").write_bytes(b"1234")
+    (tmp_path / "data" / "a.bin").symlink_to(tmp_path / "orig")  # same bytes, behind a link
+    assert ac.modified_inputs(before, tmp_path, TASK) == ["read-only input a was modified (data/a.bin)"]
 
 
 def test_shim_builds_and_is_cached(tmp_path):

@@ -86,3 +86,18 @@ def test_file_read_little_endian(tmp_path):
     path.write_bytes(_f(1, 2, 3, 4).astype("<f4").tobytes())
     check, arr = compare_output(path, SPEC, {"N": 4}, _f(1, 2, 3, 4), Tolerance())
     assert check.ok and arr.tolist() == [1, 2, 3, 4]
+
+
+def test_planted_links_and_fifos_are_not_followed(tmp_path):
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(_f(1, 2, 3, 4).tobytes())
+    link = tmp_path / "y.bin"
+    link.symlink_to(secret)
+    arr, why = read_output(link, SPEC, {"N": 4})
+    assert arr is None and why == "output data/y.bin is a symbolic link, not a file"
+    link.unlink()
+    import os
+
+    os.mkfifo(link)
+    arr, why = read_output(link, SPEC, {"N": 4})  # must not block
+    assert arr is None and why == "missing output file data/y.bin"
