@@ -49,11 +49,17 @@ class _ChunkedTargetStats(torch.autograd.Function):
             for s in range(0, n, chunk):
                 e = min(n, s + chunk)
                 z = _logits(h[s:e], weight)
-                lse_c = torch.logsumexp(z, dim=-1)
-                lse[s:e] = lse_c
-                logp[s:e] = z.gather(1, targets[s:e, None]).squeeze(1) - lse_c
+                picked = z.gather(1, targets[s:e, None]).squeeze(1)
                 if top_k:
                     entropy[s:e] = _topk_entropy(z, top_k)
+                if ref_h is None:
+                    # log-sum-exp in place: z is not needed afterwards
+                    m = z.amax(dim=-1)
+                    lse_c = z.sub_(m[:, None]).exp_().sum(dim=-1).log_().add_(m)
+                else:
+                    lse_c = torch.logsumexp(z, dim=-1)
+                lse[s:e] = lse_c
+                logp[s:e] = picked - lse_c
                 if ref_h is not None:
                     zr = _logits(ref_h[s:e], weight)
                     ref_lse_c = torch.logsumexp(zr, dim=-1)
@@ -78,16 +84,18 @@ class _ChunkedTargetStats(torch.autograd.Function):
         with torch.autocast(h.device.type, enabled=False):
             for s in range(0, n, ctx.chunk):
                 e = min(n, s + ctx.chunk)
-                z = _logits(h[s:e], weight)
-                p = torch.exp(z - lse[s:e, None])
+                # in place throughout: one chunk-sized buffer (two with a reference)
+                p = _logits(h[s:e], weight).sub_(lse[s:e, None]).exp_()
                 gl = g_logp[s:e] if g_logp is not None else torch.zeros(e - s, device=h.device)
-                # d logp / dz = onehot - p
-                grad_z = p * (-gl[:, None])
-                grad_z.scatter_add_(1, targets[s:e, None], gl[:, None])
+                # d logp / dz = onehot - p;  d KL(ref || theta) / dz = p - p_ref
                 if use_kl:
-                    # d KL(ref || theta) / dz = p_theta - p_ref
-                    zr = _logits(ref_h[s:e], weight)
-                    grad_z += g_kl[s:e, None] * (p - torch.exp(zr - ref_lse[s:e, None]))
+                    gk = g_kl[s:e, None]
+                    p_ref = _logits(ref_h[s:e], weight).sub_(ref_lse[s:e, None]).exp_()
+                    grad_z = p.mul_(gk - gl[:, None]).sub_(p_ref.mul_(gk))
+                    del p_ref
+                else:
+                    grad_z = p.mul_(-gl[:, None])
+                grad_z.scatter_add_(1, targets[s:e, None], gl[:, None])
                 grad_z = grad_z.to(weight.dtype)
                 if need_h:
                     grad_h[s:e] = (grad_z @ weight).to(h.dtype)

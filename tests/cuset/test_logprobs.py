@@ -120,3 +120,18 @@ def test_tokens_a_mask_removes_get_exactly_zero_gradient_through_the_head():
     cuset_objective(lp[None], loss_mask[None], cuda[None], tau=1.0).sum().backward()
     nonzero = h.grad.abs().sum(-1) != 0
     assert nonzero.tolist() == [i == 4 for i in range(12)]
+
+
+def test_head_keeps_tied_weights_and_checkpoints_load_as_plain_models(tmp_path):
+    from transformers import AutoModelForCausalLM, Qwen2Config, Qwen2ForCausalLM
+
+    cfg = Qwen2Config(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                      num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True)
+    model = Qwen2ForCausalLM(cfg)
+    head = install_head(model)
+    model.tie_weights()
+    assert model.lm_head is head and head.weight is model.model.embed_tokens.weight
+    model.save_pretrained(tmp_path)
+    back = AutoModelForCausalLM.from_pretrained(tmp_path)
+    assert isinstance(back.lm_head, torch.nn.Linear)
+    torch.testing.assert_close(back.lm_head.weight, head.weight, rtol=0, atol=0)
