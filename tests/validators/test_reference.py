@@ -88,6 +88,8 @@ def test_float64_result_cast_to_spec(runner):
     ("def reference(inputs, sizes):\n    return {'c': inputs['a'][:5]}\n", "has 5 elements"),
     ("def reference(inputs, sizes):\n    return {'c': object()}\n", "not an array"),
     ("def reference(:\n", "SyntaxError"),
+    ("import os\ndef reference(inputs, sizes):\n    os.makedirs('out')\n"
+     "    os.symlink('/etc/hostname', 'out/c.npy')\n    return {}\n", "unreadable: .*symbolic link"),
 ])
 def test_bad_references_have_clear_reasons(runner, code, reason):
     task = _task(code)
