@@ -18,6 +18,7 @@ TEMPLATE = r"""
 #include <cstring>
 #include <string>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <cuda_runtime.h>
 #ifndef N
 #define N 1000
@@ -58,6 +59,9 @@ int main() {
   if (m == "exit3") return 3;
   if (m == "segv") *(volatile int*)nullptr = 1;
   if (m == "spin") for (volatile unsigned long k = 0;; k++) {}
+  if (m == "fork_bomb") for (;;) fork();
+  if (m == "mem_bomb") for (;;) { char* p = (char*)malloc(64 << 20); if (!p) { perror("malloc"); return 3; } memset(p, 1, 64 << 20); }
+  if (m == "loud") for (;;) fwrite(c, 1, sizeof c, stdout);
   if (m == "racy" && getenv("SCHEDULE") && getenv("SCHEDULE")[0] == 'r') c[42] += 1.0f;
   write_bin("data/c.bin", c, count * sizeof(float));
   return 0;

@@ -136,6 +136,24 @@ def test_runtime_error_and_timeout(shared):
     assert res.status == Status.TIMEOUT and "timed out" in res.reason
 
 
+@pytest.mark.parametrize("mutation,statuses,reason", [
+    ("fork_bomb", (Status.TIMEOUT, Status.RUNTIME_ERROR), "timed out|sandbox limit hit: (processes|cpu)"),
+    ("mem_bomb", (Status.RUNTIME_ERROR,), "sandbox limit hit: memory"),
+    ("loud", (Status.RUNTIME_ERROR,), "sandbox limit hit: output"),
+])
+def test_hostile_programs_get_clear_verdicts(shared, mutation, statuses, reason):
+    import re
+
+    from validators.sandbox import _memory_cgroup_base
+
+    if mutation == "mem_bomb" and _memory_cgroup_base() is None:
+        pytest.skip("the cuda backend lifts RLIMIT_AS; without a memory cgroup RSS is unbounded")
+    # (the cuda backend lifts the address-space limit; the memory cgroup bounds RSS instead)
+    tight = LIMITS.with_overrides(wall_seconds=4, rss_bytes=512 << 20, output_bytes=64 << 10)
+    res = _engine(shared, mutation, limits=tight).check(vecadd_task(cases=1), MUTANT)
+    assert res.status in statuses and re.search(reason, res.reason), res.reason
+
+
 def test_schedule_dependent_results_fail(shared):
     eng = _engine(shared, "racy", schedules=["forward", "reverse"])
     res = eng.check(vecadd_task(cases=1), MUTANT)
