@@ -155,9 +155,22 @@ int main(int argc, char **argv) {
 """
 
 
-@functools.cache
 def launcher_path() -> Path | None:
-    """The built launcher (cached in the build cache), or None when gcc is missing or fails."""
+    """The built launcher (cached in the build cache), or None when gcc is missing or fails.
+
+    Memoised per cache root, and rebuilt if the file went away (a cache directory removed
+    while this process runs)."""
+    from .build_cache import cache_root
+
+    path = _launcher(str(cache_root()))
+    if path is not None and not path.exists():
+        _launcher.cache_clear()
+        path = _launcher(str(cache_root()))
+    return path
+
+
+@functools.cache
+def _launcher(root: str) -> Path | None:
     from .build_cache import BuildCache
 
     gcc = shutil.which("gcc")
@@ -174,5 +187,5 @@ def launcher_path() -> Path | None:
         return CompileInfo(compiler="gcc", command=cmd, ok=out.returncode == 0,
                            diagnostics=out.stderr[-2000:])
 
-    path, _ = BuildCache().get_or_build(key, build, artifact="ckd-launch")
+    path, _ = BuildCache(Path(root) / "builds").get_or_build(key, build, artifact="ckd-launch")
     return path
