@@ -145,11 +145,13 @@ def run_one(backend: CpuBackend, folder: Path, schedules: list[str]) -> dict[str
         )
         out = res.outcome
         verdicts.append(
-            judge(res.status, res.reason, out.stdout if out else "", out.stderr if out else "")
+            judge(
+                name, res.status, res.reason, out.stdout if out else "", out.stderr if out else ""
+            )
         )
         build_s += res.build_seconds
         run_s += res.run_seconds
-    final = next((v for v in verdicts if v[0] != "PASS"), verdicts[0])
+    final = next((v for v in verdicts if v[0] not in ("PASS", "ran")), verdicts[0])
     return {
         "program": name,
         "args": " ".join(args),

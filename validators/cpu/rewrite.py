@@ -31,11 +31,24 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_cuda.language()))
 
 
+# Everything that makes a CUDA thread wait for others (see include/*.h).
+SYNC_NAMES = frozenset(
+    """__syncthreads __syncthreads_count __syncthreads_and __syncthreads_or __syncwarp
+    __shfl_sync __shfl_up_sync __shfl_down_sync __shfl_xor_sync __ballot_sync __any_sync
+    __all_sync __uni_sync __activemask __match_any_sync __match_all_sync __reduce_add_sync
+    __reduce_min_sync __reduce_max_sync __reduce_and_sync __reduce_or_sync __reduce_xor_sync
+    this_thread_block tiled_partition coalesced_threads thread_block thread_block_tile
+    coalesced_group cooperative_groups sync __lane_id""".split()
+)
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
 @dataclass
 class Launch:
     kernel: str
     line: int
     config: list[str]
+    may_sync: bool = True
 
 
 @dataclass
@@ -73,8 +86,66 @@ def _pad_lines(original: bytes, replacement: str, newline: str = "\n") -> bytes:
     return (replacement + newline * missing).encode()
 
 
+def _function_name(node: Node, src: bytes) -> tuple[str, bool]:
+    """(name, plain) of a function definition; plain is False for operators and the like."""
+    decl = node.child_by_field_name("declarator")
+    while decl is not None and decl.type not in ("function_declarator",):
+        decl = decl.child_by_field_name("declarator")
+    if decl is None:
+        return "", False
+    name_node = decl.child_by_field_name("declarator")
+    if name_node is None:
+        return "", False
+    if name_node.type in ("identifier", "field_identifier"):
+        return _text(src, name_node), True
+    if name_node.type == "qualified_identifier":
+        last = _text(src, name_node).split("::")[-1]
+        return last, bool(_WORD.fullmatch(last))
+    return _text(src, name_node), False
+
+
+def barrier_free_kernels(tree_root: Node, src: bytes) -> set[str]:
+    """Names of functions that can never wait at a barrier: no sync name in their body, in a
+    function they call or in a macro they use (by name, to a fixpoint). Conservative: when a
+    function that syncs cannot be named (an operator), nothing is barrier-free."""
+    bodies: dict[str, set[str]] = {}
+    for node in _walk(tree_root):
+        if node.type == "function_definition":
+            name, plain = _function_name(node, src)
+            body = node.child_by_field_name("body")
+            words = set(_WORD.findall(_text(src, body))) if body is not None else set()
+            if not plain:
+                name = f"<unnamed:{node.start_byte}>"
+            bodies.setdefault(name, set()).update(words)
+        elif node.type in ("preproc_def", "preproc_function_def"):
+            n, v = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if n is not None:
+                words = set(_WORD.findall(_text(src, v))) if v is not None else set()
+                bodies.setdefault(_text(src, n), set()).update(words)
+    syncing = set(SYNC_NAMES)
+    changed = True
+    while changed:
+        changed = False
+        for name, words in bodies.items():
+            if name not in syncing and words & syncing:
+                syncing.add(name)
+                changed = True
+    if any(n.startswith("<unnamed:") for n in syncing):
+        return set()
+    return {n for n in bodies if n not in syncing and not n.startswith("<unnamed:")}
+
+
+def _kernel_base_name(kernel: str) -> str:
+    name = kernel.split("<", 1)[0].strip()
+    return name.split("::")[-1].strip()
+
+
 def _launch_edit(
-    src: bytes, call: Node, syntax: Node, newline: str = "\n"
+    src: bytes,
+    call: Node,
+    syntax: Node,
+    newline: str = "\n",
+    barrier_free: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[_Edit, Launch] | None:
     func = call.child_by_field_name("function")
     args = call.child_by_field_name("arguments")
@@ -89,13 +160,18 @@ def _launch_edit(
     inner = src[args.start_byte + 1 : args.end_byte - 1].decode("utf-8", "replace")
     name = " ".join(kernel.split()).replace("\\", "\\\\").replace('"', '\\"')
     rest = f", {inner}" if inner.strip() else inner
+    may_sync = _kernel_base_name(kernel) not in barrier_free
+    # Kernels that can never wait at a barrier run every thread as a plain call (no fibers).
+    fn = "::cudashim::launch" if may_sync else "::cudashim::launch<false>"
     repl = (
-        f'::cudashim::launch("{name}", {config[0]}, {config[1]}, {config[2]}, {config[3]}, '
+        f'{fn}("{name}", {config[0]}, {config[1]}, {config[2]}, {config[3]}, '
         f"[&](auto&&... cudashim_a) {{ {kernel}(cudashim_a...); }}{rest})"
     )
     original = src[call.start_byte : call.end_byte]
     edit = _Edit(call.start_byte, call.end_byte, _pad_lines(original, repl, newline))
-    return edit, Launch(kernel=name, line=call.start_point[0] + 1, config=config[:4])
+    return edit, Launch(
+        kernel=name, line=call.start_point[0] + 1, config=config[:4], may_sync=may_sync
+    )
 
 
 def _has_token(node: Node, token: str) -> bool:
@@ -189,11 +265,12 @@ def rewrite(source: str, filename: str = "main.cu") -> RewriteResult:
     tree = _parser().parse(src)
     edits: list[_Edit] = []
     result = RewriteResult(text=source)
+    barrier_free = barrier_free_kernels(tree.root_node, src)
     for node in _walk(tree.root_node):
         if node.type == "call_expression":
             syntax = next((c for c in node.children if c.type == "kernel_call_syntax"), None)
             if syntax is not None:
-                made = _launch_edit(src, node, syntax)
+                made = _launch_edit(src, node, syntax, barrier_free=barrier_free)
                 if made is None:
                     result.warnings.append(
                         f"line {node.start_point[0] + 1}: cannot read the launch {_text(src, node)[:80]!r}"

@@ -469,17 +469,18 @@ struct LaunchSpec {
   size_t shmem;
   void (*body)(void*);
   void* arg;
+  bool may_sync;  // false: the rewrite proved the kernel never waits at a barrier
 };
 void run_kernel(const LaunchSpec& s);
 
 // Arguments are evaluated once on the host (as CUDA does), copied into a tuple, and every
 // CUDA thread calls the kernel with copies of them.
-template <class _Fn, class... _Ap>
+template <bool _MaySync = true, class _Fn, class... _Ap>
 void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t, _Fn&& f, _Ap&&... a) {
   std::tuple<std::decay_t<_Ap>...> args(std::forward<_Ap>(a)...);
   auto body = [&]() { std::apply(f, args); };
   using _Body = decltype(body);
-  run_kernel(LaunchSpec{name, grid, block, shmem, [](void* p) { (*static_cast<_Body*>(p))(); }, &body});
+  run_kernel(LaunchSpec{name, grid, block, shmem, [](void* p) { (*static_cast<_Body*>(p))(); }, &body, _MaySync});
 }
 template <class... _Pp, std::size_t... _Ip>
 void call_with_void_args(void (*k)(_Pp...), void** args, std::index_sequence<_Ip...>) {

@@ -201,6 +201,8 @@ struct Worker {
   std::vector<unsigned> warp_done;
   void* sched_sp = nullptr;
   Fiber* cur = nullptr;
+  bool direct = false;  // running a barrier-free kernel's threads as plain calls
+  unsigned direct_lin = 0;
   const LaunchSpec* spec = nullptr;
   int nthreads = 0;
   int live = 0;
@@ -376,8 +378,14 @@ static void check_block_barrier(Worker* w) {
   w->cursor = 0;
 }
 
+[[noreturn]] static void barrier_in_direct_mode(const char* what, const char* file, unsigned line) {
+  fatal("cudashim: internal error: kernel '%s' was judged barrier-free but reached %s at %s:%u",
+        tw->spec->name, what, file, line);
+}
+
 int block_barrier(int mode, int pred, unsigned line, const char* file) {
   Worker* w = tw;
+  if (w && w->direct) barrier_in_direct_mode("__syncthreads()", file, line);
   if (!w || !w->cur) return mode == 1 ? pred : pred;  // host code: a no-op
   Fiber* f = w->cur;
   f->state = WAIT_BLOCK;
@@ -516,6 +524,7 @@ static void complete_warp_op(Worker* w, int warp, unsigned group) {
 unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, int param, int width, unsigned line,
                            const char* file) {
   Worker* w = tw;
+  if (w && w->direct) barrier_in_direct_mode(warp_op_name(kind), file, line);
   if (!w || !w->cur) {  // host code: a single lane
     if (kind == W_BALLOT) return value ? 1 : 0;
     if (kind == W_MATCH_ANY || kind == W_MATCH_ALL) return 1;
@@ -557,6 +566,7 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
 
 unsigned active_mask() {
   Worker* w = tw;
+  if (w && w->direct) barrier_in_direct_mode("__activemask()", "?", 0);
   if (!w || !w->cur) return 1;
   int warp = w->cur->lin / 32;
   return warp_existing_lanes(w, warp) & ~w->warp_done[warp];
@@ -564,6 +574,7 @@ unsigned active_mask() {
 
 unsigned lane_id() {
   Worker* w = tw;
+  if (w && w->direct) return w->direct_lin % 32;
   return (w && w->cur) ? (unsigned)(w->cur->lin % 32) : 0;
 }
 
@@ -612,6 +623,8 @@ static void make_order(Worker* w, int n) {
 
 // coalesced_threads(): the lanes of a warp that reach the same call while every other live lane
 // of the warp is blocked elsewhere or has exited (the lanes a GPU would have converged there).
+struct DirectAbort {};
+
 static bool resolve_coalesced(Worker* w) {
   bool any = false;
   for (size_t warp = 0; warp < w->warp_arrived.size(); ++warp) {
@@ -659,6 +672,24 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
   w->exited = 0;
   w->bar_arrived = 0;
   make_order(w, n);
+  if (!s.may_sync) {
+    // No barrier can be reached: each thread runs start to finish on the worker's own stack.
+    w->direct = true;
+    for (int idx : w->order) {
+      if (g_abort_launch.load(std::memory_order_relaxed)) break;
+      Fiber& f = w->fibers[idx];
+      threadIdx = f.tid;
+      w->direct_lin = (unsigned)idx;
+      try {
+        s.body(s.arg);
+      } catch (const DirectAbort&) {
+        break;
+      }
+    }
+    w->direct = false;
+    w->live = 0;
+    return;
+  }
   // Always run the earliest runnable thread in schedule order: threads released by a barrier
   // go before threads that have not reached it yet (depth first), which is what exposes a
   // missing __syncthreads between two phases separated only by warp-level synchronisation.
@@ -837,7 +868,7 @@ void run_kernel(const LaunchSpec& s) {
 
 void assert_fail(const char* expr, const char* file, unsigned line, const char* func) {
   Worker* w = tw;
-  if (!w || !w->cur) {
+  if (!w || (!w->cur && !w->direct)) {
     fflush(stdout);
     fprintf(stderr, "%s:%u: %s: Assertion `%s' failed.\n", file, line, func, expr);
     abort();
@@ -847,6 +878,10 @@ void assert_fail(const char* expr, const char* file, unsigned line, const char* 
   g_sticky.store(cudaErrorAssert);
   set_error(cudaErrorAssert);
   g_abort_launch.store(true);
+  if (w->direct) {
+    // No fiber to abandon: unwind this thread's call back into run_block.
+    throw DirectAbort{};
+  }
   exit_fiber(w, w->cur);
   __builtin_unreachable();
 }
