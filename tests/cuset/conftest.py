@@ -1,24 +1,39 @@
 from __future__ import annotations
 
+import contextlib
 import os
 
 import pytest
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _cuset_cache(tmp_path_factory):
-    """Keep the tiny checkpoint the tests build out of the user's cache."""
+@contextlib.contextmanager
+def _cache_env(root):
     old = os.environ.get("CKD_CACHE_DIR")
-    os.environ["CKD_CACHE_DIR"] = str(tmp_path_factory.mktemp("ckd-cache"))
-    yield
-    if old is None:
-        os.environ.pop("CKD_CACHE_DIR", None)
-    else:
-        os.environ["CKD_CACHE_DIR"] = old
+    os.environ["CKD_CACHE_DIR"] = str(root)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("CKD_CACHE_DIR", None)
+        else:
+            os.environ["CKD_CACHE_DIR"] = old
 
 
 @pytest.fixture(scope="session")
-def cuda_dataset(tmp_path_factory):
+def _cache_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("ckd-cache")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cuset_cache(_cache_root):
+    """Keep the tiny checkpoint the tests build out of the user's cache; restored after each
+    module so other packages' tests see the environment they started with."""
+    with _cache_env(_cache_root):
+        yield
+
+
+@pytest.fixture(scope="session")
+def cuda_dataset(tmp_path_factory, _cache_root):
     """A builder-layout dataset of the bundled CUDA programs (plus one test-split record)."""
     from cuset_testdata import corpus_records, make_record, write_dataset
 
@@ -30,7 +45,7 @@ def cuda_dataset(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def warm_model(cuda_dataset, tmp_path_factory):
+def warm_model(cuda_dataset, tmp_path_factory, _cache_root):
     """The tiny model after a short full SFT on the corpus, so token confidences are spread
     over (0, 1) as in an instruct model, rather than all near 1/vocab."""
     from pathlib import Path
@@ -45,5 +60,6 @@ def warm_model(cuda_dataset, tmp_path_factory):
         "training.gradient_accumulation_steps=1", "data.max_length=512", "training.report_to=[]",
         "training.logging_steps=40",
     ])
-    train(cfg)
+    with _cache_env(_cache_root):
+        train(cfg)
     return out / "final"
