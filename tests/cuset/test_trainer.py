@@ -146,6 +146,16 @@ def test_cli_errors_are_one_clear_line(cuda_dataset, tmp_path, capsys):
     assert cli_main(["train", "--config", str(TINY), "--data", str(tmp_path / "missing")]) == 2
     assert "does not exist" in capsys.readouterr().err
 
+    # a builder dataset whose records carry no spans
+    no_spans = corpus_records()[:2]
+    for r in no_spans:
+        r.spans = []
+    folder = write_dataset(no_spans, tmp_path / "no-spans")
+    assert cli_main(["train", "--config", str(TINY), "--data", str(folder),
+                     f"training.output_dir={tmp_path / 'o1'}"]) == 2
+    err = capsys.readouterr().err
+    assert "no record of the dataset has a kernel_body or launch_config span" in err
+
     bad = tmp_path / "bad.yaml"
     bad.write_text("training:\n  learnig_rate: 1\n")
     assert cli_main(["train", "--config", str(bad)]) == 2
