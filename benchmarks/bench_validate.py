@@ -122,15 +122,23 @@ def vecadd_task(n: int = 100000):
     from schemas import InputCase, Reference, Task, TensorSpec, ValueDistribution
 
     cases = [InputCase(name=f"c{i}", seed=i) for i in range(3)]
-    cases.append(InputCase(name="edge", seed=9, distributions={"a": ValueDistribution(kind="edge")}))
+    cases.append(
+        InputCase(name="edge", seed=9, distributions={"a": ValueDistribution(kind="edge")})
+    )
     cases.append(InputCase(name="odd", seed=11, sizes={"N": n - 1}))
     return Task(
-        name="vecadd", description="c = a + b",
-        inputs=[TensorSpec(name="a", dtype="float32", shape=["N"]),
-                TensorSpec(name="b", dtype="float32", shape=["N"])],
+        name="vecadd",
+        description="c = a + b",
+        inputs=[
+            TensorSpec(name="a", dtype="float32", shape=["N"]),
+            TensorSpec(name="b", dtype="float32", shape=["N"]),
+        ],
         outputs=[TensorSpec(name="c", dtype="float32", shape=["N"])],
-        sizes={"N": n}, cases=cases,
-        reference=Reference(code="def reference(inputs, sizes):\n    return {'c': inputs['a'] + inputs['b']}\n"),
+        sizes={"N": n},
+        cases=cases,
+        reference=Reference(
+            code="def reference(inputs, sizes):\n    return {'c': inputs['a'] + inputs['b']}\n"
+        ),
     )
 
 
@@ -138,13 +146,19 @@ def matmul_task(m: int = 128):
     from schemas import InputCase, Reference, Task, TensorSpec
 
     return Task(
-        name="matmul", description="C = A @ B",
-        inputs=[TensorSpec(name="A", dtype="float32", shape=["M", "M"]),
-                TensorSpec(name="B", dtype="float32", shape=["M", "M"])],
+        name="matmul",
+        description="C = A @ B",
+        inputs=[
+            TensorSpec(name="A", dtype="float32", shape=["M", "M"]),
+            TensorSpec(name="B", dtype="float32", shape=["M", "M"]),
+        ],
         outputs=[TensorSpec(name="C", dtype="float32", shape=["M", "M"])],
-        sizes={"M": m}, cases=[InputCase(name=f"c{i}", seed=i) for i in range(5)],
-        reference=Reference(code="import numpy as np\ndef reference(inputs, sizes):\n"
-                                 "    return {'C': inputs['A'] @ inputs['B']}\n"),
+        sizes={"M": m},
+        cases=[InputCase(name=f"c{i}", seed=i) for i in range(5)],
+        reference=Reference(
+            code="import numpy as np\ndef reference(inputs, sizes):\n"
+            "    return {'C': inputs['A'] @ inputs['B']}\n"
+        ),
     )
 
 
@@ -159,7 +173,9 @@ def bench_builds(repeats: int) -> None:
 
     print("\n== nvcc builds (-O3 -arch=sm_90 -Xptxas -v, in the sandbox) ==")
     row("program", "cold s", "hit ms", "cold/hit")
-    cache = BuildCache(Path(tempfile.mkdtemp(prefix="bench-builds-", dir=os.environ["CKD_CACHE_DIR"])))
+    cache = BuildCache(
+        Path(tempfile.mkdtemp(prefix="bench-builds-", dir=os.environ["CKD_CACHE_DIR"]))
+    )
     for name, src in (("vecadd", VECADD), ("reduce<256>", REDUCE), ("tiled matmul", MATMUL)):
         prog = Program(source=src)
         t0 = time.perf_counter()
@@ -183,9 +199,13 @@ def bench_references() -> None:
 
     print("\n== NumPy references (sandboxed Python process, cached by content hash) ==")
     row("reference", "cold s", "hit ms", "cold/hit")
-    runner = ReferenceRunner(Path(tempfile.mkdtemp(prefix="bench-refs-", dir=os.environ["CKD_CACHE_DIR"])))
-    for label, task in (("vecadd N=1,000,000", vecadd_task(1_000_000)),
-                        ("matmul 512x512", matmul_task(512))):
+    runner = ReferenceRunner(
+        Path(tempfile.mkdtemp(prefix="bench-refs-", dir=os.environ["CKD_CACHE_DIR"]))
+    )
+    for label, task in (
+        ("vecadd N=1,000,000", vecadd_task(1_000_000)),
+        ("matmul 512x512", matmul_task(512)),
+    ):
         case = task.cases[0]
         inputs = materialize(task, case)
         t0 = time.perf_counter()
@@ -243,8 +263,14 @@ def bench_throughput(backend: str, seconds: float) -> None:
     print(f"\n== validations per minute, 2 worker processes, warm caches, backend {backend} ==")
     task, prog = vecadd_task(), Program(source=VECADD)
     warm = check(task, prog, backend=backend, thorough=True)
-    print(f"  one check: {warm.status.value}; {len(task.cases)} cases, N=100000 vecadd"
-          + (" (needs_gpu path: no GPU answered, kernels do not run)" if warm.status == "needs_gpu" else ""))
+    print(
+        f"  one check: {warm.status.value}; {len(task.cases)} cases, N=100000 vecadd"
+        + (
+            " (needs_gpu path: no GPU answered, kernels do not run)"
+            if warm.status == "needs_gpu"
+            else ""
+        )
+    )
     row("mode", "validations", "per minute", "runs/check")
     for thorough in (False, True):
         res = check(task, prog, backend=backend, thorough=thorough)
