@@ -97,20 +97,33 @@ def makefile_args(folder: Path) -> str:
     return first.split("$(program)", 1)[-1].strip()
 
 
-def judge(status: Status, reason: str, stdout: str, stderr: str) -> tuple[str, str]:
-    """PASS / FAIL / needs_gpu / compile_error / ... with the reason."""
+# Programs whose self-check is not the word PASS: (regex that must match, regex that must not).
+SELF_CHECKS: dict[str, tuple[str, str]] = {
+    "assert-cuda": (r"returned OK", r"returned ERROR"),
+    "fhd-cuda": (r"RMSE = 0\.0000", r"$^"),
+    "segment-reduce-cuda": (r"Throughput", r"does not agree|expected"),
+}
+
+
+def judge(name: str, status: Status, reason: str, stdout: str, stderr: str) -> tuple[str, str]:
+    """PASS (the program's own check passed) / ran (exit 0, the program checks nothing) /
+    FAIL / needs_gpu / compile_error / runtime_error / timeout, with the reason."""
     if status == Status.NEEDS_GPU:
         return "needs_gpu", reason
     if status != Status.PASSED:
         return status.value, reason
     text = stdout + "\n" + stderr
+    if name in SELF_CHECKS:
+        ok, bad = SELF_CHECKS[name]
+        if re.search(ok, text) and not re.search(bad, text):
+            return "PASS", f"self-check /{ok}/ passed"
+        return "FAIL", f"self-check /{ok}/ did not pass"
     if re.search(r"\bPASS(ED)?\b", text, re.I) and not re.search(r"\bFAIL(ED)?\b", text):
         return "PASS", "printed PASS"
     if re.search(r"\bFAIL(ED)?\b", text):
-        return "FAIL", "printed FAIL: " + next(
-            ln for ln in text.splitlines() if "FAIL" in ln.upper()
-        )[:120]
-    return "PASS", "exit 0, prints no verdict"
+        line = next(ln for ln in text.splitlines() if "FAIL" in ln.upper())
+        return "FAIL", "printed FAIL: " + line[:120]
+    return "ran", "exit 0; the program prints no verdict of its own"
 
 
 def run_one(backend: CpuBackend, folder: Path, schedules: list[str]) -> dict[str, str]:

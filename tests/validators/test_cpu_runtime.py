@@ -76,3 +76,21 @@ def test_invalid_launches_set_the_gpu_errors(tmp_path):
     assert proc.stdout.strip() == (
         "cudaErrorInvalidConfiguration|cudaErrorInvalidConfiguration|cudaErrorInvalidValue|cudaSuccess"
     )
+
+
+@pytest.mark.parametrize(
+    "which, kind", [(0, "global-buffer-overflow"), (1, "heap-buffer-overflow")]
+)
+def test_asan_sees_static_and_dynamic_shared_memory_overruns(tmp_path, which, kind):
+    exe = build(tmp_path, "shared_overrun.cu", variant="asan", defines={"WHICH": which})
+    proc = run(exe)
+    assert proc.returncode != 0
+    assert kind in proc.stderr
+    assert "main.cu:13" in proc.stderr
+
+
+def test_shuffle_naming_an_exited_lane_is_a_deadlock(tmp_path):
+    exe = build(tmp_path, "warp_exit.cu")
+    proc = run(exe, "reverse")
+    assert proc.returncode == 86
+    assert "__shfl_down_sync" in proc.stderr and "has exited" in proc.stderr
