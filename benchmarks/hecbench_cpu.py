@@ -126,6 +126,14 @@ def judge(name: str, status: Status, reason: str, stdout: str, stderr: str) -> t
     return "ran", "exit 0; the program prints no verdict of its own"
 
 
+_TIMING = re.compile(r"time|throughput|latency|bandwidth|clock|\(ms\)|\(us\)|\(s\)|GB/s|G/s", re.I)
+
+
+def _stable_lines(stdout: str) -> list[str]:
+    """The program's output without the lines that report timings (they vary run to run)."""
+    return [ln for ln in stdout.splitlines() if not _TIMING.search(ln)]
+
+
 def run_one(backend: CpuBackend, folder: Path, schedules: list[str]) -> dict[str, str]:
     name = folder.name
     source = inline_local_includes(folder, (folder / "main.cu").read_text(errors="replace"))
@@ -148,6 +156,7 @@ def run_one(backend: CpuBackend, folder: Path, schedules: list[str]) -> dict[str
         }
     limits = Limits(cpu_seconds=240, wall_seconds=180, memory_bytes=8 << 30)
     verdicts = []
+    outputs = []
     build_s = run_s = 0.0
     for schedule in schedules:
         res = run_program(
@@ -157,6 +166,7 @@ def run_one(backend: CpuBackend, folder: Path, schedules: list[str]) -> dict[str
             limits=limits,
         )
         out = res.outcome
+        outputs.append(_stable_lines(out.stdout if out else ""))
         verdicts.append(
             judge(
                 name, res.status, res.reason, out.stdout if out else "", out.stderr if out else ""
@@ -165,6 +175,18 @@ def run_one(backend: CpuBackend, folder: Path, schedules: list[str]) -> dict[str
         build_s += res.build_seconds
         run_s += res.run_seconds
     final = next((v for v in verdicts if v[0] not in ("PASS", "ran")), verdicts[0])
+    if final[0] == "ran" and len(outputs) > 1:
+        same = all(o == outputs[0] for o in outputs[1:])
+        final = (
+            "ran",
+            final[1]
+            + (
+                "; output (timings aside) identical under "
+                if same
+                else "; output (timings aside) DIFFERS between "
+            )
+            + ", ".join(schedules),
+        )
     return {
         "program": name,
         "args": " ".join(args),

@@ -94,3 +94,12 @@ def test_shuffle_naming_an_exited_lane_is_a_deadlock(tmp_path):
     proc = run(exe, "reverse")
     assert proc.returncode == 86
     assert "__shfl_down_sync" in proc.stderr and "has exited" in proc.stderr
+
+
+@pytest.mark.parametrize("schedule", ["forward", "reverse", "random:3"])
+def test_common_idioms_compile_and_agree(tmp_path, schedule):
+    exe = build(tmp_path, "idioms.cu")
+    proc = run(exe, schedule)
+    assert proc.returncode == 0, proc.stderr
+    # misc: 4 + 3 + .5 + .5 + 1 + 2 + 0 + 3 + 31 + 4 + 2 + 1 + 0 + .5 + 0 (see the kernel)
+    assert proc.stdout.strip() == "sum=1000 misc=52.5 x=50 counter=32 warp=32 ull=32"

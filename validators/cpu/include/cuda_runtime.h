@@ -513,7 +513,11 @@ inline int __syncthreads_or(int p, CUDASHIM_LOC) { return cudashim::block_barrie
 inline void __syncwarp(unsigned mask = 0xffffffffu, CUDASHIM_LOC) {
   cudashim::warp_op(cudashim::W_SYNC, mask, 0, 0, 32, loc.line(), loc.file_name());
 }
-inline unsigned __activemask() { return cudashim::active_mask(); }
+// The lanes that reach this call together (the warp's other live lanes are blocked elsewhere
+// or have exited): the lanes a GPU would have converged here.
+inline unsigned __activemask(CUDASHIM_LOC) {
+  return (unsigned)cudashim::warp_op(cudashim::W_COALESCE, 1u << cudashim::lane_id(), 0, 0, 32, loc.line(), loc.file_name());
+}
 inline unsigned __ballot_sync(unsigned mask, int p, CUDASHIM_LOC) {
   return (unsigned)cudashim::warp_op(cudashim::W_BALLOT, mask, p != 0, 0, 32, loc.line(), loc.file_name());
 }

@@ -412,7 +412,7 @@ static const char* warp_op_name(int kind) {
     case W_ALL: return "__all_sync";
     case W_MATCH_ANY: return "__match_any_sync";
     case W_MATCH_ALL: return "__match_all_sync";
-    case W_COALESCE: return "coalesced_threads()";
+    case W_COALESCE: return "__activemask()/coalesced_threads()";
     default: return "__reduce_*_sync";
   }
 }
@@ -527,7 +527,7 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
   if (w && w->direct) barrier_in_direct_mode(warp_op_name(kind), file, line);
   if (!w || !w->cur) {  // host code: a single lane
     if (kind == W_BALLOT) return value ? 1 : 0;
-    if (kind == W_MATCH_ANY || kind == W_MATCH_ALL) return 1;
+    if (kind == W_MATCH_ANY || kind == W_MATCH_ALL || kind == W_COALESCE) return 1;
     return value;
   }
   Fiber* f = w->cur;
