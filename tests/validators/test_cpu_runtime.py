@@ -103,3 +103,11 @@ def test_common_idioms_compile_and_agree(tmp_path, schedule):
     assert proc.returncode == 0, proc.stderr
     # misc: 4 + 3 + .5 + .5 + 1 + 2 + 0 + 3 + 31 + 4 + 2 + 1 + 0 + .5 + 0 (see the kernel)
     assert proc.stdout.strip() == "sum=1000 misc=52.5 x=50 counter=32 warp=32 ull=32"
+
+
+def test_half_and_bfloat16(tmp_path):
+    exe = build(tmp_path, "half.cu")
+    proc = run(exe, "reverse")
+    assert proc.returncode == 0, proc.stderr
+    # sum over t of 2 * (t/4 + 1/2) = 32 + 2 * (0 + ... + 31) / 4 = 280; out[3] = 2.5 + 1.75
+    assert proc.stdout.strip() == "count=32 sum=280 out3=4.25"

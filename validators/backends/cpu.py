@@ -28,8 +28,8 @@ from ..cpu import diagnostics, toolchain
 from .base import Backend, Executable, RunOutcome, Verdict
 
 SCHEDULES_THOROUGH = ["forward", "reverse"]
-SUPPORTED_FEATURES: frozenset[str] = frozenset()
-"""Static-analysis flags the shim runs anyway (none of the GPU-only ones yet)."""
+SUPPORTED_FEATURES: frozenset[str] = frozenset({"half", "bfloat16"})
+"""Static-analysis flags the shim runs anyway (`include/cuda_fp16.h`, `include/cuda_bf16.h`)."""
 
 COMPILE_SECONDS = 300.0
 
