@@ -11,6 +11,7 @@ from schemas import Program, Status
 from validators.backends import get_backend
 from validators.backends.cpu import CpuBackend
 from validators.build_cache import BuildCache
+from validators.cpu import toolchain
 from validators.cpu.diagnostics import gpu_feature_from_errors
 from validators.engine import run_program
 
@@ -108,3 +109,23 @@ def test_ordinary_compile_error_is_not_a_feature():
         gpu_feature_from_errors("main.cu:4:3: error: ‘resutl’ was not declared in this scope")
         is None
     )
+
+
+@pytest.mark.skipif(toolchain.cccl_dir() is None, reason="no CCCL (Thrust) headers installed")
+def test_thrust_runs_on_its_cpp_system(backend):
+    src = """
+#include <thrust/device_vector.h>
+#include <thrust/reduce.h>
+#include <thrust/sequence.h>
+#include <cstdio>
+int main() {
+  thrust::device_vector<int> v(1000);
+  thrust::sequence(v.begin(), v.end());
+  printf("sum=%d\\n", thrust::reduce(v.begin(), v.end()));
+  return 0;
+}
+"""
+    assert backend.unsupported_features(["thrust", "half"]) == []
+    res = run_program(Program(source=src), backend)
+    assert res.status == Status.PASSED, res.reason
+    assert res.outcome.stdout.strip() == "sum=499500"

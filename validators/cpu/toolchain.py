@@ -198,6 +198,10 @@ def thrust_flags() -> list[str]:
         return []
     return [
         "-DCUDASHIM_HOST_LIBRARY_MODE",
+        # Our cuda_fp16.h/cuda_bf16.h are not NVIDIA's: keep libcu++ from relying on theirs.
+        "-DCCCL_DISABLE_FP16_SUPPORT",
+        "-DCCCL_DISABLE_BF16_SUPPORT",
+        "-DCCCL_DISABLE_NVFP8_SUPPORT",
         "-DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CPP",
         "-DTHRUST_HOST_SYSTEM=THRUST_HOST_SYSTEM_CPP",
         "-idirafter",
