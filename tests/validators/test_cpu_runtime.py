@@ -111,3 +111,16 @@ def test_half_and_bfloat16(tmp_path):
     assert proc.returncode == 0, proc.stderr
     # sum over t of 2 * (t/4 + 1/2) = 32 + 2 * (0 + ... + 31) / 4 = 280; out[3] = 2.5 + 1.75
     assert proc.stdout.strip() == "count=32 sum=280 out3=4.25"
+
+
+def test_shim_identifiers_do_not_collide_with_user_macros(tmp_path):
+    # nvcc builds a program given -DC=64 or -DTILE=16; so must the shim's own header text
+    # (no precompiled header, which g++ would set aside under different macros anyway).
+    names = [chr(c) for c in range(ord("A"), ord("Z") + 1)]
+    names += ["BLOCK_SIZE", "TILE", "WARP_SIZE", "BLOCK", "WARP", "SIZE", "N", "M", "K"]
+    exe = build(tmp_path, "macro_names.cu", use_pch=False, defines=dict.fromkeys(names, 64))
+    proc = run(exe, "reverse")
+    assert proc.returncode == 0, proc.stderr
+    # every lane holds 2 after the shuffle (lane 31 keeps its own 1 + 1): 64, + max(1,2) + 1.5
+    assert proc.stdout.strip() == "macro_names 67.5 32"
+

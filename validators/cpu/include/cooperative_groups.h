@@ -101,7 +101,7 @@ class coalesced_group {
 };
 inline coalesced_group coalesced_threads(std::source_location loc = std::source_location::current()) {
   unsigned self = 1u << (cudashim_detail::linear_tid() % 32);
-  return coalesced_group((unsigned)cudashim::warp_op(cudashim::W_COALESCE, self, 0, 0, 32, loc.line(), loc.file_name()));
+  return coalesced_group((unsigned)cudashim::warp_op(cudashim::_Wop_COALESCE, self, 0, 0, 32, loc.line(), loc.file_name()));
 }
 
 template <class _Group>

@@ -498,7 +498,7 @@ cudaError_t cudaLaunchKernel(void (*k)(_Pp...), dim3 grid, dim3 block, void** ar
 
 // ---------------------------------------------------------------- barriers and warp operations
 namespace cudashim {
-enum WarpOpKind : int { W_SYNC, W_SHFL, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL, W_MATCH_ANY, W_MATCH_ALL, W_REDUCE_ADD, W_REDUCE_MIN, W_REDUCE_MAX, W_REDUCE_AND, W_REDUCE_OR, W_REDUCE_XOR, W_REDUCE_UMIN, W_REDUCE_UMAX, W_COALESCE };
+enum WarpOpKind : int { _Wop_SYNC, _Wop_SHFL, _Wop_SHFL_UP, _Wop_SHFL_DOWN, _Wop_SHFL_XOR, _Wop_BALLOT, _Wop_ANY, _Wop_ALL, _Wop_MATCH_ANY, _Wop_MATCH_ALL, _Wop_REDUCE_ADD, _Wop_REDUCE_MIN, _Wop_REDUCE_MAX, _Wop_REDUCE_AND, _Wop_REDUCE_OR, _Wop_REDUCE_XOR, _Wop_REDUCE_UMIN, _Wop_REDUCE_UMAX, _Wop_COALESCE };
 int block_barrier(int mode, int pred, unsigned line, const char* file);
 unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, int param, int width, unsigned line, const char* file);
 unsigned active_mask();
@@ -511,24 +511,24 @@ inline int __syncthreads_count(int p, CUDASHIM_LOC) { return cudashim::block_bar
 inline int __syncthreads_and(int p, CUDASHIM_LOC) { return cudashim::block_barrier(2, p != 0, loc.line(), loc.file_name()); }
 inline int __syncthreads_or(int p, CUDASHIM_LOC) { return cudashim::block_barrier(3, p != 0, loc.line(), loc.file_name()); }
 inline void __syncwarp(unsigned mask = 0xffffffffu, CUDASHIM_LOC) {
-  cudashim::warp_op(cudashim::W_SYNC, mask, 0, 0, 32, loc.line(), loc.file_name());
+  cudashim::warp_op(cudashim::_Wop_SYNC, mask, 0, 0, 32, loc.line(), loc.file_name());
 }
 // The lanes that reach this call together (the warp's other live lanes are blocked elsewhere
 // or have exited): the lanes a GPU would have converged here.
 inline unsigned __activemask(CUDASHIM_LOC) {
-  return (unsigned)cudashim::warp_op(cudashim::W_COALESCE, 1u << cudashim::lane_id(), 0, 0, 32, loc.line(), loc.file_name());
+  return (unsigned)cudashim::warp_op(cudashim::_Wop_COALESCE, 1u << cudashim::lane_id(), 0, 0, 32, loc.line(), loc.file_name());
 }
 inline unsigned __ballot_sync(unsigned mask, int p, CUDASHIM_LOC) {
-  return (unsigned)cudashim::warp_op(cudashim::W_BALLOT, mask, p != 0, 0, 32, loc.line(), loc.file_name());
+  return (unsigned)cudashim::warp_op(cudashim::_Wop_BALLOT, mask, p != 0, 0, 32, loc.line(), loc.file_name());
 }
 inline int __any_sync(unsigned mask, int p, CUDASHIM_LOC) {
-  return (int)cudashim::warp_op(cudashim::W_ANY, mask, p != 0, 0, 32, loc.line(), loc.file_name());
+  return (int)cudashim::warp_op(cudashim::_Wop_ANY, mask, p != 0, 0, 32, loc.line(), loc.file_name());
 }
 inline int __all_sync(unsigned mask, int p, CUDASHIM_LOC) {
-  return (int)cudashim::warp_op(cudashim::W_ALL, mask, p != 0, 0, 32, loc.line(), loc.file_name());
+  return (int)cudashim::warp_op(cudashim::_Wop_ALL, mask, p != 0, 0, 32, loc.line(), loc.file_name());
 }
 inline int __uni_sync(unsigned mask, int p, CUDASHIM_LOC) {
-  unsigned b = (unsigned)cudashim::warp_op(cudashim::W_BALLOT, mask, p != 0, 0, 32, loc.line(), loc.file_name());
+  unsigned b = (unsigned)cudashim::warp_op(cudashim::_Wop_BALLOT, mask, p != 0, 0, 32, loc.line(), loc.file_name());
   return b == 0 || (b & mask) == (mask & cudashim::active_mask());
 }
 
@@ -569,27 +569,27 @@ inline _Tp shfl(int kind, unsigned mask, _Tp v, int param, int width, const std:
 
 template <class _Tp>
 inline _Tp __shfl_sync(unsigned mask, _Tp v, int src, int width = 32, CUDASHIM_LOC) {
-  return cudashim::shfl(cudashim::W_SHFL, mask, v, src, width, loc);
+  return cudashim::shfl(cudashim::_Wop_SHFL, mask, v, src, width, loc);
 }
 template <class _Tp>
 inline _Tp __shfl_up_sync(unsigned mask, _Tp v, unsigned delta, int width = 32, CUDASHIM_LOC) {
-  return cudashim::shfl(cudashim::W_SHFL_UP, mask, v, (int)delta, width, loc);
+  return cudashim::shfl(cudashim::_Wop_SHFL_UP, mask, v, (int)delta, width, loc);
 }
 template <class _Tp>
 inline _Tp __shfl_down_sync(unsigned mask, _Tp v, unsigned delta, int width = 32, CUDASHIM_LOC) {
-  return cudashim::shfl(cudashim::W_SHFL_DOWN, mask, v, (int)delta, width, loc);
+  return cudashim::shfl(cudashim::_Wop_SHFL_DOWN, mask, v, (int)delta, width, loc);
 }
 template <class _Tp>
 inline _Tp __shfl_xor_sync(unsigned mask, _Tp v, int lane_mask, int width = 32, CUDASHIM_LOC) {
-  return cudashim::shfl(cudashim::W_SHFL_XOR, mask, v, lane_mask, width, loc);
+  return cudashim::shfl(cudashim::_Wop_SHFL_XOR, mask, v, lane_mask, width, loc);
 }
 template <class _Tp>
 inline unsigned __match_any_sync(unsigned mask, _Tp v, CUDASHIM_LOC) {
-  return (unsigned)cudashim::warp_op(cudashim::W_MATCH_ANY, mask, cudashim::to_bits(v), 0, 32, loc.line(), loc.file_name());
+  return (unsigned)cudashim::warp_op(cudashim::_Wop_MATCH_ANY, mask, cudashim::to_bits(v), 0, 32, loc.line(), loc.file_name());
 }
 template <class _Tp>
 inline unsigned __match_all_sync(unsigned mask, _Tp v, int* pred, CUDASHIM_LOC) {
-  unsigned r = (unsigned)cudashim::warp_op(cudashim::W_MATCH_ALL, mask, cudashim::to_bits(v), 0, 32, loc.line(), loc.file_name());
+  unsigned r = (unsigned)cudashim::warp_op(cudashim::_Wop_MATCH_ALL, mask, cudashim::to_bits(v), 0, 32, loc.line(), loc.file_name());
   *pred = r != 0;
   return r;
 }
@@ -597,15 +597,15 @@ inline unsigned __match_all_sync(unsigned mask, _Tp v, int* pred, CUDASHIM_LOC) 
   inline _Tp NAME(unsigned mask, _Tp v, CUDASHIM_LOC) {                                              \
     return (_Tp)cudashim::warp_op(cudashim::KIND, mask, (unsigned long long)(long long)v, 0, 32, loc.line(), loc.file_name()); \
   }
-CUDASHIM_WREDUCE(__reduce_add_sync, W_REDUCE_ADD, int)
-CUDASHIM_WREDUCE(__reduce_add_sync, W_REDUCE_ADD, unsigned)
-CUDASHIM_WREDUCE(__reduce_min_sync, W_REDUCE_MIN, int)
-CUDASHIM_WREDUCE(__reduce_min_sync, W_REDUCE_UMIN, unsigned)
-CUDASHIM_WREDUCE(__reduce_max_sync, W_REDUCE_MAX, int)
-CUDASHIM_WREDUCE(__reduce_max_sync, W_REDUCE_UMAX, unsigned)
-CUDASHIM_WREDUCE(__reduce_and_sync, W_REDUCE_AND, unsigned)
-CUDASHIM_WREDUCE(__reduce_or_sync, W_REDUCE_OR, unsigned)
-CUDASHIM_WREDUCE(__reduce_xor_sync, W_REDUCE_XOR, unsigned)
+CUDASHIM_WREDUCE(__reduce_add_sync, _Wop_REDUCE_ADD, int)
+CUDASHIM_WREDUCE(__reduce_add_sync, _Wop_REDUCE_ADD, unsigned)
+CUDASHIM_WREDUCE(__reduce_min_sync, _Wop_REDUCE_MIN, int)
+CUDASHIM_WREDUCE(__reduce_min_sync, _Wop_REDUCE_UMIN, unsigned)
+CUDASHIM_WREDUCE(__reduce_max_sync, _Wop_REDUCE_MAX, int)
+CUDASHIM_WREDUCE(__reduce_max_sync, _Wop_REDUCE_UMAX, unsigned)
+CUDASHIM_WREDUCE(__reduce_and_sync, _Wop_REDUCE_AND, unsigned)
+CUDASHIM_WREDUCE(__reduce_or_sync, _Wop_REDUCE_OR, unsigned)
+CUDASHIM_WREDUCE(__reduce_xor_sync, _Wop_REDUCE_XOR, unsigned)
 
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __threadfence_block() { std::atomic_signal_fence(std::memory_order_seq_cst); }

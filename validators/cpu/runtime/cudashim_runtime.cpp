@@ -402,17 +402,17 @@ int block_barrier(int mode, int pred, unsigned line, const char* file) {
 // ---------------------------------------------------------------- warp operations
 static const char* warp_op_name(int kind) {
   switch (kind) {
-    case W_SYNC: return "__syncwarp";
-    case W_SHFL: return "__shfl_sync";
-    case W_SHFL_UP: return "__shfl_up_sync";
-    case W_SHFL_DOWN: return "__shfl_down_sync";
-    case W_SHFL_XOR: return "__shfl_xor_sync";
-    case W_BALLOT: return "__ballot_sync";
-    case W_ANY: return "__any_sync";
-    case W_ALL: return "__all_sync";
-    case W_MATCH_ANY: return "__match_any_sync";
-    case W_MATCH_ALL: return "__match_all_sync";
-    case W_COALESCE: return "__activemask()/coalesced_threads()";
+    case _Wop_SYNC: return "__syncwarp";
+    case _Wop_SHFL: return "__shfl_sync";
+    case _Wop_SHFL_UP: return "__shfl_up_sync";
+    case _Wop_SHFL_DOWN: return "__shfl_down_sync";
+    case _Wop_SHFL_XOR: return "__shfl_xor_sync";
+    case _Wop_BALLOT: return "__ballot_sync";
+    case _Wop_ANY: return "__any_sync";
+    case _Wop_ALL: return "__all_sync";
+    case _Wop_MATCH_ANY: return "__match_any_sync";
+    case _Wop_MATCH_ALL: return "__match_all_sync";
+    case _Wop_COALESCE: return "__activemask()/coalesced_threads()";
     default: return "__reduce_*_sync";
   }
 }
@@ -448,10 +448,10 @@ static void complete_warp_op(Worker* w, int warp, unsigned group) {
     int base = l & ~(width - 1);
     int src = l;
     switch (f.kind) {
-      case W_SHFL: src = base + (f.param & (width - 1)); break;
-      case W_SHFL_UP: src = (l - base) >= f.param ? l - f.param : l; break;
-      case W_SHFL_DOWN: src = (l - base) + f.param < width ? l + f.param : l; break;
-      case W_SHFL_XOR: {
+      case _Wop_SHFL: src = base + (f.param & (width - 1)); break;
+      case _Wop_SHFL_UP: src = (l - base) >= f.param ? l - f.param : l; break;
+      case _Wop_SHFL_DOWN: src = (l - base) + f.param < width ? l + f.param : l; break;
+      case _Wop_SHFL_XOR: {
         int s = l ^ f.param;
         src = (s & ~(width - 1)) == base || width == 32 ? s & 31 : l;
         break;
@@ -459,10 +459,10 @@ static void complete_warp_op(Worker* w, int warp, unsigned group) {
       default: break;
     }
     switch (f.kind) {
-      case W_SHFL:
-      case W_SHFL_UP:
-      case W_SHFL_DOWN:
-      case W_SHFL_XOR:
+      case _Wop_SHFL:
+      case _Wop_SHFL_UP:
+      case _Wop_SHFL_DOWN:
+      case _Wop_SHFL_XOR:
         if (src < 0 || src > 31 || !((group >> src) & 1)) {
           // Reading a lane that does not take part is undefined in CUDA; report it.
           if (src >= 0 && src < 32 && src + warp * 32 < w->nthreads && lanes[src].state == DONE)
@@ -473,42 +473,42 @@ static void complete_warp_op(Worker* w, int warp, unsigned group) {
           r = lanes[src].value;
         }
         break;
-      case W_BALLOT: r = ballot; break;
-      case W_ANY: r = ballot != 0; break;
-      case W_ALL: r = (ballot & group) == group; break;
-      case W_MATCH_ANY: {
+      case _Wop_BALLOT: r = ballot; break;
+      case _Wop_ANY: r = ballot != 0; break;
+      case _Wop_ALL: r = (ballot & group) == group; break;
+      case _Wop_MATCH_ANY: {
         unsigned m = 0;
         for (unsigned g2 = group; g2; g2 &= g2 - 1)
           if (lanes[__builtin_ctz(g2)].value == f.value) m |= 1u << __builtin_ctz(g2);
         r = m;
         break;
       }
-      case W_MATCH_ALL: {
+      case _Wop_MATCH_ALL: {
         bool all = true;
         for (unsigned g2 = group; g2; g2 &= g2 - 1) all &= lanes[__builtin_ctz(g2)].value == f0.value;
         r = all ? group : 0;
         break;
       }
-      case W_REDUCE_ADD: case W_REDUCE_MIN: case W_REDUCE_MAX: case W_REDUCE_UMIN: case W_REDUCE_UMAX:
-      case W_REDUCE_AND: case W_REDUCE_OR: case W_REDUCE_XOR: {
+      case _Wop_REDUCE_ADD: case _Wop_REDUCE_MIN: case _Wop_REDUCE_MAX: case _Wop_REDUCE_UMIN: case _Wop_REDUCE_UMAX:
+      case _Wop_REDUCE_AND: case _Wop_REDUCE_OR: case _Wop_REDUCE_XOR: {
         long long acc = (long long)(int)lanes[first].value;
         unsigned long long uacc = (unsigned)lanes[first].value;
         for (unsigned g2 = group & (group - 1); g2; g2 &= g2 - 1) {
           long long v = (long long)(int)lanes[__builtin_ctz(g2)].value;
           unsigned long long u = (unsigned)lanes[__builtin_ctz(g2)].value;
           switch (f.kind) {
-            case W_REDUCE_ADD: acc += v; break;
-            case W_REDUCE_MIN: acc = std::min(acc, v); break;
-            case W_REDUCE_MAX: acc = std::max(acc, v); break;
-            case W_REDUCE_UMIN: uacc = std::min(uacc, u); break;
-            case W_REDUCE_UMAX: uacc = std::max(uacc, u); break;
-            case W_REDUCE_AND: uacc &= u; break;
-            case W_REDUCE_OR: uacc |= u; break;
+            case _Wop_REDUCE_ADD: acc += v; break;
+            case _Wop_REDUCE_MIN: acc = std::min(acc, v); break;
+            case _Wop_REDUCE_MAX: acc = std::max(acc, v); break;
+            case _Wop_REDUCE_UMIN: uacc = std::min(uacc, u); break;
+            case _Wop_REDUCE_UMAX: uacc = std::max(uacc, u); break;
+            case _Wop_REDUCE_AND: uacc &= u; break;
+            case _Wop_REDUCE_OR: uacc |= u; break;
             default: uacc ^= u; break;
           }
         }
-        bool uns = f.kind == W_REDUCE_UMIN || f.kind == W_REDUCE_UMAX || f.kind == W_REDUCE_AND ||
-                   f.kind == W_REDUCE_OR || f.kind == W_REDUCE_XOR;
+        bool uns = f.kind == _Wop_REDUCE_UMIN || f.kind == _Wop_REDUCE_UMAX || f.kind == _Wop_REDUCE_AND ||
+                   f.kind == _Wop_REDUCE_OR || f.kind == _Wop_REDUCE_XOR;
         r = uns ? uacc : (unsigned long long)(unsigned)(int)acc;
         break;
       }
@@ -526,8 +526,8 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
   Worker* w = tw;
   if (w && w->direct) barrier_in_direct_mode(warp_op_name(kind), file, line);
   if (!w || !w->cur) {  // host code: a single lane
-    if (kind == W_BALLOT) return value ? 1 : 0;
-    if (kind == W_MATCH_ANY || kind == W_MATCH_ALL || kind == W_COALESCE) return 1;
+    if (kind == _Wop_BALLOT) return value ? 1 : 0;
+    if (kind == _Wop_MATCH_ANY || kind == _Wop_MATCH_ALL || kind == _Wop_COALESCE) return 1;
     return value;
   }
   Fiber* f = w->cur;
@@ -543,7 +543,7 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
   f->state = WAIT_WARP;
   f->kind = kind;
   f->mask = group;
-  if (kind == W_COALESCE) {  // resolved by the scheduler once the warp cannot move otherwise
+  if (kind == _Wop_COALESCE) {  // resolved by the scheduler once the warp cannot move otherwise
     f->line = line;
     f->file = file;
     yield(w, f);
@@ -633,7 +633,7 @@ static bool resolve_coalesced(Worker* w) {
     const Fiber* first = nullptr;
     for (unsigned g = ex; g; g &= g - 1) {
       const Fiber& f = lanes[__builtin_ctz(g)];
-      if (f.state == WAIT_WARP && f.kind == W_COALESCE) {
+      if (f.state == WAIT_WARP && f.kind == _Wop_COALESCE) {
         first = &f;
         break;
       }
@@ -642,7 +642,7 @@ static bool resolve_coalesced(Worker* w) {
     unsigned group = 0;
     for (unsigned g = ex; g; g &= g - 1) {
       const Fiber& f = lanes[__builtin_ctz(g)];
-      if (f.state == WAIT_WARP && f.kind == W_COALESCE && f.line == first->line && f.file == first->file)
+      if (f.state == WAIT_WARP && f.kind == _Wop_COALESCE && f.line == first->line && f.file == first->file)
         group |= 1u << __builtin_ctz(g);
     }
     for (unsigned g = group; g; g &= g - 1) {
