@@ -124,3 +124,9 @@ def test_shim_identifiers_do_not_collide_with_user_macros(tmp_path):
     # every lane holds 2 after the shuffle (lane 31 keeps its own 1 + 1): 64, + max(1,2) + 1.5
     assert proc.stdout.strip() == "macro_names 67.5 32"
 
+
+def test_null_and_zero_kernel_arguments_convert_like_nvcc(tmp_path):
+    exe = build(tmp_path, "null_args.cu")
+    proc = run(exe)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "null_args 62 6 0 no error"

@@ -3,7 +3,8 @@
 Only what a header cannot express is rewritten, guided by the tree-sitter-cuda syntax tree:
 
 - kernel launches `k<<<grid, block, shmem, stream>>>(args)` become
-  `::cudashim::launch("k", grid, block, shmem, stream, [&](auto&&... a) { k(a...); }, args)`;
+  `::cudashim::launch("k", grid, block, shmem, stream, [&](auto&&... a) { k(a...); }, args)`
+  (a `NULL`/`0` argument becomes `::cudashim::null_arg<...>{}`, which converts to a pointer);
 - `extern __shared__ T s[];` becomes a pointer to the block's dynamic shared memory;
 - `static __shared__` loses its `static` (the header's `__shared__` already says it).
 
@@ -140,6 +141,22 @@ def _kernel_base_name(kernel: str) -> str:
     return name.split("::")[-1].strip()
 
 
+# Null pointer constants as nvcc sees them in a launch; the shim's null_arg keeps them so.
+_NULL_LITERALS = {"NULL": "long", "0": "int"}
+
+
+def _launch_arguments(src: bytes, args: Node) -> str:
+    """The text between the launch's parentheses, with `NULL`/`0` arguments wrapped."""
+    start, end = args.start_byte + 1, args.end_byte - 1
+    out = bytearray(src[start:end])
+    for arg in reversed([c for c in args.named_children if c.type != "comment"]):
+        literal = _NULL_LITERALS.get(_text(src, arg).strip())
+        if literal is not None:
+            wrapped = f"::cudashim::null_arg<{literal}>{{}}".encode()
+            out[arg.start_byte - start : arg.end_byte - start] = wrapped
+    return out.decode("utf-8", "replace")
+
+
 def _launch_edit(
     src: bytes,
     call: Node,
@@ -157,7 +174,7 @@ def _launch_edit(
     while len(config) < 4:
         config.append("0")
     kernel = _text(src, func)
-    inner = src[args.start_byte + 1 : args.end_byte - 1].decode("utf-8", "replace")
+    inner = _launch_arguments(src, args)
     name = " ".join(kernel.split()).replace("\\", "\\\\").replace('"', '\\"')
     rest = f", {inner}" if inner.strip() else inner
     may_sync = _kernel_base_name(kernel) not in barrier_free
@@ -165,7 +182,9 @@ def _launch_edit(
     fn = "::cudashim::launch" if may_sync else "::cudashim::launch<false>"
     repl = (
         f'{fn}("{name}", {config[0]}, {config[1]}, {config[2]}, {config[3]}, '
-        f"[&](auto&&... cudashim_a) {{ {kernel}(cudashim_a...); }}{rest})"
+        # The trailing return type lets the shim ask whether the kernel takes these arguments.
+        f"[&](auto&&... cudashim_a) -> decltype({kernel}(cudashim_a...)) "
+        f"{{ {kernel}(cudashim_a...); }}{rest})"
     )
     original = src[call.start_byte : call.end_byte]
     edit = _Edit(call.start_byte, call.end_byte, _pad_lines(original, repl, newline))

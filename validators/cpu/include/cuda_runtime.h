@@ -473,11 +473,31 @@ struct LaunchSpec {
 };
 void run_kernel(const LaunchSpec& s);
 
+// A launch argument written `NULL` or `0`. Forwarding it as the `long`/`int` it is would lose
+// what makes it a null pointer constant (nvcc converts it to a pointer parameter at the call),
+// so the rewrite passes this instead: it converts to any pointer or arithmetic parameter.
+template <class _Lit>
+struct null_arg {
+  template <class _Tp>
+  constexpr operator _Tp*() const noexcept { return nullptr; }
+  template <class _Tp, std::enable_if_t<std::is_arithmetic_v<_Tp> || std::is_enum_v<_Tp>, int> = 0>
+  constexpr operator _Tp() const noexcept { return _Tp(0); }
+};
+template <class _Tp>
+struct _Literal_of { using type = _Tp; };
+template <class _Lit>
+struct _Literal_of<null_arg<_Lit>> { using type = _Lit; };
+
 // Arguments are evaluated once on the host (as CUDA does), copied into a tuple, and every
-// CUDA thread calls the kernel with copies of them.
+// CUDA thread calls the kernel with copies of them. When the kernel cannot take a null_arg
+// (a template parameter deduced from it, a class-type parameter), it gets the literal's own
+// type, as nvcc would deduce.
 template <bool _MaySync = true, class _Fn, class... _Ap>
 void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t, _Fn&& f, _Ap&&... a) {
-  std::tuple<std::decay_t<_Ap>...> args(std::forward<_Ap>(a)...);
+  using _Args = std::conditional_t<std::is_invocable_v<_Fn&, std::decay_t<_Ap>&...>,
+                                   std::tuple<std::decay_t<_Ap>...>,
+                                   std::tuple<typename _Literal_of<std::decay_t<_Ap>>::type...>>;
+  _Args args(std::forward<_Ap>(a)...);
   auto body = [&]() { std::apply(f, args); };
   using _Body = decltype(body);
   run_kernel(LaunchSpec{name, grid, block, shmem, [](void* p) { (*static_cast<_Body*>(p))(); }, &body, _MaySync});
