@@ -129,3 +129,17 @@ int main() {
     res = run_program(Program(source=src), backend)
     assert res.status == Status.PASSED, res.reason
     assert res.outcome.stdout.strip() == "sum=499500"
+
+
+def test_std_flags_below_cxx20_are_replaced_with_a_note(backend):
+    # HeCBench Makefiles pass -std=c++17 to nvcc; the shim's headers need C++20.
+    prog = Program(
+        source=(PROGRAMS / "reductions.cu").read_text(), extra_flags=["-std=c++17", "-DN=64"]
+    )
+    exe = backend.build(prog, {})
+    assert exe.compile.ok, exe.compile.diagnostics
+    assert "-std=c++17" not in exe.compile.command and "-DN=64" in exe.compile.command
+    assert "-std=c++17 replaced by -std=c++20" in exe.compile.diagnostics
+    newer = backend.build(prog.model_copy(update={"extra_flags": ["-std=gnu++20"]}), {})
+    assert newer.compile.ok and "-std=gnu++20" in newer.compile.command
+    assert "replaced" not in newer.compile.diagnostics

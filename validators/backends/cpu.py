@@ -92,6 +92,8 @@ class CpuBackend(Backend):
         toolchain.runtime_object(variant)
         toolchain.pch_header(variant)
 
+        host_flags, flag_notes = _host_flags(program.extra_flags)
+
         def build(work: Path) -> CompileInfo:
             started = time.monotonic()
             out = toolchain.compile_program(
@@ -100,7 +102,7 @@ class CpuBackend(Backend):
                 defines=dict(defines),
                 variant=variant,
                 filename=_cxx_name(program.filename),
-                extra_flags=_host_flags(program.extra_flags),
+                extra_flags=host_flags,
                 thrust=uses_thrust,
                 runner=self._runner(),
             )
@@ -109,7 +111,9 @@ class CpuBackend(Backend):
                 command=out.command,
                 ok=out.ok,
                 seconds=time.monotonic() - started,
-                diagnostics=diagnostics.truncate(out.diagnostics),
+                diagnostics=diagnostics.truncate(
+                    "".join(n + "\n" for n in flag_notes) + out.diagnostics
+                ),
             )
             if out.timed_out:
                 raise TransientBuildError(info)
@@ -215,6 +219,21 @@ def _cxx_name(filename: str) -> str:
     return filename if re.search(r"\.(cu|cpp|cc)$", filename) else "main.cu"
 
 
-def _host_flags(flags: list[str]) -> list[str]:
-    """Keep only flags g++ understands the same way (defines, include dirs, -O levels)."""
-    return [f for f in flags if re.match(r"^-(D\w|U\w|I|O[0-3s]?$|std=c\+\+)", f)]
+_STD_FLAG = re.compile(r"^-std=(?:c|gnu)\+\+(\w+)$")
+# The shim is C++20 (std::source_location, concepts in its headers): later standards are fine.
+_STD_AT_LEAST_20 = {"20", "2a", "23", "2b", "26", "2c"}
+
+
+def _host_flags(flags: list[str]) -> tuple[list[str], list[str]]:
+    """Keep only flags g++ understands the same way (defines, include dirs, -O levels, a C++20
+    or later standard); also returns notes on the flags replaced."""
+    kept: list[str] = []
+    notes: list[str] = []
+    for f in flags:
+        std = _STD_FLAG.match(f)
+        if std is not None and std.group(1) not in _STD_AT_LEAST_20:
+            # A Makefile's -std=c++17 is what nvcc was given; the shim itself needs C++20.
+            notes.append(f"cudashim: {f} replaced by -std=c++20 (the shim's headers need C++20)")
+        elif std is not None or re.match(r"^-(D\w|U\w|I|O[0-3s]?$)", f):
+            kept.append(f)
+    return kept, notes
