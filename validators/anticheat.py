@@ -213,6 +213,7 @@ def static_reasons(text: str, task: Task, launches: int, features: list[str]) ->
 # --- dynamic ---------------------------------------------------------------------------------
 
 _SONAME = re.compile(r"^[\w.+-]+\.so(?:\.\d+)*$")
+_PSEUDO = re.compile(r"^\[[\w.-]+\]$")
 
 
 def read_access_log(workdir: Path) -> list[tuple[str, str]] | None:
@@ -242,8 +243,10 @@ def access_reasons(entries: list[tuple[str, str]] | None, workdir: Path, task: T
         if kind == "net":
             reasons.append(f"opened a network socket ({target})")
             continue
-        if kind == "r" and _SONAME.match(target):
-            continue  # a shared library by soname (the loader, sanitizers): not a data file
+        if kind == "r" and (_SONAME.match(target) or _PSEUDO.match(target)):
+            # A shared library by soname (the loader, sanitizers; the vDSO is
+            # `linux-vdso.so.1`) or a mapping name like `[vdso]`: not a data file.
+            continue
         norm = target if target.startswith("/") else os.path.join(work, target)
         norm = os.path.normpath(norm)
         verb = "removed or renamed" if kind == "d" else "opened"

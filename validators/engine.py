@@ -226,6 +226,13 @@ class Engine:
             own = tuple(str(p.parent) + "/" for p in (exe.path, self._shim) if p is not None)
             reasons = anticheat.access_reasons(entries, work, task, extra_allowed=own)
             forbidden = [r for r in reasons if not r.startswith("never read input")]
+            if forbidden and verdict.status is not None and verdict.reason.startswith(
+                "out-of-bounds access"
+            ):
+                # A sanitizer report is the run's cause: its symbolizer reads files too.
+                run.status = verdict.status
+                run.reason = f"{verdict.reason}; also {'; '.join(forbidden)}"
+                return run
             if forbidden:
                 run.status, run.reason = Status.REJECTED, "; ".join(forbidden)
                 return run

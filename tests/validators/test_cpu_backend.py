@@ -143,3 +143,37 @@ def test_std_flags_below_cxx20_are_replaced_with_a_note(backend):
     newer = backend.build(prog.model_copy(update={"extra_flags": ["-std=gnu++20"]}), {})
     assert newer.compile.ok and "-std=gnu++20" in newer.compile.command
     assert "replaced" not in newer.compile.diagnostics
+
+
+@pytest.mark.parametrize("also_reads_etc", [False, True])
+def test_asan_out_of_bounds_read_is_the_reason_not_the_symbolizer_reads(
+    tmp_path, also_reads_etc
+):
+    # ASan's symbolizer reads the vDSO (`linux-vdso.so.1`), debug files and the executable;
+    # none of that is the program opening files, and the sanitizer report is the run's cause.
+    from schemas import InputCase, Reference, Task, TensorSpec
+    from validators.engine import Engine
+
+    task = Task(
+        name="transpose",
+        description="out = in transposed",
+        inputs=[TensorSpec(name="input", dtype="float32", shape=["ROWS", "COLS"])],
+        outputs=[TensorSpec(name="output", dtype="float32", shape=["COLS", "ROWS"])],
+        sizes={"ROWS": 20, "COLS": 13},
+        cases=[InputCase(name="one", seed=1)],
+        reference=Reference(
+            code="def reference(inputs, sizes):\n    return {'output': inputs['input'].T.copy()}\n"
+        ),
+    )
+    flags = ["-DALSO_READ_ETC"] if also_reads_etc else []
+    prog = Program(source=(PROGRAMS / "transpose_oob.cu").read_text(), extra_flags=flags)
+    engine = Engine(CpuBackend(cache=BuildCache(tmp_path / "builds")))
+    res = engine.check(task, prog, thorough=True)
+    assert res.status == Status.RUNTIME_ERROR, res.reason
+    case = res.cases[0]
+    assert case.reason.startswith(
+        "out-of-bounds access (AddressSanitizer heap-buffer-overflow, READ of size 4) at main.cu:13"
+    ), case.reason
+    assert "vdso" not in case.reason and "debug" not in case.reason
+    # A real forbidden read is still reported, after the sanitizer's reason.
+    assert ("/etc/hostname" in case.reason) == also_reads_etc
