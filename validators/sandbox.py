@@ -16,7 +16,9 @@ Three modes, chosen once per process by probing what works here (`sandbox_mode()
   With the C launcher, a memory cgroup per run (v1, or v2 where delegated) bounds resident
   memory (`Limits.rss_bytes`), which holds even for ASan builds that must lift RLIMIT_AS; the
   kernel's OOM kill inside it is reported as `limit_hit='memory'`. A `pids` cgroup is not
-  used: RLIMIT_NPROC of the fresh uid already bounds processes and threads.
+  used: RLIMIT_NPROC of the fresh uid already bounds processes and threads. The launcher's
+  init reports the program's peak RSS (`extra['max_rss_kb']`) through a pipe: the launcher's
+  own rusage would include the caller's peak RSS at the fork, which exec keeps.
 - `userns` (not root, unprivileged user namespaces allowed): the same namespaces and mounts
   inside a user namespace mapping the caller to root; no uid switch, so RLIMIT_NPROC is not
   set (it would count every process of the calling user); the PID namespace still reaps.
@@ -163,9 +165,11 @@ def _effective_hides(hide: list[str], expose: list[Path], workdir: Path) -> list
 
 def _launcher_cmd(launcher: Path, workdir: Path, uid: int, limits: Limits, expose: list[Path],
                   hide: list[str], preload: Path | None, argv: list[str],
-                  cgroup: Path | None = None) -> list[str]:
+                  cgroup: Path | None = None, report_fd: int | None = None) -> list[str]:
     cmd = [str(launcher), "--work", str(workdir), "--uid", str(uid),
            "--net", "1" if limits.network else "0"]
+    if report_fd is not None:
+        cmd += ["--report-fd", str(report_fd)]
     if cgroup is not None:
         cmd += ["--cgroup-procs", str(cgroup / "cgroup.procs")]
     if limits.cpu_seconds is not None:
@@ -328,6 +332,7 @@ def run_sandboxed(
     full_env = scrubbed_env(env, home=str(workdir))
     uid = 0
     cgroup: Path | None = None
+    report: tuple[int, int] | None = None
     if mode == "rlimits":
         cmd = [*_prlimit_args(limits, mode), *argv] if shutil.which("prlimit") else list(argv)
         if preload is not None:
@@ -339,8 +344,9 @@ def run_sandboxed(
         launcher = _use_launcher() if mode == "namespaces+uid" else None
         if launcher is not None:
             cgroup = _make_memory_cgroup(uid, limits.rss_bytes)
+            report = os.pipe()
             cmd = _launcher_cmd(launcher, workdir, uid, limits, exposures, _hidden_dirs(workdir),
-                                preload, argv, cgroup)
+                                preload, argv, cgroup, report_fd=report[1])
         else:
             script = _setup_script(workdir, mode, uid, exposures, _hidden_dirs(workdir), preload)
             ns = _ns_prefix(mode)
@@ -351,10 +357,15 @@ def run_sandboxed(
         if mode == "namespaces+uid":
             _hand_over(workdir, uid)
     started = time.monotonic()
-    proc = subprocess.Popen(
-        cmd, cwd=workdir, env=full_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
-    )
+    try:
+        proc = subprocess.Popen(
+            cmd, cwd=workdir, env=full_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
+            pass_fds=(report[1],) if report else (),
+        )
+    finally:
+        if report:
+            os.close(report[1])
     disk = _DiskWatch(workdir, limits.disk_bytes)
     out, err, timed_out, hit = _pump(proc, limits, started, disk)
     status, rusage, late, late_hit = _reap(proc, started + limits.wall_seconds, disk)
@@ -364,6 +375,13 @@ def run_sandboxed(
         _kill_group(proc)  # leftovers in the group (no PID namespace reaps them here)
     proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.monotonic() - started
+    max_rss_kb = _program_max_rss_kb(report[0]) if report else None
+    if max_rss_kb is None and cgroup is not None:
+        max_rss_kb = _cgroup_peak_kb(cgroup)
+    if max_rss_kb is None:
+        # Without the launcher's report this includes our own peak RSS at the fork (exec
+        # keeps the pre-exec high-water mark): an upper bound, not the program's figure.
+        max_rss_kb = rusage.ru_maxrss
     oom = _remove_memory_cgroup(cgroup) if cgroup is not None else False
     if mode != "rlimits" and proc.returncode == SETUP_EXIT and SETUP_FAILED in err.decode(
             "utf-8", "replace"):
@@ -382,7 +400,7 @@ def run_sandboxed(
         signal=sig,
         extra={"sandbox": mode, "launcher": "c" if cmd[0].endswith("ckd-launch") else "sh",
                "cpu_seconds": f"{rusage.ru_utime + rusage.ru_stime:.3f}",
-               "max_rss_kb": str(rusage.ru_maxrss)},
+               "max_rss_kb": str(max_rss_kb)},
     )
     if uid:
         outcome.extra["uid"] = str(uid)
@@ -455,6 +473,29 @@ def _make_memory_cgroup(uid: int, limit: int | None) -> Path | None:
         _remove_memory_cgroup(cg)
         return None
     return cg
+
+
+def _program_max_rss_kb(fd: int) -> int | None:
+    """The program's peak RSS as the launcher's init reported it (None when it could not)."""
+    try:
+        os.set_blocking(fd, False)
+        data = os.read(fd, 256)
+    except OSError:
+        data = b""
+    finally:
+        os.close(fd)
+    key, _, value = data.decode("ascii", "replace").partition(" ")
+    return int(value) if key == "maxrss_kb" and value.strip().isdigit() else None
+
+
+def _cgroup_peak_kb(cg: Path) -> int | None:
+    """Peak memory charged to the run's cgroup (v1 max_usage, v2 memory.peak where it exists)."""
+    for name in ("memory.max_usage_in_bytes", "memory.peak"):
+        try:
+            return int((cg / name).read_text().split()[0]) >> 10
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
 
 
 def _remove_memory_cgroup(cg: Path) -> bool:

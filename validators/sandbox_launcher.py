@@ -40,7 +40,7 @@ LAUNCHER_SOURCE = r"""
 #define MAXP 16
 static const char *work, *preload;
 static const char *hide[MAXP], *expose[MAXP];
-static int nhide, nexpose, net = 1;
+static int nhide, nexpose, net = 1, report_fd = -1;
 static unsigned uid;
 
 static void die(const char *what, const char *arg) {
@@ -78,6 +78,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--uid")) uid = (unsigned)n;
     else if (!strcmp(a, "--net")) net = (int)n;
     else if (!strcmp(a, "--preload")) preload = v;
+    else if (!strcmp(a, "--report-fd")) {  /* where init writes the program's peak RSS */
+      report_fd = (int)n;
+      if (fcntl(report_fd, F_SETFD, FD_CLOEXEC) != 0) die("report fd", v);
+    }
     else if (!strcmp(a, "--hide") && nhide < MAXP) hide[nhide++] = v;
     else if (!strcmp(a, "--expose") && nexpose < MAXP) expose[nexpose++] = v;
     else if (!strcmp(a, "--cgroup-procs")) {  /* join a (memory) cgroup before forking */
@@ -149,7 +153,18 @@ int main(int argc, char **argv) {
     pid_t got = wait(&st);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) _exit(125);
-    if (got == prog) _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    if (got == prog) {
+      /* The launcher's own peak RSS includes its parent's at fork (exec keeps the pre-exec
+         high-water mark), so the program's figure comes from here: init's children are the
+         program and its orphans, forked from this small process. */
+      struct rusage ru;
+      if (report_fd >= 0 && getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+        char line[64];
+        int len = snprintf(line, sizeof line, "maxrss_kb %ld\n", ru.ru_maxrss);
+        if (write(report_fd, line, len) != len) {}
+      }
+      _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    }
   }
 }
 """

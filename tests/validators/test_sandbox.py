@@ -9,6 +9,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -194,6 +195,30 @@ def test_memory_bomb_without_address_space_limit_hits_rss_limit(bins, work):
         pytest.skip("no writable memory cgroup here: RSS is not limited")
     assert out.limit_hit == "memory" and out.signal == 9 and not out.timed_out
     assert int(out.extra["max_rss_kb"]) < 400 << 10
+
+
+def test_max_rss_is_the_programs_even_from_a_big_parent(bins, work):
+    """A full test session grows the calling process; its peak RSS at the fork must not show up
+    as the program's (exec keeps the pre-exec high-water mark in the launcher's rusage)."""
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from validators.sandbox import Limits, run_sandboxed\n"
+        "ballast = b'x' * (600 << 20)\n"
+        "lim = Limits(cpu_seconds=5, wall_seconds=30, memory_bytes=None, rss_bytes=256 << 20)\n"
+        "out = run_sandboxed([sys.argv[1]], Path(sys.argv[2]), limits=lim)\n"
+        "print(out.extra['cgroup'], out.extra['launcher'], out.limit_hit, out.extra['max_rss_kb'])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(bins["mem_bomb"]), str(work)],
+        capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
+    )
+    assert proc.returncode == 0, proc.stderr
+    cgroup, launcher, hit, max_rss_kb = proc.stdout.split()
+    if cgroup == "none" or launcher != "c":
+        pytest.skip("no memory cgroup or C launcher here: RSS is neither bounded nor reported")
+    assert hit == "memory"
+    assert 64 << 10 <= int(max_rss_kb) < 300 << 10  # the bomb's last 64 MiB chunks, under 256 MiB
 
 
 def test_ten_gb_file_stops_at_file_size_limit(bins, work):
