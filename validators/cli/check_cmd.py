@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -17,6 +16,7 @@ from rich.text import Text
 
 from schemas import Program, SchemaError, Status, Task, ValidationResult
 from validators.backends import BACKEND_NAMES
+from validators.cli.errors import fail, internal_error
 
 STATUS_STYLE = {
     Status.PASSED: "green", Status.NEEDS_GPU: "yellow", Status.FAILED: "red",
@@ -39,19 +39,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--arch", help="GPU architecture for the cuda backend (default sm_90)")
     p.add_argument("--fast", action="store_true",
                    help="one schedule and build variant per case (not thorough)")
-
-
-def fail(msg: str) -> int:
-    print(f"error: {msg}", file=sys.stderr)
-    return 2
-
-
-def internal_error(exc: Exception) -> int:
-    """A backend or tool failed (not the program): one line, the traceback on CKD_DEBUG=1."""
-    if os.environ.get("CKD_DEBUG"):
-        raise exc
-    first = (str(exc).strip().splitlines() or [""])[0]
-    return fail(f"{type(exc).__name__}: {first} (set CKD_DEBUG=1 for the traceback)")
 
 
 def load_task(path: str) -> Task:

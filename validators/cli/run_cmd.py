@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 
 from schemas import Status
 from validators.backends import BACKEND_NAMES
+from validators.cli.errors import fail, internal_error
 
 OUTPUT_SHOWN = 4000
 
@@ -63,19 +63,6 @@ def _split_remainder(args: argparse.Namespace) -> list[str]:
                 action.default = getattr(args, action.dest)
         opts.parse_args(before, namespace=args)
     return after
-
-
-def fail(msg: str) -> int:
-    print(f"error: {msg}", file=sys.stderr)
-    return 2
-
-
-def internal_error(exc: Exception) -> int:
-    """A backend or tool failed (not the program): one line, the traceback on CKD_DEBUG=1."""
-    if os.environ.get("CKD_DEBUG"):
-        raise exc
-    first = (str(exc).strip().splitlines() or [""])[0]
-    return fail(f"{type(exc).__name__}: {first} (set CKD_DEBUG=1 for the traceback)")
 
 
 def _defines(items: list[str]) -> dict[str, int | str]:
