@@ -22,6 +22,7 @@ import pytest
 datasets = pytest.importorskip("datasets")
 
 from schemas import CASES_PER_TASK, row_to_record  # noqa: E402
+from validators.analysis import analyze  # noqa: E402
 
 LIMIT = 4
 REPO = Path(__file__).resolve().parents[2]
@@ -82,14 +83,25 @@ def check_dataset(out: Path) -> list:
             assert r.response == r.messages[-1].content and r.prompt == r.messages[-2].content
             kinds = {s.kind for s in r.spans}
             assert {"kernel_body", "launch_config"} <= kinds, r.id
+            a = analyze(r.response)
+            kernels = {(k.body.start, k.body.end) for k in a.kernels}
+            bodies = kernels | {(f.body.start, f.body.end) for f in a.device_functions}
+            configs = {(x.config_span.start, x.config_span.end) for x in a.launches}
+            spans = {kind: [(s.start, s.end) for s in r.spans if s.kind == kind] for kind in kinds}
+            assert set(spans["kernel_body"]) <= bodies and set(spans["kernel_body"]) & kernels, r.id
+            # the `<<<...>>>` of every launch, plus (per the analysis) the statements that
+            # compute the configuration, such as `dim3` or block-size declarations
+            assert configs <= set(spans["launch_config"]), r.id
             for s in r.spans:
                 text = s.text(r.response)
                 if s.kind == "kernel_body":
                     assert text.startswith("{") and text.endswith("}"), (r.id, text[:40])
-                    head = r.response[: s.start]
-                    assert "__global__" in head[head.rfind("}") + 1 :] or "__global__" in head[-400:]
-                if s.kind == "launch_config":
+                if s.kind == "launch_config" and (s.start, s.end) in configs:
                     assert text.startswith("<<<") and text.endswith(">>>"), (r.id, text)
+                    # the launch is of one of the program's own kernels
+                    launch = next(x for x in a.launches if x.config_span.start == s.start)
+                    assert launch.kernel in {k.name for k in a.kernels}, (r.id, launch.callee)
+                    assert r.response[launch.call_span.start : s.start].strip() == launch.callee
             p = r.provenance
             assert p.source and p.origin and p.license and p.license.lower() != "unknown"
     if "test" in seen and "train" in seen:
