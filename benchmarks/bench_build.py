@@ -25,8 +25,18 @@ from pathlib import Path
 
 def run_build(out: Path, ckd_cache: Path, workers: int, extra: list[str]) -> dict:
     env = dict(os.environ, CKD_CACHE_DIR=str(ckd_cache))
-    cmd = [sys.executable, "-m", "builder", "run", "--out", str(out), "--workers", str(workers),
-           "--no-progress", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "builder",
+        "run",
+        "--out",
+        str(out),
+        "--workers",
+        str(workers),
+        "--no-progress",
+        *extra,
+    ]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -52,12 +62,18 @@ def run_build(out: Path, ckd_cache: Path, workers: int, extra: list[str]) -> dic
 
 
 def show(label: str, r: dict) -> None:
-    print(f"\n== {label}: {r['wall']:.1f} s end to end (build {r['build_wall']:.1f} s), kept {r['kept']}")
+    print(
+        f"\n== {label}: {r['wall']:.1f} s end to end (build {r['build_wall']:.1f} s), kept {r['kept']}"
+    )
     print("   phases (wall s): " + ", ".join(f"{k} {v:.1f}" for k, v in r["phases"].items()))
-    print("   stages (busy s / cached / in): " + ", ".join(
-        f"{k} {s:.1f}/{c}/{n}" for k, (s, c, n) in r["stages"].items()))
-    print(f"   records validated: {r['validated']} ({r['computed']} computed, "
-          f"{r['validated'] - r['computed']} from cache); {r['per_minute']:.1f} validated per minute")
+    print(
+        "   stages (busy s / cached / in): "
+        + ", ".join(f"{k} {s:.1f}/{c}/{n}" for k, (s, c, n) in r["stages"].items())
+    )
+    print(
+        f"   records validated: {r['validated']} ({r['computed']} computed, "
+        f"{r['validated'] - r['computed']} from cache); {r['per_minute']:.1f} validated per minute"
+    )
 
 
 def main() -> int:
@@ -75,14 +91,18 @@ def main() -> int:
         warm2 = run_build(tmp / "w2", tmp / "ckd2", 2, extra)
         show("fully cached, 2 workers", warm2)
         print(f"   shards identical to the cold build's: {warm2['shards'] == cold2['shards']}")
-        print(f"\ncached / cold wall: {warm2['wall']:.1f} / {cold2['wall']:.1f} s = {warm2['wall'] / cold2['wall']:.2f}")
+        print(
+            f"\ncached / cold wall: {warm2['wall']:.1f} / {cold2['wall']:.1f} s = {warm2['wall'] / cold2['wall']:.2f}"
+        )
         if not args.skip_one_worker:
             cold1 = run_build(tmp / "w1", tmp / "ckd1", 1, extra)
             show("cold, 1 worker", cold1)
-            print(f"\n1 -> 2 workers: wall {cold1['wall']:.1f} -> {cold2['wall']:.1f} s "
-                  f"(speed-up {cold1['wall'] / cold2['wall']:.2f}x); validated per minute "
-                  f"{cold1['per_minute']:.1f} -> {cold2['per_minute']:.1f} "
-                  f"({cold2['per_minute'] / cold1['per_minute'] if cold1['per_minute'] else 0:.2f}x)")
+            print(
+                f"\n1 -> 2 workers: wall {cold1['wall']:.1f} -> {cold2['wall']:.1f} s "
+                f"(speed-up {cold1['wall'] / cold2['wall']:.2f}x); validated per minute "
+                f"{cold1['per_minute']:.1f} -> {cold2['per_minute']:.1f} "
+                f"({cold2['per_minute'] / cold1['per_minute'] if cold1['per_minute'] else 0:.2f}x)"
+            )
     return 0
 
 

@@ -49,9 +49,16 @@ def _setup(seq_len: int, hidden: int, vocab: int):
     from cuset.losses import compute, cuset_objective
 
     torch.manual_seed(0)
-    cfg = Qwen2Config(vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden,
-                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                      tie_word_embeddings=False, max_position_embeddings=seq_len)
+    cfg = Qwen2Config(
+        vocab_size=vocab,
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        tie_word_embeddings=False,
+        max_position_embeddings=seq_len,
+    )
     model = Qwen2ForCausalLM(cfg)
     model.config.use_cache = False
     # Installed for every variant: without a request the head is the plain linear layer, so the
@@ -75,7 +82,10 @@ def _setup(seq_len: int, hidden: int, vocab: int):
             with head_request(head, HeadRequest(targets)):
                 packed = model(input_ids=ids).logits
             stats = unpack(packed, top_k=0, has_ref=False)
-            loss = compute(stats, loss_mask, cuda_t, LossConfig(method=method)).per_sample.sum() / n_items
+            loss = (
+                compute(stats, loss_mask, cuda_t, LossConfig(method=method)).per_sample.sum()
+                / n_items
+            )
         elif method == "sft":
             loss = model(input_ids=ids, labels=labels).loss  # transformers' own full-logits loss
         else:
@@ -109,7 +119,9 @@ def measure_time(seq_len: int, hidden: int, vocab: int, steps: int) -> dict:
             step(v)
             wall[v].append(time.perf_counter() - t0)
             cpu[v].append(time.process_time() - c0)
-    return {v: {"wall_min_s": min(wall[v]), "cpu_median_s": statistics.median(cpu[v])} for v in VARIANTS}
+    return {
+        v: {"wall_min_s": min(wall[v]), "cpu_median_s": statistics.median(cpu[v])} for v in VARIANTS
+    }
 
 
 def main() -> int:
@@ -118,8 +130,12 @@ def main() -> int:
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--vocab", type=int, default=151_936)
     p.add_argument("--steps", type=int, default=3)
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch threads per process (1 keeps figures steadier on a shared machine)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads per process (1 keeps figures steadier on a shared machine)",
+    )
     p.add_argument("--child", help=argparse.SUPPRESS)
     a = p.parse_args()
     import torch
@@ -135,18 +151,36 @@ def main() -> int:
 
     def child(what: str) -> dict:
         out = subprocess.run(
-            [sys.executable, __file__, "--child", what, "--seq-len", str(a.seq_len), "--hidden",
-             str(a.hidden), "--vocab", str(a.vocab), "--steps", str(a.steps), "--threads", str(a.threads)],
-            capture_output=True, text=True, check=True,
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                what,
+                "--seq-len",
+                str(a.seq_len),
+                "--hidden",
+                str(a.hidden),
+                "--vocab",
+                str(a.vocab),
+                "--steps",
+                str(a.steps),
+                "--threads",
+                str(a.threads),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
         )
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     rows = {v: child(v) for v in VARIANTS}
     for v, t in child("time").items():
         rows[v].update(t)
-    print(f"vocab {a.vocab}, hidden {a.hidden}, seq len {a.seq_len}, full fine-tuning, CPU, "
-          f"{a.threads} thread(s), forward+backward; time over {a.steps} interleaved steps: "
-          "process CPU time (median) and wall clock (minimum)")
+    print(
+        f"vocab {a.vocab}, hidden {a.hidden}, seq len {a.seq_len}, full fine-tuning, CPU, "
+        f"{a.threads} thread(s), forward+backward; time over {a.steps} interleaved steps: "
+        "process CPU time (median) and wall clock (minimum)"
+    )
     print(f"{'variant':<15} {'peak MB':>9} {'cpu s':>8} {'wall s':>8}")
     for v in VARIANTS:
         r = rows[v]
@@ -157,8 +191,20 @@ def main() -> int:
 
     print("ratios (target):")
     for label, x, y, key, target in [
-        ("cuset / sft, chunked, cpu time", "chunked-cuset", "chunked-sft", "cpu_median_s", "<= 1.10"),
-        ("cuset / sft, chunked, wall time", "chunked-cuset", "chunked-sft", "wall_min_s", "<= 1.10"),
+        (
+            "cuset / sft, chunked, cpu time",
+            "chunked-cuset",
+            "chunked-sft",
+            "cpu_median_s",
+            "<= 1.10",
+        ),
+        (
+            "cuset / sft, chunked, wall time",
+            "chunked-cuset",
+            "chunked-sft",
+            "wall_min_s",
+            "<= 1.10",
+        ),
         ("cuset / sft, chunked, memory", "chunked-cuset", "chunked-sft", "peak_mb", "<= 1.10"),
         ("chunked / full, sft, memory", "chunked-sft", "full-sft", "peak_mb", "<= 0.5"),
         ("chunked / full, cuset, memory", "chunked-cuset", "full-cuset", "peak_mb", "<= 0.5"),

@@ -67,7 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     full_cpu, full_wall = _timed(analyze, sources, args.repeat)
 
     python_cpu = max(full_cpu - parse_cpu - query_cpu, 0.0)
-    print(f"{len(files)} files, {sum(map(len, sources)) / 1e3:.1f} kB, x{args.repeat} passes, one core")
+    print(
+        f"{len(files)} files, {sum(map(len, sources)) / 1e3:.1f} kB, x{args.repeat} passes, one core"
+    )
     print(f"{'stage':<28}{'cpu s':>9}{'wall s':>9}{'files/s':>11}{'MB/s':>8}{'share':>8}")
     rows = [
         ("tree-sitter parse", parse_cpu, parse_wall),
