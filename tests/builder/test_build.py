@@ -192,3 +192,14 @@ def test_full_default_build(tmp_path):
     assert manifest["splits"]["train"] >= 30
     assert len(rows) == sum(manifest["splits"].values())
     assert "kept" in proc.stdout
+    # Every built-in task is kept: each one passed all five cases on the cpu backend under both
+    # schedules and the ASan build (this is the corpus's own end-to-end check), and exactly the
+    # held-out tasks form the test split.
+    from sources.builtin import HELD_OUT, load_tasks
+
+    names = {task.name for task, _ in load_tasks()}
+    by_split = {}
+    for r in rows:
+        by_split.setdefault(r["split"], set()).add(r["task_name"])
+    assert set().union(*by_split.values()) == names
+    assert by_split["test"] == set(HELD_OUT)
