@@ -130,3 +130,15 @@ def test_null_and_zero_kernel_arguments_convert_like_nvcc(tmp_path):
     proc = run(exe)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "null_args 62 6 0 no error"
+
+
+@pytest.mark.parametrize("variant", ["plain", "asan"])
+def test_aligned_alloc_follows_glibc_under_asan_and_overruns_are_still_caught(tmp_path, variant):
+    """ASan alone returns NULL for aligned_alloc(1024, 4000) (C11's size rule); the real program,
+    linked against glibc, gets memory. The shim keeps glibc's behaviour and ASan's exact bounds."""
+    proc = run(build(tmp_path, "aligned_alloc.cu", variant=variant))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "aligned=1 last=1998" in proc.stdout
+    if variant == "asan":
+        over = run(build(tmp_path, "aligned_alloc.cu", variant=variant, defines={"OVERRUN": 1}))
+        assert over.returncode != 0 and "heap-buffer-overflow" in over.stderr, over.stderr

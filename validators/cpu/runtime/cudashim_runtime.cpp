@@ -17,6 +17,7 @@
 #include <random>
 #include <signal.h>
 #include <string>
+#include <cerrno>
 #include <sys/mman.h>
 #include <thread>
 #include <unistd.h>
@@ -1297,3 +1298,24 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
 }
 cudaError_t cudaProfilerStart() { return cudaSuccess; }
 cudaError_t cudaProfilerStop() { return cudaSuccess; }
+
+#if defined(CUDASHIM_FIBER_ASAN)
+// AddressSanitizer enforces C11's rule that aligned_alloc's size be a multiple of the alignment
+// and returns NULL otherwise; glibc (what nvcc's host compiler links) follows C17 and allocates.
+// Programs such as HeCBench's softmax call aligned_alloc(1024, n * 4), so the ASan build would
+// crash where the real one runs. posix_memalign has no such rule and ASan still tracks the
+// exact size, so overruns past `size` are still reported.
+extern "C" void* aligned_alloc(size_t alignment, size_t size) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  void* p = nullptr;
+  const int rc = posix_memalign(&p, alignment < sizeof(void*) ? sizeof(void*) : alignment, size);
+  if (rc != 0) {
+    errno = rc;
+    return nullptr;
+  }
+  return p;
+}
+#endif
