@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,12 @@ class StageCache:
         raw = body.encode("utf-8")
         payload = hashlib.sha256(raw).hexdigest().encode() + b"\n" + raw
         atomic_write_bytes(path, payload)
+
+    def clear(self, stages: list[str]) -> None:
+        """Drop the entries of these stages, and nothing else: the cache folder may be one the
+        user named (`--cache-dir`) and hold other files."""
+        for stage in stages:
+            shutil.rmtree(self.root / stage, ignore_errors=True)
 
     def _discard(self, path: Path, why: str) -> Lookup:
         try:

@@ -158,6 +158,12 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
     check_sources(cfg.sources)
     if cfg.workers < 1:
         raise BuildError(f"--workers {cfg.workers}: must be at least 1")
+    if not cfg.near_dup_threshold > 0.0:  # also NaN
+        raise BuildError(
+            f"--near-dup-threshold {cfg.near_dup_threshold}: must be above 0 (>= 1 disables)"
+        )
+    if cfg.cache_root.exists() and not cfg.cache_root.is_dir():
+        raise BuildError(f"--cache-dir {cfg.cache_root}: exists and is not a folder")
     if cfg.address and cfg.executor == "ray":
         try:
             probe_address(cfg.address)
@@ -165,10 +171,10 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
             raise BuildError(str(exc)) from None
     remote = bool(cfg.address) and cfg.address != "local" and cfg.executor == "ray"
     backend = resolve_backend(cfg.backend, local=not remote)
-    if not cfg.resume:
-        for p in (cfg.cache_root, out / "data"):
-            shutil.rmtree(p, ignore_errors=True)
     cache = StageCache(cfg.cache_root)
+    if not cfg.resume:
+        cache.clear([Extract.name, Specify.name, Validate.name, Annotate.name, Filter.name])
+        shutil.rmtree(out / "data", ignore_errors=True)
     stats = Stats()
     notes: list[str] = []
     phases: dict[str, float] = {}

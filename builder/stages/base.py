@@ -34,6 +34,11 @@ class Stage(ABC):
     def key(self, item: Item) -> str:
         return cache_key(self.name, self.version, item.digest(), self.config())
 
+    def keep(self, result: Item) -> bool:
+        """Whether `result` may be cached: False for outcomes of the moment (a timeout on a
+        busy machine) that a resumed build should compute again."""
+        return True
+
 
 def stage_error_message(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}".strip()
@@ -82,7 +87,7 @@ def apply_stage(stage: Stage, env: Envelope, cache: StageCache | None) -> Envelo
         )
         event.note = traceback.format_exc(limit=3)[-2000:]
     else:
-        if key is not None:
+        if key is not None and stage.keep(out):
             cache.put(stage.name, key, out.model_dump_json())
     event.seconds = time.perf_counter() - t0
     return Envelope(item=out, events=[*env.events, event])

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from schemas import Status
+
 from ..fingerprint import code_fingerprint
 from ..item import Item
 from .base import Stage
@@ -28,6 +30,11 @@ class Validate(Stage):
             "thorough": self.thorough,
             "validators": code_fingerprint("validators"),
         }
+
+    def keep(self, result: Item) -> bool:
+        # A timeout may be the machine's load, not the program: a resumed build retries it.
+        v = result.validation
+        return v is None or v.status != Status.TIMEOUT
 
     def process(self, item: Item) -> Item:
         from validators.engine import check

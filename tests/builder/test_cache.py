@@ -99,3 +99,40 @@ def test_a_stage_that_raises_rejects_only_that_record(tmp_path):
     # A rejected record passes later stages untouched.
     stage = Counting()
     assert apply_stage(stage, out, cache).item == out.item and stage.calls == 0
+
+
+def test_a_result_the_stage_refuses_to_keep_is_computed_again(tmp_path):
+    """Validate does not keep timeouts (they may be the machine's load): same mechanism."""
+
+    class Moody(Counting):
+        name = "moody"
+
+        def keep(self, result: Item) -> bool:
+            return result.raw.meta["seen"] != "1"
+
+    cache, stage = StageCache(tmp_path), Moody()
+    assert not apply_stage(stage, env(), cache).events[-1].cached
+    assert not apply_stage(stage, env(), cache).events[-1].cached  # the first was not kept
+    assert apply_stage(stage, env(), cache).events[-1].cached  # the second was
+    assert stage.calls == 2
+
+
+def test_validate_keeps_verdicts_but_not_timeouts():
+    from builder.stages import Validate
+    from schemas import Status, ValidationResult
+
+    item = Item(raw=make_raw("r1", scale_program()))
+    stage = Validate("cpu")
+    assert stage.keep(item)
+    for status, kept in ((Status.FAILED, True), (Status.PASSED, True), (Status.TIMEOUT, False)):
+        item.validation = ValidationResult(status=status, backend="cpu")
+        assert stage.keep(item) is kept, status
+
+
+def test_clear_drops_only_the_named_stages(tmp_path):
+    cache = StageCache(tmp_path)
+    apply_stage(Counting(), env(), cache)
+    (tmp_path / "notes.txt").write_text("the user's")
+    (tmp_path / "mine").mkdir()
+    cache.clear(["counting", "validate"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "notes.txt"]

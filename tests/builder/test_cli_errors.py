@@ -56,3 +56,17 @@ def test_cuda_backend_without_a_gpu(tmp_path, capsys):
     assert main(["run", "--sources", "cli_test_empty", "--backend", "cuda", "--out", str(tmp_path / "o"), "--no-progress"]) == 2
     line = one_error_line(capsys)
     assert "--backend cuda" in line and "needs_gpu" in line and "no GPU" in line
+
+
+@pytest.mark.parametrize("value", ["-0.5", "0", "nan"])
+def test_near_dup_threshold_out_of_range(tmp_path, capsys, value):
+    assert main(["run", "--near-dup-threshold", value, "--out", str(tmp_path / "o"), "--no-progress"]) == 2
+    assert f"--near-dup-threshold {float(value)}" in one_error_line(capsys)
+
+
+def test_cache_dir_that_is_a_file(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert main(["run", "--cache-dir", str(blocker), "--out", str(tmp_path / "o"), "--no-progress"]) == 2
+    line = one_error_line(capsys)
+    assert str(blocker) in line and "not a folder" in line
