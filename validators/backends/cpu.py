@@ -28,8 +28,12 @@ from ..cpu import diagnostics, toolchain
 from .base import Backend, Executable, RunOutcome, Verdict
 
 SCHEDULES_THOROUGH = ["forward", "reverse"]
-SUPPORTED_FEATURES: frozenset[str] = frozenset({"half", "bfloat16"})
-"""Static-analysis flags the shim runs anyway (`include/cuda_fp16.h`, `include/cuda_bf16.h`)."""
+SUPPORTED_FEATURES: frozenset[str] = frozenset(
+    {"half", "bfloat16", "fp8", "cublas", "cusparse", "cub"}
+)
+"""Static-analysis flags the shim runs anyway: `include/cuda_fp16.h`, `cuda_bf16.h`,
+`cuda_fp8.h`, and host subsets of cuBLAS, cuSPARSE and CUB (`cublas_v2.h`, `cusparse.h`,
+`cub/`). A library function outside a subset fails to compile and is reported `needs_gpu`."""
 
 COMPILE_SECONDS = 300.0
 

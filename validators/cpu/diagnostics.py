@@ -51,12 +51,51 @@ def truncate(text: str, limit: int = MAX_DIAGNOSTICS) -> str:
     return f"{head}\n... [{len(text) - limit} characters cut] ...\n{tail}"
 
 
+# Libraries the shim provides a host subset of (include/cublas_api.h, include/cusparse.h): a
+# name of theirs that does not compile is outside the subset, not the whole library missing.
+_SUBSET_LIBRARIES = {"cublas": "cuBLAS", "cusparse": "cuSPARSE"}
+
+
 def _feature_for_name(name: str) -> str | None:
     feature = match_name(name) or match_name(name, is_type=True) or _NAME_FEATURES.get(name)
+    if feature in _SUBSET_LIBRARIES:
+        return f"{feature} ({name} is not in the CPU shim's {_SUBSET_LIBRARIES[feature]} subset)"
     if feature:
         return f"{feature} ({name})"
     if _CUDA_NAME.match(name):
         return f"{name} (not provided by the CPU shim)"
+    return None
+
+
+# CUB beyond the shim's subset (include/cub/): a class, function, overload or key type it lacks,
+# or (Thrust builds, where the toolkit's CCCL is on the include path) a real CUB header.
+_CUB_MISSING = (
+    re.compile(r"[‘'`](\w+)[’'] is not a member of [‘'`](cub(?:::\w+)*)[’']"),
+    re.compile(r"[‘'`](\w+)[’'] in namespace [‘'`](cub(?:::\w+)*)[’'] does not name"),
+    re.compile(r"[‘'`]()(cub::[\w:]+)[’'] (?:has not been declared|is not a template)"),
+)
+_CUB_OVERLOAD = re.compile(r"no matching function for call to [‘'`]((?:cub::)+\w+(?:::\w+)*)[(<]")
+_CUB_ASSERT = re.compile(r"static assertion failed: (cub::[^\n]*?(?:CPU shim|power of two)[^\n]*)")
+_CUB_REAL_HEADER = re.compile(r"/cccl/(cub/[\w/]+\.cuh)")
+# The toolkit's CUB header the program itself included: the last one before a non-CCCL file.
+_CUB_REAL_INCLUDED = re.compile(r"/cccl/(cub/[\w/]+\.cuh):\d+,?\n\s+from (?!\S*/cccl/)")
+
+
+def _cub_feature(diag: str) -> str | None:
+    m = _CUB_REAL_INCLUDED.search(diag) or _CUB_REAL_HEADER.search(diag)
+    if m:
+        return f"cub ({m.group(1)} is not in the CPU shim's CUB subset)"
+    for pattern in _CUB_MISSING:
+        m = pattern.search(diag)
+        if m:
+            name = f"{m.group(2)}::{m.group(1)}" if m.group(1) else m.group(2)
+            return f"cub ({name} is not in the CPU shim's CUB subset)"
+    m = _CUB_ASSERT.search(diag)
+    if m:
+        return f"cub ({m.group(1).strip()})"
+    m = _CUB_OVERLOAD.search(diag)
+    if m:
+        return f"cub ({m.group(1)} with these argument types is not in the CPU shim's CUB subset)"
     return None
 
 
@@ -69,6 +108,9 @@ def gpu_feature_from_errors(diag: str) -> str | None:
             return f"{feature} ({header})"
         if _CUDA_HEADER.match(header):
             return f"header {header} (not provided by the CPU shim)"
+    cub = _cub_feature(diag)
+    if cub:
+        return cub
     if _ASM_ERROR.search(diag):
         return "inline_ptx (asm statements are not x86 code)"
     for m in _MEMBER_OF.finditer(diag):
@@ -125,6 +167,10 @@ def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1) -> tupl
         ]
     if "(dynamic parallelism) is not supported" in stderr:
         return "needs_gpu", "dynamic_parallelism (a kernel launched from device code)"
+    # A library call of the shim's subset with arguments it does not compute (cudashim/libdata.h).
+    m = re.search(r"cudashim: needs a GPU: (.+)", stderr)
+    if m:
+        return "needs_gpu", m.group(1).strip()[:300]
     m = _ASAN_HEAD.search(stderr)
     if m:
         kind = m.group(1)

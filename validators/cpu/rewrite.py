@@ -39,8 +39,11 @@ SYNC_NAMES = frozenset(
     __all_sync __uni_sync __activemask __match_any_sync __match_all_sync __reduce_add_sync
     __reduce_min_sync __reduce_max_sync __reduce_and_sync __reduce_or_sync __reduce_xor_sync
     this_thread_block tiled_partition coalesced_threads thread_block thread_block_tile
-    coalesced_group cooperative_groups sync __lane_id""".split()
+    coalesced_group cooperative_groups sync __lane_id
+    TempStorage BlockReduce BlockScan WarpReduce WarpScan BlockRadixSort""".split()
 )
+# The last line: CUB's collectives (include/cub/) wait at barriers; a kernel using one names
+# its TempStorage (or the class, for the default constructor) even through a typedef.
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 

@@ -24,6 +24,7 @@ from .rewrite import RewriteResult, rewrite
 HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
 RUNTIME_SOURCE = HERE / "runtime" / "cudashim_runtime.cpp"
+THRUST_CUDA_POLICY = INCLUDE_DIR / "thrust" / "system" / "cuda" / "execution_policy.h"
 VARIANTS = ("plain", "asan")
 
 _COMMON = ["-std=c++20", "-pthread", "-fno-strict-aliasing", "-w"]
@@ -79,7 +80,8 @@ def gxx_version() -> str:
 def shim_version() -> str:
     """Digest of everything that changes what a program builds into."""
     h = hashlib.sha256()
-    files = sorted(INCLUDE_DIR.rglob("*.h")) + [RUNTIME_SOURCE, HERE / "rewrite.py", Path(__file__)]
+    headers = [f for ext in ("*.h", "*.cuh", "*.hpp") for f in INCLUDE_DIR.rglob(ext)]
+    files = sorted(headers) + [RUNTIME_SOURCE, HERE / "rewrite.py", Path(__file__)]
     for f in files:
         h.update(str(f.relative_to(HERE)).encode() + b"\0" + f.read_bytes() + b"\0")
     h.update(gxx_version().encode())
@@ -206,6 +208,9 @@ def thrust_flags() -> list[str]:
         "-DTHRUST_HOST_SYSTEM=THRUST_HOST_SYSTEM_CPP",
         "-idirafter",
         str(cccl),
+        # thrust::cuda::par / par_nosync (.on(stream)) as policies of the CPP system.
+        "-include",
+        str(THRUST_CUDA_POLICY),
     ]
 
 

@@ -6,6 +6,9 @@
 struct __nv_bfloat16_raw {
   unsigned short x;
 };
+struct __nv_bfloat162_raw {
+  unsigned short x, y;
+};
 
 struct __attribute__((aligned(2))) __nv_bfloat16 {
   unsigned short x;
@@ -34,6 +37,8 @@ struct __attribute__((aligned(4))) __nv_bfloat162 {
   __nv_bfloat16 x, y;
   __nv_bfloat162() = default;
   __nv_bfloat162(const __nv_bfloat16& a, const __nv_bfloat16& b) : x(a), y(b) {}
+  __nv_bfloat162(const __nv_bfloat162_raw& _Raw) : x(__nv_bfloat16_raw{_Raw.x}), y(__nv_bfloat16_raw{_Raw.y}) {}
+  operator __nv_bfloat162_raw() const { return __nv_bfloat162_raw{x.x, y.x}; }
 };
 typedef __nv_bfloat16 nv_bfloat16;
 typedef __nv_bfloat162 nv_bfloat162;

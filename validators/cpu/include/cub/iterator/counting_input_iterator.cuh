@@ -1,0 +1,3 @@
+// cudashim: CUB's <cub/iterator/counting_input_iterator.cuh> (see cub/detail/; the CPU shim's own implementation).
+#pragma once
+#include <cub/detail/cudashim_extras.cuh>

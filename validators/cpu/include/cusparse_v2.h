@@ -1,0 +1,3 @@
+// cudashim: cuSPARSE (a host subset: see cusparse.h and validators/cpu/README.md).
+#pragma once
+#include <cusparse.h>
