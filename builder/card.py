@@ -27,6 +27,23 @@ def card_license(records: list[DatasetRecord]) -> str:
     return "other"
 
 
+def case_design(records: list[DatasetRecord]) -> str:
+    """What the cases cover, counted from the tasks rather than promised."""
+    if not records:
+        return ""
+    sized = edged = 0
+    for r in records:
+        t = r.task
+        sizes = {tuple(sorted({**t.sizes, **c.sizes}.items())) for c in t.cases}
+        sized += len(sizes) >= 2
+        edged += any(d.kind == "edge" for c in t.cases for d in c.distributions.values())
+    n = len(records)
+    return (
+        f"Tasks whose cases use two or more problem sizes: {sized} of {n}; with an edge-value "
+        f"case (zeros, extremes, tiny values): {edged} of {n}."
+    )
+
+
 def tolerance_policy(records: list[DatasetRecord]) -> list[str]:
     seen: Counter[str] = Counter()
     for r in records:
@@ -98,9 +115,9 @@ def card_markdown(
         + ("(CUDA programs run unmodified on the host by the project's CPU emulation: a shim "
            "header and g++)" if manifest.backend == "cpu" else "(nvcc, run on a GPU)")
         + f"; compilers: {env.get('nvcc', '?')}; {env.get('g++', '?')}.",
-        "- Each program was compiled and run on all five input cases of its task (two or more "
-        "sizes, one not a multiple of the block size, edge values); every output was compared "
-        "with a NumPy reference run in a sandbox. Only records that passed all five cases are here.",
+        "- Each program was compiled and run on all five input cases of its task; every output "
+        "was compared with a NumPy reference run in a sandbox. Only records that passed all five "
+        f"cases are here. {case_design(records)}",
         f"- Thread schedules each case ran under (results had to agree): {', '.join(schedules) or 'default'}.",
         f"- Build variants: {', '.join(variants) or 'plain'}"
         + (" (AddressSanitizer: out-of-bounds accesses fail the case)." if asan else "."),

@@ -8,7 +8,7 @@ import importlib.util
 from functools import cache
 from pathlib import Path
 
-_SUFFIXES = {".py", ".h", ".hpp", ".cu", ".cpp", ".cc", ".json", ".txt"}
+_SUFFIXES = {".py", ".h", ".hpp", ".cuh", ".cu", ".c", ".cpp", ".cc", ".json", ".txt"}
 
 
 @cache
@@ -32,3 +32,20 @@ def code_fingerprint(package: str) -> str:
         h.update(str(f.relative_to(base)).encode() + b"\0")
         h.update(f.read_bytes() + b"\0")
     return h.hexdigest()[:16]
+
+
+@cache
+def toolchain_fingerprint(backend: str) -> str:
+    """The compiler a backend builds with: a new g++ or nvcc re-validates cached records."""
+    try:
+        if backend == "cpu":
+            from validators.cpu.toolchain import gxx_version
+
+            return f"g++ {gxx_version()}"
+        if backend == "cuda":
+            from validators.nvcc import nvcc_version
+
+            return f"nvcc {nvcc_version()}"
+    except Exception as exc:  # no compiler: the build reports it; the key just says so
+        return f"unavailable: {type(exc).__name__}"
+    return backend

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from schemas import RawRecord
@@ -26,13 +27,24 @@ class SourceError(RuntimeError):
     """A source could not produce its records (bad path, bad options, unreadable data)."""
 
 
+@dataclass(frozen=True)
+class UnreadableRecord:
+    """What a source yields for an entry it found but could not read (a malformed task
+    folder, an undecodable file): the build rejects it as `unreadable` with this reason, so it
+    shows in the funnel and `rejections.jsonl`, and goes on."""
+
+    id: str
+    origin: str
+    reason: str
+
+
 @runtime_checkable
 class Source(Protocol):
     """What the builder needs from a source."""
 
     name: str
 
-    def records(self) -> Iterator[RawRecord]:
+    def records(self) -> Iterator[RawRecord | UnreadableRecord]:
         """Yield raw records in a stable order, each with complete provenance."""
         ...
 

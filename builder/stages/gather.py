@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sources.base import get_source
+from schemas import Provenance, RawRecord
+from sources.base import UnreadableRecord, get_source
 
 from ..item import Item
 
@@ -32,7 +33,10 @@ def gather(source_names: Iterable[str], *, limit: int | None = None) -> Gathered
         source = get_source(name)
         try:
             for raw in source.records():
-                item = Item(raw=raw)
+                if isinstance(raw, UnreadableRecord):
+                    item = _unreadable(name, raw)
+                else:
+                    item = Item(raw=raw)
                 if raw.id in seen:
                     item.reject("gather", "duplicate_id", f"id {raw.id!r} already read")
                 seen.add(raw.id)
@@ -42,3 +46,12 @@ def gather(source_names: Iterable[str], *, limit: int | None = None) -> Gathered
         except Exception as exc:  # a broken source must not stop the others
             out.errors.append(f"source {name}: {type(exc).__name__}: {exc}".splitlines()[0])
     return out
+
+
+def _unreadable(source: str, bad: UnreadableRecord) -> Item:
+    placeholder = RawRecord(
+        id=bad.id,
+        text="",
+        provenance=Provenance(source=source, origin=bad.origin or "?", license="unknown"),
+    )
+    return Item(raw=placeholder).reject("gather", "unreadable", bad.reason)

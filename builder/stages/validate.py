@@ -11,7 +11,7 @@ from typing import Any
 
 from schemas import Status
 
-from ..fingerprint import code_fingerprint
+from ..fingerprint import code_fingerprint, toolchain_fingerprint
 from ..item import Item
 from .base import Stage
 
@@ -29,6 +29,7 @@ class Validate(Stage):
             "backend": self.backend,
             "thorough": self.thorough,
             "validators": code_fingerprint("validators"),
+            "toolchain": toolchain_fingerprint(self.backend),
         }
 
     def keep(self, result: Item) -> bool:

@@ -27,6 +27,7 @@ from schemas import (
     Task,
 )
 
+from ..base import UnreadableRecord
 from .splits import HELD_OUT
 
 log = logging.getLogger(__name__)
@@ -210,11 +211,15 @@ def to_record(task: Task, program: Program, folder: Path) -> RawRecord:
     )
 
 
-def iter_records(root: Path | None = None) -> Iterator[RawRecord]:
-    """One RawRecord per loadable task, held-out tasks with split='test'."""
+def iter_records(root: Path | None = None) -> Iterator[RawRecord | UnreadableRecord]:
+    """One RawRecord per loadable task, held-out tasks with split='test'; an
+    UnreadableRecord, with the reason, per malformed task folder."""
     root = Path(root) if root is not None else TASKS_DIR
-    for task, program in load_tasks(root):
+    result = load_all(root)
+    for task, program in result.tasks:
         yield to_record(task, program, root / task.name)
+    for err in result.errors:
+        yield UnreadableRecord(id=f"{SOURCE_NAME}/{err.task}", origin=err.path, reason=err.reason)
 
 
 def block_size(task: Task) -> int | None:

@@ -108,3 +108,21 @@ def test_gather_limit_duplicate_ids_and_broken_source():
     assert got.items[-1].rejection.reason == "duplicate_id"
     assert got.errors and "test_broken" in got.errors[0] and "disk vanished" in got.errors[0]
     assert [i.id for i in gather(["test_good"], limit=3).items] == ["g/0", "g/1", "g/2"]
+
+
+def test_a_malformed_builtin_task_folder_is_an_unreadable_record(tmp_path):
+    """It reaches the funnel and rejections.jsonl with its reason; the good folder still loads."""
+    import shutil
+
+    from sources.builtin import TASKS_DIR, iter_records
+
+    shutil.copytree(TASKS_DIR / "relu", tmp_path / "relu")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "main.cu").write_text("__global__ void k() {}\n")
+    register_source("test_corpus_copy", lambda: iter_records(tmp_path))
+    got = gather(["test_corpus_copy"])
+    by_id = {i.id: i for i in got.items}
+    assert by_id["builtin/relu"].rejection is None
+    bad = by_id["builtin/broken"]
+    assert bad.rejection.stage == "gather" and bad.rejection.reason == "unreadable"
+    assert "task.json" in bad.rejection.detail

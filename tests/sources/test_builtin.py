@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from schemas import CASES_PER_TASK, Task
+from sources.base import UnreadableRecord
 from sources.builtin import (
     HELD_OUT,
     LICENSE,
@@ -216,8 +217,14 @@ def test_malformed_folder_is_reported_and_the_others_load(tmp_path, breakage):
     assert err.task == "saxpy"
     assert expected in err.reason, err.reason
     assert "saxpy" in str(err)
-    # the record stream skips it too, without raising
-    assert [r.task.name for r in iter_records(tmp_path)] == ["relu", "sum_reduction"]
+    # the record stream goes on without raising, and names the broken folder with its reason
+    stream = list(iter_records(tmp_path))
+    assert [r.task.name for r in stream if not isinstance(r, UnreadableRecord)] == [
+        "relu",
+        "sum_reduction",
+    ]
+    bad = [r for r in stream if isinstance(r, UnreadableRecord)]
+    assert [r.id for r in bad] == ["builtin/saxpy"] and expected in bad[0].reason
 
 
 def test_misnamed_folder_is_an_error(tmp_path):
