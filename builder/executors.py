@@ -153,7 +153,8 @@ class RayExecutor:
             with warnings.catch_warnings():
                 # Ray Data retries a task whose worker died forever by default; a record
                 # that kills its worker every time would hang the build. There is no named
-                # parameter for this yet, hence the (deprecated) remote-args pass-through.
+                # parameter for this yet, hence the (deprecated) remote-args pass-through;
+                # it is removed in Ray 2.64, so pyproject.toml pins ray below that.
                 warnings.simplefilter("ignore")
                 ds = ds.map(_StageFn(stage, cache), max_retries=1, **kwargs)
         done: set[str] = set()
