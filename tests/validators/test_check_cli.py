@@ -130,6 +130,12 @@ def test_run_standalone_program_with_folder_and_flags(env, tmp_path):
         r = cli(env, "run", str(folder / "main.cu"), "--backend", backend, "--with-dir",
                 "--flag=-DEXTRA=9", "--expect", "PASS", "--", "hello")
         assert r.returncode == 1 and r.stdout.startswith("failed:") and "'PASS'" in r.stdout
+        # Options before PROG: the program's arguments after `--` (even option-like ones) are
+        # still the program's, not ours.
+        r = cli(env, "run", "--backend", backend, "--with-dir", "--flag=-DEXTRA=9", "--json",
+                str(folder / "main.cu"), "--", "--timeout")
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["stdout"].strip() == "--timeout 42 9"
     else:
         assert report["status"] == "needs_gpu"
 

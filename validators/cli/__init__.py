@@ -14,6 +14,9 @@ SUBCOMMANDS = {
     "run": "run_cmd",
     "serve": "serve_cmd",
 }
+# Subcommands whose arguments after `--` belong to the program they run. argparse would drop
+# that `--` when options precede PROG, and the program's arguments would then be read as ours.
+PASSTHROUGH = {"run"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +35,14 @@ def main(argv: list[str] | None = None) -> int:
             raise
         mod.add_parser(sub)
         handlers[name] = mod.main
+    argv = list(sys.argv[1:] if argv is None else argv)
+    tail: list[str] | None = None
+    if argv and argv[0] in PASSTHROUGH and "--" in argv:
+        cut = argv.index("--")
+        argv, tail = argv[:cut], argv[cut + 1 :]
     args = parser.parse_args(argv)
+    if tail is not None:
+        args.args = [*getattr(args, "args", []), "--", *tail]
     return int(handlers[args.command](args) or 0)
 
 
