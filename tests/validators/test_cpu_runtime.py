@@ -142,3 +142,25 @@ def test_aligned_alloc_follows_glibc_under_asan_and_overruns_are_still_caught(tm
     if variant == "asan":
         over = run(build(tmp_path, "aligned_alloc.cu", variant=variant, defines={"OVERRUN": 1}))
         assert over.returncode != 0 and "heap-buffer-overflow" in over.stderr, over.stderr
+
+
+def test_cucomplex_arithmetic_matches_python_complex(tmp_path):
+    """Including division by huge and tiny divisors, where an unscaled |b|^2 over/underflows."""
+    import numpy as np
+
+    proc = run(build(tmp_path, "complex.cu"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [list(map(float, line.split())) for line in proc.stdout.splitlines()]
+    assert len(rows) == 5
+    f32 = lambda v: float(np.float32(v))  # noqa: E731 - %.9g names the float, not its exact value
+    for r in rows:
+        a, b = complex(f32(r[0]), f32(r[1])), complex(f32(r[2]), f32(r[3]))
+        got = [complex(r[4 + 2 * k], r[5 + 2 * k]) for k in range(6)]
+        want = [a + b, a - b, a * b, a / b, complex(abs(a), -a.imag), a * b + a]
+        for k, (g, w) in enumerate(zip(got, want, strict=True)):
+            if k == 2 and abs(a) > 1e19:  # a*b itself overflows float, as on a GPU
+                continue
+            if k == 5 and abs(a) > 1e19:
+                continue
+            assert abs(g - w) <= 1e-6 * max(1.0, abs(w)), (k, a, b, g, w)
+        assert abs(complex(r[16], r[17]) - a / b) <= 1e-12 * abs(a / b)
