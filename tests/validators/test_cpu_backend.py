@@ -81,9 +81,11 @@ def test_asan_verdict_names_the_line(backend, tmp_path):
     )
 
 
-def test_texture_program_needs_a_gpu(backend):
+def test_legacy_texture_reference_needs_a_gpu(backend):
+    # Texture objects run (tests/validators/test_cpu_texture.py); CUDA 12 removed references.
     src = """
-__global__ void k(cudaTextureObject_t t, float* o) { o[threadIdx.x] = tex2D<float>(t, 0.5f, 0.5f); }
+texture<float, 2, cudaReadModeElementType> tr;
+__global__ void k(float* o) { o[threadIdx.x] = tex2D(tr, 0.5f, 0.5f); }
 int main() { return 0; }
 """
     exe = backend.build(Program(source=src), {})

@@ -9,7 +9,7 @@ GPU run does not give are on by default (`thorough=True`):
   the requested bytes, so an out-of-bounds access is reported with its source line.
 
 What the shim cannot run is `needs_gpu`: from the static-analysis flags before building, and
-from compile errors that name a CUDA construct the shim lacks (`tex2D`, `__hadd2`, a missing
+from compile errors that name a CUDA construct the shim lacks (`tex2DLayered`, `__hadd2`, a missing
 `cublas_v2.h`), never `failed`.
 """
 
@@ -29,11 +29,16 @@ from .base import Backend, Executable, RunOutcome, Verdict
 
 SCHEDULES_THOROUGH = ["forward", "reverse"]
 SUPPORTED_FEATURES: frozenset[str] = frozenset(
-    {"half", "bfloat16", "fp8", "cublas", "cusparse", "cub"}
+    {"half", "bfloat16", "fp8", "cublas", "cusparse", "cub", "texture", "surface", "wmma"}
 )
 """Static-analysis flags the shim runs anyway: `include/cuda_fp16.h`, `cuda_bf16.h`,
 `cuda_fp8.h`, and host subsets of cuBLAS, cuSPARSE and CUB (`cublas_v2.h`, `cusparse.h`,
-`cub/`). A library function outside a subset fails to compile and is reported `needs_gpu`."""
+`cub/`). A library function outside a subset fails to compile and is reported `needs_gpu`.
+`texture`/`surface`: texture and surface objects (`include/texture_indirect_functions.h`,
+`surface_indirect_functions.h`); the legacy references the flags also cover do not compile and
+are reported `needs_gpu` (diagnostics.py).
+`wmma`: the WMMA API (`include/mma.h`); sub-byte fragments (s4/u4/b1) and shapes or types
+outside CUDA's list fail a static_assert and are reported `needs_gpu`."""
 
 COMPILE_SECONDS = 300.0
 

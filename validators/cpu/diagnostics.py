@@ -56,7 +56,21 @@ def truncate(text: str, limit: int = MAX_DIAGNOSTICS) -> str:
 _SUBSET_LIBRARIES = {"cublas": "cuBLAS", "cusparse": "cuSPARSE"}
 
 
+# Texture and surface references were removed in CUDA 12; the shim has the object API only.
+_LEGACY_REFERENCE = re.compile(
+    r"^(?:(texture|textureReference|cudaBindTexture\w*|cudaUnbindTexture|cudaGetTexture(?:Reference|AlignmentOffset))"
+    r"|(surface|surfaceReference|cudaBindSurfaceToArray|cudaGetSurfaceReference))$"
+)
+
+
 def _feature_for_name(name: str) -> str | None:
+    legacy = _LEGACY_REFERENCE.match(name)
+    if legacy:
+        kind = "texture" if legacy.group(1) else "surface"
+        return (
+            f"{kind} (legacy {kind} reference: {name} was removed in CUDA 12;"
+            f" the CPU shim runs {kind} objects)"
+        )
     feature = match_name(name) or match_name(name, is_type=True) or _NAME_FEATURES.get(name)
     if feature in _SUBSET_LIBRARIES:
         return f"{feature} ({name} is not in the CPU shim's {_SUBSET_LIBRARIES[feature]} subset)"
@@ -99,6 +113,23 @@ def _cub_feature(diag: str) -> str | None:
     return None
 
 
+# WMMA beyond the shim's subset (include/mma.h): its static_asserts say "CPU shim"; the
+# fragment type g++ was instantiating names the shape and element type.
+_WMMA_ASSERT = re.compile(r"static assertion failed: wmma: ([^\n]*CPU shim[^\n]*)")
+_WMMA_FRAGMENT = re.compile(r"[‘'`]class nvcuda::wmma::fragment<([^’'`]+)>[’'`]")
+
+
+def _wmma_feature(diag: str) -> str | None:
+    m = _WMMA_ASSERT.search(diag)
+    if m is None:
+        return None
+    fragments = list(_WMMA_FRAGMENT.finditer(diag, 0, m.start()))
+    if fragments:
+        name = fragments[-1].group(1).replace("nvcuda::wmma::", "")
+        return f"wmma (fragment<{name}>: {m.group(1).strip()})"
+    return f"wmma ({m.group(1).strip()})"
+
+
 def gpu_feature_from_errors(diag: str) -> str | None:
     """The GPU-only construct a failed CPU build tripped over, or None for an ordinary error."""
     for m in _MISSING_HEADER.finditer(diag):
@@ -111,6 +142,9 @@ def gpu_feature_from_errors(diag: str) -> str | None:
     cub = _cub_feature(diag)
     if cub:
         return cub
+    wmma = _wmma_feature(diag)
+    if wmma:
+        return wmma
     if _ASM_ERROR.search(diag):
         return "inline_ptx (asm statements are not x86 code)"
     for m in _MEMBER_OF.finditer(diag):
@@ -171,6 +205,10 @@ def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1) -> tupl
     m = re.search(r"cudashim: needs a GPU: (.+)", stderr)
     if m:
         return "needs_gpu", m.group(1).strip()[:300]
+    # A WMMA call with arguments CUDA calls undefined (include/mma.h: ldm, alignment).
+    m = re.search(r"cudashim: (wmma::\w+ at .+)", stderr)
+    if m:
+        return "runtime_error", m.group(1).strip()[:300]
     m = _ASAN_HEAD.search(stderr)
     if m:
         kind = m.group(1)

@@ -40,10 +40,12 @@ SYNC_NAMES = frozenset(
     __reduce_min_sync __reduce_max_sync __reduce_and_sync __reduce_or_sync __reduce_xor_sync
     this_thread_block tiled_partition coalesced_threads thread_block thread_block_tile
     coalesced_group cooperative_groups sync __lane_id
-    TempStorage BlockReduce BlockScan WarpReduce WarpScan BlockRadixSort""".split()
+    TempStorage BlockReduce BlockScan WarpReduce WarpScan BlockRadixSort
+    load_matrix_sync store_matrix_sync mma_sync bmma_sync""".split()
 )
-# The last line: CUB's collectives (include/cub/) wait at barriers; a kernel using one names
-# its TempStorage (or the class, for the default constructor) even through a typedef.
+# CUB's collectives (include/cub/) wait at barriers; a kernel using one names its TempStorage
+# (or the class, for the default constructor) even through a typedef. The WMMA *_sync calls
+# (include/mma.h) wait at a full-warp __syncwarp.
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 

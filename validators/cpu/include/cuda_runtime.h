@@ -976,4 +976,8 @@ inline int __vabsdiffs4(int a, int b) {
   return (int)r;
 }
 
+// Texture and surface objects (arrays, cudaCreateTextureObject, tex2D, surf2Dwrite, ...).
+#include <texture_indirect_functions.h>
+#include <surface_indirect_functions.h>
+
 #endif  // CUDASHIM_CUDA_RUNTIME_H
