@@ -164,3 +164,22 @@ def test_cucomplex_arithmetic_matches_python_complex(tmp_path):
                 continue
             assert abs(g - w) <= 1e-6 * max(1.0, abs(w)), (k, a, b, g, w)
         assert abs(complex(r[16], r[17]) - a / b) <= 1e-12 * abs(a / b)
+
+
+def test_launch_after_a_construct_the_grammar_misparses_is_still_rewritten():
+    """tree-sitter-cuda's error recovery (here after `__shared__ __align__(16)` and C-style
+    casts) can glue earlier statements onto a launch's callee; only the launch itself may be
+    replaced, and line numbers must still hold."""
+    from validators.cpu.rewrite import rewrite
+
+    src = (PROGRAMS / "async_copy_misuse.cu").read_text()
+    src = src.replace("static_cast<unsigned char>(i + 1)", "(unsigned char)(i + 1)")
+    src = src.replace("static_cast<float>(i)", "(float)(i)")
+    out = rewrite(src)
+    assert len(out.launches) == src.count(">>>(") and not out.warnings
+    assert len(out.text.splitlines()) == len(src.splitlines())
+    for before, after in zip(src.splitlines(), out.text.splitlines(), strict=True):
+        if ">>>(" not in before:
+            assert after == before
+        else:
+            assert before[: before.index(before.strip())] + "::cudashim::launch" in after

@@ -29,7 +29,19 @@ from .base import Backend, Executable, RunOutcome, Verdict
 
 SCHEDULES_THOROUGH = ["forward", "reverse"]
 SUPPORTED_FEATURES: frozenset[str] = frozenset(
-    {"half", "bfloat16", "fp8", "cublas", "cusparse", "cub", "texture", "surface", "wmma"}
+    {
+        "half",
+        "bfloat16",
+        "fp8",
+        "cublas",
+        "cusparse",
+        "cub",
+        "texture",
+        "surface",
+        "wmma",
+        "grid_sync",
+        "cp_async",
+    }
 )
 """Static-analysis flags the shim runs anyway: `include/cuda_fp16.h`, `cuda_bf16.h`,
 `cuda_fp8.h`, and host subsets of cuBLAS, cuSPARSE and CUB (`cublas_v2.h`, `cusparse.h`,
@@ -38,7 +50,12 @@ SUPPORTED_FEATURES: frozenset[str] = frozenset(
 `surface_indirect_functions.h`); the legacy references the flags also cover do not compile and
 are reported `needs_gpu` (diagnostics.py).
 `wmma`: the WMMA API (`include/mma.h`); sub-byte fragments (s4/u4/b1) and shapes or types
-outside CUDA's list fail a static_assert and are reported `needs_gpu`."""
+outside CUDA's list fail a static_assert and are reported `needs_gpu`.
+`grid_sync`: cooperative launches and `this_grid().sync()` (runtime: all blocks co-resident,
+one running at a time; see validators/cpu/README.md).
+`cp_async`: the C++ asynchronous copies (`include/cuda_pipeline_primitives.h`,
+`cooperative_groups/memcpy_async.h`); PTX `cp.async` also raises `inline_ptx`, which stays
+unsupported, and libcu++'s `cuda::memcpy_async`/`cuda::pipeline` fail to build (`needs_gpu`)."""
 
 COMPILE_SECONDS = 300.0
 

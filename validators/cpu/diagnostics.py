@@ -40,6 +40,7 @@ _NAME_FEATURES = {
     "__half2": "half",
     "__nv_bfloat16": "bfloat16",
     "__nv_bfloat162": "bfloat16",
+    "__pipeline_arrive_on": "cp_async",
 }
 
 
@@ -130,6 +131,14 @@ def _wmma_feature(diag: str) -> str | None:
     return f"wmma ({m.group(1).strip()})"
 
 
+# include/cuda_runtime.h: a cooperative launch through a void* kernel pointer.
+_GRID_SYNC_ASSERT = re.compile(r"static assertion failed: grid_sync: ([^\n]*CPU shim[^\n]*)")
+
+
+# libcu++'s asynchronous-copy vocabulary (<cuda/barrier>, <cuda/pipeline>): not emulated.
+_LIBCUXX_ASYNC = {"memcpy_async", "barrier", "pipeline", "make_pipeline", "pipeline_shared_state"}
+
+
 def gpu_feature_from_errors(diag: str) -> str | None:
     """The GPU-only construct a failed CPU build tripped over, or None for an ordinary error."""
     for m in _MISSING_HEADER.finditer(diag):
@@ -145,10 +154,18 @@ def gpu_feature_from_errors(diag: str) -> str | None:
     wmma = _wmma_feature(diag)
     if wmma:
         return wmma
+    m = _GRID_SYNC_ASSERT.search(diag)
+    if m:
+        return f"grid_sync ({m.group(1).strip()})"
     if _ASM_ERROR.search(diag):
         return "inline_ptx (asm statements are not x86 code)"
     for m in _MEMBER_OF.finditer(diag):
         name, scope = m.group(1), m.group(2)
+        if scope == "cuda" and name in _LIBCUXX_ASYNC:
+            return (
+                f"cp_async (cuda::{name}: libcu++ barriers and pipelines are not in the CPU shim;"
+                " __pipeline_memcpy_async and cooperative_groups::memcpy_async are)"
+            )
         if scope.split("::")[0] in ("cooperative_groups", "cg", "nvcuda", "cuda", "thrust", "cub"):
             return _feature_for_name(name) or f"{scope}::{name} (not provided by the CPU shim)"
     m = re.search(r"[‘'`]((?:thrust|cub)::cuda(?:::\w+)*)[’']", diag)
@@ -199,12 +216,22 @@ def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1) -> tupl
         return "runtime_error", "deadlock: " + line.removeprefix("cudashim: deadlock ").strip()[
             :600
         ]
+    # cooperative_groups::grid_group::sync() outside a cooperative launch (undefined on a GPU).
+    if "cudashim: grid.sync() " in stderr:
+        return "runtime_error", _first_line(stderr, "cudashim: grid.sync()").removeprefix(
+            "cudashim: "
+        )[:600]
     if "(dynamic parallelism) is not supported" in stderr:
         return "needs_gpu", "dynamic_parallelism (a kernel launched from device code)"
     # A library call of the shim's subset with arguments it does not compute (cudashim/libdata.h).
     m = re.search(r"cudashim: needs a GPU: (.+)", stderr)
     if m:
         return "needs_gpu", m.group(1).strip()[:300]
+    # An asynchronous copy CUDA calls undefined (include/cuda_pipeline_primitives.h: size,
+    # alignment, zfill).
+    m = re.search(r"cudashim: async copy: (.+)", stderr)
+    if m:
+        return "runtime_error", m.group(1).strip()[:300]
     # A WMMA call with arguments CUDA calls undefined (include/mma.h: ldm, alignment).
     m = re.search(r"cudashim: (wmma::\w+ at .+)", stderr)
     if m:

@@ -39,13 +39,13 @@ SYNC_NAMES = frozenset(
     __all_sync __uni_sync __activemask __match_any_sync __match_all_sync __reduce_add_sync
     __reduce_min_sync __reduce_max_sync __reduce_and_sync __reduce_or_sync __reduce_xor_sync
     this_thread_block tiled_partition coalesced_threads thread_block thread_block_tile
-    coalesced_group cooperative_groups sync __lane_id
+    coalesced_group cooperative_groups sync __lane_id this_grid grid_group
     TempStorage BlockReduce BlockScan WarpReduce WarpScan BlockRadixSort
-    load_matrix_sync store_matrix_sync mma_sync bmma_sync""".split()
+    load_matrix_sync store_matrix_sync mma_sync bmma_sync memcpy_async wait_prior""".split()
 )
 # CUB's collectives (include/cub/) wait at barriers; a kernel using one names its TempStorage
 # (or the class, for the default constructor) even through a typedef. The WMMA *_sync calls
-# (include/mma.h) wait at a full-warp __syncwarp.
+# (include/mma.h) wait at a full-warp __syncwarp; cooperative_groups::wait/wait_prior sync the group.
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -162,6 +162,22 @@ def _launch_arguments(src: bytes, args: Node) -> str:
     return out.decode("utf-8", "replace")
 
 
+_CALLEE_TYPES = frozenset(
+    {"identifier", "qualified_identifier", "template_function", "field_expression",
+     "parenthesized_expression", "subscript_expression", "pointer_expression"}
+)
+
+
+def _callee(func: Node) -> Node:
+    """The kernel expression of a launch. After a construct the grammar does not know (e.g.
+    `__align__(16)` in a declaration), error recovery can glue earlier statements onto the
+    callee (`100.0f + i;\n k<<<...>>>(...)` parsed as a call of a binary expression): keep its
+    rightmost name, so the edit covers the launch and nothing before it."""
+    while func.type not in _CALLEE_TYPES and func.children:
+        func = func.children[-1]
+    return func
+
+
 def _launch_edit(
     src: bytes,
     call: Node,
@@ -173,6 +189,7 @@ def _launch_edit(
     args = call.child_by_field_name("arguments")
     if func is None or args is None:
         return None
+    func = _callee(func)
     config = [_text(src, c) for c in syntax.named_children if c.type != "comment"]
     if len(config) < 2 or len(config) > 4:
         return None
@@ -191,8 +208,8 @@ def _launch_edit(
         f"[&](auto&&... cudashim_a) -> decltype({kernel}(cudashim_a...)) "
         f"{{ {kernel}(cudashim_a...); }}{rest})"
     )
-    original = src[call.start_byte : call.end_byte]
-    edit = _Edit(call.start_byte, call.end_byte, _pad_lines(original, repl, newline))
+    original = src[func.start_byte : call.end_byte]
+    edit = _Edit(func.start_byte, call.end_byte, _pad_lines(original, repl, newline))
     return edit, Launch(
         kernel=name, line=call.start_point[0] + 1, config=config[:4], may_sync=may_sync
     )
@@ -294,7 +311,10 @@ def rewrite(source: str, filename: str = "main.cu") -> RewriteResult:
         if node.type == "call_expression":
             syntax = next((c for c in node.children if c.type == "kernel_call_syntax"), None)
             if syntax is not None:
-                made = _launch_edit(src, node, syntax, barrier_free=barrier_free)
+                try:
+                    made = _launch_edit(src, node, syntax, barrier_free=barrier_free)
+                except ValueError:  # a launch the parse could not delimit: g++ will say where
+                    made = None
                 if made is None:
                     result.warnings.append(
                         f"line {node.start_point[0] + 1}: cannot read the launch {_text(src, node)[:80]!r}"

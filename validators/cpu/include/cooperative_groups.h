@@ -1,5 +1,5 @@
-// cudashim: cooperative groups for a block and its warp tiles. Grid groups (grid-wide sync)
-// and clusters are GPU-only and deliberately absent (the build error maps to needs_gpu).
+// cudashim: cooperative groups for the grid, a block and its warp tiles. Clusters are GPU-only
+// and deliberately absent (the build error maps to needs_gpu).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -24,6 +24,40 @@ class thread_block {
 };
 
 inline thread_block this_thread_block() { return thread_block(); }
+
+}  // namespace cooperative_groups
+namespace cudashim {
+// A barrier over every thread of the grid (runtime: cooperative launches only).
+void grid_sync(unsigned line, const char* file);
+bool grid_is_valid();
+}  // namespace cudashim
+namespace cooperative_groups {
+
+// The whole grid of a cudaLaunchCooperativeKernel launch; sync() in any other launch stops
+// the run (undefined on a GPU).
+class grid_group {
+ public:
+  void sync(std::source_location loc = std::source_location::current()) const {
+    cudashim::grid_sync(loc.line(), loc.file_name());
+  }
+  bool is_valid() const { return cudashim::grid_is_valid(); }
+  unsigned long long block_rank() const {
+    return blockIdx.x + gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+  }
+  unsigned long long num_blocks() const { return (unsigned long long)gridDim.x * gridDim.y * gridDim.z; }
+  unsigned long long thread_rank() const {
+    return block_rank() * ((unsigned long long)blockDim.x * blockDim.y * blockDim.z) +
+           this_thread_block().thread_rank();
+  }
+  unsigned long long num_threads() const { return num_blocks() * blockDim.x * blockDim.y * blockDim.z; }
+  unsigned long long size() const { return num_threads(); }
+  dim3 group_dim() const { return gridDim; }
+  dim3 dim_blocks() const { return gridDim; }
+  dim3 block_index() const { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); }
+  dim3 dim_threads() const { return blockDim; }
+};
+
+inline grid_group this_grid() { return grid_group(); }
 
 namespace cudashim_detail {
 inline unsigned linear_tid() {

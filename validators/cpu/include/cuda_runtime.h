@@ -165,6 +165,7 @@ enum cudaError {
   cudaErrorLaunchTimeout = 702,
   cudaErrorAssert = 710,
   cudaErrorLaunchFailure = 719,
+  cudaErrorCooperativeLaunchTooLarge = 720,
   cudaErrorNotSupported = 801,
   cudaErrorUnknown = 999,
 };
@@ -447,12 +448,28 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, _Tp*) {
   a->maxDynamicSharedSizeBytes = 48 * 1024;
   return cudaSuccess;
 }
+namespace cudashim {
+// The emulated device: 4 SMs (prop.multiProcessorCount), each holding up to 2048 threads
+// (whole warps), 8 blocks and 164 KiB of shared memory. It bounds a cooperative launch, whose
+// blocks are all co-resident: each block gets an OS thread (the sandbox allows 64) and every
+// CUDA thread of the grid is a live fiber at once (at most 8192).
+inline constexpr int kEmulatedSMs = 4;
+inline constexpr int kBlocksPerSM = 8;
+inline int max_blocks_per_sm(long long threads, size_t smem) {
+  if (threads <= 0 || threads > 1024) return 0;
+  int b = int(2048 / ((threads + 31) / 32 * 32));
+  if (smem > 0) b = std::min<int>(b, int((164 * 1024) / smem));
+  return std::min(b, kBlocksPerSM);
+}
+}  // namespace cudashim
 template <class _Tp>
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, _Tp, int block, size_t smem) {
-  int b = block > 0 ? 2048 / block : 0;
-  if (smem > 0) b = std::min<int>(b, int((100 * 1024) / smem));
-  *n = std::max(1, std::min(b, 32));
+  *n = cudashim::max_blocks_per_sm(block, smem);
   return cudaSuccess;
+}
+template <class _Tp>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* n, _Tp k, int block, size_t smem, unsigned) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, k, block, smem);
 }
 template <class _Tp>
 cudaError_t cudaOccupancyMaxPotentialBlockSize(int* grid, int* block, _Tp, size_t = 0, int limit = 0) {
@@ -470,6 +487,7 @@ struct LaunchSpec {
   void (*body)(void*);
   void* arg;
   bool may_sync;  // false: the rewrite proved the kernel never waits at a barrier
+  bool cooperative = false;  // cudaLaunchCooperativeKernel: all blocks co-resident, grid.sync()
 };
 void run_kernel(const LaunchSpec& s);
 
@@ -515,6 +533,26 @@ cudaError_t cudaLaunchKernel(void (*k)(_Pp...), dim3 grid, dim3 block, void** ar
   });
   return cudaPeekAtLastError();
 }
+
+// The kernel's spelling is kept (the macro) so runtime reports can name it.
+template <class... _Pp>
+cudaError_t _Cooperative_launch(const char* name, void (*k)(_Pp...), dim3 grid, dim3 block, void** args,
+                                size_t shmem = 0, cudaStream_t = 0) {
+  auto body = [&]() { cudashim::call_with_void_args(k, args, std::index_sequence_for<_Pp...>{}); };
+  using _Body = decltype(body);
+  cudashim::run_kernel(cudashim::LaunchSpec{name, grid, block, shmem, [](void* p) { (*static_cast<_Body*>(p))(); },
+                                            &body, true, true});
+  return cudaPeekAtLastError();
+}
+// A kernel cast to void* has lost the parameter types the shim needs to call it.
+template <class _Tp = void>
+cudaError_t _Cooperative_launch(const char*, const void*, dim3, dim3, void**, size_t = 0, cudaStream_t = 0) {
+  static_assert(!std::is_void_v<_Tp>,
+                "grid_sync: cudaLaunchCooperativeKernel with a kernel cast to void* is not in the CPU shim "
+                "(pass the kernel itself)");
+  return cudaErrorNotSupported;
+}
+#define cudaLaunchCooperativeKernel(k, ...) _Cooperative_launch(#k, k, __VA_ARGS__)
 
 // ---------------------------------------------------------------- barriers and warp operations
 namespace cudashim {

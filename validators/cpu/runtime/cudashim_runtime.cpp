@@ -166,7 +166,7 @@ static const Config& config() {
 }
 
 // ---------------------------------------------------------------- fibers
-enum State : int { NEW, RUNNABLE, RUNNING, WAIT_BLOCK, WAIT_WARP, DONE };
+enum State : int { NEW, RUNNABLE, RUNNING, WAIT_BLOCK, WAIT_WARP, DONE, WAIT_GRID };
 
 struct Stack {
   char* lo;  // lowest usable byte (just above the guard page)
@@ -203,6 +203,8 @@ struct Worker {
   void* sched_sp = nullptr;
   Fiber* cur = nullptr;
   bool direct = false;  // running a barrier-free kernel's threads as plain calls
+  bool coop = false;    // running one block of a cooperative launch (see run_cooperative)
+  int grid_waiting = 0;  // threads of the block waiting at grid.sync()
   unsigned direct_lin = 0;
   const LaunchSpec* spec = nullptr;
   int nthreads = 0;
@@ -210,6 +212,7 @@ struct Worker {
   int exited = 0;
   int bar_arrived = 0;
   unsigned long long block_lin = 0;
+  unsigned long long block_serial = 0;  // unique per block run (block_serial())
   void* smem = nullptr;
   size_t smem_cap = 0;
   std::mt19937_64 rng;
@@ -582,9 +585,10 @@ unsigned lane_id() {
 // ---------------------------------------------------------------- deadlock description
 static void describe_and_die(Worker* w) {
   std::string msg = "cudashim: deadlock in " + block_name(w) + ": no thread can make progress;";
-  int at_block = 0, at_warp = 0;
+  int at_block = 0, at_warp = 0, at_grid = 0;
   const Fiber* fb = nullptr;
   const Fiber* fw = nullptr;
+  const Fiber* fg = nullptr;
   for (const Fiber& f : w->fibers) {
     if (f.state == WAIT_BLOCK) {
       at_block++;
@@ -592,9 +596,16 @@ static void describe_and_die(Worker* w) {
     } else if (f.state == WAIT_WARP) {
       at_warp++;
       if (!fw) fw = &f;
+    } else if (f.state == WAIT_GRID) {
+      at_grid++;
+      if (!fg) fg = &f;
     }
   }
   char b[512];
+  if (at_grid) {
+    snprintf(b, sizeof b, " %d threads wait at grid.sync() (first at %s);", at_grid, where(*fg).c_str());
+    msg += b;
+  }
   if (at_block) {
     snprintf(b, sizeof b, " %d threads wait at __syncthreads() (first at %s);", at_block, where(*fb).c_str());
     msg += b;
@@ -625,6 +636,7 @@ static void make_order(Worker* w, int n) {
 // coalesced_threads(): the lanes of a warp that reach the same call while every other live lane
 // of the warp is blocked elsewhere or has exited (the lanes a GPU would have converged there).
 struct DirectAbort {};
+static void coop_park(Worker* w);
 
 static bool resolve_coalesced(Worker* w) {
   bool any = false;
@@ -662,6 +674,8 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
   const unsigned gx = s.grid.x, gy = s.grid.y;
   blockIdx = uint3{(unsigned)(lin % gx), (unsigned)((lin / gx) % gy), (unsigned)(lin / ((unsigned long long)gx * gy))};
   w->block_lin = lin;
+  static std::atomic<unsigned long long> serials{0};
+  w->block_serial = ++serials;
   const int n = w->nthreads;
   for (int i = 0; i < n; ++i) {
     Fiber& f = w->fibers[i];
@@ -672,6 +686,7 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
   w->live = n;
   w->exited = 0;
   w->bar_arrived = 0;
+  w->grid_waiting = 0;
   make_order(w, n);
   if (!s.may_sync) {
     // No barrier can be reached: each thread runs start to finish on the worker's own stack.
@@ -708,6 +723,14 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
     if (g_abort_launch.load(std::memory_order_relaxed)) break;
     if (!f) {
       if (resolve_coalesced(w)) continue;
+      if (w->coop && w->grid_waiting > 0 && w->grid_waiting == w->live) {
+        coop_park(w);  // back when every thread of the grid has arrived
+        for (int i = 0; i < n; ++i)
+          if (w->fibers[i].state == WAIT_GRID) w->fibers[i].state = RUNNABLE;
+        w->grid_waiting = 0;
+        w->cursor = 0;
+        continue;
+      }
       describe_and_die(w);
     }
     if (f->state == NEW)
@@ -756,6 +779,13 @@ static void finish_worker(Worker* w) {
   t_kernel = nullptr;
   threadIdx = uint3{0, 0, 0};
   blockIdx = uint3{0, 0, 0};
+}
+
+// Tells per-thread state kept by headers (async copies: include/cuda_pipeline_primitives.h)
+// from one block run to the next; 0 outside kernels.
+unsigned long long block_serial() {
+  Worker* w = tw;
+  return w && w->spec ? w->block_serial : 0;
 }
 
 void* dyn_smem() {
@@ -813,6 +843,144 @@ static void worker_loop(int id) {
   }
 }
 
+// ---------------------------------------------------------------- cooperative launches
+// Every block of a cooperative grid is co-resident: each gets its own thread (so its
+// thread_local __shared__ and its fibers stay alive across grid.sync()), but only one block
+// runs at a time, handed the turn by the launching thread in schedule order. A block runs
+// until all its live threads wait at grid.sync() (it parks) or all have exited; once every
+// block has had its turn, either every thread of the grid waits (all are released, the next
+// round starts) or some have exited (a deadlock report, as for __syncthreads). Running one
+// block at a time keeps the outcome a function of the schedule alone.
+struct Coop {
+  enum : int { IDLE, RUNNING, PARKED, DONE };
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<std::thread> threads;
+  const LaunchSpec* job = nullptr;
+  unsigned long long nb = 0;
+  unsigned long long gen = 0;
+  long long turn = -1;  // the block allowed to run
+  std::vector<int> st;
+  std::vector<int> arrived;  // threads waiting at grid.sync() in each parked block
+  std::vector<const Fiber*> at;
+};
+
+static Coop& coop() {
+  static Coop* c = new Coop();
+  return *c;
+}
+
+bool grid_is_valid() { return tw && tw->coop; }
+
+void grid_sync(unsigned line, const char* file) {
+  Worker* w = tw;
+  if (w && w->direct) barrier_in_direct_mode("grid.sync()", file, line);
+  if (!w || !w->cur) fatal("cudashim: grid.sync() at %s:%u called from host code", file, line);
+  if (!w->coop)
+    fatal("cudashim: grid.sync() at %s:%u in kernel '%s', which was not launched with "
+          "cudaLaunchCooperativeKernel (grid synchronisation is undefined in a normal launch)",
+          file, line, w->spec->name);
+  Fiber* f = w->cur;
+  f->state = WAIT_GRID;
+  f->line = line;
+  f->file = file;
+  w->grid_waiting++;
+  yield(w, f);
+}
+
+static void coop_park(Worker* w) {
+  const Fiber* first = nullptr;
+  for (int i = 0; i < w->nthreads && !first; ++i)
+    if (w->fibers[i].state == WAIT_GRID) first = &w->fibers[i];
+  if (w->exited > 0 && !g_abort_launch.load())
+    deadlock("cudashim: deadlock in %s: grid.sync() at %s reached by %d of %d threads; %d threads had "
+             "already exited (every thread of a cooperative grid must reach each grid.sync())",
+             block_name(w).c_str(), where(*first).c_str(), w->grid_waiting, w->nthreads, w->exited);
+  Coop& c = coop();
+  const unsigned long long b = w->block_lin;
+  std::unique_lock<std::mutex> lk(c.m);
+  c.st[b] = Coop::PARKED;
+  c.arrived[b] = w->grid_waiting;
+  c.at[b] = first;
+  c.turn = -1;
+  c.cv.notify_all();
+  c.cv.wait(lk, [&] { return c.turn == (long long)b; });
+}
+
+static void coop_thread(unsigned long long id) {
+  Coop& c = coop();
+  Worker* w = worker();
+  unsigned long long seen = 0;
+  for (;;) {
+    std::unique_lock<std::mutex> lk(c.m);
+    c.cv.wait(lk, [&] { return c.gen != seen && id < c.nb && c.turn == (long long)id; });
+    seen = c.gen;
+    const LaunchSpec& s = *c.job;
+    lk.unlock();
+    prepare_worker(w, s);
+    w->coop = true;
+    run_block(w, s, id);
+    w->coop = false;
+    finish_worker(w);
+    lk.lock();
+    c.st[id] = Coop::DONE;
+    c.turn = -1;
+    c.cv.notify_all();
+  }
+}
+
+static void run_cooperative(const LaunchSpec& s, unsigned long long nb) {
+  const Config& cfg = config();
+  Coop& c = coop();
+  std::unique_lock<std::mutex> lk(c.m);
+  while (c.threads.size() < nb) c.threads.emplace_back(coop_thread, (unsigned long long)c.threads.size());
+  c.job = &s;
+  c.nb = nb;
+  c.st.assign(nb, Coop::IDLE);
+  c.arrived.assign(nb, 0);
+  c.at.assign(nb, nullptr);
+  c.gen++;
+  std::vector<unsigned long long> order(nb);
+  for (unsigned long long round = 0;; ++round) {
+    for (unsigned long long i = 0; i < nb; ++i) order[i] = cfg.order == Order::Reverse ? nb - 1 - i : i;
+    if (cfg.order == Order::Random) {  // a new block order every round
+      std::mt19937_64 rng(cfg.seed * 0xD1B54A32D192ED03ull + round * 0x9E3779B97F4A7C15ull + 7);
+      for (unsigned long long i = nb - 1; i > 0; --i) std::swap(order[i], order[rng() % (i + 1)]);
+    }
+    for (unsigned long long b : order) {
+      if (c.st[b] == Coop::DONE) continue;
+      c.st[b] = Coop::RUNNING;
+      c.turn = (long long)b;
+      c.cv.notify_all();
+      c.cv.wait(lk, [&] { return c.turn == -1; });
+    }
+    unsigned long long parked = 0, waiting = 0;
+    long long gone = -1;
+    for (unsigned long long b = 0; b < nb; ++b) {
+      if (c.st[b] == Coop::PARKED) {
+        parked++;
+        waiting += (unsigned long long)c.arrived[b];
+      } else if (gone < 0) {
+        gone = (long long)b;
+      }
+    }
+    if (parked == 0) break;
+    if (gone >= 0 && !g_abort_launch.load()) {
+      const Fiber* f = nullptr;
+      for (unsigned long long b = 0; b < nb && !f; ++b)
+        if (c.st[b] == Coop::PARKED) f = c.at[b];
+      const unsigned long long gx = s.grid.x, gy = s.grid.y, g = (unsigned long long)gone;
+      deadlock("cudashim: deadlock in kernel '%s': grid.sync() at %s reached by %llu of %llu threads of the "
+               "grid; block (%llu,%llu,%llu) had exited without reaching it (every thread of a cooperative "
+               "grid must reach each grid.sync())",
+               s.name, where(*f).c_str(), waiting, nb * s.block.x * s.block.y * s.block.z, g % gx,
+               (g / gx) % gy, g / (gx * gy));
+    }
+  }
+  c.job = nullptr;
+  c.nb = 0;
+}
+
 static bool valid_config(const LaunchSpec& s) {
   const dim3 g = s.grid, b = s.block;
   if (b.x == 0 || b.y == 0 || b.z == 0 || g.x == 0 || g.y == 0 || g.z == 0) return false;
@@ -841,6 +1009,17 @@ void run_kernel(const LaunchSpec& s) {
     for (unsigned long long i = 0; i < nb; ++i) perm[i] = i;
     std::mt19937_64 rng(c.seed * 0xD1B54A32D192ED03ull + 7);
     for (unsigned long long i = nb - 1; i > 0; --i) std::swap(perm[i], perm[rng() % (i + 1)]);
+  }
+  if (s.cooperative) {
+    const unsigned long long cap = (unsigned long long)kEmulatedSMs *
+                                   max_blocks_per_sm((long long)s.block.x * s.block.y * s.block.z, s.shmem);
+    if (nb > cap) {
+      set_error(cudaErrorCooperativeLaunchTooLarge);
+      return;
+    }
+    run_cooperative(s, nb);
+    g_abort_launch.store(false);
+    return;
   }
   Worker* me = worker();
   const int helpers = (int)std::min<unsigned long long>((unsigned long long)c.workers, nb) - 1;
@@ -1013,7 +1192,7 @@ const char* cudaGetErrorName(cudaError_t e) {
     N(cudaErrorInvalidDeviceFunction) N(cudaErrorNoDevice) N(cudaErrorInvalidDevice)
     N(cudaErrorInvalidResourceHandle) N(cudaErrorNotReady) N(cudaErrorIllegalAddress)
     N(cudaErrorLaunchOutOfResources) N(cudaErrorLaunchTimeout) N(cudaErrorAssert) N(cudaErrorLaunchFailure)
-    N(cudaErrorNotSupported) N(cudaErrorUnknown)
+    N(cudaErrorNotSupported) N(cudaErrorUnknown) N(cudaErrorCooperativeLaunchTooLarge)
 #undef N
   }
   return "cudaErrorUnknown";
@@ -1039,6 +1218,8 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorAssert: return "device-side assert triggered";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
     case cudaErrorNotSupported: return "operation not supported";
+    case cudaErrorCooperativeLaunchTooLarge:
+      return "too many blocks in cooperative launch";
     default: return "unknown error";
   }
 }
@@ -1169,7 +1350,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
   p->minor = 0;
   p->textureAlignment = 512;
   p->deviceOverlap = 1;
-  p->multiProcessorCount = 16;
+  p->multiProcessorCount = kEmulatedSMs;
   p->canMapHostMemory = 1;
   p->concurrentKernels = 1;
   p->asyncEngineCount = 2;
@@ -1178,11 +1359,11 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
   p->memoryBusWidth = 5120;
   p->l2CacheSize = 40 * 1024 * 1024;
   p->maxThreadsPerMultiProcessor = 2048;
-  p->maxBlocksPerMultiProcessor = 32;
+  p->maxBlocksPerMultiProcessor = kBlocksPerSM;  // max_blocks_per_sm: cooperative launches
   p->managedMemory = 1;
   p->concurrentManagedAccess = 1;
   p->pageableMemoryAccess = 1;
-  p->cooperativeLaunch = 0;
+  p->cooperativeLaunch = 1;
   p->globalL1CacheSupported = 1;
   p->localL1CacheSupported = 1;
   return cudaSuccess;
@@ -1214,6 +1395,7 @@ cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int d) {
     case cudaDevAttrComputeCapabilityMajor: *v = p.major; break;
     case cudaDevAttrComputeCapabilityMinor: *v = p.minor; break;
     case cudaDevAttrConcurrentKernels: *v = 1; break;
+    case cudaDevAttrCooperativeLaunch: *v = 1; break;
     case cudaDevAttrManagedMemory: *v = 1; break;
     case cudaDevAttrConcurrentManagedAccess: *v = 1; break;
     default: *v = 0;
