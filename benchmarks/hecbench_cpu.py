@@ -252,10 +252,7 @@ def run_one(
     for variant in variants:
         for schedule in schedules:
             res = run_program(
-                program,
-                _ScheduledBackend(backend, schedule, variant),
-                args,
-                limits=limits,
+                program, backend, args, limits=limits, variant=variant, schedule=schedule
             )
             out = res.outcome
             stdout = out.stdout if out else ""
@@ -293,22 +290,6 @@ def run_one(
         "build_s": f"{build_s:.1f}",
         "run_s": f"{run_s:.1f}",
     }
-
-
-class _ScheduledBackend(CpuBackend):
-    """The backend pinned to one schedule and one build variant (run_program uses the
-    defaults)."""
-
-    def __init__(self, inner: CpuBackend, schedule: str, variant: str) -> None:
-        super().__init__(cache=inner.cache, workers=inner.workers)
-        self._schedule = schedule
-        self._variant = variant
-
-    def build(self, program, defines, *, variant="plain"):  # type: ignore[no-untyped-def]
-        return super().build(program, defines, variant=self._variant)
-
-    def command(self, exe, args, *, schedule="default"):  # type: ignore[no-untyped-def]
-        return super().command(exe, args, schedule=self._schedule)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -369,14 +369,17 @@ class ProgramRun:
 
 def run_program(program: Program, backend: str | Backend = "auto", args: list[str] | None = None,
                 *, limits: Limits | None = None, workdir_files: list[Path] | None = None,
-                defines: dict[str, int] | None = None) -> ProgramRun:
+                defines: dict[str, int] | None = None, variant: str = "plain",
+                schedule: str = "default") -> ProgramRun:
     """Build and run a standalone program once (no task): exit status, output, timings.
 
     `workdir_files` are copied into the run directory (e.g. input files the program reads).
+    `variant` and `schedule` name one of the backend's builds and thread orders (cpu: `asan`,
+    `reverse`, ...), for a caller that runs the program under several.
     """
     be = _resolve(backend)
     t0 = time.monotonic()
-    exe = be.build(program, defines or {})
+    exe = be.build(program, defines or {}, variant=variant)
     build_seconds = time.monotonic() - t0
     if exe.needs_gpu:
         return ProgramRun(Status.NEEDS_GPU, f"needs a GPU feature: {exe.needs_gpu}", exe.compile,
@@ -394,7 +397,7 @@ def run_program(program: Program, backend: str | Backend = "auto", args: list[st
                 shutil.copytree(f, work / f.name, dirs_exist_ok=True)
             else:
                 shutil.copy2(f, work / f.name)
-        argv, env = be.command(exe, list(args or []))
+        argv, env = be.command(exe, list(args or []), schedule=schedule)
         lim = (limits or DEFAULT_LIMITS).with_overrides(be.sandbox_overrides(exe))
         outcome = run_sandboxed(argv, work, limits=lim, env=env)
     finally:

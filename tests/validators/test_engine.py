@@ -272,3 +272,28 @@ def test_concurrent_checks_do_not_interfere(shared):
     with ThreadPoolExecutor(4) as pool:
         futures = {m: pool.submit(_engine(shared, m).check, vecadd_task(), MUTANT) for m in jobs}
     assert {m: f.result().status for m, f in futures.items()} == jobs
+
+
+@pytest.mark.skipif(_cpu_backend() is None, reason="cpu backend not available")
+def test_run_program_picks_the_build_variant_and_schedule(shared):
+    """A one-past-the-end write is silent in the plain build and named by the ASan one; the
+    order threads run in follows `schedule` (each thread records its place in a counter)."""
+    cache, _ = shared
+    backend = _cpu_backend()
+    overrun = Program(source=(
+        "#include <cstdio>\n#include <cstdlib>\n"
+        "int main() { volatile int* p = (int*)malloc(4 * sizeof(int)); p[4] = 1; printf(\"done\\n\");\n"
+        "  free((void*)p); return 0; }\n"))
+    plain = run_program(overrun, backend, limits=LIMITS)
+    asan = run_program(overrun, backend, limits=LIMITS, variant="asan")
+    assert plain.status == Status.PASSED and "done" in plain.outcome.stdout
+    assert asan.status == Status.RUNTIME_ERROR and "heap-buffer-overflow" in asan.reason
+    order = Program(source=(
+        "#include <cstdio>\n__device__ int next_slot;\n"
+        "__global__ void k(int* who) { who[atomicAdd(&next_slot, 1)] = threadIdx.x; }\n"
+        "int main() { int* d; int h[4]; cudaMalloc(&d, sizeof h);\n"
+        "  k<<<1, 4>>>(d); cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);\n"
+        "  printf(\"%d%d%d%d\\n\", h[0], h[1], h[2], h[3]); return 0; }\n"))
+    outs = {s: run_program(order, backend, limits=LIMITS, schedule=s).outcome.stdout.strip()
+            for s in ("forward", "reverse")}
+    assert outs == {"forward": "0123", "reverse": "3210"}
