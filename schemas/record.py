@@ -28,6 +28,10 @@ class Provenance(Contract):
     authors: list[str] = Field(default_factory=list)
     retrieved_at: datetime | None = None
     notes: str = ""
+    url: str | None = None
+    """A link to the exact original (a blob URL at the pinned commit, a dataset row)."""
+    stars: int | None = None
+    """Repository stars when the source knows them (GitHub), for filtering by popularity."""
 
 
 class RawRecord(Contract):
@@ -40,6 +44,19 @@ class RawRecord(Contract):
     """Sources that already know the task (builtin, kernelbench) give it here."""
     split: Literal["train", "test"] = "train"
     meta: dict[str, str] = Field(default_factory=dict)
+    files: dict[str, str] = Field(default_factory=dict)
+    """Companion files the text needs to compile, by path relative to the text's own folder
+    (e.g. `../common.h`, `kernels/1_naive.cuh`): the local headers it includes, transitively."""
+    focus: str | None = None
+    """The `__global__` function this record is about when its text defines several (one record
+    per kernel); None means the whole text."""
+    module: str | None = None
+    """A PyTorch module file (KernelBench style: `Model`, `get_inputs`, `get_init_inputs`) that
+    defines the task; it becomes the reference (run on the CPU inside the sandbox)."""
+    kind: Literal["program", "kernel", "module"] = "program"
+    """What `text` is: a standalone `program` (or task-carrying record), CUDA `kernel` code that
+    an LLM wraps into a program (a file of kernels, a PyTorch extension), or empty with the
+    task given by `module` alone."""
 
 
 class ChatMessage(Contract):

@@ -20,11 +20,21 @@ class Reference(Contract):
     For `numpy`, `code` defines `<entrypoint>(inputs, sizes)` taking a dict of arrays (named as
     the task's inputs) and a dict of sizes, and returning a dict of arrays named as the task's
     outputs.
+
+    For `torch`, `code` is a PyTorch module file in KernelBench's form: the class named by
+    `entrypoint` (default `Model`), `get_inputs()` and `get_init_inputs()`. Module-level integer
+    constants named in the task's sizes are set to each case's sizes before the code runs. The
+    model is built from `get_init_inputs()`; task inputs named like a parameter or buffer of the
+    model (dots as underscores, e.g. `conv_weight`) are loaded into it; the other task inputs are
+    the forward arguments, in order. Inputs whose case distribution is `reference` are drawn by
+    the code itself from the case seed (`get_inputs()`, the parameter initialisation) and handed
+    to the program. Outputs are the forward's return value(s), in the order of `outputs`.
     """
 
-    language: Literal["numpy"] = "numpy"
+    language: Literal["numpy", "torch"] = "numpy"
     code: str = Field(min_length=1)
     entrypoint: str = Field(default="reference", pattern=IDENT_RE)
+    """For `numpy`, the function; for `torch`, the `nn.Module` class (KernelBench: `Model`)."""
 
 
 class Task(Contract):
@@ -47,6 +57,10 @@ class Task(Contract):
     tolerances: dict[str, Tolerance] = Field(default_factory=dict)
     """Per-output overrides."""
     tags: list[str] = Field(default_factory=list)
+    original_sizes: dict[str, int] = Field(default_factory=dict)
+    """Sizes as the source wrote them, when they were scaled down to validate on a CPU."""
+    scaling: str = ""
+    """The rule that turned `original_sizes` into `sizes`, in words (empty: not scaled)."""
 
     @field_validator("cases")
     @classmethod

@@ -58,8 +58,10 @@ class ValueDistribution(Contract):
     """How one input's values are drawn. Deterministic given the case seed."""
 
     kind: Literal[
-        "uniform", "normal", "randint", "constant", "arange", "edge", "permutation"
+        "uniform", "normal", "randint", "constant", "arange", "edge", "permutation", "reference"
     ] = "uniform"
+    """`reference`: the task's torch reference draws the values itself from the case seed
+    (KernelBench's `get_inputs()`, a model's parameter initialisation)."""
     low: float = -1.0
     high: float = 1.0
     mean: float = 0.0
