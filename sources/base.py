@@ -29,13 +29,17 @@ class SourceError(RuntimeError):
 
 @dataclass(frozen=True)
 class UnreadableRecord:
-    """What a source yields for an entry it found but could not read (a malformed task
-    folder, an undecodable file): the build rejects it as `unreadable` with this reason, so it
-    shows in the funnel and `rejections.jsonl`, and goes on."""
+    """What a source yields for an entry it found but could not read or must not use (a
+    malformed task folder, an undecodable file, a repository whose licence the policy refuses):
+    the build rejects it at gather with `code` as the reason and `reason` as the detail, so it
+    shows in the funnel, the manifest and `rejections.jsonl`, and goes on."""
 
     id: str
     origin: str
     reason: str
+    code: str = "unreadable"
+    """The short reason counted in the manifest (`unreadable`, or a policy's own code such as
+    `license_copyleft`, `file_too_large`, `binary_file`, `symlink`); `reason` is the detail."""
 
 
 @runtime_checkable

@@ -54,4 +54,4 @@ def _unreadable(source: str, bad: UnreadableRecord) -> Item:
         text="",
         provenance=Provenance(source=source, origin=bad.origin or "?", license="unknown"),
     )
-    return Item(raw=placeholder).reject("gather", "unreadable", bad.reason)
+    return Item(raw=placeholder).reject("gather", bad.code or "unreadable", bad.reason)
