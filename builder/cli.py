@@ -60,7 +60,91 @@ def parser() -> argparse.ArgumentParser:
                    help="one schedule and no sanitizer build per case (faster, weaker validation)")
     r.add_argument("--cache-dir", type=Path, default=None, help="stage cache (default: <out>/.cache)")
     r.add_argument("--no-progress", action="store_true", help="no progress display")
+    src = r.add_argument_group("sources (each flag goes to the source it names)")
+    src.add_argument("--github-repos", default=None,
+                     help="OWNER/NAME[@REF],... or @FILE (one per line) to crawl")
+    src.add_argument("--github-query", default=None,
+                     help="repository search: language:Cuda plus these words, by stars")
+    src.add_argument("--github-max-repos", type=int, default=None, help="cap on searched repositories")
+    src.add_argument("--github-api-url", default=None,
+                     help="GitHub REST base URL (default $GITHUB_API_URL or https://api.github.com)")
+    src.add_argument("--licenses", default=None,
+                     help="SPDX ids allowed for crawled code (default: MIT, BSD-2/3-Clause, "
+                          "Apache-2.0, ISC, Unlicense, CC0-1.0 and other permissive ones)")
+    src.add_argument("--hf-dataset", action="append", default=None,
+                     help="a Hub dataset id or a local Parquet/JSONL file or folder (repeatable)")
+    src.add_argument("--hf-columns", default=None,
+                     help="generic column mapping, e.g. text=code,module=torch_code,license=lic")
+    src.add_argument("--hf-split", default=None, help="dataset split to read (default: the dataset's)")
+    src.add_argument("--hf-config", default=None, help="dataset configuration name")
+    src.add_argument("--hf-limit", type=int, default=None, help="rows to read per dataset")
+    src.add_argument("--kernelbench-dir", type=Path, default=None,
+                     help="a folder of KernelBench-style PyTorch modules (Model, get_inputs, ...)")
+    src.add_argument("--kernelbench-split", default=None, choices=["train", "test"],
+                     help="split for KernelBench tasks (default: test, they are a benchmark)")
+    src.add_argument("--local-dir", type=Path, default=None, help="a folder of .cu files and headers")
+    src.add_argument("--local-license", default=None, help="SPDX id of --local-dir's code")
+    llm = r.add_argument_group("LLM task synthesis (any OpenAI-compatible endpoint)")
+    llm.add_argument("--llm-model", default=None,
+                     help="model name; without it records that need an LLM are rejected")
+    llm.add_argument("--llm-base-url", default=None,
+                     help="endpoint, e.g. http://localhost:8000/v1 (default $OPENAI_BASE_URL)")
+    llm.add_argument("--llm-key-env", default="OPENAI_API_KEY",
+                     help="environment variable holding the API key (default OPENAI_API_KEY)")
+    llm.add_argument("--llm-concurrency", type=int, default=8, help="requests in flight (default 8)")
+    llm.add_argument("--llm-temperature", type=float, default=0.2)
+    llm.add_argument("--llm-max-tokens", type=int, default=8192)
+    llm.add_argument("--llm-timeout", type=float, default=180.0, help="seconds per request")
+    llm.add_argument("--llm-retries", type=int, default=6, help="retries on 429/5xx/timeouts")
+    llm.add_argument("--llm-schema-retries", type=int, default=2,
+                     help="re-asks after an invalid answer, with the problems fed back")
+    llm.add_argument("--repair-rounds", type=int, default=1,
+                     help="rounds of feeding a failed verdict back to the LLM (default 1)")
+    llm.add_argument("--min-kernel-kept", type=float, default=0.9,
+                     help="share of the original kernel text an LLM program must keep (default 0.9)")
+    r.add_argument("--decontaminate", action="append", type=Path, default=[],
+                   help="benchmark to keep out of the dataset: a KernelBench folder, CUDABench or "
+                        "ComputeEval JSONL, TritonBench JSON (repeatable)")
     return p
+
+
+def source_options(args: argparse.Namespace, sources: list[str]) -> dict[str, dict]:
+    """The per-source options the flags carry; a flag for a source not in --sources is an
+    error the pipeline reports."""
+    opts: dict[str, dict] = {}
+
+    def put(source: str, key: str, value) -> None:
+        if value is not None:
+            opts.setdefault(source, {})[key] = value
+
+    put("github", "repos", args.github_repos)
+    put("github", "query", args.github_query)
+    put("github", "max_repos", args.github_max_repos)
+    put("github", "api_url", args.github_api_url)
+    put("github", "licenses", args.licenses)
+    put("hf", "dataset", args.hf_dataset)
+    put("hf", "columns", args.hf_columns)
+    put("hf", "split", args.hf_split)
+    put("hf", "config", args.hf_config)
+    put("hf", "limit", args.hf_limit)
+    put("kernelbench", "path", str(args.kernelbench_dir) if args.kernelbench_dir else None)
+    put("kernelbench", "split", args.kernelbench_split)
+    put("local", "path", str(args.local_dir) if args.local_dir else None)
+    put("local", "license", args.local_license)
+    return opts
+
+
+def llm_config(args: argparse.Namespace):
+    if not args.llm_model:
+        return None
+    from .llm import LLMConfig
+
+    return LLMConfig(
+        base_url=args.llm_base_url, model=args.llm_model, api_key_env=args.llm_key_env,
+        temperature=args.llm_temperature, max_tokens=args.llm_max_tokens, timeout=args.llm_timeout,
+        max_retries=args.llm_retries, concurrency=max(1, args.llm_concurrency),
+        schema_retries=args.llm_schema_retries,
+    )
 
 
 def summary_table(res: BuildResult) -> Table:
@@ -80,8 +164,17 @@ def run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 0:
         err.print(f"error: --limit {args.limit}: must not be negative", markup=False)
         return 2
+    sources = [s.strip() for s in args.sources.split(",") if s.strip()]
+    if args.llm_concurrency < 1:
+        err.print(f"error: --llm-concurrency {args.llm_concurrency}: must be at least 1", markup=False)
+        return 2
+    try:
+        llm = llm_config(args)
+    except Exception as exc:
+        err.print(f"error: LLM settings: {exc}", markup=False)
+        return 2
     cfg = BuildConfig(
-        sources=[s.strip() for s in args.sources.split(",") if s.strip()],
+        sources=sources,
         backend=args.backend,
         out=args.out,
         workers=args.workers,
@@ -92,6 +185,11 @@ def run(args: argparse.Namespace) -> int:
         near_dup_threshold=args.near_dup_threshold,
         thorough=not args.quick,
         cache_dir=args.cache_dir,
+        source_options=source_options(args, sources),
+        llm=llm,
+        repair_rounds=args.repair_rounds,
+        min_kernel_kept=args.min_kernel_kept,
+        decontaminate=list(args.decontaminate),
     )
     progress = None if args.no_progress else RichProgress(err)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,6 +30,17 @@ class BuildConfig:
     shard_records: int = 5000
     cache_dir: Path | None = None
     """Stage cache; default `<out>/.cache`."""
+    source_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Source name -> the options its `records()` takes (from the `--github-*`, `--hf-*`, ...
+    flags)."""
+    llm: Any = None
+    """`builder.llm.LLMConfig`, or None: records without a task are rejected `no_task_specifier`."""
+    repair_rounds: int = 1
+    """LLM-written programs that fail validation get this many rounds with the verdict fed back."""
+    min_kernel_kept: float = 0.9
+    """An LLM program must keep at least this share of the original kernel's characters."""
+    decontaminate: list[Path] = field(default_factory=list)
+    """Benchmark files/folders whose items must not leak into the dataset (code and prompts)."""
 
     @property
     def cache_root(self) -> Path:
@@ -38,4 +50,9 @@ class BuildConfig:
         d = asdict(self)
         d["out"] = str(self.out)
         d["cache_dir"] = str(self.cache_root)
+        # Nested settings as JSON text: the manifest's config is flat. No secrets live here
+        # (API keys are read from the environment by name).
+        d["source_options"] = json.dumps(self.source_options, sort_keys=True, default=str)
+        d["llm"] = json.dumps(self.llm.params(), sort_keys=True, default=str) if self.llm else None
+        d["decontaminate"] = [str(p) for p in self.decontaminate]
         return d

@@ -69,6 +69,23 @@ class _StageFn:
         return env.to_row()
 
 
+def run_threaded(
+    stages: list[Stage], envelopes: list[Envelope], cache: StageCache | None, *, threads: int,
+) -> Iterator[Envelope]:
+    """The chain over every envelope in a pool of `threads` threads of this process, yielding
+    each as it finishes. For stages that mostly wait on a remote service (the LLM): their
+    concurrency is the endpoint's to bear, not this machine's cores, so it is not tied to the
+    executor's CPU slots."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    if not envelopes:
+        return
+    with ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="stage") as pool:
+        futures = [pool.submit(_apply_chain, stages, env, cache) for env in envelopes]
+        for fut in as_completed(futures):
+            yield fut.result()
+
+
 def probe_address(address: str, timeout: float = 3.0) -> None:
     """Fail fast when a `host:port` or `ray://host:port` address does not answer (ray.init
     would otherwise retry for a long time)."""

@@ -41,6 +41,32 @@ class AnalysisSummary(BaseModel):
     errors: list[str] = Field(default_factory=list)
 
 
+class Synthesis(BaseModel):
+    """What the LLM did for a record: who wrote it, at what cost, and how faithful to the
+    original kernel the program stayed. Counted in the manifest; kept with the record."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    specifier: str
+    model: str = ""
+    prompt_version: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    cached_calls: int = 0
+    attempts: int = 0
+    """Answers asked for at specify (1 + the re-asks after invalid answers)."""
+    repair_rounds: int = 0
+    """Rounds of 'here is the verdict, fix the program' after a failed validation."""
+    kernel_kept: float | None = None
+    """Share of the original kernel's characters kept in the program (None: no original kernel,
+    e.g. a task given by a PyTorch module alone)."""
+
+    def add_usage(self, usage: object) -> None:
+        for k in ("prompt_tokens", "completion_tokens", "calls", "cached_calls"):
+            setattr(self, k, getattr(self, k) + int(getattr(usage, k, 0) or 0))
+
+
 class Item(BaseModel):
     """A record on its way through the stages; each stage fills its own field."""
 
@@ -58,6 +84,7 @@ class Item(BaseModel):
     messages: list[ChatMessage] | None = None
     validation: ValidationResult | None = None
     spans: list[Span] | None = None
+    synthesis: Synthesis | None = None
     rejection: Rejection | None = None
 
     @property

@@ -32,7 +32,8 @@ from .stages.base import Stage, stage_error_message
 from .writer import write_shards
 
 TIMINGS_JSON = "timings.json"
-STAGE_ORDER = ("gather", "extract", "dedup", "specify", "validate", "annotate", "filter", "write")
+STAGE_ORDER = ("gather", "extract", "dedup", "decontaminate", "specify", "validate", "annotate",
+               "filter", "write")
 
 
 class BuildError(RuntimeError):
@@ -99,12 +100,12 @@ def resolve_backend(name: str, *, local: bool = True):
     return backend
 
 
-def check_sources(names: list[str]) -> None:
+def check_sources(names: list[str], options: dict[str, dict] | None = None) -> None:
     from sources.base import UnknownSource, get_source
 
     for n in names:
         try:
-            get_source(n)
+            get_source(n, **(options or {}).get(n, {}))
         except UnknownSource as exc:
             raise BuildError(f"--sources: {exc}") from None
         except Exception as exc:
@@ -155,7 +156,16 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
     t_start = time.perf_counter()
     out = Path(cfg.out)
     check_output(out)
-    check_sources(cfg.sources)
+    check_sources(cfg.sources, cfg.source_options)
+    unused = sorted(set(cfg.source_options) - set(cfg.sources))
+    if unused:
+        raise BuildError(f"options given for source(s) {', '.join(unused)}, which --sources does "
+                         f"not name (--sources {','.join(cfg.sources)})")
+    if cfg.repair_rounds < 0:
+        raise BuildError(f"--repair-rounds {cfg.repair_rounds}: must not be negative")
+    if not 0.0 <= cfg.min_kernel_kept <= 1.0:
+        raise BuildError(f"--min-kernel-kept {cfg.min_kernel_kept}: must be within [0, 1]")
+    decontam = load_decontamination(cfg.decontaminate)
     if cfg.workers < 1:
         raise BuildError(f"--workers {cfg.workers}: must be at least 1")
     if not cfg.near_dup_threshold > 0.0:  # also NaN
@@ -181,7 +191,7 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
 
     # gather
     t0 = time.perf_counter()
-    gathered = gather(cfg.sources, limit=cfg.limit)
+    gathered = gather(cfg.sources, limit=cfg.limit, options=cfg.source_options)
     notes += gathered.errors
     items = gathered.items
     progress.phase("gather", len(items))
@@ -224,9 +234,35 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
         )
         phases["dedup"] = time.perf_counter() - t0
 
-        # specify -> validate -> annotate -> filter
+        # decontaminate (code): benchmark items must not leak into the dataset
+        t0 = time.perf_counter()
+        decontam_rejects: Counter[str] = Counter()
+        decontam_in = sum(e.item.alive for e in envs)
+        if decontam is not None:
+            envs = _driver_pass(envs, lambda items: decontam.code(items))
+            decontam_rejects += _rejections_at(envs, "decontaminate")
+
+        # specify: on the driver in a thread pool (the LLM is remote; its concurrency is the
+        # endpoint's), through the stage cache
+        t1 = time.perf_counter()
+        specify = Specify(specifiers(cfg))
+        envs = _run_threaded(specify, envs, cache, threads=_llm_threads(cfg), progress=progress)
+        phases["specify"] = time.perf_counter() - t1
+        stats.count_events(envs, ["specify"])
+
+        # decontaminate (prompts): what the LLM wrote may quote a benchmark's task
+        t1 = time.perf_counter()
+        if decontam is not None:
+            before = _rejections_at(envs, "decontaminate")
+            envs = _driver_pass(envs, lambda items: decontam.prompts(items))
+            decontam_rejects += _rejections_at(envs, "decontaminate") - before
+        stats.driver_stage("decontaminate", decontam_in, decontam_rejects,
+                           (t1 - t0) + (time.perf_counter() - t1))
+        phases["decontaminate"] = (t1 - t0) + (time.perf_counter() - t1)
+
+        # validate (+ repair rounds) -> annotate -> filter
         chain: list[Stage] = [
-            Specify(), Validate(backend.name, thorough=cfg.thorough), Annotate(), Filter(),
+            Validate(backend.name, thorough=cfg.thorough, repair=repairer(cfg)), Annotate(), Filter(),
         ]
         gpu = 1.0 if backend.name == "cuda" else 0.0
         resources = {"validate": StageResources(num_cpus=1.0, num_gpus=gpu)}
@@ -279,6 +315,7 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
         shards=shards,
         splits={s: splits.get(s, 0) for s in ("train", "test")},
         environment=environment(),
+        synthesis=synthesis_summary([e.item for e in envs], records),
     )
     notes += [f"cache entry discarded and recomputed: {n}" for n in stats.discarded_notes]
     schedules = list(backend.schedules(thorough=cfg.thorough))
@@ -292,6 +329,104 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
     atomic_write_text(out / TIMINGS_JSON, json.dumps({"wall_seconds": wall, "phases": phases}, indent=2) + "\n")
     return BuildResult(out=out, manifest=manifest, records=records, rejections=rejections,
                        wall_seconds=wall, notes=notes, phases=phases)
+
+
+# ---------------------------------------------------------------- LLM and decontamination
+
+
+def specifiers(cfg: BuildConfig) -> list:
+    """Who writes tasks: records that carry one first; with an LLM configured, PyTorch modules
+    and raw CUDA code too."""
+    from .stages.specify import FromTask
+
+    out: list = [FromTask()]
+    if cfg.llm is not None:
+        from .llm.specify import KernelSpecifier, ModuleSpecifier
+
+        out += [ModuleSpecifier(cfg.llm, min_kernel_kept=cfg.min_kernel_kept),
+                KernelSpecifier(cfg.llm, min_kernel_kept=cfg.min_kernel_kept)]
+    return out
+
+
+def repairer(cfg: BuildConfig):
+    if cfg.llm is None or cfg.repair_rounds <= 0:
+        return None
+    from .llm.specify import Repairer
+
+    return Repairer(cfg.llm, min_kernel_kept=cfg.min_kernel_kept, rounds=cfg.repair_rounds)
+
+
+def _llm_threads(cfg: BuildConfig) -> int:
+    return max(1, int(getattr(cfg.llm, "concurrency", 1) or 1)) if cfg.llm is not None else 1
+
+
+def load_decontamination(paths: list[Path]):
+    """The benchmark index, built once before anything runs (a bad file stops the build here
+    with one line naming it)."""
+    if not paths:
+        return None
+    from .decontam import DecontamError, Decontaminator
+
+    try:
+        return Decontaminator.from_paths(paths)
+    except DecontamError as exc:
+        raise BuildError(f"--decontaminate: {exc}") from None
+
+
+def _driver_pass(envs: list[Envelope], fn) -> list[Envelope]:
+    events = {e.item.id: e.events for e in envs}
+    items = fn([e.item for e in envs])
+    return sorted((Envelope(item=it, events=events[it.id]) for it in items), key=lambda e: e.item.id)
+
+
+def _rejections_at(envs: list[Envelope], stage: str) -> Counter[str]:
+    return Counter(e.item.rejection.reason for e in envs
+                   if e.item.rejection is not None and e.item.rejection.stage == stage)
+
+
+def _run_threaded(stage: Stage, envs: list[Envelope], cache: StageCache, *, threads: int,
+                  progress: Progress) -> list[Envelope]:
+    from .executors import run_threaded
+
+    alive = [e for e in envs if e.item.alive]
+    dead = [e for e in envs if not e.item.alive]
+    progress.phase(stage.name, len(alive))
+    done: list[Envelope] = []
+    for env in run_threaded([stage], alive, cache, threads=threads):
+        done.append(env)
+        progress.advance(stage.name)
+    progress.done(stage.name)
+    return sorted(done + dead, key=lambda e: e.item.id)
+
+
+def synthesis_summary(items: list[Item], records: list[DatasetRecord]) -> dict[str, int | float | str]:
+    """Totals over every record an LLM worked on (kept or not), and the fidelity of the kept
+    ones to their original kernels."""
+    syn = [it.synthesis for it in items if it.synthesis is not None]
+    if not syn:
+        return {}
+    kept_ids = {r.id for r in records}
+    kept_syn = [it.synthesis for it in items if it.synthesis is not None and it.id in kept_ids]
+    shares = [s.kernel_kept for s in kept_syn if s.kernel_kept is not None]
+    out: dict[str, int | float | str] = {
+        "model": ",".join(sorted({s.model for s in syn})),
+        "prompt_version": ",".join(sorted({s.prompt_version for s in syn})),
+        "records": len(syn),
+        "records_kept": len(kept_syn),
+        "calls": sum(s.calls for s in syn),
+        "cached_calls": sum(s.cached_calls for s in syn),
+        "prompt_tokens": sum(s.prompt_tokens for s in syn),
+        "completion_tokens": sum(s.completion_tokens for s in syn),
+        "answers_asked": sum(s.attempts for s in syn),
+        "repair_rounds": sum(s.repair_rounds for s in syn),
+        "kept_after_repair": sum(1 for s in kept_syn if s.repair_rounds > 0),
+    }
+    if shares:
+        out["kernel_kept_mean"] = round(sum(shares) / len(shares), 4)
+        out["kernel_kept_min"] = round(min(shares), 4)
+        out["kernel_kept_verbatim"] = sum(1 for v in shares if v >= 0.9999)
+        out["kernel_kept_measured"] = len(shares)
+    return out
 
 
 def _run(executor, stages: list[Stage], envs: list[Envelope], cache: StageCache,

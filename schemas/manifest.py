@@ -40,3 +40,6 @@ class BuildManifest(Contract):
     splits: dict[str, int] = Field(default_factory=dict)
     environment: dict[str, str] = Field(default_factory=dict)
     """Compiler and library versions that produced the verdicts."""
+    synthesis: dict[str, int | float | str] = Field(default_factory=dict)
+    """What the LLM stages cost and did: calls (and how many came from the response cache),
+    prompt and completion tokens, repair rounds, and the share of original kernel text kept."""

@@ -72,6 +72,10 @@ class FunctionSource:
 # generator function yielding RawRecords. Imported only when the source is asked for.
 _BUILTIN_SOURCES: dict[str, str] = {
     "builtin": "sources.builtin:records",
+    "github": "sources.github:records",
+    "hf": "sources.hf:records",
+    "kernelbench": "sources.kernelbench:records",
+    "local": "sources.local:records",
 }
 _REGISTRY: dict[str, str | Callable[..., Source]] = dict(_BUILTIN_SOURCES)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from schemas import Provenance, RawRecord
 from sources.base import UnreadableRecord, get_source
@@ -19,7 +20,8 @@ class Gathered:
     """Sources that failed part-way: `source <name>: <reason>`."""
 
 
-def gather(source_names: Iterable[str], *, limit: int | None = None) -> Gathered:
+def gather(source_names: Iterable[str], *, limit: int | None = None,
+           options: dict[str, dict[str, Any]] | None = None) -> Gathered:
     """Read records from each source in turn until `limit` records were read.
 
     A record id seen before is rejected (`duplicate_id`) rather than silently merged. A
@@ -30,7 +32,11 @@ def gather(source_names: Iterable[str], *, limit: int | None = None) -> Gathered
     for name in source_names:
         if limit is not None and len(out.items) >= limit:
             break
-        source = get_source(name)
+        try:
+            source = get_source(name, **(options or {}).get(name, {}))
+        except Exception as exc:  # checked at preflight; a late failure still stops only this source
+            out.errors.append(f"source {name}: {type(exc).__name__}: {exc}".splitlines()[0])
+            continue
         try:
             for raw in source.records():
                 if isinstance(raw, UnreadableRecord):

@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from schemas import ChatMessage, Program, Task
 
-from ..item import Item
+from ..item import Item, Synthesis
 from .base import Stage
 
 SYSTEM_PROMPT = (
@@ -32,6 +32,8 @@ class Specification:
     program: Program
     prompt: str
     messages: list[ChatMessage]
+    synthesis: Synthesis | None = None
+    """What an LLM did for it (None for a record that carried its task)."""
 
 
 @runtime_checkable
@@ -51,10 +53,17 @@ class Specifier(Protocol):
 
 
 class SpecifyError(Exception):
-    def __init__(self, reason: str, detail: str = ""):
+    def __init__(self, reason: str, detail: str = "", *, synthesis: Synthesis | None = None):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+        self.synthesis = synthesis
+        """Tokens spent before giving up still count in the manifest."""
+
+
+TRANSIENT_PREFIX = "llm_"
+"""Rejections from the endpoint's state (rate limits, outages, timeouts), not from the record:
+never cached, so a resumed build asks again."""
 
 
 def chat(prompt: str, response: str, system: str | None = SYSTEM_PROMPT) -> list[ChatMessage]:
@@ -92,14 +101,23 @@ class Specify(Stage):
     def config(self) -> dict[str, Any]:
         return {s.name: {"version": s.version, **s.config()} for s in self.specifiers}
 
+    def keep(self, result: Item) -> bool:
+        rej = result.rejection
+        return rej is None or not rej.reason.startswith(TRANSIENT_PREFIX)
+
     def process(self, item: Item) -> Item:
         for spec in self.specifiers:
             if spec.applies(item):
                 try:
                     out = spec.specify(item)
                 except SpecifyError as exc:
+                    item.synthesis = exc.synthesis
                     return item.reject(self.name, exc.reason, exc.detail)
                 item.task, item.program = out.task, out.program
                 item.prompt, item.messages = out.prompt, out.messages
+                item.synthesis = out.synthesis
                 return item
-        return item.reject(self.name, "no_task_specifier", "the record has no task and no specifier writes one")
+        what = "a PyTorch module" if item.raw.module is not None else "CUDA code"
+        return item.reject(self.name, "no_task_specifier",
+                           f"the record is {what} without a task, and no LLM is configured to "
+                           "write one (--llm-model, --llm-base-url)")

@@ -14,23 +14,30 @@ from schemas import Status
 from ..fingerprint import code_fingerprint, toolchain_fingerprint
 from ..item import Item
 from .base import Stage
+from .specify import SYSTEM_PROMPT, SpecifyError, chat
 
 
 class Validate(Stage):
     name = "validate"
-    version = 1
+    version = 2
 
-    def __init__(self, backend: str, *, thorough: bool = True):
+    def __init__(self, backend: str, *, thorough: bool = True, repair: Any = None):
         self.backend = backend
         self.thorough = thorough
+        self.repair = repair
+        """`builder.llm.specify.Repairer`, or None: LLM-written programs that fail get that many
+        rounds of the verdict fed back to the LLM before the record is judged."""
 
     def config(self) -> dict[str, Any]:
-        return {
+        cfg = {
             "backend": self.backend,
             "thorough": self.thorough,
             "validators": code_fingerprint("validators"),
             "toolchain": toolchain_fingerprint(self.backend),
         }
+        if self.repair is not None:
+            cfg["repair"] = self.repair.config()
+        return cfg
 
     def keep(self, result: Item) -> bool:
         # A timeout may be the machine's load, not the program: a resumed build retries it.
@@ -43,4 +50,17 @@ class Validate(Stage):
         if item.task is None or item.program is None:
             return item.reject(self.name, "not_specified", "no task/program to validate")
         item.validation = check(item.task, item.program, backend=self.backend, thorough=self.thorough)
+        rounds = 0
+        while self.repair is not None and rounds < self.repair.rounds and self.repair.wants(item):
+            rounds += 1
+            try:
+                program = self.repair.repair(item)
+            except SpecifyError as exc:
+                # No usable correction: the record is judged on the verdict it has.
+                item.validation.reason += f" (repair round {rounds}: {exc.reason}: {exc.detail[:200]})"
+                break
+            item.program = program
+            assert item.prompt is not None
+            item.messages = chat(item.prompt, program.source, SYSTEM_PROMPT)
+            item.validation = check(item.task, program, backend=self.backend, thorough=self.thorough)
         return item
