@@ -13,7 +13,13 @@ import os
 from functools import cache
 from pathlib import Path
 
-from schemas import CaseSummary, DatasetRecord, ValidationResult, ValidationSummary
+from schemas import (
+    CaseSummary,
+    DatasetRecord,
+    SynthesisInfo,
+    ValidationResult,
+    ValidationSummary,
+)
 
 from .item import Item
 
@@ -91,4 +97,14 @@ def make_record(item: Item) -> DatasetRecord:
         validation=summarise_validation(item.validation),
         provenance=item.raw.provenance,
         split=item.raw.split,
+        synthesis=synthesis_info(item),
     )
+
+
+def synthesis_info(item: Item) -> SynthesisInfo | None:
+    s = item.synthesis
+    if s is None:
+        return None
+    return SynthesisInfo(specifier=s.specifier, model=s.model, prompt_version=s.prompt_version,
+                         kernel_kept=s.kernel_kept, repair_rounds=s.repair_rounds,
+                         attempts=s.attempts)

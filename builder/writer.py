@@ -49,6 +49,7 @@ ROW_SCHEMA = pa.schema(
         ("task_json", pa.string()),
         ("validation_json", pa.string()),
         ("provenance_json", pa.string()),
+        ("synthesis_json", pa.string()),
         ("schema_version", pa.int64()),
     ]
 )

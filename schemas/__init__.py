@@ -9,6 +9,7 @@ from .record import (
     DatasetRecord,
     Provenance,
     RawRecord,
+    SynthesisInfo,
     ValidationSummary,
 )
 from .rows import record_to_row, row_spans, row_to_record
@@ -27,7 +28,7 @@ from .validation import (
 
 __all__ = [
     "SCHEMA_VERSION", "Contract", "SchemaError", "BuildManifest", "ShardInfo", "StageStats",
-    "Program", "CaseSummary", "ChatMessage", "DatasetRecord", "Provenance", "RawRecord",
+    "Program", "CaseSummary", "ChatMessage", "DatasetRecord", "Provenance", "RawRecord", "SynthesisInfo",
     "ValidationSummary", "CUDA_MASK_KINDS", "SPAN_KINDS", "Span", "SpanKind", "CASES_PER_TASK",
     "Reference", "Task", "FLOAT_DTYPES", "DType", "InputCase", "TensorSpec", "Tolerance",
     "ValueDistribution", "CaseResult", "CompileInfo", "KernelResources", "OutputCheck", "Status",

@@ -83,6 +83,18 @@ class ValidationSummary(Contract):
     validated_at: datetime | None = None
 
 
+class SynthesisInfo(Contract):
+    """How an LLM took part in a record (absent for records that carried their own task)."""
+
+    specifier: str
+    model: str = ""
+    prompt_version: str = ""
+    kernel_kept: float | None = None
+    """Share of the original kernel's characters kept in the response (None: no original)."""
+    repair_rounds: int = 0
+    attempts: int = 0
+
+
 class DatasetRecord(Contract):
     """One prompt/response pair of the dataset, with everything needed to trust and reuse it."""
 
@@ -95,6 +107,7 @@ class DatasetRecord(Contract):
     validation: ValidationSummary
     provenance: Provenance
     split: Literal["train", "test"] = "train"
+    synthesis: SynthesisInfo | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> DatasetRecord:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .record import DatasetRecord, Provenance, ValidationSummary
+from .record import DatasetRecord, Provenance, SynthesisInfo, ValidationSummary
 from .span import Span
 from .task import Task
 
@@ -36,6 +36,7 @@ def record_to_row(rec: DatasetRecord) -> dict[str, Any]:
         "task_json": rec.task.model_dump_json(),
         "validation_json": rec.validation.model_dump_json(),
         "provenance_json": prov.model_dump_json(),
+        "synthesis_json": rec.synthesis.model_dump_json() if rec.synthesis is not None else None,
         "schema_version": rec.schema_version,
     }
 
@@ -51,6 +52,8 @@ def row_to_record(row: dict[str, Any]) -> DatasetRecord:
         task=Task.model_validate_json(row["task_json"]),
         validation=ValidationSummary.model_validate_json(row["validation_json"]),
         provenance=Provenance.model_validate_json(row["provenance_json"]),
+        synthesis=(SynthesisInfo.model_validate_json(row["synthesis_json"])
+                   if row.get("synthesis_json") else None),
         schema_version=row.get("schema_version", 1),
     )
 
