@@ -144,7 +144,7 @@ def llm_config(args: argparse.Namespace):
         temperature=args.llm_temperature, max_tokens=args.llm_max_tokens, timeout=args.llm_timeout,
         max_retries=args.llm_retries, concurrency=max(1, args.llm_concurrency),
         schema_retries=args.llm_schema_retries,
-    )
+    ).resolved()
 
 
 def summary_table(res: BuildResult) -> Table:
