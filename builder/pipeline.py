@@ -193,6 +193,8 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
     t0 = time.perf_counter()
     gathered = gather(cfg.sources, limit=cfg.limit, options=cfg.source_options)
     notes += gathered.errors
+    if decontam is not None:
+        notes += decontam.notes()
     items = gathered.items
     progress.phase("gather", len(items))
     progress.advance("gather", len(items))
@@ -365,12 +367,35 @@ def load_decontamination(paths: list[Path]):
     with one line naming it)."""
     if not paths:
         return None
-    from .decontam import DecontamError, Decontaminator
+    from .decontam import DecontamError, build_index
+    from .stages.decontaminate import decontaminate_code, decontaminate_prompts
 
     try:
-        return Decontaminator.from_paths(paths)
+        index, loaded = build_index([str(p) for p in paths])
     except DecontamError as exc:
         raise BuildError(f"--decontaminate: {exc}") from None
+    return _Decontamination(index, loaded, decontaminate_code, decontaminate_prompts)
+
+
+@dataclass
+class _Decontamination:
+    index: object
+    loaded: list
+    _code: object
+    _prompts: object
+
+    def code(self, items: list[Item]) -> list[Item]:
+        return self._code(items, self.index)
+
+    def prompts(self, items: list[Item]) -> list[Item]:
+        return self._prompts(items, self.index)
+
+    def notes(self) -> list[str]:
+        out = []
+        for lb in self.loaded:
+            out.append(f"decontaminate: {lb.path}: {len(lb.items)} benchmark items ({lb.format})")
+            out += [f"decontaminate: {lb.path}: {n}" for n in lb.notes]
+        return out
 
 
 def _driver_pass(envs: list[Envelope], fn) -> list[Envelope]:
