@@ -78,6 +78,10 @@ def parser() -> argparse.ArgumentParser:
     src.add_argument("--hf-split", default=None, help="dataset split to read (default: the dataset's)")
     src.add_argument("--hf-config", default=None, help="dataset configuration name")
     src.add_argument("--hf-limit", type=int, default=None, help="rows to read per dataset")
+    src.add_argument("--hf-revision", default=None, help="dataset revision (branch, tag or commit)")
+    src.add_argument("--hf-license", default=None, help="SPDX id overriding every row's licence")
+    src.add_argument("--hf-streaming", default=None, action=argparse.BooleanOptionalAction,
+                     help="stream rows (default: on for Hub ids, off for local files)")
     src.add_argument("--kernelbench-dir", type=Path, default=None,
                      help="a folder of KernelBench-style PyTorch modules (Model, get_inputs, ...)")
     src.add_argument("--kernelbench-split", default=None, choices=["train", "test"],
@@ -122,11 +126,15 @@ def source_options(args: argparse.Namespace, sources: list[str]) -> dict[str, di
     put("github", "max_repos", args.github_max_repos)
     put("github", "api_url", args.github_api_url)
     put("github", "licenses", args.licenses)
-    put("hf", "dataset", args.hf_dataset)
+    if args.hf_dataset:
+        put("hf", "dataset", args.hf_dataset[0] if len(args.hf_dataset) == 1 else args.hf_dataset)
     put("hf", "columns", args.hf_columns)
     put("hf", "split", args.hf_split)
     put("hf", "config", args.hf_config)
     put("hf", "limit", args.hf_limit)
+    put("hf", "revision", args.hf_revision)
+    put("hf", "license", args.hf_license)
+    put("hf", "streaming", args.hf_streaming)
     put("kernelbench", "path", str(args.kernelbench_dir) if args.kernelbench_dir else None)
     put("kernelbench", "split", args.kernelbench_split)
     put("local", "path", str(args.local_dir) if args.local_dir else None)
