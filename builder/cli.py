@@ -66,6 +66,9 @@ def parser() -> argparse.ArgumentParser:
     src.add_argument("--github-query", default=None,
                      help="repository search: language:Cuda plus these words, by stars")
     src.add_argument("--github-max-repos", type=int, default=None, help="cap on searched repositories")
+    src.add_argument("--github-ref", default=None, help="branch, tag or commit for every repository")
+    src.add_argument("--github-refresh", action="store_true", default=None,
+                     help="re-check finished repositories with conditional requests (304s)")
     src.add_argument("--github-api-url", default=None,
                      help="GitHub REST base URL (default $GITHUB_API_URL or https://api.github.com)")
     src.add_argument("--licenses", default=None,
@@ -125,6 +128,8 @@ def source_options(args: argparse.Namespace, sources: list[str]) -> dict[str, di
     put("github", "query", args.github_query)
     put("github", "max_repos", args.github_max_repos)
     put("github", "api_url", args.github_api_url)
+    put("github", "ref", args.github_ref)
+    put("github", "refresh", args.github_refresh)
     put("github", "licenses", args.licenses)
     if args.hf_dataset:
         put("hf", "dataset", args.hf_dataset[0] if len(args.hf_dataset) == 1 else args.hf_dataset)
