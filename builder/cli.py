@@ -69,6 +69,8 @@ def parser() -> argparse.ArgumentParser:
     src.add_argument("--github-ref", default=None, help="branch, tag or commit for every repository")
     src.add_argument("--github-refresh", action="store_true", default=None,
                      help="re-check finished repositories with conditional requests (304s)")
+    src.add_argument("--github-cache-dir", type=Path, default=None,
+                     help="HTTP cache and crawl state (default $CKD_CACHE_DIR/github)")
     src.add_argument("--github-api-url", default=None,
                      help="GitHub REST base URL (default $GITHUB_API_URL or https://api.github.com)")
     src.add_argument("--licenses", default=None,
@@ -103,6 +105,8 @@ def parser() -> argparse.ArgumentParser:
     llm.add_argument("--llm-max-tokens", type=int, default=8192)
     llm.add_argument("--llm-timeout", type=float, default=180.0, help="seconds per request")
     llm.add_argument("--llm-retries", type=int, default=6, help="retries on 429/5xx/timeouts")
+    llm.add_argument("--llm-cache-dir", type=Path, default=None,
+                     help="response cache (default $CKD_CACHE_DIR/llm)")
     llm.add_argument("--llm-schema-retries", type=int, default=2,
                      help="re-asks after an invalid answer, with the problems fed back")
     llm.add_argument("--repair-rounds", type=int, default=1,
@@ -129,6 +133,7 @@ def source_options(args: argparse.Namespace, sources: list[str]) -> dict[str, di
     put("github", "max_repos", args.github_max_repos)
     put("github", "api_url", args.github_api_url)
     put("github", "ref", args.github_ref)
+    put("github", "cache_dir", str(args.github_cache_dir) if args.github_cache_dir else None)
     put("github", "refresh", args.github_refresh)
     put("github", "licenses", args.licenses)
     if args.hf_dataset:
@@ -156,7 +161,7 @@ def llm_config(args: argparse.Namespace):
         base_url=args.llm_base_url, model=args.llm_model, api_key_env=args.llm_key_env,
         temperature=args.llm_temperature, max_tokens=args.llm_max_tokens, timeout=args.llm_timeout,
         max_retries=args.llm_retries, concurrency=max(1, args.llm_concurrency),
-        schema_retries=args.llm_schema_retries,
+        schema_retries=args.llm_schema_retries, cache_dir=args.llm_cache_dir,
     ).resolved()
 
 

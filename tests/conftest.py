@@ -1,0 +1,12 @@
+"""The stand-ins (a GitHub REST server, an OpenAI-compatible server) and scripted answers live
+beside the tests that introduced them; end-to-end tests of other packages import them too."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+for folder in (HERE / "sources", HERE / "builder"):
+    if str(folder) not in sys.path:
+        sys.path.append(str(folder))
