@@ -96,6 +96,9 @@ def generate(spec: TensorSpec, dist: ValueDistribution | None, case: InputCase,
             draws = _ints(rng, dtype, dist.low, dist.high, n)
         table = np.array(options, dtype=np.float64 if is_float else np.int64)
         flat = np.where(pick < len(options), table[np.minimum(pick, len(options) - 1)], draws)
+    elif kind == "reference":
+        raise ValueError(f"input {spec.name!r}: the 'reference' distribution is drawn by the "
+                         "torch reference, not generated here")
     else:  # pragma: no cover - the schema restricts kinds
         raise ValueError(f"unknown distribution kind {kind!r}")
     if not is_float:
@@ -104,12 +107,25 @@ def generate(spec: TensorSpec, dist: ValueDistribution | None, case: InputCase,
     return np.asarray(flat).astype(dtype).reshape(shape)
 
 
+def drawn_by_reference(task: Task, case: InputCase) -> set[str]:
+    """Inputs of `case` whose values the task's torch reference draws itself (distribution
+    kind `reference`); `materialize` leaves them out."""
+    return {name for name, d in case.distributions.items() if d.kind == "reference"}
+
+
 def materialize(task: Task, case: InputCase) -> dict[str, np.ndarray]:
-    """Every input of `case`, by name."""
+    """Every input of `case`, by name, except those the reference draws (`drawn_by_reference`;
+    `validators.reference.ReferenceRunner.case_data` gives those)."""
+    drawn = drawn_by_reference(task, case)
+    if drawn and task.reference.language != "torch":
+        raise ValueError(
+            f"case {case.name!r}: inputs {sorted(drawn)} use the 'reference' distribution, which "
+            f"only a torch reference can draw (this task's reference is "
+            f"{task.reference.language})")
     sizes = task.case_sizes(case)
     return {
         spec.name: generate(spec, case.distributions.get(spec.name), case, sizes)
-        for spec in task.inputs
+        for spec in task.inputs if spec.name not in drawn
     }
 
 

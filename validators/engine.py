@@ -165,7 +165,17 @@ class Engine:
                     schedules: list[str], result: ValidationResult) -> CaseResult:
         t0 = time.monotonic()
         sizes = task.case_sizes(case)
-        inputs = materialize(task, case)
+        if self.references.draws_inputs(task, case):  # type: ignore[union-attr]
+            # The torch reference draws some inputs itself: run it first (cached with its
+            # outputs, which _judge then finds under the same key).
+            try:
+                inputs, _, _ = self.references.case_data(task, case)  # type: ignore[union-attr]
+            except (ReferenceError, SandboxError) as exc:
+                return CaseResult(case=case.name, status=Status.FAILED,
+                                  reason=f"no reference inputs: {exc}",
+                                  seconds=time.monotonic() - t0)
+        else:
+            inputs = materialize(task, case)
         defines = task.defines_for(case)
         runs: list[_Run] = []
         exe: Executable | None = None

@@ -1,10 +1,31 @@
-"""Reference outputs: run a task's NumPy reference inside the sandbox and read its outputs.
+"""Reference outputs: run a task's reference (NumPy or PyTorch) inside the sandbox and read its
+outputs.
 
-The reference is untrusted (LLM-written), so it never runs in this process: a separate
-Python process in its own sandbox directory loads the inputs, calls the entry point and
-saves each output as `.npy` (no pickles). The outputs are validated here (names, shapes,
-dtypes) and cached by a content hash of the reference code, the inputs, the sizes and the
+The reference is untrusted (LLM-written, or a third party's module file), so it never runs in
+this process: a separate Python process in its own sandbox directory loads the inputs, calls the
+entry point and saves each output as `.npy` (no pickles). The outputs are validated here (names,
+shapes, dtypes) and cached by a content hash of the reference code, the inputs, the sizes and the
 output specs, in a 0700 directory outside any program's sandbox.
+
+Torch references (`Reference.language == "torch"`, a KernelBench-style module file) run in
+this order, which fixes what a case seed produces:
+1. the module's constants named in the case's sizes are replaced by the case's values (AST);
+2. `torch.manual_seed(case.seed)`, one thread, deterministic algorithms (warn only);
+3. the module file runs; `model = Model(*get_init_inputs())`, in eval mode (its parameter
+   initialisation draws from the seeded generator first);
+4. `args = get_inputs()` (drawn next, from the same generator);
+5. task inputs named like a parameter or buffer (`conv.weight` -> `conv_weight`) are loaded
+   into the model, the other task inputs replace the tensors of `args` in order (non-tensor
+   items of `args` are passed as they are); an input whose case distribution is `reference`
+   keeps the value the code drew, and that value is written out for the program to read;
+   given values take the dtype the module drew (a `uint8` array becomes `bool` where the
+   module drew a mask);
+6. `forward(*args)` under `torch.no_grad()`; its tensor, or tuple/list of tensors, are the
+   task's outputs in order.
+Dtypes must match the task's exactly, with two conversions: `bool` -> `uint8`, and
+`float16`/`bfloat16` -> `float32` when the task says `float32`. Anything else (complex, a
+float64 result for a float32 output, ...) is a ReferenceError naming the tensor. Outputs and
+drawn inputs are cached together (`ReferenceRunner.case_data`).
 """
 
 from __future__ import annotations
@@ -15,6 +36,8 @@ import os
 import shutil
 import sys
 import tempfile
+from functools import cache
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -22,9 +45,10 @@ import numpy as np
 from schemas import InputCase, Task, TensorSpec
 
 from .build_cache import BuildCache, cache_root
-from .cases import arrays_digest, little_endian, write_arrays
+from .cases import arrays_digest, drawn_by_reference, little_endian, materialize, write_arrays
 from .compare import read_no_follow
 from .sandbox import Limits, python_prefixes, run_sandboxed
+from .torch_module import COMMON, GUARD, TORCH_ENV, substitute_constants
 
 HARNESS_VERSION = 1
 
@@ -65,6 +89,98 @@ for name, value in result.items():
         sys.exit(3)
 '''
 
+TORCH_HARNESS_VERSION = 1
+
+# Runs inside the sandbox like HARNESS. ref.json gives the seed, the inputs (with `drawn` for a
+# `reference` distribution) and the outputs; module.py is the module with the case's sizes.
+TORCH_HARNESS = COMMON + GUARD + r'''
+import json, os, sys, traceback
+import numpy as np
+spec = json.load(open("ref.json"))
+given = {}
+for t in spec["inputs"]:
+    if not t["drawn"]:
+        a = np.fromfile("data/%s.bin" % t["name"], dtype=np.dtype(t["dtype"]).newbyteorder("<"))
+        given[t["name"]] = a.reshape(t["shape"])
+src = open("module.py").read()
+_ckd_install_guard(spec["prefixes"])
+
+class Bad(Exception):
+    pass
+
+def to_numpy(t, want, what):
+    have = dtype_name(t.dtype)
+    t = t.detach().cpu()
+    if have == want:
+        return t.contiguous().numpy()
+    if have == "bool" and want == "uint8":
+        return t.to(torch.uint8).contiguous().numpy()
+    if have in ("float16", "bfloat16") and want == "float32":
+        return t.to(torch.float32).contiguous().numpy()
+    raise Bad("%s is %s, the task says %s" % (what, have, want))
+
+def run():
+    ns, cls = load_module(src, spec["entrypoint"], spec["seed"])
+    model = cls(*list(ns["get_init_inputs"]()))
+    model.eval()
+    args = list(ns["get_inputs"]())
+    named = named_tensors(model)
+    drawn = {}
+    forward = [t for t in spec["inputs"] if t["name"] not in named]
+    slots = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    if len(slots) != len(forward):
+        raise Bad("get_inputs() returns %d tensors but the task has %d forward inputs (%s)"
+                  % (len(slots), len(forward), ", ".join(t["name"] for t in forward) or "none"))
+    for t, i in zip(forward, slots):
+        if t["drawn"]:
+            drawn[t["name"]] = to_numpy(args[i], t["dtype"], "input %r" % t["name"])
+        else:
+            v = torch.from_numpy(given[t["name"]].copy())
+            args[i] = (v != 0) if args[i].dtype == torch.bool else v.to(args[i].dtype)
+    for t in spec["inputs"]:
+        if t["name"] not in named:
+            continue
+        p = named[t["name"]]
+        if t["drawn"]:
+            drawn[t["name"]] = to_numpy(p, t["dtype"], "parameter %r" % t["name"])
+            continue
+        v = torch.from_numpy(given[t["name"]].copy())
+        if tuple(v.shape) != tuple(p.shape):
+            raise Bad("input %r has shape %s, the model's parameter has %s"
+                      % (t["name"], list(v.shape), list(p.shape)))
+        if dtype_name(p.dtype) != t["dtype"]:
+            raise Bad("input %r is %s, the model's parameter is %s"
+                      % (t["name"], t["dtype"], dtype_name(p.dtype)))
+        with torch.no_grad():
+            p.copy_(v)
+    with torch.no_grad():
+        result = as_list(model(*args))
+    if len(result) != len(spec["outputs"]):
+        raise Bad("forward returned %d value(s), the task has %d output(s) (%s)"
+                  % (len(result), len(spec["outputs"]),
+                     ", ".join(t["name"] for t in spec["outputs"])))
+    outs = {}
+    for t, r in zip(spec["outputs"], result):
+        if not isinstance(r, torch.Tensor):
+            raise Bad("forward output %r is a %s, not a tensor" % (t["name"], type(r).__name__))
+        outs[t["name"]] = to_numpy(r, t["dtype"], "output %r" % t["name"])
+    return outs, drawn
+
+try:
+    outs, drawn = run()
+except BaseException as exc:
+    tb = traceback.format_exc().strip().splitlines()
+    sys.stderr.write("REFERENCE-ERROR: %s: %s\n" % (type(exc).__name__, exc))
+    sys.stderr.write("\n".join(tb[-6:]) + "\n")
+    sys.exit(3)
+os.makedirs("out", exist_ok=True)
+os.makedirs("drawn", exist_ok=True)
+for name, a in outs.items():
+    np.save("out/%s.npy" % name, a, allow_pickle=False)
+for name, a in drawn.items():
+    np.save("drawn/%s.npy" % name, a, allow_pickle=False)
+'''
+
 REFERENCE_LIMITS = Limits(cpu_seconds=60, wall_seconds=90, memory_bytes=8 << 30,
                           file_size_bytes=2 << 30, max_processes=64, output_bytes=256 << 10,
                           disk_bytes=8 << 30)
@@ -86,7 +202,44 @@ def _spec_json(task: Task, case: InputCase) -> dict:
     }
 
 
+def torch_entrypoint(task: Task) -> str:
+    """The module class a torch reference names. `Reference.entrypoint` defaults to the NumPy
+    default `reference`; for a torch module that defines no such class it means `Model`."""
+    entry = task.reference.entrypoint
+    if entry == "reference" and f"class {entry}" not in task.reference.code:
+        return "Model"
+    return entry
+
+
+def _torch_spec_json(task: Task, case: InputCase) -> dict:
+    spec = _spec_json(task, case)
+    spec["entrypoint"] = torch_entrypoint(task)
+    drawn = drawn_by_reference(task, case)
+    for t in spec["inputs"]:
+        t["drawn"] = t["name"] in drawn
+    spec["seed"] = case.seed
+    return spec
+
+
+@cache
+def _torch_version() -> str:
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
 def reference_key(task: Task, case: InputCase, inputs: dict[str, np.ndarray]) -> str:
+    if task.reference.language == "torch":
+        # Only the inputs the task gives enter the key: the drawn ones follow from the seed, so
+        # the key is the same before (case_data) and after (outputs) they are known.
+        drawn = drawn_by_reference(task, case)
+        given = {k: v for k, v in inputs.items() if k not in drawn}
+        return BuildCache.key(
+            harness=TORCH_HARNESS_VERSION, language="torch", code=task.reference.code,
+            spec=_torch_spec_json(task, case), inputs=arrays_digest(given),
+            numpy=np.__version__, torch=_torch_version(),
+        )
     return BuildCache.key(
         harness=HARNESS_VERSION, language=task.reference.language, code=task.reference.code,
         spec=_spec_json(task, case), inputs=arrays_digest(inputs), numpy=np.__version__,
@@ -122,7 +275,13 @@ class ReferenceRunner:
 
     def outputs(self, task: Task, case: InputCase, inputs: dict[str, np.ndarray]
                 ) -> tuple[dict[str, np.ndarray], bool]:
-        """(outputs by name, whether they came from the cache). Raises ReferenceError."""
+        """(outputs by name, whether they came from the cache). Raises ReferenceError.
+
+        For a torch task, `inputs` may hold the drawn inputs too (as `case_data` returned
+        them): only the given ones are used."""
+        if task.reference.language == "torch":
+            _, outs, cached = self._torch_case(task, case, inputs)
+            return outs, cached
         key = reference_key(task, case, inputs)
         entry = self.root / key[:2] / key
         cached = self._load(entry, task, case)
@@ -132,7 +291,42 @@ class ReferenceRunner:
         self._store(entry, outs)
         return outs, False
 
-    def _load(self, entry: Path, task: Task, case: InputCase) -> dict[str, np.ndarray] | None:
+    def case_data(self, task: Task, case: InputCase
+                  ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], bool]:
+        """(every input of the case in the task's order, the reference outputs, whether they came
+        from the cache). Inputs with a `reference` distribution are the ones the torch reference
+        drew; the others are materialised (`validators.cases`). Raises ReferenceError."""
+        given = materialize(task, case)
+        if task.reference.language != "torch":
+            outs, cached = self.outputs(task, case, given)
+            return given, outs, cached
+        return self._torch_case(task, case, given)
+
+    def draws_inputs(self, task: Task, case: InputCase) -> bool:
+        """Whether the reference must run before the case's inputs are known."""
+        return bool(drawn_by_reference(task, case))
+
+    def _torch_case(self, task: Task, case: InputCase, inputs: dict[str, np.ndarray]
+                    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], bool]:
+        drawn_names = drawn_by_reference(task, case)
+        given = {t.name: inputs[t.name] for t in task.inputs
+                 if t.name not in drawn_names and t.name in inputs}
+        key = reference_key(task, case, given)
+        entry = self.root / key[:2] / key
+        loaded = self._load(entry, task, case, extra=sorted(drawn_names))
+        if loaded is not None:
+            outs, drawn = loaded
+            cached = True
+        else:
+            outs, drawn = self._run_torch(task, case, given)
+            self._store(entry, outs, drawn=drawn)
+            cached = False
+        full = {t.name: (drawn[t.name] if t.name in drawn_names else given[t.name])
+                for t in task.inputs}
+        return full, outs, cached
+
+    def _load(self, entry: Path, task: Task, case: InputCase, extra: list[str] | None = None):
+        """Cached outputs (and, with `extra`, `(outputs, drawn inputs)`), or None."""
         meta = entry / "meta.json"
         if not meta.is_file():
             return None
@@ -144,21 +338,29 @@ class ReferenceRunner:
                 return None
             outs = {t.name: np.load(entry / f"{t.name}.npy", allow_pickle=False)
                     for t in task.outputs}
+            drawn = {n: np.load(entry / f"{n}.npy", allow_pickle=False) for n in extra or []}
         except (OSError, ValueError):
             return None
         if arrays_digest(outs) != info["digest"]:
             return None
-        return outs
+        if extra is None:
+            return outs
+        if arrays_digest(drawn) != info.get("drawn_digest"):
+            return None
+        return outs, drawn
 
-    def _store(self, entry: Path, outs: dict[str, np.ndarray] | None, error: str = "") -> None:
+    def _store(self, entry: Path, outs: dict[str, np.ndarray] | None, error: str = "",
+               drawn: dict[str, np.ndarray] | None = None) -> None:
         entry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.root, 0o700)
         tmp = Path(tempfile.mkdtemp(prefix=".ref-", dir=entry.parent))
         try:
             if outs is not None:
-                for name, arr in outs.items():
+                for name, arr in {**(drawn or {}), **outs}.items():
                     np.save(tmp / f"{name}.npy", arr, allow_pickle=False)
             meta = {"digest": arrays_digest(outs) if outs is not None else None, "error": error}
+            if drawn is not None:
+                meta["drawn_digest"] = arrays_digest(drawn)
             (tmp / "meta.json").write_text(json.dumps(meta))
             try:
                 os.rename(tmp, entry)
@@ -202,6 +404,70 @@ class ReferenceRunner:
                     raise ReferenceError(f"reference output {spec.name!r} unreadable: {exc}") from None
                 result[spec.name] = _check_output(spec, sizes, arr)
             return result
+
+
+    def _run_torch(self, task: Task, case: InputCase, given: dict[str, np.ndarray]
+                   ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        sizes = task.case_sizes(case)
+        spec = _torch_spec_json(task, case)
+        spec["prefixes"] = [str(p) for p in python_prefixes()]
+        try:
+            code = substitute_constants(task.reference.code, sizes)
+        except SyntaxError as exc:
+            raise ReferenceError(f"reference failed: SyntaxError: {exc.msg} (line {exc.lineno})"
+                                 ) from None
+        with tempfile.TemporaryDirectory(prefix="ckd-ref-") as d:
+            work = Path(d) / "ref"
+            work.mkdir()
+            write_arrays(given, work)
+            (work / "module.py").write_text(code)
+            (work / "ref.json").write_text(json.dumps(spec))
+            out = run_sandboxed([sys.executable, "-I", "-c", TORCH_HARNESS], work,
+                                limits=self.limits, env=TORCH_ENV, expose=python_prefixes())
+            self._raise_for(out, task, case, given)
+            drawn = {}
+            for t in task.inputs:
+                if t.name in drawn_by_reference(task, case):
+                    arr = _read_npy(work / "drawn", t.name, "drawn input")
+                    drawn[t.name] = _check_drawn(t, sizes, arr)
+            outs = {spec.name: _check_output(spec, sizes, _read_npy(work / "out", spec.name,
+                                                                     "output"))
+                    for spec in task.outputs}
+            return outs, drawn
+
+    def _raise_for(self, out, task: Task, case: InputCase, inputs: dict[str, np.ndarray]) -> None:
+        if out.timed_out:
+            raise ReferenceError(f"reference timed out after {out.seconds:.1f}s")
+        if out.limit_hit:
+            raise ReferenceError(f"reference hit the sandbox {out.limit_hit} limit")
+        if out.exit_code != 0:
+            msg = _error_line(out.stderr) or f"reference exited with code {out.exit_code}"
+            if out.exit_code == 3:  # deterministic failure of the code itself: cache it
+                key = reference_key(task, case, inputs)
+                self._store(self.root / key[:2] / key, None, error=msg)
+            raise ReferenceError(msg)
+
+
+def _read_npy(folder: Path, name: str, what: str) -> np.ndarray:
+    path = folder / f"{name}.npy"
+    if not path.is_file() and not path.is_symlink():
+        raise ReferenceError(f"reference returned no {what} {name!r}")
+    try:  # a link the reference planted is never followed
+        return np.load(io.BytesIO(read_no_follow(path)), allow_pickle=False)
+    except (ValueError, OSError) as exc:
+        raise ReferenceError(f"reference {what} {name!r} unreadable: {exc}") from None
+
+
+def _check_drawn(spec: TensorSpec, sizes: dict[str, int], arr: np.ndarray) -> np.ndarray:
+    """A drawn input must have exactly the task's shape and dtype: the program reads it raw."""
+    shape = spec.resolve_shape(sizes)
+    if tuple(arr.shape) != tuple(shape):
+        raise ReferenceError(f"input {spec.name!r} drawn by the reference has shape "
+                             f"{list(arr.shape)}, the task says {list(shape)}")
+    if arr.dtype.newbyteorder("=") != little_endian(spec.dtype).newbyteorder("="):
+        raise ReferenceError(f"input {spec.name!r} drawn by the reference is {arr.dtype}, "
+                             f"the task says {spec.dtype}")
+    return np.ascontiguousarray(arr.astype(little_endian(spec.dtype)))
 
 
 def _error_line(stderr: str) -> str:

@@ -244,9 +244,12 @@ class ModuleSpecifier(_LLMSpecifier):
         syn = self._synthesis()
         raw = item.raw
         try:
-            task = module_task(task_name_for(item.id), raw.module or "")
+            # KernelBook names its class per row; KernelBench and the others call it Model.
+            task = module_task(task_name_for(item.id), raw.module or "",
+                               entrypoint=raw.meta.get("entry_point") or "Model")
         except ModuleTaskError as exc:
-            raise SpecifyError("module_not_convertible", str(exc)[:800], synthesis=syn) from None
+            # e.g. module_too_large, module_needs_cuda, module_not_a_module
+            raise SpecifyError(f"module_{exc.reason}", str(exc)[:800], synthesis=syn) from None
         has_kernel = bool(raw.text.strip())
 
         def validate(ans: answers.ModuleAnswer) -> None:

@@ -1,0 +1,5 @@
+"""KernelBench tasks (PyTorch module files) as raw records; see `reader.py`."""
+
+from .reader import records
+
+__all__ = ["records"]

@@ -1,0 +1,461 @@
+"""PyTorch module files (KernelBench style) read without running them, and described by running
+them in the sandbox.
+
+A module file defines `class Model(nn.Module)`, `get_inputs()` (the forward arguments) and
+`get_init_inputs()` (the constructor arguments), with module-level integer constants for the
+sizes (`batch_size = 16`). `module_constants` reads those constants from the AST;
+`substitute_constants` rewrites their values (the torch reference and `describe_*` use it to run
+a module at other sizes); `describe_module` / `describe_many` run the module in the sandbox and
+report the forward's argument names and every tensor's shape and dtype, or why it cannot run.
+
+Describing on the `meta` device (`device="meta"`) runs nothing but shape inference: a module
+written for 4096 x 393216 inputs is described in milliseconds and without memory. The `cpu`
+device really computes (at sizes the caller has already scaled down).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .compare import read_no_follow
+from .sandbox import GIB, Limits, python_prefixes, run_sandboxed
+
+REQUIRED_NAMES = ("get_inputs", "get_init_inputs")
+
+DESCRIBE_LIMITS = Limits(cpu_seconds=240, wall_seconds=300, memory_bytes=16 * GIB,
+                         file_size_bytes=256 << 20, max_processes=64, output_bytes=256 << 10,
+                         disk_bytes=1 * GIB)
+"""Address space is generous because importing torch maps several GiB of virtual memory it never
+touches (measured: peak RSS of an import plus a small op is about 230 MB)."""
+
+TORCH_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+             "OPENBLAS_NUM_THREADS": "1", "TORCH_NUM_THREADS": "1"}
+
+# --- reading the AST ------------------------------------------------------------------------
+
+_INT_OPS: dict[type, Any] = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b, ast.Pow: lambda a, b: a ** b,
+    ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+}
+
+
+def _int_value(node: ast.expr) -> int | None:
+    """The value of an integer literal expression (`4096`, `2048 * 2`, `1 << 20`), else None.
+
+    Names are not followed: a constant computed from another constant moves with it when that
+    one is substituted, so only the independent ones are sizes."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _int_value(node.operand)
+        return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
+    if isinstance(node, ast.BinOp) and type(node.op) in _INT_OPS:
+        a, b = _int_value(node.left), _int_value(node.right)
+        if a is None or b is None:
+            return None
+        if isinstance(node.op, ast.Pow) and not 0 <= b <= 64:
+            return None
+        if isinstance(node.op, (ast.LShift, ast.RShift)) and not 0 <= b <= 64:
+            return None
+        if isinstance(node.op, ast.FloorDiv) and b == 0:
+            return None
+        return _INT_OPS[type(node.op)](a, b)
+    return None
+
+
+def _constant_assignments(tree: ast.Module) -> list[tuple[str, ast.expr, int]]:
+    out = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and stmt.simple:
+            target, value = stmt.target, stmt.value
+        else:
+            continue
+        if isinstance(target, ast.Name):
+            v = _int_value(value)
+            if v is not None:
+                out.append((target.id, value, v))
+    return out
+
+
+def module_constants(code: str) -> dict[str, int]:
+    """Module-level non-negative integer constants (`NAME = <int expression>`), by name, in
+    order of appearance (the last assignment wins). Nothing is executed. Raises SyntaxError."""
+    found: dict[str, int] = {}
+    for name, _, value in _constant_assignments(ast.parse(code)):
+        if value >= 0:
+            found[name] = value
+        else:
+            found.pop(name, None)
+    return found
+
+
+def substitute_constants(code: str, sizes: dict[str, int]) -> str:
+    """`code` with the value of every module-level constant named in `sizes` replaced by the
+    size (the rest of the text, comments included, untouched). Names in `sizes` that the code
+    does not define are ignored (they are derived sizes the code computes)."""
+    tree = ast.parse(code)
+    lines = code.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    edits = []
+    for name, value, _ in _constant_assignments(tree):
+        if name in sizes:
+            begin = starts[value.lineno - 1] + _byte_col(lines[value.lineno - 1], value.col_offset)
+            end = (starts[value.end_lineno - 1]  # type: ignore[operator]
+                   + _byte_col(lines[value.end_lineno - 1], value.end_col_offset))  # type: ignore[index]
+            edits.append((begin, end, str(int(sizes[name]))))
+    for begin, end, text in sorted(edits, reverse=True):
+        code = code[:begin] + text + code[end:]
+    return code
+
+
+def _byte_col(line: str, col: int | None) -> int:
+    """ast columns count UTF-8 bytes; string slicing counts characters."""
+    return len(line.encode("utf-8")[: col or 0].decode("utf-8", "replace"))
+
+
+def module_problems(code: str, entrypoint: str = "Model") -> str:
+    """Why `code` is not a module file (empty when it is): a syntax error, or a missing class
+    or function. AST only."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        return f"syntax error: {exc.msg} (line {exc.lineno})"
+    classes = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
+    funcs = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    missing = ([f"class {entrypoint}"] if entrypoint not in classes else []) + [
+        f"function {n}()" for n in REQUIRED_NAMES if n not in funcs]
+    return f"defines no {', no '.join(missing)}" if missing else ""
+
+
+# --- running inside the sandbox -------------------------------------------------------------
+
+GUARD = r'''
+def _ckd_install_guard(prefixes):
+    # Defence in depth on top of the sandbox (which already has no network and hides the
+    # caller's files): the module may read the Python installation and its work directory,
+    # and may not open sockets, start processes or load other native libraries.
+    import os, sys
+    work = os.path.realpath(os.getcwd()).rstrip("/") + "/"
+    readable = tuple(os.path.realpath(p).rstrip("/") + "/" for p in prefixes)
+    writing = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    blocked = ("socket.", "subprocess.", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
+               "os.fork", "os.forkpty", "pty.", "ctypes.dlopen", "os.kill", "os.killpg",
+               "webbrowser.", "urllib.", "http.", "ftplib.", "smtplib.", "os.chroot")
+    def hook(event, args):
+        if event.startswith(blocked):
+            raise PermissionError("the reference may not use %s" % event)
+        if event == "open":
+            path, mode, flags = args
+            if isinstance(path, int):
+                return
+            p = os.path.realpath(os.fsdecode(path))
+            if (p + "/").startswith(work):
+                return
+            wants_write = (any(c in mode for c in "wax+") if isinstance(mode, str)
+                           else bool((flags or 0) & writing))
+            if not wants_write and p.startswith(readable):
+                return
+            raise PermissionError("the reference may not open %s" % os.fsdecode(path))
+    sys.addaudithook(hook)
+'''
+
+COMMON = r'''
+import torch
+torch.set_num_threads(1)
+try:
+    torch.set_num_interop_threads(1)
+except RuntimeError:
+    pass
+
+DTYPE_NAMES = {torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
+               torch.bfloat16: "bfloat16", torch.int8: "int8", torch.int16: "int16",
+               torch.int32: "int32", torch.int64: "int64", torch.uint8: "uint8",
+               torch.bool: "bool", torch.complex64: "complex64", torch.complex128: "complex128"}
+for _n in ("uint16", "uint32", "uint64"):
+    if hasattr(torch, _n):
+        DTYPE_NAMES[getattr(torch, _n)] = _n
+
+def dtype_name(dt):
+    return DTYPE_NAMES.get(dt, str(dt).replace("torch.", ""))
+
+def load_module(src, entry, seed):
+    """Seed, run the module file, build the model (eval mode) from get_init_inputs(), then draw
+    get_inputs(): the parameters' initialisation consumes the seeded generator first."""
+    torch.manual_seed(seed)
+    try:
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    except Exception:
+        pass
+    ns = {"__name__": "reference_module"}
+    exec(compile(src, "module.py", "exec"), ns)
+    cls = ns.get(entry)
+    if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+        raise NameError("module defines no nn.Module class %r" % entry)
+    for fn in ("get_inputs", "get_init_inputs"):
+        if not callable(ns.get(fn)):
+            raise NameError("module defines no function %s()" % fn)
+    return ns, cls
+
+def named_tensors(model):
+    """Parameters then buffers, dots as underscores (conv.weight -> conv_weight)."""
+    out = {}
+    for n, p in model.named_parameters():
+        out[n.replace(".", "_")] = p
+    for n, b in model.named_buffers():
+        out.setdefault(n.replace(".", "_"), b)
+    return out
+
+def as_list(result):
+    if isinstance(result, (tuple, list)):
+        return list(result)
+    return [result]
+
+def error_kind(exc):
+    text = "%s: %s" % (type(exc).__name__, exc)
+    low = text.lower()
+    if "cuda" in low or "nccl" in low or "cudnn" in low:
+        return "needs_cuda"
+    if isinstance(exc, ImportError):
+        return "import_error"
+    if isinstance(exc, MemoryError) or "can't allocate memory" in low or "out of memory" in low:
+        return "memory"
+    if isinstance(exc, SyntaxError):
+        return "syntax_error"
+    if isinstance(exc, NameError) and "module defines no" in str(exc):
+        return "not_a_module"
+    if "complex" in low:
+        return "unsupported_dtype"
+    return "error"
+'''
+
+DESCRIBE_HARNESS = COMMON + GUARD + r'''
+import contextlib, inspect, json, os, sys, traceback
+spec = json.load(open("describe.json"))
+_ckd_install_guard(spec["prefixes"])
+
+def jsonable(v):
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (list, tuple)) and all(jsonable(x) is not NotImplemented for x in v):
+        return [jsonable(x) for x in v]
+    return NotImplemented
+
+def forward_names(cls, n):
+    names = []
+    rest = None
+    params = list(inspect.signature(cls.forward).parameters.values())[1:]
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        elif p.kind == p.VAR_POSITIONAL:
+            rest = p.name
+            break
+    while len(names) < n:
+        names.append("%s%d" % (rest or "arg", len(names)))
+    return names[:max(n, len(names))]
+
+def tensor_info(name, t):
+    return {"name": name, "shape": list(t.shape), "dtype": dtype_name(t.dtype)}
+
+def describe(src, device):
+    d = {"ok": False, "reason": "", "kind": ""}
+    try:
+        ns, cls = load_module(src, spec["entrypoint"], spec["seed"])
+        where = torch.device("meta") if device == "meta" else contextlib.nullcontext()
+        with where:
+            init = list(ns["get_init_inputs"]())
+            model = cls(*init)
+            model.eval()
+            drawn = list(ns["get_inputs"]())
+        d["init_inputs"] = [jsonable(v) if jsonable(v) is not NotImplemented else repr(v)
+                            for v in init]
+        names = forward_names(cls, len(drawn))
+        d["forward_args"] = names
+        inputs = []
+        for i, a in enumerate(drawn):
+            if isinstance(a, torch.Tensor):
+                inputs.append(dict(tensor_info(names[i], a), constant=None, tensor=True))
+            else:
+                c = jsonable(a)
+                if c is NotImplemented:
+                    raise TypeError("get_inputs() item %d (%s) is a %s, neither a tensor nor a "
+                                    "constant" % (i, names[i], type(a).__name__))
+                inputs.append({"name": names[i], "tensor": False, "constant": c})
+        d["inputs"] = inputs
+        d["parameters"] = [tensor_info(n, t) for n, t in named_tensors(model).items()]
+        with torch.no_grad(), where:
+            result = model(*drawn)
+        outs = []
+        for i, r in enumerate(as_list(result)):
+            if not isinstance(r, torch.Tensor):
+                raise TypeError("forward output %d is a %s, not a tensor" % (i, type(r).__name__))
+            outs.append(tensor_info("out%d" % i, r))
+        d["outputs"] = outs
+        d["ok"] = True
+    except BaseException as exc:
+        tb = traceback.format_exc().strip().splitlines()
+        d["reason"] = ("%s: %s" % (type(exc).__name__, exc))[:800]
+        d["kind"] = error_kind(exc)
+        d["traceback"] = "\n".join(tb[-4:])[:1500]
+    return d
+
+os.makedirs("out", exist_ok=True)
+results = []
+for i in range(len(spec["variants"])):
+    results.append(describe(open("module_%d.py" % i).read(), spec["device"]))
+    with open("out/describe.json.tmp", "w") as f:
+        json.dump(results, f)
+    os.replace("out/describe.json.tmp", "out/describe.json")
+'''
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One tensor a module takes, holds or returns: its name, shape and torch dtype name
+    (`float32`, `bool`, `float16`, `complex64`, ...)."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def elements(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+@dataclass(frozen=True)
+class InputInfo:
+    """One item of `get_inputs()`: a tensor, or a Python constant passed to forward as is."""
+
+    name: str
+    tensor: TensorInfo | None = None
+    constant: Any = None
+
+
+@dataclass
+class ModuleDescription:
+    """What running a module at one size assignment showed. `reason` is empty when it ran;
+    otherwise `kind` classifies it (`syntax_error`, `not_a_module`, `import_error`,
+    `needs_cuda`, `unsupported_dtype`, `timeout`, `memory`, `error`) and `reason` says it."""
+
+    sizes: dict[str, int]
+    device: str = "cpu"
+    reason: str = ""
+    kind: str = ""
+    forward_args: list[str] = field(default_factory=list)
+    inputs: list[InputInfo] = field(default_factory=list)
+    parameters: list[TensorInfo] = field(default_factory=list)
+    outputs: list[TensorInfo] = field(default_factory=list)
+    init_inputs: list[Any] = field(default_factory=list)
+    traceback: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.reason
+
+    @property
+    def tensor_inputs(self) -> list[TensorInfo]:
+        return [i.tensor for i in self.inputs if i.tensor is not None]
+
+    def tensors(self) -> list[TensorInfo]:
+        """Every tensor: forward inputs, parameters and buffers, outputs."""
+        return [*self.tensor_inputs, *self.parameters, *self.outputs]
+
+    def max_elements(self) -> int:
+        return max((t.elements for t in self.tensors()), default=0)
+
+
+def _tensor(d: dict) -> TensorInfo:
+    return TensorInfo(name=d["name"], shape=tuple(int(x) for x in d["shape"]), dtype=d["dtype"])
+
+
+def _from_json(sizes: dict[str, int], device: str, d: dict) -> ModuleDescription:
+    if not d.get("ok"):
+        return ModuleDescription(sizes=sizes, device=device, reason=d.get("reason") or "failed",
+                                 kind=d.get("kind") or "error", traceback=d.get("traceback", ""))
+    desc = ModuleDescription(
+        sizes=sizes, device=device, forward_args=list(d["forward_args"]),
+        inputs=[InputInfo(name=i["name"], tensor=_tensor(i) if i["tensor"] else None,
+                          constant=i.get("constant")) for i in d["inputs"]],
+        parameters=[_tensor(p) for p in d["parameters"]],
+        outputs=[_tensor(o) for o in d["outputs"]],
+        init_inputs=list(d.get("init_inputs", [])),
+    )
+    bad = [t for t in desc.tensors() if t.dtype.startswith("complex")]
+    if bad:
+        desc.reason = f"tensor {bad[0].name!r} is {bad[0].dtype}; complex dtypes are not supported"
+        desc.kind = "unsupported_dtype"
+    return desc
+
+
+def describe_many(code: str, variants: list[dict[str, int]], *, entrypoint: str = "Model",
+                  seed: int = 0, device: str = "cpu", limits: Limits | None = None
+                  ) -> list[ModuleDescription]:
+    """Describe the module at each size assignment (one sandboxed process for all of them, so
+    torch is imported once). Never raises for what the module does: a failure is the `reason`
+    of the variants it affected."""
+    if device not in ("cpu", "meta"):
+        raise ValueError(f"device must be 'cpu' or 'meta', not {device!r}")
+    problem = module_problems(code, entrypoint)
+    if problem:
+        kind = "syntax_error" if problem.startswith("syntax error") else "not_a_module"
+        return [ModuleDescription(sizes=dict(s), device=device, reason=problem, kind=kind)
+                for s in variants]
+    if not variants:
+        return []
+    with tempfile.TemporaryDirectory(prefix="ckd-describe-") as d:
+        work = Path(d) / "work"
+        work.mkdir()
+        for i, sizes in enumerate(variants):
+            (work / f"module_{i}.py").write_text(substitute_constants(code, sizes))
+        prefixes = [str(p) for p in python_prefixes()]
+        (work / "describe.json").write_text(json.dumps({
+            "entrypoint": entrypoint, "seed": seed, "device": device,
+            "variants": [dict(s) for s in variants], "prefixes": prefixes}))
+        out = run_sandboxed([sys.executable, "-I", "-c", DESCRIBE_HARNESS], work,
+                            limits=limits or DESCRIBE_LIMITS, env=TORCH_ENV,
+                            expose=python_prefixes())
+        try:
+            found = json.loads(read_no_follow(work / "out" / "describe.json"))
+            if not isinstance(found, list):
+                found = []
+        except (OSError, ValueError):
+            found = []
+    results = [_from_json(dict(s), device, r) for s, r in zip(variants, found, strict=False)
+               if isinstance(r, dict)]
+    if len(results) < len(variants):
+        kind, why = _run_failure(out)
+        results += [ModuleDescription(sizes=dict(s), device=device, reason=why, kind=kind)
+                    for s in variants[len(results):]]
+    return results
+
+
+def _run_failure(out: Any) -> tuple[str, str]:
+    if out.timed_out or out.limit_hit == "cpu":
+        return "timeout", f"ran out of time ({out.seconds:.0f}s, sandbox {out.limit_hit or 'wall'} limit)"
+    if out.limit_hit == "memory" or (out.signal == 9 and not out.limit_hit):
+        return "memory", f"ran out of memory (sandbox {out.limit_hit or 'kill'})"
+    if out.limit_hit:
+        return "error", f"hit the sandbox {out.limit_hit} limit"
+    tail = (out.stderr.strip().splitlines() or [f"exit code {out.exit_code}"])[-1]
+    return "error", f"the describe process failed: {tail[:300]}"
+
+
+def describe_module(code: str, sizes: dict[str, int], *, entrypoint: str = "Model",
+                    seed: int = 0, device: str = "cpu") -> ModuleDescription:
+    """Describe the module at one size assignment (see `describe_many`)."""
+    return describe_many(code, [sizes], entrypoint=entrypoint, seed=seed, device=device)[0]
