@@ -26,8 +26,10 @@ module (meta) at it, a step that makes the module fail freezes that constant, an
 on from the real shapes. A module whose tensors stay over `max_elements` at the smallest
 sizes (shapes written as literals, e.g. `torch.rand(batch, 3, 224, 224)`) is `too_large`.
 
-Cases (all inputs drawn by the reference: `ValueDistribution(kind="reference")`, so values come
-from `get_inputs()` and the model's own initialisation under each case's seed): `default` (the
+Cases (inputs drawn by the reference: `ValueDistribution(kind="reference")`, so values come
+from `get_inputs()` and the model's own initialisation under each case's seed; except that the
+`small` case draws the float forward arguments from N(0, 1), because `get_inputs()` mostly
+draws torch.rand in [0, 1) and would never exercise negative values): `default` (the
 scaled sizes), `odd` (every varied constant made odd: never a multiple of 32), `small` (halved),
 `large` (doubled, not above the original or the cap), `odd_large` (x1.25, odd). Only constants
 above 8 in the original vary; kernel sizes and channel counts of 3 stay. Each variant is
@@ -93,6 +95,10 @@ FILE_CONVENTION = (
 Describer = Callable[..., list[ModuleDescription]]
 """`validators.torch_module.describe_many`'s signature: (code, variants, *, entrypoint, seed,
 device) -> one description per variant."""
+
+
+SIGNED_CASE = "small"
+"""The case whose float forward arguments are signed N(0, 1) values rather than get_inputs()'s."""
 
 
 class ModuleTaskError(ValueError):
@@ -446,16 +452,25 @@ def _build(name: str, code: str, entrypoint: str, original: dict[str, int],
     inputs = [specs[n] for (k, n, _) in tensors if k[0] != "output"]
     outputs = [specs[n] for (k, n, _) in tensors if k[0] == "output"]
     drawn = ValueDistribution(kind="reference")
+    # get_inputs() mostly draws torch.rand, all in [0, 1): a kernel that mishandles negative
+    # values (a LeakyReLU answered with a ReLU) would pass every such case. One case draws the
+    # float forward arguments from N(0, 1) instead; parameters stay the model's own.
+    signed = {n for (k, n, _) in tensors if k[0] == "input"} & {
+        t.name for t in inputs if t.dtype in ("float32", "float64")}
     cases = []
     labels = ["default", "odd", "small", "large", "odd_large"]
     for i, (label, cs) in enumerate(zip(labels, per_case, strict=True)):
         own = {k: v for k, v in cs.items() if v != sizes.get(k)}
         seed_only = i > 0 and not own
+        dists = {t.name: drawn for t in inputs}
+        text = ("the default sizes with another seed (the size variant did not run)"
+                if seed_only else _case_text(label, own))
+        if label == SIGNED_CASE and signed:
+            dists.update({n: ValueDistribution(kind="normal", mean=0.0, std=1.0) for n in signed})
+            text += f"; {', '.join(sorted(signed))} drawn from N(0, 1) (signed values), not get_inputs()"
         cases.append(InputCase(
             name=f"{label}_seed" if seed_only else label, seed=seeds[i], sizes=own,
-            distributions={t.name: drawn for t in inputs},
-            description=("the default sizes with another seed (the size variant did not run)"
-                         if seed_only else _case_text(label, own)),
+            distributions=dists, description=text,
         ))
     tolerance, tolerances = _tolerances(d0, outputs)
     scaled = {c: v for c, v in defaults.items() if v != original.get(c)}

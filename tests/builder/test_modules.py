@@ -15,6 +15,7 @@ from builder.modules import (
     DEFAULT_MAX_ELEMENTS,
     FLOAT_TOLERANCE,
     REDUCTION_TOLERANCE,
+    SIGNED_CASE,
     ModuleTaskError,
     module_task,
 )
@@ -107,7 +108,12 @@ def test_scaling_sizes_cases_and_derived_dims():
     odd = task.case_sizes(task.cases[1])
     assert all(odd[c] % 32 != 0 for c in ("batch_size", "channels", "length"))
     assert len({c.seed for c in task.cases}) == 5
-    assert all(d.kind == "reference" for c in task.cases for d in c.distributions.values())
+    # Every case draws with the module, except the signed case's forward argument (N(0, 1));
+    # the parameter stays the model's own everywhere.
+    for c in task.cases:
+        want = "normal" if c.name.startswith(SIGNED_CASE) else "reference"
+        assert c.distributions["x"].kind == want, c.name
+        assert c.distributions["conv_weight"].kind == "reference"
     assert all(set(c.distributions) == {"x", "conv_weight"} for c in task.cases)
     assert task.reference.language == "torch" and task.reference.code == CONV
     assert task.reference.entrypoint == "Model"
