@@ -383,16 +383,7 @@ class ReferenceRunner:
                    "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
             out = run_sandboxed([sys.executable, "-I", "-c", HARNESS], work, limits=self.limits,
                                 env=env, expose=python_prefixes())
-            if out.timed_out:
-                raise ReferenceError(f"reference timed out after {out.seconds:.1f}s")
-            if out.limit_hit:
-                raise ReferenceError(f"reference hit the sandbox {out.limit_hit} limit")
-            if out.exit_code != 0:
-                msg = _error_line(out.stderr) or f"reference exited with code {out.exit_code}"
-                if out.exit_code == 3:  # deterministic failure of the code itself: cache it
-                    key = reference_key(task, case, inputs)
-                    self._store(self.root / key[:2] / key, None, error=msg)
-                raise ReferenceError(msg)
+            self._raise_for(out, task, case, inputs)
             result: dict[str, np.ndarray] = {}
             for spec in task.outputs:
                 path = work / "out" / f"{spec.name}.npy"

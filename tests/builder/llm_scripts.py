@@ -58,7 +58,13 @@ def right_add() -> str:
 
 
 def wrong_add() -> str:
-    return (ANSWERS / "elementwise_add_wrong.cu").read_text()
+    """The same harness launching N / 256 blocks: it drops the tail when N is not a multiple
+    of the block."""
+    wrong = right_add().replace(
+        "const size_t blocks = (N + THREAD_PER_BLOCK - 1) / THREAD_PER_BLOCK;",
+        "const size_t blocks = N / THREAD_PER_BLOCK;")
+    assert wrong != right_add()
+    return wrong
 
 
 def user_text(body: dict[str, Any]) -> str:
