@@ -187,9 +187,12 @@ def _real(name: str) -> str:
     return (LEVEL1 / name).read_text()
 
 
-def _references_run(task: Task, root: Path, cases: int = CASES_PER_TASK) -> None:
+def _references_run(task: Task, root: Path, cases: tuple[str, ...] | None = None) -> None:
+    """The reference runs on the named cases (default: all five) with the task's shapes."""
     runner = ReferenceRunner(root)
-    for case in task.cases[:cases]:
+    for case in task.cases:
+        if cases is not None and not case.name.startswith(cases):
+            continue
         inputs, outs, _ = runner.case_data(task, case)
         sizes = task.case_sizes(case)
         for t in task.inputs:
@@ -203,7 +206,7 @@ def test_real_activation(tmp_path):
     assert task.original_sizes == {"batch_size": 4096, "dim": 393216}
     assert [t.shape for t in task.inputs] == [["batch_size", "dim"]]
     assert task.sizes["batch_size"] * task.sizes["dim"] <= DEFAULT_MAX_ELEMENTS // 4
-    _references_run(task, tmp_path / "refs", cases=1)
+    _references_run(task, tmp_path / "refs", cases=("default",))
 
 
 @pytest.mark.slow
@@ -223,7 +226,9 @@ def test_real_kernelbench_files(tmp_path, file, check):
     task = module_task("kb", _real(file))
     assert len(task.cases) == CASES_PER_TASK and check(task), task.model_dump()
     assert any(c.name == "odd" for c in task.cases)
-    _references_run(task, tmp_path / "refs")
+    # Two of the five (the odd sizes, and the signed values drawn outside get_inputs) keep the
+    # suite's time; benchmarks/kernelbench_convert.py --validate runs all five of all 100.
+    _references_run(task, tmp_path / "refs", cases=("odd", SIGNED_CASE))
 
 
 @pytest.mark.slow
