@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from schemas import RawRecord
 
@@ -16,11 +17,26 @@ from .columns import ColumnMap, parse_columns
 from .generic import generic_record
 from .known import KNOWN, KnownDataset, known_by_columns, known_by_name
 from .licenses import UNKNOWN, combine
-from .opening import Part, one_line, open_parts
+from .opening import Part, is_hub_id, one_line, open_parts
 from .rows import MAX_CODE_BYTES, BadRow, DatasetContext
 
 
-def records(
+def records(dataset: str | list[str], **options: Any) -> Iterator[RawRecord | UnreadableRecord]:
+    """The source `hf` (see `iter_records` for the options). Cheap checks run here, at the
+    call, so a missing local file or a bad option stops the build before it starts; the rows
+    are read lazily."""
+    for one in [dataset] if isinstance(dataset, str) else list(dataset):
+        if not isinstance(one, str) or not one.strip():
+            raise SourceError(f"hf dataset {one!r}: give a Hub id (OWNER/NAME) or a local path")
+        if not is_hub_id(one) and not Path(one).exists():
+            raise SourceError(
+                f"hf dataset {one!r}: no such file or folder, and not a Hub id (OWNER/NAME)")
+    if options.get("data_split", "train") not in ("train", "test"):
+        raise SourceError(f"hf dataset {dataset!r}: data_split must be train or test")
+    return iter_records(dataset, **options)
+
+
+def iter_records(
     dataset: str | list[str],
     columns: str | Mapping[str, str] | None = None,
     split: str | None = None,
@@ -51,7 +67,7 @@ def records(
                     license=license, limit=limit, revision=revision, data_split=data_split,
                     cache_dir=cache_dir, max_code_bytes=max_code_bytes)
         for one in dataset:
-            yield from records(one, **opts)
+            yield from iter_records(one, **opts)
         return
     if data_split not in ("train", "test"):
         raise SourceError(f"hf dataset {dataset!r}: data_split must be train or test")
