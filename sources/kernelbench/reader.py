@@ -71,8 +71,8 @@ def _order(file: Path) -> tuple[int, str]:
     return (int(head) if head.isdigit() else 1 << 30, file.name)
 
 
-def records(path: str | Path, license: str | None = None,
-            split: Literal["train", "test"] = "test", limit: int | None = None
+def records(path: str | Path | None = None, license: str | None = None,
+            split: Literal["train", "test"] | None = None, limit: int | None = None
             ) -> Iterator[RawRecord | UnreadableRecord]:
     """One record per `*.py` file of the folder (`kernelbench/<stem>`), sorted by KernelBench's
     number and then by name.
@@ -81,11 +81,20 @@ def records(path: str | Path, license: str | None = None,
     file that is not valid Python or lacks `Model`/`get_inputs`/`get_init_inputs` is an
     `UnreadableRecord` with code `not_a_module`. Raises SourceError for a path that is not a
     folder."""
+    if path is None:
+        raise SourceError("kernelbench: give the folder of modules (--kernelbench-dir DIR)")
     folder = Path(path)
     if not folder.is_dir():
         raise SourceError(f"kernelbench: {folder} is not a folder")
+    split = split or "test"
     if split not in ("train", "test"):
         raise SourceError(f"kernelbench: split must be 'train' or 'test', not {split!r}")
+    # Checked at the call (a bad folder stops the build before it starts); read lazily.
+    return _records(folder, license, split, limit)
+
+
+def _records(folder: Path, license: str | None, split: Literal["train", "test"],
+             limit: int | None) -> Iterator[RawRecord | UnreadableRecord]:
     spdx = license or detect_license(folder)
     level = _level(folder)
     files = sorted(folder.glob("*.py"), key=_order)

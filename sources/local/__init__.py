@@ -48,7 +48,7 @@ def _include_dirs(root: Path, include_dirs: Iterable[str | os.PathLike] | str | 
 
 
 def records(
-    path: str | os.PathLike,
+    path: str | os.PathLike | None = None,
     license: str | None = None,  # the option's public name
     include_dirs: Iterable[str | os.PathLike] | str | None = None,
     max_file_bytes: int | None = None,
@@ -60,7 +60,7 @@ def records(
     Options are checked on the call (bad ones raise `SourceError` before anything is read);
     the records come from the returned iterator."""
     if path is None or not str(path).strip():
-        raise SourceError("local: no folder given (option path)")
+        raise SourceError("local: give the folder of .cu files (--local-dir DIR)")
     root = Path(path).expanduser()
     if not root.is_dir():
         raise SourceError(f"local: {str(path)!r} is not a folder")
