@@ -60,6 +60,37 @@ def tolerance_policy(records: list[DatasetRecord]) -> list[str]:
     return [f"{k}: {v} outputs" for k, v in sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
+def synthesis_lines(records: list[DatasetRecord], manifest: BuildManifest) -> list[str]:
+    """How an LLM took part, counted from the records (nothing when none did)."""
+    syn = [r.synthesis for r in records if r.synthesis is not None]
+    if not syn:
+        return []
+    kept = [s.kernel_kept for s in syn if s.kernel_kept is not None]
+    m = manifest.synthesis
+    lines = [
+        "## Written with an LLM",
+        "",
+        f"{len(syn)} of {len(records)} records had their task (description, cases, reference) "
+        f"and the program's harness written by an LLM ({', '.join(sorted({s.model for s in syn}))}, "
+        f"prompts {', '.join(sorted({s.prompt_version for s in syn}))}); none of it is trusted: "
+        "each record is here because its program passed validation against the reference.",
+    ]
+    if kept:
+        verbatim = sum(1 for v in kept if v >= 0.9999)
+        lines.append(
+            f"The original author's kernel was kept in {len(kept)} of them: verbatim in {verbatim}, "
+            f"mean share of its characters kept {sum(kept) / len(kept):.3f}, lowest {min(kept):.3f} "
+            "(`synthesis_json.kernel_kept`).")
+    repaired = sum(1 for s in syn if s.repair_rounds)
+    if repaired:
+        lines.append(f"{repaired} passed after the failed verdict was fed back to the LLM.")
+    if m.get("calls"):
+        lines.append(f"LLM calls for the whole build: {m['calls']} ({m.get('cached_calls', 0)} "
+                     f"from the response cache), {m.get('prompt_tokens', 0)} prompt and "
+                     f"{m.get('completion_tokens', 0)} completion tokens.")
+    return [*lines, ""]
+
+
 def card_yaml(records: list[DatasetRecord], manifest: BuildManifest) -> str:
     splits = [s for s in ("train", "test") if s in {sh.split for sh in manifest.shards}]
     features = Features.from_arrow_schema(ROW_SCHEMA)
@@ -116,8 +147,8 @@ def card_markdown(
            "header and g++)" if manifest.backend == "cpu" else "(nvcc, run on a GPU)")
         + f"; compilers: {env.get('nvcc', '?')}; {env.get('g++', '?')}.",
         "- Each program was compiled and run on all five input cases of its task; every output "
-        "was compared with a NumPy reference run in a sandbox. Only records that passed all five "
-        f"cases are here. {case_design(records)}",
+        "was compared with the task's reference (NumPy code, or the source's PyTorch module) run "
+        f"in a sandbox. Only records that passed all five cases are here. {case_design(records)}",
         f"- Thread schedules each case ran under (results had to agree): {', '.join(schedules) or 'default'}.",
         f"- Build variants: {', '.join(variants) or 'plain'}"
         + (" (AddressSanitizer: out-of-bounds accesses fail the case)." if asan else "."),
@@ -132,9 +163,11 @@ def card_markdown(
         "`task_json` (the task with its five cases, reference and tolerances), "
         "`validation_json` (backend, per-case status and errors, compiler command, diagnostics "
         "and resource statistics), `provenance` / `provenance_json` (source, origin, licence), "
-        "`license`, `backend`, `status`. Load a row back into the schema with "
+        "`license`, `backend`, `status`, `synthesis_json` (LLM model, prompt version, share of the "
+        "original kernel kept, repair rounds; empty when no LLM took part). Load a row back into the schema with "
         "`schemas.row_to_record(row)`.",
         "",
+        *synthesis_lines(records, manifest),
         "## Provenance and licences",
         "",
         "Sources: " + ", ".join(f"{k} ({v})" for k, v in sorted(sources.items())) + ".",
