@@ -160,3 +160,17 @@ def test_transport_errors_are_not_cached_as_verdicts(tmp_path: Path) -> None:
         stage = Specify([KernelSpecifier(config(srv, tmp_path, max_retries=0))])
         item = stage.process(Item(raw=add_record()))
     assert item.rejection.reason.startswith("llm_") and not stage.keep(item)
+
+
+def test_stages_with_an_llm_pickle_for_ray_workers(tmp_path: Path) -> None:
+    import pickle
+
+    with StandIn(default=ok(add_answer(right_add()))) as srv:
+        llm = config(srv, tmp_path)
+        spec = KernelSpecifier(llm)
+        spec.specify(Item(raw=add_record()))  # makes its client
+        for stage in (Specify([spec]), Validate("cpu", repair=Repairer(llm, rounds=2))):
+            back = pickle.loads(pickle.dumps(stage))
+            assert back.config() == stage.config()
+        again = pickle.loads(pickle.dumps(spec)).specify(Item(raw=add_record()))
+    assert again.synthesis.cached_calls == 1  # a worker's fresh client reads the same cache
