@@ -1,4 +1,7 @@
-"""Command line: `python -m cuset train --config FILE.yaml [--data DIR] [--method M] [key=value ...]`.
+"""Command line: `python -m cuset train|eval|analyze ...`.
+
+`train --config FILE.yaml [--data DIR] [--method M] [key=value ...]`; `eval` (pass@k, see
+`cuset.eval`); `analyze` (token confidence, `cuset.analysis.command`).
 
 Bad input (config, dataset, model) prints one clear error line and exits with status 2.
 """
@@ -22,11 +25,42 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--output-dir", help="overrides training.output_dir")
     t.add_argument("overrides", nargs="*", metavar="key=value",
                    help="dotted config overrides, e.g. loss.tau=0.2 training.max_steps=10")
+    from .eval.command import add_arguments as eval_arguments
+
+    eval_arguments(sub.add_parser("eval", help="pass@k of a model (or of the references) on a benchmark"))
+    a = sub.add_parser("analyze", help="token-confidence analysis of a model on a dataset")
+    analysis = _analysis()
+    if analysis is not None:
+        analysis.add_arguments(a)
     return p
 
 
+def _analysis():
+    """`cuset.analysis.command`, or None when it is not installed: `train` and `eval` must work
+    without it."""
+    try:
+        from .analysis import command
+    except ModuleNotFoundError as exc:
+        if exc.name in ("cuset.analysis", "cuset.analysis.command"):
+            return None
+        raise
+    return command
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["analyze"] and _analysis() is None:
+        print("error: analyze is not available (cuset.analysis.command is missing)", file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
+    if args.command == "eval":
+        from .eval.command import run as run_eval
+
+        return run_eval(args)
+    if args.command == "analyze":
+        return _analysis().run(args)
     overrides = list(args.overrides)
     if args.data:
         overrides.append(f"data.path={args.data}")

@@ -1,0 +1,100 @@
+"""summary.json (exactly `n_tasks`, `n_samples`, `compile_pass_at_k`, `function_pass_at_k`,
+`avg_tokens`, `backend`) and summary.md (the paper's table, then one row per task)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .benchmarks import EvalTask
+from .passk import mean_pass_at_k
+
+
+@dataclass
+class TaskStats:
+    task: str
+    samples: int = 0
+    compiled: int = 0
+    passed: int = 0
+    needs_gpu: int = 0
+    tokens: int = 0
+    statuses: Counter = field(default_factory=Counter)
+
+
+def summarise(tasks: list[EvalTask], records: list[dict[str, Any]], n: int, ks: Sequence[int],
+              backend: str) -> tuple[dict[str, Any], list[TaskStats]]:
+    """Pass@k over the benchmark's tasks from the records of samples 0..n-1 (the last record of a
+    (task, sample) counts)."""
+    latest = {(r["task"], int(r["sample"])): r for r in records if int(r["sample"]) < n}
+    stats = {t.id: TaskStats(t.id) for t in tasks}
+    for (task, _), r in latest.items():
+        s = stats.get(task)
+        if s is None:
+            continue
+        s.samples += 1
+        s.compiled += bool(r["compiled"])
+        s.passed += bool(r["passed"])
+        s.needs_gpu += r["status"] == "needs_gpu"
+        s.tokens += int(r.get("tokens") or 0)
+        s.statuses[r["status"]] += 1
+    per_task = list(stats.values())
+    judged = [s for s in per_task if s.samples]
+    usable_ks = [k for k in ks if all(k <= s.samples for s in judged)]
+    n_samples = sum(s.samples for s in per_task)
+    summary = {
+        "n_tasks": len(per_task),
+        "n_samples": n_samples,
+        "compile_pass_at_k": mean_pass_at_k([(s.samples, s.compiled) for s in judged], usable_ks),
+        "function_pass_at_k": mean_pass_at_k([(s.samples, s.passed) for s in judged], usable_ks),
+        "avg_tokens": sum(s.tokens for s in per_task) / n_samples if n_samples else 0.0,
+        "backend": backend,
+    }
+    return summary, per_task
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}"
+
+
+def headline(summary: dict[str, Any], label: str) -> list[str]:
+    """The paper's table (Compile and Function Pass@k in percent, average tokens)."""
+    ks = list(summary["compile_pass_at_k"])
+    cols = ["model", *[f"Compile Pass@{k}" for k in ks], *[f"Function Pass@{k}" for k in ks],
+            "avg tokens"]
+    row = [label, *[_pct(summary["compile_pass_at_k"][k]) for k in ks],
+           *[_pct(summary["function_pass_at_k"][k]) for k in ks], f"{summary['avg_tokens']:.1f}"]
+    return [_line(cols), _line(["---"] * len(cols)), _line(row)]
+
+
+def _line(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def markdown(summary: dict[str, Any], per_task: list[TaskStats], label: str) -> str:
+    needs_gpu = sum(s.needs_gpu for s in per_task)
+    lines = [f"# Evaluation: {label}", "",
+             f"{summary['n_tasks']} tasks, {summary['n_samples']} samples, backend "
+             f"`{summary['backend']}`. Pass@k in percent (unbiased estimator, Chen et al. 2021).",
+             "", *headline(summary, label), ""]
+    if needs_gpu:
+        lines += [f"{needs_gpu} samples are `needs_gpu` (not judgeable on this backend): counted "
+                  "as neither compiled nor passed.", ""]
+    lines += ["## Per task", "",
+              _line(["task", "samples", "compiled", "passed", "needs_gpu", "avg tokens",
+                     "statuses"]),
+              _line(["---"] * 7)]
+    for s in per_task:
+        avg = s.tokens / s.samples if s.samples else 0.0
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(s.statuses.items()))
+        lines.append(_line([s.task, str(s.samples), str(s.compiled), str(s.passed),
+                            str(s.needs_gpu), f"{avg:.1f}", statuses]))
+    return "\n".join(lines) + "\n"
+
+
+def write_reports(out: Path, summary: dict[str, Any], per_task: list[TaskStats], label: str) -> None:
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (out / "summary.md").write_text(markdown(summary, per_task, label), encoding="utf-8")

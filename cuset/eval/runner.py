@@ -1,0 +1,155 @@
+"""The evaluation loop: sample what `samples.jsonl` does not hold yet, validate in a process pool,
+append each finished sample to `samples.jsonl` (flushed, so a crash loses at most the samples in
+flight), then summarise every sample of the benchmark's tasks.
+
+Resume is by (task, sample index): a line in `samples.jsonl` is never asked or validated again.
+An out folder belongs to one configuration (model, benchmark, sampling options); reusing it with
+another mixes their samples. A last line cut by a crash is dropped on start.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import queue
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .benchmarks import EvalTask
+from .errors import EvalError
+from .extract import extract_program
+from .report import summarise, write_reports
+from .samplers import Completion, Sampler
+from .verdict import Verdict, validate
+
+SAMPLES = "samples.jsonl"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    out: Path
+    n: int = 3
+    ks: tuple[int, ...] = (1, 3)
+    backend: str = "cpu"
+    """A resolved backend name (`cpu` or `cuda`), so workers do not probe for a GPU again."""
+    workers: int = 2
+    reference: bool = False
+    """Validate each task's reference program once instead of sampling (the harness check)."""
+    label: str = "model"
+    progress: bool = True
+
+
+def read_samples(path: Path) -> list[dict[str, Any]]:
+    """The records of `samples.jsonl`; a line that does not parse (a write cut by a crash) is
+    dropped and the file rewritten without it, so appending continues on a clean line."""
+    if not path.is_file():
+        return []
+    records, bad = [], 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            _ = (rec["task"], int(rec["sample"]))
+            records.append(rec)
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            bad += 1
+    if bad or not path.read_text(encoding="utf-8").endswith("\n"):
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return records
+
+
+def _record(c: Completion, program: str | None, v: Verdict) -> dict[str, Any]:
+    return {"task": c.task_id, "sample": c.sample, "completion": c.text, "program": program,
+            "status": v.status, "reason": v.reason, "tokens": c.tokens, "compiled": v.compiled,
+            "passed": v.passed}
+
+
+def run_eval(tasks: list[EvalTask], sampler: Sampler | None, opts: RunOptions) -> dict[str, Any]:
+    """Run (or resume) the evaluation; write samples.jsonl, summary.json and summary.md in
+    `opts.out`; return the summary. `sampler` is unused with `opts.reference`."""
+    n = 1 if opts.reference else opts.n
+    if opts.reference:
+        lacking = [t.id for t in tasks if not t.reference_program]
+        if lacking:
+            raise EvalError(f"--reference-solutions: task {lacking[0]} has no reference program")
+    elif sampler is None:
+        raise EvalError("no model: give --base-url/--model, --model-path, or --reference-solutions")
+    opts.out.mkdir(parents=True, exist_ok=True)
+    path = opts.out / SAMPLES
+    done = {(r["task"], int(r["sample"])) for r in read_samples(path)}
+    missing = [(t, i) for t in tasks for i in range(n) if (t.id, i) not in done]
+    if missing:
+        _sample_and_validate(missing, sampler, opts, path)
+    records = read_samples(path)
+    summary, per_task = summarise(tasks, records, n, opts.ks if not opts.reference else (1,),
+                                  opts.backend)
+    write_reports(opts.out, summary, per_task, opts.label)
+    return summary
+
+
+def _completions(missing: list[tuple[EvalTask, int]], sampler: Sampler | None,
+                 reference: bool):
+    if reference:
+        for t, i in missing:
+            yield Completion(t.id, i, "", 0)
+    else:
+        assert sampler is not None
+        yield from sampler.sample(missing)
+
+
+def _sample_and_validate(missing: list[tuple[EvalTask, int]], sampler: Sampler | None,
+                         opts: RunOptions, path: Path) -> None:
+    by_id = {t.id: t for t, _ in missing}
+    results: queue.Queue[tuple[str, Any, Any]] = queue.Queue()
+
+    def feed(pool: ProcessPoolExecutor) -> None:
+        try:
+            for c in _completions(missing, sampler, opts.reference):
+                task = by_id[c.task_id]
+                program = task.reference_program if opts.reference else extract_program(c.text)
+                fut = pool.submit(validate, task, program, opts.backend, opts.reference)
+                fut.add_done_callback(
+                    lambda f, c=c, p=program: results.put(("done", (c, p), f)))
+        except BaseException as exc:  # surfaced on the main thread, which owns the exit code
+            results.put(("error", exc, None))
+
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process holding torch or threads
+    with ProcessPoolExecutor(max_workers=max(1, opts.workers), mp_context=ctx) as pool, \
+            path.open("a", encoding="utf-8") as fh, _progress(len(missing), opts.progress) as bar:
+        feeder = threading.Thread(target=feed, args=(pool,), daemon=True)
+        feeder.start()
+        passed = 0
+        for _ in range(len(missing)):
+            kind, payload, fut = results.get()
+            if kind == "error":
+                raise payload if isinstance(payload, EvalError) else EvalError(
+                    f"sampling failed: {type(payload).__name__}: {payload}")
+            c, program = payload
+            verdict = _verdict_of(fut)
+            fh.write(json.dumps(_record(c, program, verdict)) + "\n")
+            fh.flush()
+            passed += verdict.passed
+            bar.update(1)
+            bar.set_postfix(passed=passed)
+        feeder.join()
+
+
+def _verdict_of(fut: Future) -> Verdict:
+    try:
+        return fut.result()
+    except Exception as exc:
+        from validators.backends import BackendUnavailable
+
+        if isinstance(exc, BackendUnavailable):
+            raise EvalError(f"--backend: {exc}") from None
+        raise
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="eval", unit="sample", disable=not enabled, dynamic_ncols=True)

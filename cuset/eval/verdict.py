@@ -1,0 +1,65 @@
+"""One sample validated: runs in a worker process, so it imports nothing heavy at module level.
+
+Verdicts: `compiled` = a code block existed and the program built (status is neither
+`compile_error` nor `needs_gpu`); `passed` = status `passed`. A `needs_gpu` sample (the backend
+cannot judge it: a GPU-only feature on the cpu backend) gets neither compile nor function credit,
+so the figures are a lower bound, and the summary counts these samples separately so a reader
+sees how much went unjudged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .benchmarks import EvalTask
+
+NO_CODE_BLOCK = "no_code_block"
+EMPTY_CODE_BLOCK = "empty_code_block"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str
+    reason: str
+    compiled: bool
+    passed: bool
+
+
+def _verdict(status: str, reason: str) -> Verdict:
+    return Verdict(status, reason, status not in ("compile_error", "needs_gpu"), status == "passed")
+
+
+def no_program(program: str | None) -> Verdict | None:
+    """The verdict for a completion without a usable program, None when there is one."""
+    if program is None:
+        return Verdict("compile_error", NO_CODE_BLOCK, False, False)
+    if not program.strip():
+        return Verdict("compile_error", EMPTY_CODE_BLOCK, False, False)
+    return None
+
+
+def validate(task: EvalTask, program: str | None, backend: str,
+             per_scale_reference: bool = False) -> Verdict:
+    """Validate `program` for `task`. For CUDABench every chosen scale must pass; the first scale
+    that does not decides the verdict. `per_scale_reference`: check each scale's own bench.cu
+    (the harness check) instead of `program`."""
+    missing = no_program(program)
+    if missing is not None:
+        return missing
+    assert program is not None
+    if task.kind == "cudabench":
+        from validators import cudabench
+
+        assert task.cudabench is not None
+        for sc in task.cudabench.scales:
+            source = sc.bench_cu if per_scale_reference else program
+            r = cudabench.check(sc, source, backend=backend)
+            if r.status != "passed":
+                return _verdict(str(r.status), f"scale {sc.row_id}: {r.reason}".strip())
+        return _verdict("passed", "")
+    from schemas import Program
+    from validators.engine import check
+
+    assert task.task is not None
+    r = check(task.task, Program(source=program), backend=backend)
+    return _verdict(str(r.status), r.reason)
