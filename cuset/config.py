@@ -67,8 +67,14 @@ class LossConfig:
 @dataclass
 class DataConfig:
     path: str | None = None
-    """A folder in the Hub layout (`data/train-*.parquet`), loaded with `datasets.load_dataset`."""
+    """A folder in the Hub layout (`data/train-*.parquet`) or a Hub dataset id (`owner/name`),
+    loaded with `datasets.load_dataset`."""
     split: str = "train"
+    eval_split: str | None = "test"
+    """Split evaluated during training (None: no evaluation); a dataset without it trains
+    without evaluation, and says so."""
+    max_samples: int | None = None
+    """Use only the first N records of the training split (None: all)."""
     max_length: int = 4096
     system_prompt: str | None = None
     """Prepended as a system message when a record has none (None: leave messages as they are)."""
@@ -94,6 +100,16 @@ class TrainingConfig:
     save_strategy: str = "epoch"
     save_steps: int = 500
     save_total_limit: int | None = 2
+    eval_strategy: str = "steps"
+    """`no`, `steps` or `epoch`: plain NLL and token accuracy on `data.eval_split`."""
+    eval_steps: int = 200
+    per_device_eval_batch_size: int | None = None
+    """None: the training micro-batch size."""
+    resume_from_checkpoint: str | None = None
+    """`latest` (the newest `checkpoint-*` in output_dir) or a checkpoint folder."""
+    noop_check_steps: int = 3
+    """Stop with an error if the first N optimizer steps all have zero loss (every target token
+    masked out, so nothing is learnt); 0 turns the check off."""
     report_to: list[str] = field(default_factory=lambda: ["tensorboard"])
     ddp_backend: str | None = None
     dataloader_num_workers: int = 0
@@ -158,6 +174,10 @@ def _check_value(name: str, tp: Any, value: Any) -> Any:
     return value
 
 
+STRATEGY_KEYS = frozenset({"training.save_strategy", "training.eval_strategy"})
+"""Keys whose value `no` YAML 1.1 reads as False (`save_strategy: no`)."""
+
+
 def _build(cls: type, data: dict[str, Any], prefix: str) -> Any:
     hints = typing.get_type_hints(cls)
     known = {f.name for f in dataclasses.fields(cls)}
@@ -175,6 +195,8 @@ def _build(cls: type, data: dict[str, Any], prefix: str) -> Any:
                 raise CusetError(f"config key {full!r} must be a mapping")
             kwargs[key] = _build(tp, value, f"{full}.")
         else:
+            if full in STRATEGY_KEYS and value is False:
+                value = "no"
             kwargs[key] = _check_value(full, tp, value)
     return cls(**kwargs)
 
@@ -238,6 +260,17 @@ def validate(cfg: TrainConfig) -> None:
         )
     if cfg.data.max_length < 2:
         raise CusetError("data.max_length must be at least 2")
+    if cfg.data.max_samples is not None and cfg.data.max_samples < 1:
+        raise CusetError(f"data.max_samples must be at least 1 (got {cfg.data.max_samples})")
+    t = cfg.training
+    if t.eval_strategy not in ("no", "steps", "epoch"):
+        raise CusetError(
+            f"training.eval_strategy must be no, steps or epoch (got {t.eval_strategy!r})"
+        )
+    if t.eval_steps < 1:
+        raise CusetError(f"training.eval_steps must be at least 1 (got {t.eval_steps})")
+    if t.noop_check_steps < 0:
+        raise CusetError(f"training.noop_check_steps must be 0 or more (got {t.noop_check_steps})")
 
 
 def to_dict(cfg: TrainConfig) -> dict[str, Any]:

@@ -21,6 +21,7 @@ placed on response tokens are left out and reported by id.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ import torch
 
 from schemas import CUDA_MASK_KINDS
 
-from .errors import CusetError
+from .errors import CusetError, MissingSplitError
 
 REQUIRED_COLUMNS = ("id", "messages", "response", "spans")
 
@@ -42,6 +43,10 @@ class Example:
     input_ids: list[int]
     labels: list[int]
     cuda_mask: list[int]
+    cuda_cut: bool = False
+    """Truncation removed tokens of a kernel body or launch configuration."""
+    full_length: int = 0
+    """Tokens before truncation."""
 
 
 @dataclass
@@ -52,6 +57,13 @@ class DataReport:
     dropped: dict[str, list[str]] = field(default_factory=dict)
     label_tokens: int = 0
     cuda_tokens: int = 0
+    spans_cut: list[str] = field(default_factory=list)
+    """Used records whose CUDA spans lost tokens to `max_length`."""
+    no_cuda_tokens: list[str] = field(default_factory=list)
+    """Used records left with no token in the CUDA mask (all their CUDA spans cut off)."""
+    max_length: int | None = None
+    longest: int = 0
+    """Tokens in the longest rendered record before truncation."""
 
     def drop(self, reason: str, rec_id: str) -> None:
         self.dropped.setdefault(reason, []).append(rec_id)
@@ -64,33 +76,50 @@ class DataReport:
         for reason, ids in sorted(self.dropped.items()):
             shown = ", ".join(ids[:5]) + (f", ... (+{len(ids) - 5})" if len(ids) > 5 else "")
             lines.append(f"  left out ({reason}): {len(ids)}: {shown}")
+        if self.spans_cut or self.no_cuda_tokens:
+            lines.append(
+                f"  warning: data.max_length={self.max_length} cuts the CUDA spans of "
+                f"{len(self.spans_cut)} record(s), {len(self.no_cuda_tokens)} of them left with no "
+                f"CUDA token (longest record: {self.longest} tokens); raise data.max_length"
+            )
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "total": self.total, "used": self.used, "truncated": self.truncated,
             "dropped": self.dropped, "label_tokens": self.label_tokens, "cuda_tokens": self.cuda_tokens,
+            "spans_cut": self.spans_cut, "no_cuda_tokens": self.no_cuda_tokens,
+            "max_length": self.max_length, "longest": self.longest,
         }
 
 
-def load_rows(path: str | Path, split: str = "train"):
-    """Load a Hub-layout folder (`data/<split>-*.parquet`) with `datasets`."""
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+"""`owner/name`: what a path that does not exist must look like to be tried on the Hub."""
+
+
+def load_rows(path: str | Path, split: str = "train", max_samples: int | None = None) -> Any:
+    """Load split `split` of a Hub-layout folder (`data/<split>-*.parquet`) or of a Hub dataset
+    id, with `datasets.load_dataset`; `max_samples` keeps its first N rows."""
     import datasets
 
-    p = Path(path)
-    if not p.exists():
-        raise CusetError(f"dataset folder {str(p)!r} does not exist")
+    name = str(path)
+    if not Path(name).exists() and not HUB_ID.fullmatch(name):
+        raise CusetError(f"dataset folder {name!r} does not exist (nor is it a Hub id owner/name)")
     try:
-        dd = datasets.load_dataset(str(p))
-    except Exception as e:  # datasets raises many types for a folder it cannot read
-        raise CusetError(f"cannot load dataset {str(p)!r}: {e}") from None
+        dd = datasets.load_dataset(name)
+    except Exception as e:  # datasets raises many types for a folder or id it cannot read
+        where = "" if Path(name).exists() else " (no such folder; tried as a Hub dataset id)"
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise CusetError(f"cannot load dataset {name!r}{where}: {msg}") from None
     if split not in dd:
-        raise CusetError(f"dataset {str(p)!r} has no {split!r} split (it has: {', '.join(dd)})")
+        raise MissingSplitError(f"dataset {name!r} has no {split!r} split (it has: {', '.join(dd)})")
     rows = dd[split]
     missing = [c for c in REQUIRED_COLUMNS if c not in rows.column_names]
     if missing:
         hint = " (CuSeT needs the span annotation of the builder)" if "spans" in missing else ""
-        raise CusetError(f"dataset {str(p)!r} lacks the column(s) {', '.join(missing)}{hint}")
+        raise CusetError(f"dataset {name!r} lacks the column(s) {', '.join(missing)}{hint}")
+    if max_samples is not None and max_samples < len(rows):
+        rows = rows.select(range(max_samples))
     return rows
 
 
@@ -172,7 +201,9 @@ def encode_record(
     # position 0 is never predicted, so at least one labelled token after it is needed
     if not any(x != -100 for x in labels[1:]):
         return None, "no_response_tokens_within_max_length", truncated
-    return Example(rec_id, ids[:n], labels, cuda[:n].astype(int).tolist()), None, truncated
+    ex = Example(rec_id, ids[:n], labels, cuda[:n].astype(int).tolist(), bool(cuda[n:].any()),
+                 len(ids))
+    return ex, None, truncated
 
 
 class TokenizedDataset(torch.utils.data.Dataset):
@@ -192,7 +223,7 @@ def prepare(
     system_prompt: str | None = None, progress: bool = False,
 ) -> tuple[TokenizedDataset, DataReport]:
     rows = list(rows)
-    report = DataReport(total=len(rows))
+    report = DataReport(total=len(rows), max_length=max_length)
     if rows and not any(
         s["kind"] in CUDA_MASK_KINDS for r in rows for s in (r.get("spans") or [])
     ):
@@ -214,6 +245,11 @@ def prepare(
             report.drop(reason or "unknown", str(row["id"]))
             continue
         examples.append(ex)
+        if ex.cuda_cut:
+            report.spans_cut.append(ex.id)
+            if not any(ex.cuda_mask):
+                report.no_cuda_tokens.append(ex.id)
+        report.longest = max(report.longest, ex.full_length)
         report.label_tokens += sum(1 for x in ex.labels if x != -100)
         report.cuda_tokens += sum(ex.cuda_mask)
     report.used = len(examples)
@@ -245,8 +281,8 @@ class Collator:
         return batch
 
 
-def write_report(report: DataReport, out_dir: str | Path) -> Path:
-    p = Path(out_dir) / "data_report.json"
+def write_report(report: DataReport, out_dir: str | Path, name: str = "data_report.json") -> Path:
+    p = Path(out_dir) / name
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps(report.to_dict(), indent=2))
     return p

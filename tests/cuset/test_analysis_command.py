@@ -100,7 +100,7 @@ def test_tiny_config_with_a_lora_adapter(cuda_dataset, tmp_path, capsys):
 
     base_out, lora_out = tmp_path / "base", tmp_path / "lora"
     code, _, err = _run(capsys, "--config", TINY, "--data", str(cuda_dataset), "--out", str(base_out),
-                        "--window", "100000", "--limit", "3")
+                        "--window", "100000", "--limit", "3", "--max-length", "1024")
     assert code == 0, err
     # the base model comes from the adapter's own config
     code, _, err = _run(capsys, "--adapter", str(adapter), "--data", str(cuda_dataset),
