@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry (`python -m cuset.analysis`) until the `cuset` CLI wires `analyze`."""
+    """Stand-alone entry (`python -m cuset.analysis`); `python -m cuset analyze` is the same."""
     p = argparse.ArgumentParser(prog="python -m cuset analyze", description=__doc__.splitlines()[0])
     add_arguments(p)
     return run(p.parse_args(argv))

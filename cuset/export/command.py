@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry (`python -m cuset.export`) until the `cuset` CLI wires `export`."""
+    """Stand-alone entry (`python -m cuset.export`); `python -m cuset export` is the same."""
     p = argparse.ArgumentParser(prog="python -m cuset export", description=__doc__.splitlines()[0])
     add_arguments(p)
     return run(p.parse_args(argv))
