@@ -78,6 +78,10 @@ class DataConfig:
     max_length: int = 4096
     system_prompt: str | None = None
     """Prepended as a system message when a record has none (None: leave messages as they are)."""
+    packing: bool = False
+    """Concatenate examples into rows of up to `max_length` tokens (greedy, in order), with
+    position ids restarting at each example and no padding inside a row; attention, masks,
+    confidence windows and sample weights stay per example."""
 
 
 @dataclass

@@ -13,8 +13,8 @@ masks:
   containment would drop exactly the tokens that open and close a kernel, while a token that
   touches the region is one the model must produce to write it.
 
-Sequences are truncated to `max_length` as a whole (ids, labels and mask together) and never
-packed, so CuSeT's confidence windows stay inside one sample. Records whose spans cannot be
+Sequences are truncated to `max_length` as a whole (ids, labels and mask together); with
+`data.packing` they are then packed (`packing.py`), and the losses still see one sample at a time. Records whose spans cannot be
 placed on response tokens are left out and reported by id.
 """
 

@@ -21,6 +21,7 @@ from torch import Tensor
 
 from .config import LossConfig
 from .logprobs import TokenStats
+from .packing import regroup
 
 
 @dataclass
@@ -188,8 +189,27 @@ LOSSES: dict[str, Callable[[TokenStats, Tensor, Tensor, LossConfig], LossOutput]
 }
 
 
-def compute(stats: TokenStats, loss_mask: Tensor, cuda_mask: Tensor, cfg: LossConfig) -> LossOutput:
-    return LOSSES[cfg.method](stats, loss_mask.bool(), cuda_mask.bool(), cfg)
+def compute(
+    stats: TokenStats, loss_mask: Tensor, cuda_mask: Tensor, cfg: LossConfig,
+    seq_idx: Tensor | None = None, positions: Tensor | None = None,
+) -> LossOutput:
+    """The method's per-sample losses. Packed rows (`seq_idx` [B, T], the batch-wide example of
+    each token, -1 for padding; `positions` its offset in that example) are first laid out one
+    example per row, so masks, windows and sample weights never cross examples and
+    `per_sample` has one entry per example."""
+    loss_mask, cuda_mask = loss_mask.bool(), cuda_mask.bool()
+    if seq_idx is not None:
+        if positions is None:
+            raise ValueError("packed batches need the position ids with seq_idx")
+        samples = int(seq_idx.max()) + 1 if seq_idx.numel() else 0
+
+        def per_example(x: Tensor | None) -> Tensor | None:
+            return None if x is None else regroup(x, seq_idx, positions, samples)
+
+        stats = TokenStats(per_example(stats.logprob), per_example(stats.entropy),
+                           per_example(stats.kl))
+        loss_mask, cuda_mask = per_example(loss_mask), per_example(cuda_mask)
+    return LOSSES[cfg.method](stats, loss_mask, cuda_mask, cfg)
 
 
 def summarize(metrics: dict[str, float]) -> dict[str, float]:

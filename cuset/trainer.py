@@ -44,14 +44,20 @@ from .errors import CusetError, MissingSplitError
 from .head import HeadRequest, find_head, head_request, unpack
 from .logprobs import default_chunk_tokens, shift_targets
 from .modeling import load_model, load_tokenizer, resolve_model_path, use_bf16
+from .packing import PackedCollator, PackedDataset, count_samples
 
 log = logging.getLogger("cuset")
 
 
-def count_items(labels: torch.Tensor, normalize: str) -> torch.Tensor:
-    """Target tokens (labels after the shift), or samples that have at least one."""
+def count_items(
+    labels: torch.Tensor, normalize: str, seq_idx: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Target tokens (labels after the shift), or samples that have at least one (the examples
+    of packed rows, told apart by `seq_idx`)."""
     valid = labels[..., 1:].ne(-100)
-    return valid.sum() if normalize == "tokens" else valid.any(dim=-1).sum()
+    if normalize == "tokens":
+        return valid.sum()
+    return valid.any(dim=-1).sum() if seq_idx is None else count_samples(labels, seq_idx)
 
 
 class NoOpGuard(TrainerCallback):
@@ -154,7 +160,8 @@ class CusetTrainer(Trainer):
                 batches.append(next(epoch_iterator))
             except StopIteration:
                 break
-        n = sum((count_items(b["labels"], self.loss_config.normalize) for b in batches), torch.tensor(0))
+        norm = self.loss_config.normalize
+        n = sum((count_items(b["labels"], norm, b.get("seq_idx")) for b in batches), torch.tensor(0))
         n = n.reshape(1).to(device)
         if self.args.world_size > 1:
             n = self.accelerator.gather(n).sum()
@@ -167,6 +174,11 @@ class CusetTrainer(Trainer):
         inputs = dict(inputs)
         labels = inputs.pop("labels")
         cuda = inputs.pop("cuda_mask").bool()
+        # packed rows: the model gets the position ids, the loss also the example of each token
+        seq_idx = inputs.pop("seq_idx", None)
+        if seq_idx is not None:
+            # transformers separates packed examples by their position ids only without a cache
+            inputs["use_cache"] = False
         targets = shift_targets(labels)
         loss_mask = targets.ne(-100)
         cuda_t = torch.zeros_like(cuda)
@@ -186,13 +198,15 @@ class CusetTrainer(Trainer):
         with head_request(self.head, req):
             outputs = model(**inputs)
         stats = unpack(outputs.logits, top_k=top_k, has_ref=ref_hidden is not None)
-        return losses.compute(stats, loss_mask, cuda_t, cfg), labels, outputs
+        result = losses.compute(stats, loss_mask, cuda_t, cfg, seq_idx=seq_idx,
+                                positions=inputs.get("position_ids"))
+        return result, labels, outputs
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):  # type: ignore[override]
         cfg = self.loss_config
         result, labels, outputs = self._method_loss(model, inputs)
         if num_items_in_batch is None:
-            num_items_in_batch = count_items(labels, cfg.normalize)
+            num_items_in_batch = count_items(labels, cfg.normalize, inputs.get("seq_idx"))
         denom = torch.as_tensor(num_items_in_batch, device=result.per_sample.device).float().clamp_min(1)
         loss = result.per_sample.sum() / denom
         if model.training:
@@ -216,7 +230,8 @@ class CusetTrainer(Trainer):
                 batch = self._prepare_inputs(batch)
                 result, labels, _ = self._method_loss(model, batch)
                 sums[0] += result.per_sample.sum().double()
-                sums[1] += count_items(labels, self.loss_config.normalize).double()
+                norm = self.loss_config.normalize
+                sums[1] += count_items(labels, norm, batch.get("seq_idx")).double()
                 sums[2:] += self._nll_and_accuracy(model, batch).to(sums)
         if self.args.world_size > 1:
             sums = self.accelerator.reduce(sums, reduction="sum")
@@ -238,6 +253,7 @@ class CusetTrainer(Trainer):
         inputs = dict(inputs)
         labels = inputs.pop("labels")
         inputs.pop("cuda_mask")
+        inputs.pop("seq_idx", None)
         targets = shift_targets(labels)
         with head_request(self.head, HeadRequest(targets, capture_hidden=True)):
             hidden = model(**inputs).logits
@@ -372,9 +388,15 @@ def build_trainer(
     # one config (an interrupted one and its rerun) start from the same weights
     set_seed(cfg.training.seed)
     model = load_model(cfg, path)
+    collator: Any = Collator(tokenizer.pad_token_id)
+    if cfg.data.packing:
+        dataset = PackedDataset(dataset.examples, cfg.data.max_length)
+        if eval_set is not None:
+            eval_set = PackedDataset(eval_set.examples, cfg.data.max_length)
+        collator = PackedCollator(tokenizer.pad_token_id)
     trainer = CusetTrainer(
         model=model, args=args, train_dataset=dataset, eval_dataset=eval_set,
-        data_collator=Collator(tokenizer.pad_token_id), processing_class=tokenizer,
+        data_collator=collator, processing_class=tokenizer,
         loss_config=cfg.loss, noop_check_steps=cfg.training.noop_check_steps, data_report=report,
     )
     trainer.eval_report = eval_report
