@@ -403,6 +403,16 @@ def build_trainer(
     return trainer, report
 
 
+def _close_process_group() -> None:
+    # Ranks that exit with a live gloo group abort in its pair threads' destructors
+    # ("terminate called without an active exception"), failing a finished run.
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+
+
 def train(cfg: TrainConfig, rows: Any | None = None, eval_rows: Any | None = None) -> dict[str, Any]:
     """Train, save `final/` and `trainer_state.json` (also when training stops with an error)."""
     out = Path(cfg.training.output_dir)
@@ -423,6 +433,7 @@ def train(cfg: TrainConfig, rows: Any | None = None, eval_rows: Any | None = Non
     finally:
         trainer.save_state()
     trainer.save_model(str(out / "final"))
+    _close_process_group()
     return {"train": result.metrics, "data": report.to_dict(), "log_history": trainer.state.log_history}
 
 
