@@ -180,17 +180,6 @@ def _headers_digest(dirs: tuple[Path, ...]) -> str:
     return h.hexdigest()
 
 
-def _flag_include_dirs(flags: list[str]) -> tuple[Path, ...]:
-    """Directories named by `-I DIR` / `-IDIR` flags (exposed to the sandboxed compiler)."""
-    out: list[Path] = []
-    it = iter(flags)
-    for f in it:
-        d = next(it, "") if f == "-I" else f[2:] if f.startswith("-I") else ""
-        if d and Path(d).is_absolute() and Path(d).is_dir():
-            out.append(Path(d))
-    return tuple(dict.fromkeys(out))
-
-
 def define_flags(defines: dict[str, int | str]) -> list[str]:
     return [f"-D{k}={v}" for k, v in sorted(defines.items())]
 
@@ -215,8 +204,9 @@ def compile_program(program: Program, defines: dict[str, int | str] | None = Non
     cache = cache or BuildCache()
     version = nvcc_version()
     cmd = nvcc_command(program, defines, options)
-    include_dirs = tuple(options.include_dirs) + _flag_include_dirs(
-        [*options.extra_flags, *program.extra_flags])
+    # Only the operator's include folders are readable in the sandbox: an `-I` in the program's
+    # own flags names a folder the compiler will not find there.
+    include_dirs = tuple(options.include_dirs)
     key = BuildCache.key(
         kind="nvcc", source=program.source, filename=program.filename, command=cmd[1:],
         compiler=version, headers=_headers_digest(include_dirs),

@@ -38,6 +38,7 @@ bound in read-only with `expose` (it must be readable by others: the sandbox uid
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
@@ -51,6 +52,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,7 +93,19 @@ class Limits:
     disk_bytes: int | None = 1 * GIB
     """Total size of the work directory, polled while the run goes (`limit_hit='disk'`):
     RLIMIT_FSIZE bounds one file, this bounds many."""
+    max_files: int | None = 100_000
+    """Files and directories in the work directory. Enforced by the workspace's tmpfs
+    (`nr_inodes`) where one is mounted, else counted while the run goes (`limit_hit='files'`)."""
+    tmp_bytes: int = 64 * MIB
+    """Size of the run's private `/tmp` and of its `/dev/shm` (each a tmpfs; allow-list view)."""
+    tmp_files: int = 4096
     network: bool = False
+    seccomp: bool = True
+    """The system-call filter (C launcher): no ptrace, mount, keyctl, bpf, perf_event_open,
+    namespace changes, io_uring, inotify, file locks (made no-ops), or sockets but AF_UNIX."""
+    allowlist: bool = True
+    """The run's root holds only the allow-list (C launcher); False: the host's `/` read-only
+    with some directories covered (the shell set-up's view)."""
 
     def with_overrides(self, overrides: dict[str, object] | None = None, **kw: object) -> Limits:
         """A copy with some fields replaced (e.g. `Backend.sandbox_overrides`)."""
@@ -167,7 +181,8 @@ def _launcher_cmd(launcher: Path, workdir: Path, uid: int, limits: Limits, expos
                   hide: list[str], preload: Path | None, argv: list[str],
                   cgroup: Path | None = None, report_fd: int | None = None) -> list[str]:
     cmd = [str(launcher), "--work", str(workdir), "--uid", str(uid),
-           "--net", "1" if limits.network else "0"]
+           "--net", "1" if limits.network else "0", "--seccomp", "1" if limits.seccomp else "0",
+           "--allowlist", "1" if limits.allowlist else "0"]
     if report_fd is not None:
         cmd += ["--report-fd", str(report_fd)]
     if cgroup is not None:
@@ -182,10 +197,19 @@ def _launcher_cmd(launcher: Path, workdir: Path, uid: int, limits: Limits, expos
         cmd += ["--nproc", str(int(limits.max_processes))]
     if preload is not None:
         cmd += ["--preload", str(preload)]
-    for h in _effective_hides(hide, expose, workdir):
-        cmd += ["--hide", h]
-    for e in expose:
-        cmd += ["--expose", str(e)]
+    if limits.allowlist:
+        cmd += ["--tmp-opts", f"size={limits.tmp_bytes},nr_inodes={limits.tmp_files},mode=1777"]
+        for p in _allowlist(expose):
+            cmd += ["--ro", p]
+        for link in _system_view()[1]:
+            cmd += ["--symlink", link]
+        for d in _devices():
+            cmd += ["--dev", d]
+    else:
+        for h in _effective_hides(hide, expose, workdir):
+            cmd += ["--hide", h]
+        for e in expose:
+            cmd += ["--ro", str(e)]
     return [*cmd, "--", *argv]
 
 
@@ -290,11 +314,10 @@ def _hidden_dirs(workdir: Path) -> list[str]:
 
 
 def _exposures(argv: list[str], workdir: Path, expose: list[Path]) -> list[Path]:
+    """The read-only paths of a run beyond the system allow-list: what the caller names, and the
+    directory of an absolute `argv[0]`. Nothing in the arguments widens the view: an argument
+    that looks like `-I/dir` is the program's business, not the sandbox's."""
     paths = [Path(p).resolve() for p in expose]
-    # A compiler's `-I/abs/dir` include directories are inputs it must read.
-    for a in argv[1:]:
-        if a.startswith("-I") and len(a) > 2 and os.path.isabs(a[2:]) and os.path.isdir(a[2:]):
-            paths.append(Path(a[2:]).resolve())
     exe = Path(argv[0])
     if exe.is_absolute() and exe.exists():
         real = exe.resolve()
@@ -309,6 +332,57 @@ def _exposures(argv: list[str], workdir: Path, expose: list[Path]) -> list[Path]
     return kept
 
 
+# --- the allow-list --------------------------------------------------------------------------
+
+SYSTEM_RO = ("/usr", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+             "/etc/alternatives", "/etc/localtime", "/sys/devices/system/cpu")
+"""What every run sees read-only: the toolchain and runtime (`/usr`, with the CUDA toolkit under
+`/usr/local`), the dynamic loader's configuration, and the CPU topology libraries size their
+thread pools from. `CKD_SANDBOX_RO` (colon-separated) adds paths: the operator's setting, never
+a program's."""
+TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+DEVICES = ("null", "zero", "full", "random", "urandom")
+
+
+@functools.cache
+def _system_view() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(read-only paths, `PATH=TARGET` symlinks) of the system part of the allow-list."""
+    ro: list[str] = []
+    links: list[str] = []
+    extra = [p for p in os.environ.get("CKD_SANDBOX_RO", "").split(":") if p]
+    for p in [*SYSTEM_RO, *extra]:
+        if os.path.exists(p):
+            ro.append(os.path.realpath(p))
+    for name in TOP_LEVEL:  # usr-merged systems link these into /usr
+        p = "/" + name
+        if os.path.islink(p):
+            links.append(f"{p}={os.readlink(p)}")
+        elif os.path.isdir(p):
+            ro.append(p)
+    return tuple(dict.fromkeys(ro)), tuple(links)
+
+
+def _devices() -> list[str]:
+    found = [d for d in DEVICES if os.path.exists("/dev/" + d)]
+    try:  # a GPU host: the driver's nodes, for the cuda backend
+        found += sorted(n for n in os.listdir("/dev") if n.startswith("nvidia"))
+    except OSError:
+        pass
+    return found
+
+
+def _allowlist(exposures: list[Path]) -> list[str]:
+    ro, _ = _system_view()
+    paths = [*ro, *map(str, exposures)]
+    # Nested paths: the outer bind holds the inner one.
+    paths = sorted(dict.fromkeys(paths), key=len)
+    kept: list[str] = []
+    for p in paths:
+        if not any(p == k or p.startswith(k.rstrip("/") + "/") for k in kept):
+            kept.append(p)
+    return kept
+
+
 def run_sandboxed(
     argv: list[str],
     workdir: Path,
@@ -317,15 +391,27 @@ def run_sandboxed(
     env: dict[str, str] | None = None,
     expose: list[Path] | tuple[Path, ...] = (),
     preload: Path | None = None,
+    protect: list[str] | tuple[str, ...] = (),
     _mode: str | None = None,
 ) -> RunOutcome:
     """Run `argv` with cwd `workdir` under the sandbox; never raises for what the program does
-    (raises SandboxError when the sandbox itself cannot be set up).
+    (raises SandboxError when the sandbox itself cannot be set up, CapExceeded for an argument
+    list too long to pass).
 
     `env` is added to a scrubbed environment. `expose` lists paths outside `workdir` the
-    program needs to read (bound read-only); the directory of an absolute `argv[0]` is
-    exposed automatically, and so are absolute `-I/dir` include directories in `argv`. `preload` is an LD_PRELOAD library set for the program only. `RunOutcome.extra['sandbox']` names the mode used.
+    program needs to read (bound read-only, beside the system allow-list); the directory of an
+    absolute `argv[0]` is exposed automatically. `preload` is an LD_PRELOAD library set for the
+    program only. `protect` names files under `workdir` (relative) the program must read but
+    never change: with a uid switch they stay root's, mode 0444, in root-owned sticky
+    directories, with their access time set to 0, so `inputs_read` can tell afterwards which
+    were read. `RunOutcome.extra['sandbox']` names the mode used.
+
+    Whatever happens here, the run's process tree is killed and its cgroup removed before this
+    returns or raises.
     """
+    from .caps import Caps, check_args
+
+    check_args(argv, Caps.from_env())
     limits = limits or Limits()
     mode = _mode or sandbox_mode()
     workdir = Path(workdir).resolve()
@@ -333,46 +419,62 @@ def run_sandboxed(
     uid = 0
     cgroup: Path | None = None
     report: tuple[int, int] | None = None
-    if mode == "rlimits":
-        cmd = [*_prlimit_args(limits, mode), *argv] if shutil.which("prlimit") else list(argv)
-        if preload is not None:
-            full_env["LD_PRELOAD"] = str(preload)
-    else:
-        uid = 1_000_000 + secrets.randbelow(1_000_000_000)
-        extra = [*expose, *([Path(preload).parent] if preload is not None else [])]
-        exposures = _exposures(argv, workdir, extra)
-        launcher = _use_launcher() if mode == "namespaces+uid" else None
-        if launcher is not None:
-            cgroup = _make_memory_cgroup(uid, limits.rss_bytes)
-            report = os.pipe()
-            cmd = _launcher_cmd(launcher, workdir, uid, limits, exposures, _hidden_dirs(workdir),
-                                preload, argv, cgroup, report_fd=report[1])
-        else:
-            script = _setup_script(workdir, mode, uid, exposures, _hidden_dirs(workdir), preload)
-            ns = _ns_prefix(mode)
-            if limits.network:
-                ns.remove("--net")
-            cmd = [*_prlimit_args(limits, mode), *ns, "--", "/bin/sh", "-c", script,
-                   "ckd-sandbox", *argv]
-        if mode == "namespaces+uid":
-            _hand_over(workdir, uid)
-    started = time.monotonic()
+    proc: subprocess.Popen | None = None
     try:
-        proc = subprocess.Popen(
-            cmd, cwd=workdir, env=full_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
-            pass_fds=(report[1],) if report else (),
-        )
-    finally:
+        if mode == "rlimits":
+            cmd = [*_prlimit_args(limits, mode), *argv] if shutil.which("prlimit") else list(argv)
+            if preload is not None:
+                full_env["LD_PRELOAD"] = str(preload)
+        else:
+            uid = 1_000_000 + secrets.randbelow(1_000_000_000)
+            extra = [*expose, *([Path(preload).parent] if preload is not None else [])]
+            exposures = _exposures(argv, workdir, extra)
+            launcher = _use_launcher() if mode == "namespaces+uid" else None
+            if launcher is not None:
+                cgroup = _make_memory_cgroup(uid, limits.rss_bytes)
+                report = os.pipe()
+                cmd = _launcher_cmd(launcher, workdir, uid, limits, exposures,
+                                    _hidden_dirs(workdir), preload, argv, cgroup,
+                                    report_fd=report[1])
+            else:
+                script = _setup_script(workdir, mode, uid, exposures, _hidden_dirs(workdir),
+                                       preload)
+                ns = _ns_prefix(mode)
+                if limits.network:
+                    ns.remove("--net")
+                cmd = [*_prlimit_args(limits, mode), *ns, "--", "/bin/sh", "-c", script,
+                       "ckd-sandbox", *argv]
+            if mode == "namespaces+uid":
+                _hand_over(workdir, uid, protect)
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                cmd, cwd=workdir, env=full_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
+                pass_fds=(report[1],) if report else (),
+            )
+        except OSError as exc:
+            raise SandboxError(f"cannot start the sandbox ({mode}): {exc}") from exc
+        finally:
+            if report:
+                os.close(report[1])
+        disk = _DiskWatch(workdir, limits.disk_bytes, limits.max_files)
+        out, err, timed_out, hit = _pump(proc, limits, started, disk)
+        status, rusage, late, late_hit = _reap(proc, started + limits.wall_seconds, disk)
+        if mode == "rlimits":
+            _kill_group(proc)  # leftovers in the group (no PID namespace reaps them here)
+    except BaseException:
+        # The validator's own failure (or an interrupt): the run must not outlive it.
+        if proc is not None:
+            _kill_group(proc)
+            _reap_quietly(proc)
+        if cgroup is not None:
+            _remove_memory_cgroup(cgroup)
         if report:
-            os.close(report[1])
-    disk = _DiskWatch(workdir, limits.disk_bytes)
-    out, err, timed_out, hit = _pump(proc, limits, started, disk)
-    status, rusage, late, late_hit = _reap(proc, started + limits.wall_seconds, disk)
+            os.close(report[0])
+        raise
     timed_out = (timed_out or late) and hit is None
     hit = hit or late_hit
-    if mode == "rlimits":
-        _kill_group(proc)  # leftovers in the group (no PID namespace reaps them here)
     proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.monotonic() - started
     max_rss_kb = _program_max_rss_kb(report[0]) if report else None
@@ -405,8 +507,90 @@ def run_sandboxed(
     if uid:
         outcome.extra["uid"] = str(uid)
     outcome.extra["cgroup"] = "memory" if cgroup is not None else "none"
+    outcome.extra["view"] = ("allow-list" if cmd[0].endswith("ckd-launch") and limits.allowlist
+                             else "deny-list" if mode != "rlimits" else "host")
     outcome.limit_hit = hit or ("memory" if oom else None) or _limit_hit(outcome, limits)
     return outcome
+
+
+def _reap_quietly(proc: subprocess.Popen) -> None:
+    """Wait for a killed launcher so no zombie (and no cgroup member) is left."""
+    for _ in range(500):
+        try:
+            pid, _, _ = os.wait4(proc.pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid:
+            proc.returncode = -signal.SIGKILL
+            return
+        time.sleep(0.01)
+
+
+def inputs_read(workdir: Path, protect: list[str] | tuple[str, ...]) -> dict[str, bool] | None:
+    """Which protected files the run read, from their access times (see `run_sandboxed`'s
+    `protect`). None when this mode cannot tell (no uid switch: the program owns its files)."""
+    from .safe_fs import stat_beneath
+
+    if sandbox_mode() != "namespaces+uid":
+        return None
+    out: dict[str, bool] = {}
+    for rel in protect:
+        st = stat_beneath(Path(workdir), rel)
+        out[rel] = st is not None and st.st_atime_ns != 0
+    return out
+
+
+# --- the run's workspace ---------------------------------------------------------------------
+
+_MOUNTED: set[str] = set()
+MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
+
+
+@functools.cache
+def _libc():  # type: ignore[no-untyped-def]
+    import ctypes
+    import ctypes.util
+
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def _mount_tmpfs(path: Path, size: int, inodes: int) -> bool:
+    if os.geteuid() != 0 or os.environ.get("CKD_SANDBOX_TMPFS") == "0":
+        return False
+    opts = f"size={size},nr_inodes={inodes},mode=0755".encode()
+    ok = _libc().mount(b"ckd-work", str(path).encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts) == 0
+    if ok:
+        _MOUNTED.add(str(path))
+    return ok
+
+
+def _unmount(path: Path) -> None:
+    if str(path) in _MOUNTED:
+        _libc().umount2(str(path).encode(), MNT_DETACH)
+        _MOUNTED.discard(str(path))
+
+
+@contextlib.contextmanager
+def workspace(limits: Limits | None = None, *, reserve_bytes: int = 0,
+              prefix: str = "ckd-run-") -> Iterator[Path]:
+    """A fresh run root, removed afterwards whatever it holds. As root it is a tmpfs of
+    `limits.disk_bytes + reserve_bytes` bytes and `limits.max_files` inodes: the kernel, not a
+    poll, bounds what a program writes there, and removal is an unmount."""
+    limits = limits or Limits()
+    root = Path(tempfile.mkdtemp(prefix=prefix)).resolve()
+    size = (limits.disk_bytes or 64 * GIB) + reserve_bytes + MIB
+    try:
+        _mount_tmpfs(root, size, (limits.max_files or 1_000_000) + 64)
+        yield root
+    finally:
+        _unmount(root)
+        from .safe_fs import remove_tree
+
+        remove_tree(root)
+
+
+def _in_workspace(path: Path) -> bool:
+    return any(str(path) == m or str(path).startswith(m + "/") for m in _MOUNTED)
 
 
 # --- memory cgroup ---------------------------------------------------------------------------
@@ -523,28 +707,31 @@ def _remove_memory_cgroup(cg: Path) -> bool:
 DISK_POLL_SECONDS = 0.25
 
 
-def _dir_bytes(path: Path) -> int:
-    total = 0
-    for root, _, files in os.walk(path):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(root, name)).st_blocks * 512
-            except OSError:
-                pass
-    return total
-
-
 class _DiskWatch:
-    """Polls the work directory's size at most every DISK_POLL_SECONDS."""
+    """Polls the work directory's size and entry count at most every DISK_POLL_SECONDS, unless
+    a workspace tmpfs enforces both already. The walk is iterative and bounded: a tree of any
+    shape costs at most `max_files` entries per poll and never raises."""
 
-    def __init__(self, workdir: Path, limit: int | None) -> None:
-        self.workdir, self.limit, self.next = workdir, limit, 0.0
+    def __init__(self, workdir: Path, limit: int | None, max_files: int | None = None) -> None:
+        self.workdir, self.limit, self.max_files, self.next = workdir, limit, max_files, 0.0
+        if _in_workspace(workdir):
+            self.limit = self.max_files = None
+        self.hit: str | None = None
 
     def over(self) -> bool:
-        if self.limit is None or time.monotonic() < self.next:
+        if (self.limit is None and self.max_files is None) or time.monotonic() < self.next:
             return False
+        from .safe_fs import tree_usage
+
         self.next = time.monotonic() + DISK_POLL_SECONDS
-        return _dir_bytes(self.workdir) > self.limit
+        usage = tree_usage(self.workdir, max_entries=self.max_files or 1_000_000)
+        if self.max_files is not None and usage.truncated:
+            self.hit = "files"
+            return True
+        if self.limit is not None and usage.bytes > self.limit:
+            self.hit = "disk"
+            return True
+        return False
 
 
 def _pump(proc: subprocess.Popen, limits: Limits, started: float, disk: _DiskWatch
@@ -567,7 +754,7 @@ def _pump(proc: subprocess.Popen, limits: Limits, started: float, disk: _DiskWat
                 timed_out = True
                 break
             if disk.over():
-                hit = "disk"
+                hit = disk.hit
                 break
             for key, _ in sel.select(timeout=min(remaining, DISK_POLL_SECONDS)):
                 try:
@@ -610,7 +797,7 @@ def _reap(proc: subprocess.Popen, deadline: float, disk: _DiskWatch
             late = True
             _kill_group(proc)
         elif hit is None and disk.over():
-            hit = "disk"
+            hit = disk.hit
             _kill_group(proc)
         time.sleep(0.005)
 
@@ -656,24 +843,46 @@ def _limit_hit(o: RunOutcome, limits: Limits) -> str | None:
     return None
 
 
-def _hand_over(workdir: Path, uid: int) -> None:
-    """Give the work directory to the sandbox uid (it writes its outputs there), 0700."""
-    for root, dirs, files in os.walk(workdir):
-        for name in [*dirs, *files]:
-            os.lchown(os.path.join(root, name), uid, uid)
-    os.chown(workdir, uid, uid)
-    os.chmod(workdir, 0o700)
+def _hand_over(workdir: Path, uid: int, protect: list[str] | tuple[str, ...] = ()) -> None:
+    """Give the work directory to the sandbox uid (it writes its outputs there), 0700; the
+    `protect`ed files stay root's, read-only, with access time 0, in root-owned sticky
+    directories the program can add to but not rename or remove from."""
+    from .safe_fs import walk_entries
+
+    keep = {os.path.normpath(os.path.join(workdir, p)) for p in protect}
+    sticky = {os.path.dirname(p) for p in keep}
+    for path, st in walk_entries(workdir):
+        if path in keep:
+            os.lchown(path, 0, 0)
+            os.chmod(path, 0o444)
+            os.utime(path, ns=(0, st.st_mtime_ns), follow_symlinks=False)
+        elif path in sticky:
+            os.chmod(path, 0o1777)
+        else:
+            os.lchown(path, uid, uid)
+    if keep:
+        os.chmod(workdir, 0o1777)  # root's: `data/` cannot be renamed away
+    else:
+        os.chown(workdir, uid, uid)
+        os.chmod(workdir, 0o700)
+
+
+RECLAIM_ENTRIES = 10_000
 
 
 def _reclaim(workdir: Path) -> None:
-    """Give the work directory back to us after a run under another uid."""
+    """Give the work directory's files back to us after a run under another uid (bounded: past
+    RECLAIM_ENTRIES the rest stays the sandbox uid's; root reads and removes them anyway)."""
+    from .safe_fs import walk_entries
+
     uid, gid = os.getuid(), os.getgid()
-    for root, dirs, files in os.walk(workdir):
-        for name in [*dirs, *files]:
-            try:
-                os.lchown(os.path.join(root, name), uid, gid)
-            except OSError:
-                pass
+    for n, (path, _) in enumerate(walk_entries(workdir)):
+        if n >= RECLAIM_ENTRIES:
+            break
+        try:
+            os.lchown(path, uid, gid)
+        except OSError:
+            pass
     try:
         os.chown(workdir, uid, gid)
         os.chmod(workdir, 0o755)

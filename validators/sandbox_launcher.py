@@ -25,22 +25,28 @@ LAUNCHER_SOURCE = r"""
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MAXP 16
-static const char *work, *preload;
-static const char *hide[MAXP], *expose[MAXP];
-static int nhide, nexpose, net = 1, report_fd = -1;
+#define MAXP 64
+static const char *work, *preload, *tmp_opts = "size=64m,nr_inodes=4096,mode=1777";
+static const char *ro[MAXP], *dev[MAXP], *link_at[MAXP], *link_to[MAXP], *hide[MAXP];
+static int nro, ndev, nlink, nhide, net = 1, report_fd = -1, use_seccomp = 1, allowlist = 1;
 static unsigned uid;
 
 static void die(const char *what, const char *arg) {
@@ -66,8 +72,110 @@ static int under(const char *path, const char *dir) {
   return strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
+/* Bind the object behind fd (opened before the host tree was left) at root+path. */
+static void bind_fd(int fd, const char *root, const char *path, int dir, unsigned long flags) {
+  char dst[4200], src[64];
+  snprintf(dst, sizeof dst, "%s%s", root, path);
+  if (dir) mkdirs(dst);
+  else {
+    char parent[4200];
+    snprintf(parent, sizeof parent, "%s", dst);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) { *slash = 0; mkdirs(parent); }
+    int f = open(dst, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    if (f >= 0) close(f);
+  }
+  snprintf(src, sizeof src, "/proc/self/fd/%d", fd);
+  if (mount(src, dst, NULL, MS_BIND, NULL)) die("bind", path);
+  if (flags && mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | flags, NULL)) die("remount", path);
+}
+
+/* --- seccomp: what a kernel test never needs --------------------------------------------- */
+#define LD_NR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+#define LD_ARG(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[i]))
+#define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
+#define ERR(e) RET(SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
+#define ALLOW RET(SECCOMP_RET_ALLOW)
+
+static struct sock_filter filt[512];
+static int nf;
+static void put(struct sock_filter f) { if (nf < 512) filt[nf++] = f; }
+static void deny(long nr, int err) {  /* if nr == this: return errno */
+  put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1));
+  put((struct sock_filter)ERR(err));
+}
+
+static void install_seccomp(void) {
+  put((struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
+  put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0));
+  put((struct sock_filter)RET(SECCOMP_RET_KILL_PROCESS));  /* i386 / other ABIs */
+  put((struct sock_filter)LD_NR);
+  put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));  /* x32 */
+  put((struct sock_filter)ERR(ENOSYS));
+  long eperm[] = {
+    SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_mount, SYS_umount2,
+    SYS_pivot_root, SYS_chroot, SYS_keyctl, SYS_add_key, SYS_request_key, SYS_bpf,
+    SYS_perf_event_open, SYS_unshare, SYS_setns, SYS_kexec_load, SYS_init_module,
+    SYS_finit_module, SYS_delete_module, SYS_swapon, SYS_swapoff, SYS_reboot,
+    SYS_settimeofday, SYS_clock_settime, SYS_clock_adjtime, SYS_adjtimex, SYS_iopl, SYS_ioperm,
+    SYS_acct, SYS_quotactl, SYS_userfaultfd, SYS_open_by_handle_at, SYS_name_to_handle_at,
+    SYS_lookup_dcookie, SYS_kcmp, SYS_syslog, SYS_vhangup, SYS_uselib, SYS_sysfs,
+    SYS_inotify_init, SYS_inotify_init1, SYS_fanotify_init,
+#ifdef SYS_kexec_file_load
+    SYS_kexec_file_load,
+#endif
+#ifdef SYS_move_mount
+    SYS_move_mount, SYS_open_tree, SYS_fsopen, SYS_fsconfig, SYS_fsmount, SYS_fspick,
+#endif
+#ifdef SYS_mount_setattr
+    SYS_mount_setattr,
+#endif
+#ifdef SYS_quotactl_fd
+    SYS_quotactl_fd,
+#endif
+  };
+  for (size_t k = 0; k < sizeof eperm / sizeof *eperm; k++) deny(eperm[k], EPERM);
+  /* io_uring performs file operations no filter sees; clone3's flags cannot be inspected:
+     glibc falls back to clone on ENOSYS. */
+  deny(SYS_io_uring_setup, ENOSYS); deny(SYS_io_uring_enter, ENOSYS); deny(SYS_io_uring_register, ENOSYS);
+#ifdef SYS_clone3
+  deny(SYS_clone3, ENOSYS);
+#endif
+  /* File locks on shared read-only files would be a channel between runs: they succeed and
+     do nothing. */
+  deny(SYS_flock, 0);
+  /* clone: no new namespaces */
+  put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3));
+  put((struct sock_filter)LD_ARG(0));
+  put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K,
+      CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP, 0, 1));
+  put((struct sock_filter)ERR(EPERM));
+  put((struct sock_filter)LD_NR);
+  if (!net) {  /* socket / socketpair: local (AF_UNIX) only */
+    put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 1, 0));
+    put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socketpair, 0, 4));
+    put((struct sock_filter)LD_ARG(0));
+    put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 1, 0));
+    put((struct sock_filter)ERR(EAFNOSUPPORT));
+    put((struct sock_filter)ALLOW);
+  }
+  /* fcntl record locks: no-ops, as flock */
+  put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 0, 7));
+  put((struct sock_filter)LD_ARG(1));
+  put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETLK, 3, 0));
+  put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETLKW, 2, 0));
+  put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_OFD_SETLK, 1, 0));
+  put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_OFD_SETLKW, 0, 1));
+  put((struct sock_filter)ERR(0));
+  put((struct sock_filter)ALLOW);
+  put((struct sock_filter)ALLOW);
+  struct sock_fprog prog = {(unsigned short)nf, filt};
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) die("seccomp", NULL);
+}
+
 int main(int argc, char **argv) {
   int i = 1;
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  /* the validator died: so does the run */
   for (; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--")) { i++; break; }
@@ -77,13 +185,23 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--work")) work = v;
     else if (!strcmp(a, "--uid")) uid = (unsigned)n;
     else if (!strcmp(a, "--net")) net = (int)n;
+    else if (!strcmp(a, "--seccomp")) use_seccomp = (int)n;
+    else if (!strcmp(a, "--allowlist")) allowlist = (int)n;
     else if (!strcmp(a, "--preload")) preload = v;
+    else if (!strcmp(a, "--tmp-opts")) tmp_opts = v;
     else if (!strcmp(a, "--report-fd")) {  /* where init writes the program's peak RSS */
       report_fd = (int)n;
       if (fcntl(report_fd, F_SETFD, FD_CLOEXEC) != 0) die("report fd", v);
     }
+    else if (!strcmp(a, "--ro") && nro < MAXP) ro[nro++] = v;
     else if (!strcmp(a, "--hide") && nhide < MAXP) hide[nhide++] = v;
-    else if (!strcmp(a, "--expose") && nexpose < MAXP) expose[nexpose++] = v;
+    else if (!strcmp(a, "--dev") && ndev < MAXP) dev[ndev++] = v;
+    else if (!strcmp(a, "--symlink") && nlink < MAXP) {  /* PATH=TARGET */
+      char *eq = strchr(v, '=');
+      if (!eq) { fprintf(stderr, "ckd-launch: --symlink needs PATH=TARGET\n"); return 125; }
+      link_at[nlink] = strndup(v, (size_t)(eq - v));
+      link_to[nlink++] = eq + 1;
+    }
     else if (!strcmp(a, "--cgroup-procs")) {  /* join a (memory) cgroup before forking */
       int fd = open(v, O_WRONLY | O_CLOEXEC);
       char pid[32];
@@ -95,6 +213,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--as")) limit(RLIMIT_AS, n, n);
     else if (!strcmp(a, "--fsize")) limit(RLIMIT_FSIZE, n, n);
     else if (!strcmp(a, "--nproc")) limit(RLIMIT_NPROC, n, n);
+    else if (!strcmp(a, "--nofile")) limit(RLIMIT_NOFILE, n, n);
     else { fprintf(stderr, "ckd-launch: unknown option %s\n", a); return 125; }
   }
   if (!work || i >= argc || uid == 0) { fprintf(stderr, "ckd-launch: usage error\n"); return 125; }
@@ -109,34 +228,79 @@ int main(int argc, char **argv) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   }
   /* PID 1 of the new namespace: dies with the launcher; everything here dies with it. */
-  prctl(PR_SET_PDEATHSIG, SIGKILL);  /* (getppid() is 0 here: the parent is outside) */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) die("make-private", "/");
   if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) die("mount proc", NULL);
-  if (mount(work, work, NULL, MS_BIND, NULL)) die("bind", work);
-  int efd[MAXP], wfd;
-  for (int k = 0; k < nexpose; k++)
-    if ((efd[k] = open(expose[k], O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) die("open", expose[k]);
-  if ((wfd = open(work, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) die("open", work);
-  mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL);  /* best effort */
-  int holds[MAXP];
-  for (int h = 0; h < nhide; h++) {
-    holds[h] = under(work, hide[h]);
-    for (int k = 0; k < nexpose; k++) holds[h] |= under(expose[k], hide[h]);
-    if (mount("ckd-hidden", hide[h], "tmpfs", MS_NOSUID | MS_NODEV | (holds[h] ? 0 : MS_RDONLY),
-              "size=64k,mode=755")) die("cover", hide[h]);
+  int wfd = open(work, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (wfd < 0) die("open", work);
+  if (allowlist) {
+    /* A new root on a tmpfs holding only what the configuration names. Every source is opened
+       first: the staging tmpfs then covers /tmp, where the work directory may live. */
+    int rofd[MAXP], devfd[MAXP], rodir[MAXP];
+    for (int k = 0; k < nro; k++) {
+      struct stat st;
+      if ((rofd[k] = open(ro[k], O_PATH | O_CLOEXEC)) < 0) die("open", ro[k]);
+      if (fstat(rofd[k], &st)) die("stat", ro[k]);
+      rodir[k] = S_ISDIR(st.st_mode);
+    }
+    for (int k = 0; k < ndev; k++) {
+      char p[256];
+      snprintf(p, sizeof p, "/dev/%s", dev[k]);
+      if ((devfd[k] = open(p, O_PATH | O_CLOEXEC)) < 0) die("open", p);
+    }
+    const char *R = "/tmp";
+    if (mount("ckd-root", R, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=755")) die("mount root", R);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/tmp", R); mkdirs(p);
+    if (mount("ckd-tmp", p, "tmpfs", MS_NOSUID | MS_NODEV, tmp_opts)) die("mount", "/tmp");
+    snprintf(p, sizeof p, "%s/dev", R); mkdirs(p);
+    if (mount("ckd-dev", p, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,nr_inodes=256,mode=755")) die("mount", "/dev");
+    for (int k = 0; k < ndev; k++) {
+      char name[300];
+      snprintf(name, sizeof name, "/dev/%s", dev[k]);
+      bind_fd(devfd[k], R, name, 0, 0);
+    }
+    snprintf(p, sizeof p, "%s/dev/shm", R); mkdirs(p);
+    if (mount("ckd-shm", p, "tmpfs", MS_NOSUID | MS_NODEV, tmp_opts)) die("mount", "/dev/shm");
+    const char *fdlinks[][2] = {{"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"},
+                                {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"}};
+    for (int k = 0; k < 4; k++) {
+      snprintf(p, sizeof p, "%s/dev/%s", R, fdlinks[k][0]);
+      if (symlink(fdlinks[k][1], p)) die("symlink", p);
+    }
+    for (int k = 0; k < nro; k++)
+      bind_fd(rofd[k], R, ro[k], rodir[k], MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOATIME);
+    for (int k = 0; k < nlink; k++) {
+      char p[4200];
+      snprintf(p, sizeof p, "%s%s", R, link_at[k]);
+      if (symlink(link_to[k], p)) die("symlink", link_at[k]);
+    }
+    bind_fd(wfd, R, work, 1, 0);
+    snprintf(p, sizeof p, "%s/proc", R); mkdirs(p);
+    if (mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) die("mount proc", p);
+    if (chdir(R)) die("chdir", R);
+    if (syscall(SYS_pivot_root, ".", ".")) die("pivot_root", R);
+    if (umount2(".", MNT_DETACH)) die("detach old root", NULL);
+    if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL)) die("read-only", "/");
+  } else {
+    /* Deny-list view (the old behaviour): the host's / read-only with some directories covered. */
+    int efd[MAXP];
+    for (int k = 0; k < nro; k++)
+      if ((efd[k] = open(ro[k], O_PATH | O_CLOEXEC)) < 0) die("open", ro[k]);
+    if (mount(work, work, NULL, MS_BIND, NULL)) die("bind", work);
+    mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL);
+    int holds[MAXP];
+    for (int h = 0; h < nhide; h++) {
+      holds[h] = under(work, hide[h]);
+      for (int k = 0; k < nro; k++) holds[h] |= under(ro[k], hide[h]);
+      if (mount("ckd-hidden", hide[h], "tmpfs", MS_NOSUID | MS_NODEV | (holds[h] ? 0 : MS_RDONLY),
+                "size=64k,mode=755")) die("cover", hide[h]);
+    }
+    for (int k = 0; k < nro; k++) { bind_fd(efd[k], "", ro[k], 1, MS_RDONLY); close(efd[k]); }
+    bind_fd(wfd, "", work, 1, 0);
+    for (int h = 0; h < nhide; h++)
+      if (holds[h] && mount(NULL, hide[h], NULL, MS_REMOUNT | MS_RDONLY, NULL)) die("read-only", hide[h]);
   }
-  char fdpath[64];
-  for (int k = 0; k <= nexpose; k++) {  /* the work directory last: a parent must not cover it */
-    const char *p = k < nexpose ? expose[k] : work;
-    int fd = k < nexpose ? efd[k] : wfd;
-    mkdirs(p);
-    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", fd);
-    if (mount(fdpath, p, NULL, MS_BIND, NULL)) die("bind", p);
-    if (k < nexpose && mount(NULL, p, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL)) die("read-only", p);
-    close(fd);
-  }
-  for (int h = 0; h < nhide; h++)
-    if (holds[h] && mount(NULL, hide[h], NULL, MS_REMOUNT | MS_RDONLY, NULL)) die("read-only", hide[h]);
   if (chdir(work)) die("chdir", work);
   pid_t prog = fork();
   if (prog < 0) die("fork", NULL);
@@ -144,6 +308,7 @@ int main(int argc, char **argv) {
     if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid)) die("drop to uid", NULL);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) die("no_new_privs", NULL);
     if (preload) setenv("LD_PRELOAD", preload, 1);
+    if (use_seccomp) install_seccomp();
     execvp(argv[i], argv + i);
     fprintf(stderr, "ckd-launch: cannot execute %s: %s\n", argv[i], strerror(errno));
     _exit(127);

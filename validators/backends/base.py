@@ -67,6 +67,14 @@ class Backend(ABC):
     """Build and launch programs. Subclasses: `cuda` (nvcc + GPU), `cpu` (shim + g++)."""
 
     name: str = "base"
+    include_dirs: tuple[Path, ...] = ()
+    """Folders the compiler may read beside the program: the operator's setting (e.g. the
+    program's own folder for `validators run`), exposed read-only to the sandboxed build. An
+    `-I` inside a program's flags never widens what the sandbox shows."""
+
+    def with_include_dirs(self, dirs: list[Path]) -> Backend:
+        self.include_dirs = tuple(Path(d).resolve() for d in dirs)
+        return self
 
     @abstractmethod
     def available(self) -> str | None:

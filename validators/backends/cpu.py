@@ -110,6 +110,8 @@ class CpuBackend(Backend):
             flags=program.extra_flags,
             defines={k: str(v) for k, v in defines.items()},
             variant=variant,
+            include_dirs=[str(d) for d in self.include_dirs],
+            headers=_headers_digest(self.include_dirs),
             shim=toolchain.shim_version(),
             compiler=toolchain.gxx_version(),
         )
@@ -172,7 +174,7 @@ class CpuBackend(Backend):
                 cmd,
                 cwd,
                 limits=limits,
-                expose=expose,
+                expose=[*expose, *self.include_dirs],
                 env={"PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin"},
             )
             text = out.stderr + ("\n" + out.stdout if out.stdout.strip() else "")
@@ -223,6 +225,12 @@ class CpuBackend(Backend):
         if verdict.status is not None and cuda_error:
             return Verdict(verdict.status, f"{verdict.reason}: {cuda_error}")
         return verdict
+
+
+def _headers_digest(dirs: tuple[Path, ...]) -> str:
+    from ..nvcc import _headers_digest as digest
+
+    return digest(dirs) if dirs else ""
 
 
 def _features(source: str) -> list[str]:

@@ -13,6 +13,7 @@ the process exits 0, so an exit code proves nothing. The probe prints what
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -123,7 +124,11 @@ class CudaBackend(Backend):
         return probe_gpu()
 
     def build(self, program: Program, defines: dict[str, int], *, variant: str = "plain") -> Executable:
-        path, info = compile_program(program, defines, options=self.options, cache=self.cache)
+        options = self.options
+        if self.include_dirs:
+            options = dataclasses.replace(
+                options, include_dirs=tuple(dict.fromkeys([*options.include_dirs, *self.include_dirs])))
+        path, info = compile_program(program, defines, options=options, cache=self.cache)
         return Executable(path=path, compile=info, backend=self.name, variant=variant)
 
     def command(self, exe: Executable, args: list[str], *, schedule: str = "default"

@@ -97,7 +97,9 @@ def main(args: argparse.Namespace) -> int:
         defines = _defines(args.defines)
         folder = prog_path.resolve().parent
         program = load_program(str(prog_path), extra_flags=[f"-I{folder}", *args.flags])
-        backend = get_backend(args.backend)
+        # The program's folder is on the include path by the operator's choice (this command),
+        # so the sandboxed compiler may read it.
+        backend = get_backend(args.backend).with_include_dirs([folder])
     except (BackendUnavailable, SandboxError) as exc:
         return fail(str(exc))
     except (OSError, ValueError) as exc:
