@@ -84,6 +84,10 @@ class CaseResult(Contract):
     """Thread schedules the case ran under (CPU backend), e.g. `forward`, `reverse`."""
     stdout_tail: str = ""
     stderr_tail: str = ""
+    seed: int | None = None
+    """The seed the case's inputs were drawn from (for a fresh case, drawn at validation time)."""
+    fresh: bool = False
+    """True for the case whose seed was drawn at validation time (never published in a task)."""
 
     @property
     def max_abs_error(self) -> float | None:
@@ -104,6 +108,12 @@ class ValidationResult(Contract):
     features: list[str] = Field(default_factory=list)
     """GPU-only features found by static analysis (why a result is `needs_gpu`)."""
     seconds: float = 0.0
+    fresh_seed: int | None = None
+    """Seed of the case drawn at validation time: pass it back (`fresh_seed=`, `validators check
+    --fresh-seed`) to reproduce this result."""
+    kernel_check: str = ""
+    """The differential check with every kernel launch a no-op: `depends on the kernels (case
+    X)`, or why it was skipped."""
 
     @property
     def passed(self) -> bool:

@@ -219,7 +219,7 @@ _PSEUDO = re.compile(r"^\[[\w.-]+\]$")
 def read_access_log(workdir: Path) -> list[tuple[str, str]] | None:
     path = workdir / ACCESS_LOG
     try:
-        text = read_no_follow(path).decode("utf-8", "replace")
+        text = read_no_follow(path, root=workdir, max_bytes=1 << 22).decode("utf-8", "replace")
     except OSError:
         return None
     entries = []
@@ -236,6 +236,7 @@ def access_reasons(entries: list[tuple[str, str]] | None, workdir: Path, task: T
     if entries is None:
         return []
     allowed = allowed_files(task)
+    read_only = {f"data/{t.name}.bin": t.name for t in task.inputs if t.read_only}
     work = os.path.realpath(workdir)
     opened: set[str] = set()
     reasons = []
@@ -252,6 +253,10 @@ def access_reasons(entries: list[tuple[str, str]] | None, workdir: Path, task: T
         verb = "removed or renamed" if kind == "d" else "opened"
         if norm.startswith(work + os.sep):
             rel = os.path.relpath(norm, work)
+            if rel in read_only and kind in ("w", "rw", "d"):
+                # Refused by the sandbox (the file is root's, 0444), but the attempt is the cheat.
+                reasons.append(f"read-only input {read_only[rel]} was modified ({rel})")
+                continue
             if rel in allowed:  # removing one's own output is harmless; inputs are hashed
                 if kind != "d":
                     opened.add(rel)
@@ -300,7 +305,7 @@ def input_digests(workdir: Path, task: Task) -> dict[str, str]:
     for t in task.inputs:
         p = workdir / "data" / f"{t.name}.bin"
         try:
-            out[t.name] = hashlib.sha256(read_no_follow(p)).hexdigest()
+            out[t.name] = hashlib.sha256(read_no_follow(p, root=workdir)).hexdigest()
         except OSError:
             out[t.name] = "missing"
     return out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import stat
 from pathlib import Path
 
@@ -13,38 +12,59 @@ from schemas import OutputCheck, TensorSpec, Tolerance
 from .cases import DATA_DIR, little_endian
 
 
-def read_output(path: Path, spec: TensorSpec, sizes: dict[str, int]) -> tuple[np.ndarray | None, str]:
-    """The array in `path`, or None and the reason it cannot be read as `spec`."""
+def read_output(root: Path, spec: TensorSpec, sizes: dict[str, int]) -> tuple[np.ndarray | None, str]:
+    """The array in `root/data/<name>.bin`, or None and the reason it cannot be read as `spec`.
+
+    Reached without following any link below `root` (a program may plant one at the file or
+    at `data/` itself), only a regular file, and never more than the bytes `spec` calls for."""
+    from .safe_fs import UnsafePath, read_regular, stat_beneath
+
     shape = spec.resolve_shape(sizes)
     dtype = little_endian(spec.dtype)
     n = int(np.prod(shape, dtype=np.int64)) if shape else 1
     want = n * dtype.itemsize
     rel = f"{DATA_DIR}/{spec.name}.bin"
-    if path.is_symlink():  # never follow a link the program planted (it may point anywhere)
-        return None, f"output {rel} is a symbolic link, not a file"
-    if not path.is_file():
+    where = stat_beneath(Path(root), DATA_DIR)
+    if where is not None and not stat.S_ISDIR(where.st_mode):
+        return None, f"{DATA_DIR}/ is not a directory (a symbolic link?)"
+    st = stat_beneath(Path(root), rel)
+    if st is None:
         return None, f"missing output file {rel}"
-    got = path.stat().st_size
+    if stat.S_ISLNK(st.st_mode):  # never follow a link the program planted
+        return None, f"output {rel} is a symbolic link, not a file"
+    if not stat.S_ISREG(st.st_mode):
+        return None, f"output {rel} is not a regular file"
+    got = st.st_size
     if got < want:
         return None, (f"short output {rel}: {got} bytes, expected {want} "
                       f"({n} x {spec.dtype}{list(shape)})")
     if got > want:
         return None, (f"oversized output {rel}: {got} bytes, expected {want} "
                       f"({n} x {spec.dtype}{list(shape)})")
-    return np.frombuffer(read_no_follow(path), dtype=dtype).reshape(shape).copy(), ""
-
-
-def read_no_follow(path: Path) -> bytes:
-    """The bytes of a regular file; symbolic links, FIFOs and devices raise OSError (a program
-    could plant any of them where its output or an input should be)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
-    finally:
-        os.close(fd)
+        data = read_regular(Path(root), rel, want)
+    except (UnsafePath, OSError) as exc:
+        return None, f"output {rel} unreadable: {exc}"
+    if len(data) != want:
+        return None, f"output {rel} changed while being read"
+    return np.frombuffer(data, dtype=dtype).reshape(shape).copy(), ""
+
+
+READ_LIMIT = 1 << 31
+
+
+def read_no_follow(path: Path, root: Path | None = None, max_bytes: int = READ_LIMIT) -> bytes:
+    """The bytes of a regular file; symbolic links, FIFOs and devices raise OSError (a program
+    could plant any of them where its output or an input should be). With `root`, no component
+    of the path below it may be a link either. At most `max_bytes`."""
+    from .safe_fs import read_regular
+
+    path = Path(path)
+    if root is None:
+        root, rel = path.parent, path.name
+    else:
+        rel = str(path.relative_to(root))
+    return read_regular(Path(root), rel, max_bytes)
 
 
 def _fmt(v: float) -> str:
@@ -111,10 +131,11 @@ def compare_arrays(name: str, out: np.ndarray, ref: np.ndarray, tol: Tolerance) 
     )
 
 
-def compare_output(path: Path, spec: TensorSpec, sizes: dict[str, int], ref: np.ndarray,
+def compare_output(root: Path, spec: TensorSpec, sizes: dict[str, int], ref: np.ndarray,
                    tol: Tolerance) -> tuple[OutputCheck, np.ndarray | None]:
-    """Read the output file and compare it; returns the check and the array (None if unreadable)."""
-    out, why = read_output(path, spec, sizes)
+    """Read `root/data/<name>.bin` and compare it; returns the check and the array (None if
+    unreadable)."""
+    out, why = read_output(root, spec, sizes)
     if out is None:
         return OutputCheck(name=spec.name, ok=False, reason=why), None
     return compare_arrays(spec.name, out, ref.reshape(out.shape), tol), out

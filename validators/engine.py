@@ -22,8 +22,7 @@ Order of decisions:
 
 from __future__ import annotations
 
-import shutil
-import tempfile
+import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,10 +44,12 @@ from schemas import (
 from . import anticheat
 from .backends import Backend, BackendUnavailable, Executable, RunOutcome, get_backend
 from .build_cache import BuildCache
+from .caps import Caps, check_task, program_reason
 from .cases import materialize, write_arrays
 from .compare import compare_arrays, read_output
 from .reference import ReferenceError, ReferenceRunner
-from .sandbox import Limits, SandboxError, run_sandboxed
+from .safe_fs import copy_untrusted
+from .sandbox import Limits, SandboxError, inputs_read, run_sandboxed, workspace
 
 TAIL = 2000
 
@@ -99,6 +100,9 @@ class Engine:
     cache: BuildCache | None = None
     references: ReferenceRunner | None = None
     access_log: bool = True
+    caps: Caps = field(default_factory=Caps.from_env)
+    kernel_check: bool = True
+    """Run one case with every kernel launch a no-op: outputs that still match are rejected."""
     _shim: Path | None = None
 
     def __post_init__(self) -> None:
@@ -108,10 +112,19 @@ class Engine:
 
     # --- the whole check ------------------------------------------------------------------
 
-    def check(self, task: Task, program: Program, *, thorough: bool = True) -> ValidationResult:
+    def check(self, task: Task, program: Program, *, thorough: bool = True,
+              fresh_seed: int | None = None) -> ValidationResult:
+        """Validate; raises CapExceeded for a task larger than `caps` (before any allocation).
+
+        One case (the first with random inputs) is run with a seed drawn now (`fresh_seed`
+        reproduces a result): answers computed ahead from the published seeds cannot pass it."""
         started = time.monotonic()
+        check_task(task, self.caps)
         result = ValidationResult(task=task.name, program_digest=program.digest(),
                                   backend=self.backend.name, status=Status.PASSED)
+        too_big = program_reason(program, self.caps)
+        if too_big:
+            return self._finish(result, Status.REJECTED, started, reason=too_big)
         try:
             launches, features, text = _analyze(program.source)
         except Exception as exc:  # analysis must not stop a check
@@ -141,15 +154,36 @@ class Engine:
 
         variants = self.backend.variants(thorough=thorough)
         schedules = self.backend.schedules(thorough=thorough)
-        for case in task.cases:
-            res = self._check_case(task, program, case, variants, schedules, result)
+        cases, fresh = with_fresh_case(task, fresh_seed)
+        result.fresh_seed = fresh.seed if fresh is not None else None
+        kernels = self._kernel_check_plan(features)
+        for case in cases:
+            is_fresh = fresh is not None and case is fresh
+            res = self._check_case(task, program, case, variants, schedules, result,
+                                   kernel_check=is_fresh and not kernels)
+            res.seed, res.fresh = case.seed, is_fresh
             result.cases.append(res)
             if res.status == Status.COMPILE_ERROR and not task.defines_for(case):
                 break  # the default build does not compile: no other case will
+        if kernels:
+            result.kernel_check = kernels
+        elif fresh is None:
+            result.kernel_check = "skipped: no case with random inputs"
         status = worst_status([c.status for c in result.cases])
         worst = next((c for c in result.cases if c.status == status), None)
         reason = f"case {worst.case}: {worst.reason}" if worst and status != Status.PASSED else ""
         return self._finish(result, status, started, reason=reason)
+
+    def _kernel_check_plan(self, features: list[str]) -> str:
+        """'' when the no-launch check runs, else why it is skipped."""
+        if not self.kernel_check:
+            return "skipped: disabled"
+        if self.backend.no_launch_env() is None:
+            return f"skipped: the {self.backend.name} backend cannot turn launches into no-ops"
+        used = sorted(anticheat.LIBRARY_FEATURES & set(features))
+        if used:
+            return f"skipped: library calls ({', '.join(used)}) compute without a kernel launch"
+        return ""
 
     def _finish(self, result: ValidationResult, status: Status, started: float, *,
                 reason: str = "") -> ValidationResult:
@@ -162,7 +196,8 @@ class Engine:
     # --- one case ---------------------------------------------------------------------------
 
     def _check_case(self, task: Task, program: Program, case: InputCase, variants: list[str],
-                    schedules: list[str], result: ValidationResult) -> CaseResult:
+                    schedules: list[str], result: ValidationResult, *,
+                    kernel_check: bool = False) -> CaseResult:
         t0 = time.monotonic()
         sizes = task.case_sizes(case)
         if self.references.draws_inputs(task, case):  # type: ignore[union-attr]
@@ -202,26 +237,61 @@ class Engine:
                     # Decided (crash, limit, cheat, no GPU): the remaining variants would only
                     # repeat it at a higher cost, and a hostile program gets one run, not six.
                     return self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
-        return self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
+        judged = self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
+        if kernel_check and judged.status == Status.PASSED and exe is not None:
+            note = self._without_kernels(task, exe, case, inputs, sizes)
+            result.kernel_check = note or f"outputs depend on the kernels (case {case.name})"
+            if note.startswith("outputs do not depend"):
+                judged.status, judged.reason = Status.REJECTED, note
+            judged.seconds = time.monotonic() - t0
+        return judged
+
+    def _without_kernels(self, task: Task, exe: Executable, case: InputCase,
+                         inputs: dict[str, np.ndarray], sizes: dict[str, int]) -> str:
+        """Run the case once with every launch a no-op. A rejection reason when the outputs
+        still match the reference, '' when they do not, or why the check could not decide."""
+        run = self._run_once(task, exe, case, inputs, sizes, exe.variant, "default",
+                             extra_env=self.backend.no_launch_env() or {})
+        if run.status is not None or len(run.arrays) < len(task.outputs):
+            return ""  # it crashed or wrote nothing usable without its kernels: they matter
+        try:
+            refs, _ = self.references.outputs(task, case, inputs)  # type: ignore[union-attr]
+        except (ReferenceError, SandboxError) as exc:
+            return f"skipped: no reference outputs ({exc})"
+        informative = False
+        for spec in task.outputs:
+            out = run.arrays[spec.name]
+            ref = refs[spec.name].reshape(out.shape)
+            if not compare_arrays(spec.name, out, ref, task.tolerance_for(spec.name)).ok:
+                return ""
+            r = ref.ravel()
+            informative |= r.size > 1 and not bool(np.all(r == r[0]))
+        if not informative:
+            return "skipped: constant reference outputs cannot tell"
+        return ("outputs do not depend on the kernels: with every kernel launch a no-op the "
+                "outputs still match the reference (computed on the host?)")
 
     def _run_once(self, task: Task, exe: Executable, case: InputCase, inputs: dict[str, np.ndarray],
-                  sizes: dict[str, int], variant: str, schedule: str) -> _Run:
-        root = Path(tempfile.mkdtemp(prefix="ckd-run-"))
-        try:
+                  sizes: dict[str, int], variant: str, schedule: str,
+                  extra_env: dict[str, str] | None = None) -> _Run:
+        limits = self.limits.with_overrides(self.backend.sandbox_overrides(exe))
+        reserve = sum(int(a.nbytes) for a in inputs.values())
+        with workspace(limits, reserve_bytes=reserve) as root:
             work = root / "work"
             work.mkdir()
             write_arrays(inputs, work)
+            protect = {f"data/{name}.bin" for name in inputs}
             before = anticheat.input_digests(work, task)
             argv, env = self.backend.command(exe, [], schedule=schedule)
-            env = dict(env)
+            env = {**env, **(extra_env or {})}
             preload = None
             if self._shim is not None and variant not in ("memcheck", "racecheck"):
                 preload = self._shim
                 env["CKD_ACCESS_LOG"] = str(work / anticheat.ACCESS_LOG)
                 env.setdefault("ASAN_OPTIONS", "verify_asan_link_order=0")
-            limits = self.limits.with_overrides(self.backend.sandbox_overrides(exe))
             try:
-                outcome = run_sandboxed(argv, work, limits=limits, env=env, preload=preload)
+                outcome = run_sandboxed(argv, work, limits=limits, env=env, preload=preload,
+                                        protect=sorted(protect))
             except SandboxError as exc:
                 return _Run(variant, schedule, RunOutcome(exit_code=None, stderr=str(exc)),
                             Status.RUNTIME_ERROR, f"could not run: {exc}")
@@ -249,21 +319,26 @@ class Engine:
             if verdict.status is not None:
                 run.status, run.reason = verdict.status, verdict.reason
                 return run
+            # Access times of root-owned inputs, where the run could not forge them; the access
+            # log (which a program can bypass or delete) only where they are not available.
+            # Read before hashing the inputs below: our own read sets them too.
+            read = inputs_read(work, sorted(protect))
             modified = anticheat.modified_inputs(before, work, task)
-            unread = [r for r in reasons if r.startswith("never read input")]
+            if read is not None:
+                unread = [f"never read input {rel[5:-4]} ({rel}): outputs cannot depend on it"
+                          for rel, seen in sorted(read.items()) if not seen]
+            else:
+                unread = [r for r in reasons if r.startswith("never read input")]
             if modified or unread:
                 run.status, run.reason = Status.REJECTED, "; ".join([*modified, *unread])
                 return run
             self._compare(task, work, sizes, run)
             return run
-        finally:
-            shutil.rmtree(root, ignore_errors=True)
 
     def _compare(self, task: Task, work: Path, sizes: dict[str, int], run: _Run) -> None:
         # Reference outputs are attached later (see _judge) so a run's directory can go now.
         for spec in task.outputs:
-            path = work / "data" / f"{spec.name}.bin"
-            arr, why = read_output(path, spec, sizes)
+            arr, why = read_output(work, spec, sizes)
             if arr is None:
                 run.outputs.append(OutputCheck(name=spec.name, ok=False, reason=why))
             else:
@@ -321,6 +396,27 @@ class Engine:
         return CaseResult(**base, **tails, outputs=checks, status=Status.PASSED)
 
 
+SEEDED_KINDS = {"uniform", "normal", "randint", "permutation", "edge", "reference"}
+
+
+def with_fresh_case(task: Task, seed: int | None = None) -> tuple[list[InputCase], InputCase | None]:
+    """The task's cases with the first one whose inputs are drawn at random re-seeded now
+    (`seed` to reproduce a run): (cases, the fresh case or None when no input is random).
+
+    Its sizes, distributions and build stay the published case's; only the values change, so
+    it costs no extra build and no extra run, and a table of answers computed ahead from the
+    published seeds does not match it."""
+    from .cases import default_distribution
+
+    for i, case in enumerate(task.cases):
+        kinds = {(case.distributions.get(t.name) or default_distribution(t)).kind for t in task.inputs}
+        if kinds & SEEDED_KINDS:
+            new_seed = seed if seed is not None else secrets.randbits(31)
+            fresh = case.model_copy(update={"seed": new_seed, "name": f"{case.name}+fresh"})
+            return [*task.cases[:i], fresh, *task.cases[i + 1:]], fresh
+    return list(task.cases), None
+
+
 def _severity(status: Status | None) -> int:
     from schemas.validation import STATUS_SEVERITY
 
@@ -354,13 +450,14 @@ def _first_difference(task: Task, a: _Run, b: _Run) -> str:
 
 
 def check(task: Task, program: Program, *, backend: str | Backend = "auto", thorough: bool = True,
-          limits: Limits | None = None, cache: BuildCache | None = None) -> ValidationResult:
+          limits: Limits | None = None, cache: BuildCache | None = None,
+          fresh_seed: int | None = None) -> ValidationResult:
     """Validate `program` for `task` (see the module docstring)."""
     be = _resolve(backend)
     if cache is not None and isinstance(backend, str) and hasattr(be, "cache"):
         be.cache = cache  # a backend made here builds into the caller's cache
     engine = Engine(be, limits=limits or DEFAULT_LIMITS, cache=cache)
-    return engine.check(task, program, thorough=thorough)
+    return engine.check(task, program, thorough=thorough, fresh_seed=fresh_seed)
 
 
 # --- standalone programs (HeCBench style) ---------------------------------------------------
@@ -397,21 +494,20 @@ def run_program(program: Program, backend: str | Backend = "auto", args: list[st
     if exe.path is None or not exe.compile.ok:
         return ProgramRun(Status.COMPILE_ERROR, _compile_reason(exe.compile), exe.compile, None,
                           build_seconds, 0.0)
-    root = Path(tempfile.mkdtemp(prefix="ckd-run-"))
-    try:
+    lim = (limits or DEFAULT_LIMITS).with_overrides(be.sandbox_overrides(exe))
+    caps = Caps.from_env()
+    with workspace(lim, reserve_bytes=caps.copy_bytes) as root:
         work = root / "work"
         work.mkdir()
+        copied = 0
         for f in workdir_files or []:
-            f = Path(f)
-            if f.is_dir():
-                shutil.copytree(f, work / f.name, dirs_exist_ok=True)
-            else:
-                shutil.copy2(f, work / f.name)
+            # The folder is untrusted (a scraped benchmark): links, devices and FIFOs in it are
+            # skipped, and the whole copy is bounded.
+            report = copy_untrusted(Path(f), work, max_bytes=caps.copy_bytes - copied,
+                                    max_files=caps.copy_files)
+            copied += report.bytes
         argv, env = be.command(exe, list(args or []), schedule=schedule)
-        lim = (limits or DEFAULT_LIMITS).with_overrides(be.sandbox_overrides(exe))
         outcome = run_sandboxed(argv, work, limits=lim, env=env)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
     verdict = be.classify(exe, outcome)
     status = verdict.status or Status.PASSED
     return ProgramRun(status, verdict.reason, exe.compile, outcome, build_seconds, outcome.seconds)

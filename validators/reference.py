@@ -390,7 +390,7 @@ class ReferenceRunner:
                 if not path.is_file() and not path.is_symlink():
                     raise ReferenceError(f"reference returned no output {spec.name!r}")
                 try:  # a link the reference planted is never followed
-                    arr = np.load(io.BytesIO(read_no_follow(path)), allow_pickle=False)
+                    arr = np.load(io.BytesIO(read_no_follow(path, root=work)), allow_pickle=False)
                 except (ValueError, OSError) as exc:
                     raise ReferenceError(f"reference output {spec.name!r} unreadable: {exc}") from None
                 result[spec.name] = _check_output(spec, sizes, arr)
@@ -444,7 +444,7 @@ def _read_npy(folder: Path, name: str, what: str) -> np.ndarray:
     if not path.is_file() and not path.is_symlink():
         raise ReferenceError(f"reference returned no {what} {name!r}")
     try:  # a link the reference planted is never followed
-        return np.load(io.BytesIO(read_no_follow(path)), allow_pickle=False)
+        return np.load(io.BytesIO(read_no_follow(path, root=folder.parent)), allow_pickle=False)
     except (ValueError, OSError) as exc:
         raise ReferenceError(f"reference {what} {name!r} unreadable: {exc}") from None
 

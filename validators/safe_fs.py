@@ -106,30 +106,59 @@ class Usage:
 
 
 def tree_usage(root: Path, max_entries: int = 1_000_000) -> Usage:
-    """Bytes (allocated blocks) and entries under `root`, iteratively, stopping at
-    `max_entries` (`truncated`); never raises and never follows links."""
+    """Bytes (allocated blocks) and entries under `root`, stopping at `max_entries`
+    (`truncated`); never raises, never follows links, and works at any depth (it moves by
+    directory descriptors and `..`, so no path grows past PATH_MAX and no stack past Python's)."""
     usage = Usage()
-    stack = [str(root)]
-    while stack:
-        path = stack.pop()
-        try:
-            it = os.scandir(path)
-        except OSError:
-            continue
-        with it:
+    try:
+        fd = os.open(root, _DIR_FLAGS)
+    except OSError:
+        return usage
+    pending: list[list[str]] = [_scan(fd, usage)]
+    try:
+        while pending:
+            if usage.entries > max_entries:
+                usage.truncated = True
+                break
+            if pending[-1]:
+                name = pending[-1].pop()
+                try:
+                    nfd = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except OSError:
+                    continue
+                os.close(fd)
+                fd = nfd
+                pending.append(_scan(fd, usage))
+            else:
+                pending.pop()
+                if pending:
+                    up = os.open("..", _DIR_FLAGS, dir_fd=fd)
+                    os.close(fd)
+                    fd = up
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return usage
+
+
+def _scan(fd: int, usage: Usage) -> list[str]:
+    """Count a directory's entries into `usage`; the names of its subdirectories."""
+    subdirs: list[str] = []
+    try:
+        with os.scandir(fd) as it:
             for entry in it:
                 usage.entries += 1
-                if usage.entries > max_entries:
-                    usage.truncated = True
-                    return usage
                 try:
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
                 usage.bytes += st.st_blocks * 512
                 if stat.S_ISDIR(st.st_mode):
-                    stack.append(entry.path)
-    return usage
+                    subdirs.append(entry.name)
+    except OSError:
+        pass
+    return subdirs
 
 
 def walk_entries(root: Path) -> Iterator[tuple[str, os.stat_result]]:
@@ -154,61 +183,68 @@ def walk_entries(root: Path) -> Iterator[tuple[str, os.stat_result]]:
 
 def remove_tree(root: Path) -> bool:
     """Remove `root` and everything under it, whatever its depth, count, permissions or links
-    (links are removed, never followed). True when it is gone."""
+    (links are removed, never followed). True when it is gone.
+
+    It walks by directory descriptors and `..` (no path grows past PATH_MAX, no recursion) and
+    must only be used once nothing else writes in the tree (the run is over)."""
     root_s = str(root)
     try:
         if not stat.S_ISDIR(os.lstat(root_s).st_mode):
             os.unlink(root_s)
             return True
+        os.chmod(root_s, 0o700)
+        fd = os.open(root_s, _DIR_FLAGS)
     except FileNotFoundError:
         return True
     except OSError:
         return False
-    # Depth-first with an explicit stack: a directory is removed once its entries are.
-    stack = [(root_s, False)]
-    while stack:
-        path, listed = stack.pop()
-        if listed:
-            try:
-                os.rmdir(path)
-            except FileNotFoundError:
-                pass
-            except OSError:
-                _chmod_and(path, os.rmdir)
-            continue
-        stack.append((path, True))
-        try:
-            os.chmod(path, 0o700, follow_symlinks=False)
-        except OSError:
-            pass
-        try:
-            it = os.scandir(path)
-        except OSError:
-            continue
-        with it:
-            for entry in it:
+    names: list[str] = []
+    try:
+        while True:
+            sub = _clear_files(fd)
+            if sub is not None:
                 try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
+                    os.chmod(sub, 0o700, dir_fd=fd)  # a directory (lstat said so): no link
+                    nfd = os.open(sub, _DIR_FLAGS, dir_fd=fd)
                 except OSError:
-                    is_dir = False
-                if is_dir:
-                    stack.append((entry.path, False))
-                else:
-                    try:
-                        os.unlink(entry.path)
-                    except FileNotFoundError:
-                        pass
-                    except OSError:
-                        _chmod_and(path, lambda _p, e=entry.path: os.unlink(e))
+                    break
+                os.close(fd)
+                fd = nfd
+                names.append(sub)
+                continue
+            if not names:
+                break
+            up = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = up
+            os.rmdir(names.pop(), dir_fd=fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(root_s)
+    except OSError:
+        pass
     return not os.path.lexists(root_s)
 
 
-def _chmod_and(path: str, action) -> None:  # type: ignore[no-untyped-def]
-    try:
-        os.chmod(os.path.dirname(path) or ".", 0o700, follow_symlinks=False)
-        action(path)
-    except OSError:
-        pass
+def _clear_files(fd: int) -> str | None:
+    """Unlink every non-directory entry of the directory `fd`; the name of one subdirectory
+    left (None when there is none)."""
+    with os.scandir(fd) as it:
+        for entry in it:
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                return entry.name
+            try:
+                os.unlink(entry.name, dir_fd=fd)
+            except FileNotFoundError:
+                pass
+    return None
 
 
 @dataclass

@@ -509,8 +509,27 @@ def run_sandboxed(
     outcome.extra["cgroup"] = "memory" if cgroup is not None else "none"
     outcome.extra["view"] = ("allow-list" if cmd[0].endswith("ckd-launch") and limits.allowlist
                              else "deny-list" if mode != "rlimits" else "host")
-    outcome.limit_hit = hit or ("memory" if oom else None) or _limit_hit(outcome, limits)
+    outcome.limit_hit = (hit or ("memory" if oom else None)
+                         or _workspace_full(workdir, limits.disk_bytes)
+                         or _limit_hit(outcome, limits))
     return outcome
+
+
+def _workspace_full(workdir: Path, disk_bytes: int | None) -> str | None:
+    """'disk' or 'files' when the run filled its workspace tmpfs (the kernel refused further
+    writes with ENOSPC; the program may have gone on and exited cleanly)."""
+    if not _in_workspace(workdir):
+        return None
+    try:
+        st = os.statvfs(workdir)
+    except OSError:
+        return None
+    if st.f_ffree == 0:
+        return "files"
+    used = (st.f_blocks - st.f_bfree) * st.f_frsize
+    if st.f_bavail * st.f_frsize < 64 * 1024 or (disk_bytes is not None and used >= disk_bytes):
+        return "disk"
+    return None
 
 
 def _reap_quietly(proc: subprocess.Popen) -> None:
@@ -531,8 +550,8 @@ def inputs_read(workdir: Path, protect: list[str] | tuple[str, ...]) -> dict[str
     `protect`). None when this mode cannot tell (no uid switch: the program owns its files)."""
     from .safe_fs import stat_beneath
 
-    if sandbox_mode() != "namespaces+uid":
-        return None
+    if sandbox_mode() != "namespaces+uid" or not _in_workspace(Path(workdir)):
+        return None  # no uid switch, or a file system whose atime policy is not ours
     out: dict[str, bool] = {}
     for rel in protect:
         st = stat_beneath(Path(workdir), rel)

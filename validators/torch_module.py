@@ -430,7 +430,7 @@ def describe_many(code: str, variants: list[dict[str, int]], *, entrypoint: str 
                             limits=limits or DESCRIBE_LIMITS, env=TORCH_ENV,
                             expose=python_prefixes())
         try:
-            found = json.loads(read_no_follow(work / "out" / "describe.json"))
+            found = json.loads(read_no_follow(work / "out" / "describe.json", root=work, max_bytes=1 << 24))
             if not isinstance(found, list):
                 found = []
         except (OSError, ValueError):

@@ -69,6 +69,19 @@ int main() {
 """
 
 MUTANT = Program(source=TEMPLATE)
+"""Computes on the host (for the cuda backend on a machine without a GPU); the cpu backend's
+kernel-dependence check rejects it, so cpu tests use KERNEL_VECADD."""
+
+HOST_LOOP = "for (int i = 0; i < N; i++) c[i] = a[i] + b[i];"
+ON_DEVICE = (
+    "{ float *da, *db, *dc; cudaMalloc(&da, N * 4); cudaMalloc(&db, N * 4); cudaMalloc(&dc, N * 4);"
+    " cudaMemcpy(da, a, N * 4, cudaMemcpyHostToDevice); cudaMemcpy(db, b, N * 4, cudaMemcpyHostToDevice);"
+    " add<<<(N + 255) / 256, 256>>>(da, db, dc, N); cudaMemcpy(c, dc, N * 4, cudaMemcpyDeviceToHost); }")
+KERNEL_VECADD = Program(source=TEMPLATE.replace("int main() {", (
+    "__global__ void add(const float* a, const float* b, float* c, int n) {"
+    " int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i]; }\nint main() {"),
+    1).replace(HOST_LOOP, ON_DEVICE))
+"""The same program, the sum computed by a kernel."""
 
 
 def vecadd_program(prelude: str = "", replace: tuple[str, str] | None = None) -> Program:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from engine_programs import MUTANT, vecadd_task
+from engine_programs import KERNEL_VECADD, vecadd_task
 
 from schemas import ValidationResult
 
@@ -27,7 +27,7 @@ def files(tmp_path) -> tuple[Path, Path]:
     task = tmp_path / "task.json"
     task.write_text(vecadd_task().to_json(indent=2))
     prog = tmp_path / "vecadd.cu"
-    prog.write_text(MUTANT.source)
+    prog.write_text(KERNEL_VECADD.source)
     return task, prog
 
 

@@ -72,32 +72,44 @@ def test_empty_arrays():
     (20, "oversized output data/y.bin: 20 bytes, expected 16 (4 x float32[4])"),
 ])
 def test_file_problems(tmp_path, nbytes, reason):
-    path = tmp_path / "y.bin"
+    (tmp_path / "data").mkdir()
+    path = tmp_path / "data" / "y.bin"
     if nbytes is not None:
         path.write_bytes(b"\0" * nbytes)
-    arr, why = read_output(path, SPEC, {"N": 4})
+    arr, why = read_output(tmp_path, SPEC, {"N": 4})
     assert arr is None and why == reason
-    check, arr = compare_output(path, SPEC, {"N": 4}, _f(1, 2, 3, 4), Tolerance())
+    check, arr = compare_output(tmp_path, SPEC, {"N": 4}, _f(1, 2, 3, 4), Tolerance())
     assert not check.ok and check.reason == reason and arr is None
 
 
 def test_file_read_little_endian(tmp_path):
-    path = tmp_path / "y.bin"
-    path.write_bytes(_f(1, 2, 3, 4).astype("<f4").tobytes())
-    check, arr = compare_output(path, SPEC, {"N": 4}, _f(1, 2, 3, 4), Tolerance())
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "y.bin").write_bytes(_f(1, 2, 3, 4).astype("<f4").tobytes())
+    check, arr = compare_output(tmp_path, SPEC, {"N": 4}, _f(1, 2, 3, 4), Tolerance())
     assert check.ok and arr.tolist() == [1, 2, 3, 4]
 
 
 def test_planted_links_and_fifos_are_not_followed(tmp_path):
     secret = tmp_path / "secret.bin"
     secret.write_bytes(_f(1, 2, 3, 4).tobytes())
-    link = tmp_path / "y.bin"
+    run = tmp_path / "run"
+    (run / "data").mkdir(parents=True)
+    link = run / "data" / "y.bin"
     link.symlink_to(secret)
-    arr, why = read_output(link, SPEC, {"N": 4})
+    arr, why = read_output(run, SPEC, {"N": 4})
     assert arr is None and why == "output data/y.bin is a symbolic link, not a file"
     link.unlink()
     import os
 
     os.mkfifo(link)
-    arr, why = read_output(link, SPEC, {"N": 4})  # must not block
-    assert arr is None and why == "missing output file data/y.bin"
+    arr, why = read_output(run, SPEC, {"N": 4})  # must not block
+    assert arr is None and why == "output data/y.bin is not a regular file"
+    # a link in place of the data folder itself (its file is a regular one, behind the link)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / "y.bin").write_bytes(_f(1, 2, 3, 4).tobytes())
+    os.unlink(link)
+    (run / "data").rmdir()
+    (run / "data").symlink_to(other)
+    arr, why = read_output(run, SPEC, {"N": 4})
+    assert arr is None and "not a directory" in why

@@ -88,6 +88,12 @@ class Backend(ABC):
     def command(self, exe: Executable, args: list[str], *, schedule: str = "default") -> tuple[list[str], dict[str, str]]:
         """argv and extra environment that run `exe` under `schedule` in the current dir."""
 
+    def no_launch_env(self) -> dict[str, str] | None:
+        """Environment that turns every kernel launch into a no-op for the differential check
+        (outputs that still match the reference do not depend on the kernels), or None when
+        this backend cannot (the check is then skipped and the result says so)."""
+        return None
+
     def unsupported_features(self, features: list[str]) -> list[str]:
         """Static-analysis feature flags (see `validators.analysis`) this backend cannot run.
 

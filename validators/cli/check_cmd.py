@@ -39,6 +39,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--arch", help="GPU architecture for the cuda backend (default sm_90)")
     p.add_argument("--fast", action="store_true",
                    help="one schedule and build variant per case (not thorough)")
+    p.add_argument("--fresh-seed", type=int, metavar="SEED",
+                   help="the seed of the case drawn at validation time (reproduces a result "
+                        "that recorded it; by default a new one is drawn)")
 
 
 def load_task(path: str) -> Task:
@@ -60,6 +63,7 @@ def one_line(text: str) -> str:
 
 def main(args: argparse.Namespace) -> int:
     from validators.backends import BackendUnavailable, get_backend
+    from validators.caps import CapExceeded
     from validators.engine import check
     from validators.sandbox import SandboxError
 
@@ -81,8 +85,9 @@ def main(args: argparse.Namespace) -> int:
         os.environ["CKD_CUDA_ARCH"] = args.arch
     try:
         backend = get_backend(args.backend)
-        result = check(task, program, backend=backend, thorough=not args.fast)
-    except (BackendUnavailable, SandboxError) as exc:
+        result = check(task, program, backend=backend, thorough=not args.fast,
+                       fresh_seed=args.fresh_seed)
+    except (BackendUnavailable, SandboxError, CapExceeded) as exc:
         return fail(str(exc))
     except Exception as exc:  # a backend's own failure must not end in a traceback
         return internal_error(exc)

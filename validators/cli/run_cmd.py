@@ -16,7 +16,9 @@ from pathlib import Path
 
 from schemas import Status
 from validators.backends import BACKEND_NAMES
+from validators.caps import CapExceeded
 from validators.cli.errors import fail, internal_error
+from validators.safe_fs import UnsafePath
 
 OUTPUT_SHOWN = 4000
 
@@ -111,7 +113,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         run = run_program(program, backend, prog_args, limits=limits, workdir_files=files,
                           defines=defines)  # type: ignore[arg-type]
-    except SandboxError as exc:
+    except (SandboxError, CapExceeded, UnsafePath) as exc:
         return fail(str(exc))
     except Exception as exc:  # a backend's own failure must not end in a traceback
         return internal_error(exc)

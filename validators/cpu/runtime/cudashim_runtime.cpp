@@ -122,6 +122,49 @@ static cudaError_t ret(cudaError_t e) {
 }
 
 // ---------------------------------------------------------------- configuration
+// The shim's settings (CUDASHIM_*) are read here before any constructor or main() runs, then
+// removed from the environment and their bytes wiped from the initial environment block (which
+// /proc/self/environ shows): the program cannot read which schedule, worker count or check it
+// runs under. The validator pads every value to a fixed width, so the wiped block has the same
+// shape in every run of a check.
+static char g_shim_env[8][2][64];
+static int g_shim_nenv;
+
+static void capture_shim_env(int, char**, char** envp) {
+  if (!envp) return;
+  char** out = envp;
+  for (char** e = envp; *e; e++) {
+    if (strncmp(*e, "CUDASHIM_", 9) != 0) { *out++ = *e; continue; }
+    const char* eq = strchr(*e, '=');
+    if (eq && g_shim_nenv < 8) {
+      size_t kn = std::min<size_t>(eq - *e, 63);
+      memcpy(g_shim_env[g_shim_nenv][0], *e, kn);
+      g_shim_env[g_shim_nenv][0][kn] = 0;
+      size_t vn = std::min<size_t>(strlen(eq + 1), 63);
+      memcpy(g_shim_env[g_shim_nenv][1], eq + 1, vn);
+      while (vn && g_shim_env[g_shim_nenv][1][vn - 1] == ' ') vn--;  // the padding
+      g_shim_env[g_shim_nenv][1][vn] = 0;
+      g_shim_nenv++;
+    }
+    memset(*e, 0, strlen(*e));
+  }
+  *out = nullptr;
+}
+__attribute__((section(".preinit_array"), used)) static void (*g_capture_shim_env)(int, char**, char**) = capture_shim_env;
+
+static const char* shim_env(const char* name) {
+  for (int i = 0; i < g_shim_nenv; i++)
+    if (!strcmp(g_shim_env[i][0], name)) return g_shim_env[i][1];
+  return getenv(name);  // a program run by hand, or a runtime without the pre-init hook
+}
+
+// CUDASHIM_NO_LAUNCH=1: every kernel launch is a no-op (the validator's differential check:
+// outputs that still match the reference do not depend on the kernels).
+static bool no_launch() {
+  static const bool on = [] { const char* v = shim_env("CUDASHIM_NO_LAUNCH"); return v && v[0] == '1'; }();
+  return on;
+}
+
 enum class Order { Forward, Reverse, Random };
 struct Config {
   Order order = Order::Forward;
@@ -132,7 +175,7 @@ struct Config {
 
 static Config load_config() {
   Config c;
-  const char* s = getenv("CUDASHIM_SCHEDULE");
+  const char* s = shim_env("CUDASHIM_SCHEDULE");
   std::string v = s ? s : "forward";
   if (v == "forward" || v == "default" || v.empty()) {
     c.order = Order::Forward;
@@ -149,14 +192,14 @@ static Config load_config() {
 #else
   unsigned hw = std::thread::hardware_concurrency();
   c.workers = hw ? (int)hw : 1;
-  if (const char* w = getenv("CUDASHIM_WORKERS")) c.workers = std::max(1, atoi(w));
+  if (const char* w = shim_env("CUDASHIM_WORKERS")) c.workers = std::max(1, atoi(w));
 #endif
 #if defined(CUDASHIM_FIBER_ASAN)
   c.stack_bytes = 512 * 1024;
 #else
   c.stack_bytes = 128 * 1024;
 #endif
-  if (const char* k = getenv("CUDASHIM_STACK_KB")) c.stack_bytes = std::max<size_t>(16, strtoull(k, nullptr, 10)) * 1024;
+  if (const char* k = shim_env("CUDASHIM_STACK_KB")) c.stack_bytes = std::max<size_t>(16, strtoull(k, nullptr, 10)) * 1024;
   return c;
 }
 
@@ -1001,6 +1044,7 @@ void run_kernel(const LaunchSpec& s) {
     return;
   }
   if (g_sticky.load() != cudaSuccess) return;  // a GPU context after a device assert runs nothing
+  if (no_launch()) return;
   const Config& c = config();
   const unsigned long long nb = (unsigned long long)s.grid.x * s.grid.y * s.grid.z;
   std::vector<unsigned long long> perm;
