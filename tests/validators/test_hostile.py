@@ -158,12 +158,15 @@ def test_teardown_survives_a_shaped_tree_and_kills_everything(bins, tmp_path):
     work = tmp_path / "work"  # no workspace tmpfs: the polling walk meets the shaped tree
     work.mkdir()
     shutil.copy(bins["shaper"], work / "shaper")
-    out = run_sandboxed([str(work / "shaper"), "3000"], work,
-                        limits=FAST.with_overrides(wall_seconds=3, max_files=10_000))
+    try:
+        out = run_sandboxed([str(work / "shaper"), "3000"], work,
+                            limits=FAST.with_overrides(wall_seconds=3, max_files=10_000))
+    finally:
+        gone = remove_tree(work)  # 3000 deep, mode 000, looping links
+    assert gone and not work.exists()
     assert out.timed_out and out.stdout.strip() == "shaped", out
     assert _uid_processes(out.extra["uid"]) == []  # the program and its children are gone
     assert f"ckd-{out.extra['uid']}" not in _cgroups()
-    assert remove_tree(work) and not work.exists()  # 3000 deep, mode 000, looping links
 
 
 @needs_uid_mode
