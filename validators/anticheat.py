@@ -8,13 +8,15 @@ Each check returns a reason (the case is then `rejected`) or an empty string.
   tables, far below that); `fopen`/`open`/file-stream calls naming a literal path other than
   `data/<input or output>.bin`.
 - Dynamic (the run): an `LD_PRELOAD` shim (built once with gcc, cached) logs every
-  `open*`/`fopen*`/`creat` path, every removal/rename/mkdir by name, and every AF_INET/AF_INET6
-  `socket` into the work directory's `ACCESS_LOG`. A path outside `data/` and outside the system locations a C/CUDA runtime reads
+  `open*`/`fopen*`/`creat` path, every removal/rename/mkdir by name, every AF_INET/AF_INET6
+  `socket` and every path-bound unix-socket `connect` into the work directory's `ACCESS_LOG`. A path outside `data/` and outside the system locations a C/CUDA runtime reads
   (`/usr`, `/lib`, `/proc`, `/sys`, `/dev`, `/etc/ld.so.*`, ...) is rejected, as is opening an
   internet socket, and so is an input the program never opened (its outputs cannot depend on
-  it). The shim is detection only: a statically linked program or raw syscalls bypass it, and
-  the sandbox (covered directories, no network) is what contains such programs; when no log
-  was written the dynamic checks are skipped.
+  it). The shim is detection only (it names what was tried): a statically linked program, raw
+  system calls or deleting the log bypass it, and none of that matters: the sandbox's
+  allow-list view and seccomp filter are what contain a program, and "never read input" comes
+  from the inputs' access times (`validators.sandbox.inputs_read`) where the sandbox can
+  protect them; only in the weaker sandbox modes is the log the evidence.
 - Outputs: constant (or all-zero) outputs where the reference is not; read-only inputs
   modified by the run (compared by content hash).
 """
@@ -52,6 +54,7 @@ SHIM_SOURCE = r"""#define _GNU_SOURCE
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static int log_fd = -2;
@@ -121,6 +124,14 @@ int rmdir(const char *path) { REAL(rmdir, int, (const char *)); record("d", path
 int rename(const char *a, const char *b) { REAL(rename, int, (const char *, const char *)); record("d", a); record("w", b); return real_rename(a, b); }
 int mkdir(const char *path, mode_t m) { REAL(mkdir, int, (const char *, mode_t)); record("w", path); return real_mkdir(path, m); }
 int truncate(const char *path, off_t len) { REAL(truncate, int, (const char *, off_t)); record("w", path); return real_truncate(path, len); }
+/* A path-bound unix socket is a file outside the run like any other. */
+int connect(int fd, const struct sockaddr *addr, socklen_t len) {
+  REAL(connect, int, (int, const struct sockaddr *, socklen_t));
+  if (addr && addr->sa_family == AF_UNIX && len > (socklen_t)sizeof(sa_family_t)) {
+    const struct sockaddr_un *u = (const struct sockaddr_un *)addr;
+    if (u->sun_path[0]) { char p[sizeof u->sun_path + 1]; memcpy(p, u->sun_path, sizeof u->sun_path); p[sizeof u->sun_path] = 0; record("rw", p); }
+  }
+  return real_connect(fd, addr, len); }
 int socket(int domain, int type, int protocol) {
   REAL(socket, int, (int, int, int));
   if (domain == AF_INET || domain == AF_INET6) record("net", domain == AF_INET ? "inet" : "inet6");

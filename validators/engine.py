@@ -17,7 +17,17 @@ Order of decisions:
 3. outputs must agree across all runs of a case (else `failed`, "schedule-dependent"); then
    constant/all-zero outputs where the reference is not -> `rejected`; then the comparison
    with the reference outputs -> `failed` with the first mismatch, or `passed`;
-4. the overall status is the worst case status (`schemas.worst_status`).
+4. integrity: the first case with random inputs runs with a seed drawn now (`+fresh`,
+   `ValidationResult.fresh_seed`; answers prepared from the published seeds fail it), and,
+   once it passed, once more with every kernel launch a no-op (`Backend.no_launch_env`): if
+   the outputs still match the reference, it is `rejected` ("outputs do not depend on the
+   kernels"; `ValidationResult.kernel_check` says what was done);
+5. the overall status is the worst case status (`schemas.worst_status`).
+
+Before any of this, `validators.caps` refuses a task whose sizes are negative or too large
+(CapExceeded, nothing allocated) and a program too large to analyse (`rejected`). Every run
+gets its own workspace (`validators.sandbox.workspace`: a size- and inode-limited tmpfs) with
+the inputs root-owned and read-only; "never read" comes from their access times.
 """
 
 from __future__ import annotations
@@ -103,6 +113,8 @@ class Engine:
     caps: Caps = field(default_factory=Caps.from_env)
     kernel_check: bool = True
     """Run one case with every kernel launch a no-op: outputs that still match are rejected."""
+    fresh_case: bool = True
+    """Re-seed one case at validation time (off only to measure what it costs)."""
     _shim: Path | None = None
 
     def __post_init__(self) -> None:
@@ -154,7 +166,8 @@ class Engine:
 
         variants = self.backend.variants(thorough=thorough)
         schedules = self.backend.schedules(thorough=thorough)
-        cases, fresh = with_fresh_case(task, fresh_seed)
+        cases, fresh = (with_fresh_case(task, fresh_seed) if self.fresh_case
+                        else (list(task.cases), None))
         result.fresh_seed = fresh.seed if fresh is not None else None
         kernels = self._kernel_check_plan(features)
         for case in cases:

@@ -47,7 +47,7 @@ from schemas import InputCase, Task, TensorSpec
 from .build_cache import BuildCache, cache_root
 from .cases import arrays_digest, drawn_by_reference, little_endian, materialize, write_arrays
 from .compare import read_no_follow
-from .sandbox import Limits, python_prefixes, run_sandboxed
+from .sandbox import Limits, python_prefixes, run_sandboxed, workspace
 from .torch_module import COMMON, GUARD, TORCH_ENV, substitute_constants
 
 HARNESS_VERSION = 1
@@ -373,7 +373,7 @@ class ReferenceRunner:
         if task.reference.language != "numpy":
             raise ReferenceError(f"reference language {task.reference.language!r} is not supported")
         sizes = task.case_sizes(case)
-        with tempfile.TemporaryDirectory(prefix="ckd-ref-") as d:
+        with workspace(self.limits, prefix="ckd-ref-") as d:
             work = Path(d) / "ref"
             work.mkdir()
             write_arrays(inputs, work)
@@ -407,7 +407,7 @@ class ReferenceRunner:
         except SyntaxError as exc:
             raise ReferenceError(f"reference failed: SyntaxError: {exc.msg} (line {exc.lineno})"
                                  ) from None
-        with tempfile.TemporaryDirectory(prefix="ckd-ref-") as d:
+        with workspace(self.limits, prefix="ckd-ref-") as d:
             work = Path(d) / "ref"
             work.mkdir()
             write_arrays(given, work)

@@ -1,39 +1,80 @@
-"""Run untrusted code: own directory, no network, resource limits, a wall clock, capped output.
+"""Run untrusted code: scraped kernels, LLM answers, references and benchmark scripts.
 
-Three modes, chosen once per process by probing what works here (`sandbox_mode()`):
+Threat model
+============
 
-- `namespaces+uid` (running as root, `unshare` works): new network, mount, PID, IPC and UTS
-  namespaces; the root file system and every other mount are remounted read-only; `/tmp`,
-  `/var/tmp`, `/dev/shm`, `/root`, `/home`, `$HOME` and the cache root (`$CKD_CACHE_DIR`) are
-  covered by empty read-only tmpfs mounts (what the program needs from them, e.g. the Python
-  installation a reference runs on, is bound back read-only); only the work directory is
-  writable; the program runs as a fresh uid/gid drawn per run (so RLIMIT_NPROC, which counts
-  the processes and threads of a uid, is this run's own budget, and the run can neither read
-  root's files nor touch another run's directory), with no capabilities and `no_new_privs`.
-  When the PID namespace's init exits, the kernel kills everything left in it. The set-up is
-  done by a small C launcher (`validators.sandbox_launcher`, built with gcc and cached) or,
-  without gcc or with `CKD_SANDBOX_LAUNCHER=sh`, by an equivalent `unshare` + `sh` script.
-  With the C launcher, a memory cgroup per run (v1, or v2 where delegated) bounds resident
-  memory (`Limits.rss_bytes`), which holds even for ASan builds that must lift RLIMIT_AS; the
-  kernel's OOM kill inside it is reported as `limit_hit='memory'`. A `pids` cgroup is not
-  used: RLIMIT_NPROC of the fresh uid already bounds processes and threads. The launcher's
-  init reports the program's peak RSS (`extra['max_rss_kb']`) through a pipe: the launcher's
-  own rusage would include the caller's peak RSS at the fork, which exec keeps.
-- `userns` (not root, unprivileged user namespaces allowed): the same namespaces and mounts
-  inside a user namespace mapping the caller to root; no uid switch, so RLIMIT_NPROC is not
-  set (it would count every process of the calling user); the PID namespace still reaps.
-- `rlimits` (neither works): a new session and process group, rlimits, scrubbed environment
-  and a private directory only. No network isolation: say so wherever results are reported.
+The program is hostile and knows this code. It may be a CUDA program, its build (the compiler
+reading its source), a NumPy/torch reference or a benchmark's `gen.py`/`compare.py`; all run
+here under the same rules. It wants to (a) escape: read, change or talk to anything outside its
+run, starve the host, outlive its run; or (b) cheat: pass without computing its outputs on
+the device. (b) is the engine's business (`validators.engine`, `validators/cpu/README.md`);
+this module guarantees (a). Each line names the mechanism that holds it, in the strongest mode
+(`namespaces+uid`: root, `unshare` and the C launcher, `validators.sandbox_launcher`).
 
-In every mode: RLIMIT_CPU/AS/FSIZE/CORE (set on the launcher, inherited), a wall-clock
-timeout that SIGKILLs the whole process group, stdout/stderr read incrementally and the run
-killed once their total passes `Limits.output_bytes`, the work directory's total size polled
-and the run killed past `Limits.disk_bytes`, and a scrubbed environment (PATH, HOME=TMPDIR=
-the work directory, C.UTF-8 locale, plus what the caller adds).
+The program CANNOT:
+- see a file the validator did not list. Its root is a fresh tmpfs (pivot_root) holding only
+  the allow-list read-only (`SYSTEM_RO`: `/usr` with the toolchain, the loader's cache, CPU
+  topology; plus what the caller exposes: the executable's folder, the Python prefix of a
+  reference, the shim's build folder, operator-given include folders), its own work folder,
+  a private `/tmp` and `/dev/shm` (tmpfs, `tmp_bytes`/`tmp_files`), a `/dev` of null, zero, full,
+  random, urandom (and a GPU's nodes), and a `/proc` of its own PID namespace. `/root`,
+  `/home`, `/run` (and its unix sockets), `/etc/passwd`, other projects, the caches of the
+  validator and other runs do not exist there. -> mount namespace + allow-list launcher.
+- widen that view: it comes only from `Limits`, `expose` and `CKD_SANDBOX_RO` (the operator's),
+  never from argv (an `-I/dir` argument is the program's business), a Makefile, a task or an
+  LLM answer. -> `_exposures`, `Backend.include_dirs`.
+- write outside its work folder, `/tmp` or `/dev/shm`, nor change the read-only inputs it is
+  given (root's, 0444, in root-owned sticky folders; it runs as a fresh uid per run with no
+  capabilities and `no_new_privs`). -> bind mounts read-only, uid switch, `protect`.
+- reach a network: no interface but its own namespace's loopback, and no socket but AF_UNIX
+  (seccomp). -> network namespace + seccomp.
+- use ptrace, process_vm_*, mount, pivot_root, chroot, unshare/setns or a clone with new
+  namespaces, keyctl/add_key/request_key, bpf, perf_event_open, io_uring (whose operations no
+  filter sees), inotify/fanotify (would tell it when another run opens a shared file),
+  userfaultfd, kernel modules, kexec, reboot, clocks, swap, quotas, syslog, the i386/x32
+  system-call ABIs; file locks (flock, fcntl) succeed and do nothing, so no lock on a shared
+  read-only file is a channel between concurrent runs. -> seccomp filter (`Limits.seccomp`).
+- signal, trace or see another run or the validator: PID and IPC namespaces, its own uid.
+- use more than its share: CPU seconds (RLIMIT_CPU), address space (RLIMIT_AS, lifted for
+  ASan), resident memory of the whole run including tmpfs pages it writes (a memory cgroup),
+  processes and threads (RLIMIT_NPROC of its own uid), one file's size (RLIMIT_FSIZE), bytes
+  and files in its work folder (the workspace: a tmpfs of `disk_bytes` and `max_files` inodes,
+  enforced by the kernel; reported as `limit_hit='disk'|'files'`), stdout+stderr
+  (`output_bytes`, read incrementally), wall time (`wall_seconds`).
+- outlive its run: the run's whole process tree is killed when the launcher dies (its init
+  has PDEATHSIG, and the launcher itself dies with the validator), on the wall clock, on a
+  limit, and on ANY exception in the validator's own code (`run_sandboxed`'s teardown); the
+  memory cgroup is removed and the workspace unmounted and removed whatever it holds
+  (`safe_fs.remove_tree`: any depth, count, permission or link).
+- make the validator follow a link or read without bound: everything the validator reads
+  from, copies out of, walks or removes in a folder a program shaped goes through
+  `validators.safe_fs` (no link followed at any path component, regular files only, byte and
+  entry bounds, iterative walks).
+- make the validator allocate without bound: task sizes, program size and argument lists are
+  capped before anything is allocated (`validators.caps`).
 
-The work directory is given by the caller and should hold only what the program may read
-(the inputs); anything outside it that must be reachable (the executable, an interpreter) is
-bound in read-only with `expose` (it must be readable by others: the sandbox uid is not root).
+The program CAN (and why it is harmless):
+- read the allow-listed system files (`/usr`, the loader cache): public, read-only, the same
+  for every run;
+- learn the CPU count and model, the kernel version (`uname`), the time, and how long it runs:
+  nothing in them tells one check from another (see `validators/cpu/README.md` for what a
+  CUDA program on the cpu backend can observe);
+- use its CPU time, memory and disk up to the limits, and fail or hang: each is a verdict.
+
+Weaker modes, chosen by probing (`sandbox_mode()`) and named in `RunOutcome.extra['sandbox']`:
+- `namespaces+uid` with the shell set-up (no gcc, or `CKD_SANDBOX_LAUNCHER=sh`): the same
+  namespaces and uid switch, but the host's `/` read-only with `/tmp`, `/home`, `/root`, the
+  caches covered (a deny-list), no seccomp filter, no memory cgroup.
+- `userns` (not root): namespaces inside a user namespace; no uid switch, so inputs cannot be
+  protected and no RLIMIT_NPROC; deny-list view.
+- `rlimits` (neither works): rlimits, a process group and a scrubbed environment only; no
+  network isolation. Say so wherever results are reported.
+Outside `namespaces+uid` the workspace is a plain folder: disk and files are polled every
+DISK_POLL_SECONDS with a bounded walk (a fast writer can overshoot between polls).
+
+`RunOutcome.extra` reports `sandbox` (mode), `launcher` (c|sh), `view` (allow-list|deny-list|
+host), `uid`, `cgroup`, `cpu_seconds`, `max_rss_kb` (the program's own peak, reported by the
+launcher's init).
 """
 
 from __future__ import annotations
@@ -596,7 +637,9 @@ def workspace(limits: Limits | None = None, *, reserve_bytes: int = 0,
     `limits.disk_bytes + reserve_bytes` bytes and `limits.max_files` inodes: the kernel, not a
     poll, bounds what a program writes there, and removal is an unmount."""
     limits = limits or Limits()
-    root = Path(tempfile.mkdtemp(prefix=prefix)).resolve()
+    _sweep_stale_workspaces()
+    # The pid in the name lets a later process clear what a killed one left mounted.
+    root = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")).resolve()
     size = (limits.disk_bytes or 64 * GIB) + reserve_bytes + MIB
     try:
         _mount_tmpfs(root, size, (limits.max_files or 1_000_000) + 64)
@@ -606,6 +649,35 @@ def workspace(limits: Limits | None = None, *, reserve_bytes: int = 0,
         from .safe_fs import remove_tree
 
         remove_tree(root)
+
+
+@functools.cache
+def _sweep_stale_workspaces() -> int:
+    """Unmount and remove workspaces of validator processes that died without cleaning up
+    (SIGKILL, OOM): once per process. Returns how many were cleared."""
+    import re
+
+    from .safe_fs import remove_tree
+
+    if os.geteuid() != 0:
+        return 0
+    cleared = 0
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return 0
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 10 or " - tmpfs ckd-work " not in line:
+            continue
+        mount_point = fields[4].replace("\\040", " ")
+        m = re.search(r"/ckd-[a-z]+-(\d+)-[^/]*$", mount_point)
+        if m is None or Path(f"/proc/{m.group(1)}").exists():
+            continue
+        if _libc().umount2(mount_point.encode(), MNT_DETACH) == 0:
+            remove_tree(Path(mount_point))
+            cleared += 1
+    return cleared
 
 
 def _in_workspace(path: Path) -> bool:

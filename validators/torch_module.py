@@ -18,13 +18,12 @@ from __future__ import annotations
 import ast
 import json
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .compare import read_no_follow
-from .sandbox import GIB, Limits, python_prefixes, run_sandboxed
+from .sandbox import GIB, Limits, python_prefixes, run_sandboxed, workspace
 
 REQUIRED_NAMES = ("get_inputs", "get_init_inputs")
 
@@ -417,7 +416,7 @@ def describe_many(code: str, variants: list[dict[str, int]], *, entrypoint: str 
                 for s in variants]
     if not variants:
         return []
-    with tempfile.TemporaryDirectory(prefix="ckd-describe-") as d:
+    with workspace(limits, prefix="ckd-describe-") as d:
         work = Path(d) / "work"
         work.mkdir()
         for i, sizes in enumerate(variants):

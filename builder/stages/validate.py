@@ -45,11 +45,16 @@ class Validate(Stage):
         return v is None or v.status != Status.TIMEOUT
 
     def process(self, item: Item) -> Item:
+        from validators.caps import CapExceeded
         from validators.engine import check
 
         if item.task is None or item.program is None:
             return item.reject(self.name, "not_specified", "no task/program to validate")
-        item.validation = check(item.task, item.program, backend=self.backend, thorough=self.thorough)
+        try:
+            item.validation = check(item.task, item.program, backend=self.backend,
+                                    thorough=self.thorough)
+        except CapExceeded as exc:  # the task asks for more than the validator will allocate
+            return item.reject(self.name, "too_large", str(exc))
         rounds = 0
         while self.repair is not None and rounds < self.repair.rounds and self.repair.wants(item):
             rounds += 1

@@ -573,3 +573,18 @@ def test_inputs_cannot_be_touched_or_renamed(bins):
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+@needs_uid_mode
+def test_workspaces_of_a_killed_validator_are_cleared():
+    code = ("import os, time\nfrom validators.sandbox import workspace\n"
+            "with workspace() as r:\n    print(r, flush=True)\n    time.sleep(60)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             cwd=Path(__file__).resolve().parents[2])
+    root = Path(child.stdout.readline().strip())
+    assert root.is_mount()
+    child.kill()  # no finally runs: the tmpfs stays mounted
+    child.wait()
+    assert root.is_mount()
+    assert sandbox._sweep_stale_workspaces.__wrapped__() >= 1
+    assert not root.exists() and str(root) not in Path("/proc/mounts").read_text()

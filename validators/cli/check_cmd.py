@@ -121,6 +121,9 @@ def print_table(result: ValidationResult, program: str) -> None:
         console.print(Text(f"build: {info.compiler} {'ok' if info.ok else 'failed'} in "
                            f"{info.seconds:.2f}s{' (cached)' if info.cached else ''}"
                            + (f"; {regs}" if regs else "")))
+    if result.fresh_seed is not None or result.kernel_check:
+        console.print(Text(f"integrity: fresh seed {result.fresh_seed} (--fresh-seed to "
+                           f"reproduce); kernels: {result.kernel_check or 'not checked'}"))
     verdict = Text(f"{result.status.value}", style=STATUS_STYLE[result.status] + " bold")
     verdict.append(f"  {result.cases_passed}/{len(result.cases)} cases passed, "
                    f"{result.seconds:.1f}s", style="")

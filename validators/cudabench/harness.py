@@ -29,8 +29,6 @@ cannot work here, like `validators.engine.check`.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -38,8 +36,9 @@ from schemas import CaseResult, Program, Status, ValidationResult, worst_status
 
 from .. import anticheat
 from ..backends import Backend, Executable
+from ..compare import read_no_follow
 from ..engine import DEFAULT_LIMITS, _compile_reason, _resolve
-from ..sandbox import Limits, SandboxError, run_sandboxed
+from ..sandbox import Limits, SandboxError, run_sandboxed, workspace
 from .loader import CudaBenchScale
 from .scripts import ScriptError, generated_data, place_file, run_script
 
@@ -59,8 +58,10 @@ def _output_paths(scale: CudaBenchScale) -> set[str]:
 
 
 def _copy(src_root: Path, rels: list[str], dest_root: Path) -> None:
+    # The generated files live in our cache, written by us from what gen.py produced (regular
+    # files only); read them without following links all the same.
     for rel in rels:
-        place_file(dest_root, rel, (src_root / rel).read_bytes())
+        place_file(dest_root, rel, read_no_follow(src_root / rel, root=src_root))
 
 
 def _program_access(work: Path, hidden: list[str], allowed: tuple[str, ...]) -> list[str]:
@@ -126,8 +127,7 @@ class _Checker:
                 schedule: str) -> CaseResult:
         t0 = time.monotonic()
         name = f"{self.scale.row_id}"
-        root = Path(tempfile.mkdtemp(prefix="ckd-cbrun-"))
-        try:
+        with workspace(self.limits, prefix="ckd-cbrun-") as root:
             work = root / "work"
             (work / "data").mkdir(parents=True)
             _copy(gen_dir, given, work)
@@ -175,8 +175,6 @@ class _Checker:
                 reason += f" (the program wrote no {', '.join(missing)})"
             return CaseResult(case=name, status=status, reason=reason,
                               seconds=time.monotonic() - t0, **tails)
-        finally:
-            shutil.rmtree(root, ignore_errors=True)
 
 
 def check(scale: CudaBenchScale, program_source: str, backend: str | Backend = "auto", *,

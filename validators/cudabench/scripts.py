@@ -29,8 +29,7 @@ from pathlib import Path
 from ..anticheat import ACCESS_LOG, read_access_log, shim_library
 from ..backends import RunOutcome
 from ..build_cache import BuildCache, cache_root
-from ..compare import read_no_follow
-from ..sandbox import Limits, python_prefixes, run_sandboxed
+from ..sandbox import Limits, python_prefixes, run_sandboxed, workspace
 from ..torch_module import TORCH_ENV
 
 GEN_VERSION = 1
@@ -111,17 +110,33 @@ def _wanted(rel: Path, script: str) -> bool:
 
 
 def produced_files(work: Path, script: str) -> dict[str, bytes]:
-    """Regular files a script left in `work` (relative POSIX path -> bytes); links are skipped."""
+    """Regular files a script left in `work` (relative POSIX path -> bytes). Links, FIFOs and
+    devices are skipped, no path component below `work` is followed, and the walk and the
+    bytes read are bounded (`validators.caps.Caps.copy_files` / `copy_bytes`): the script is
+    untrusted and shaped the folder."""
+    import stat as stat_mod
+
+    from ..caps import Caps
+    from ..safe_fs import UnsafePath, read_regular, walk_entries
+
+    caps = Caps.from_env()
     found: dict[str, bytes] = {}
-    for path in sorted(work.rglob("*")):
-        rel = path.relative_to(work)
-        if not _wanted(rel, script) or path.is_symlink() or not path.is_file():
+    total = 0
+    for seen, (path, st) in enumerate(walk_entries(work)):
+        if seen >= caps.copy_files * 4 or len(found) >= caps.copy_files:
+            break
+        if not stat_mod.S_ISREG(st.st_mode):
+            continue
+        rel = Path(path).relative_to(work)
+        if not _wanted(rel, script):
             continue
         try:
-            found[rel.as_posix()] = read_no_follow(path)
-        except OSError:
-            continue  # a FIFO or device it planted: never data
-    return found
+            data = read_regular(work, rel, caps.copy_bytes - total)
+        except (UnsafePath, OSError):
+            continue
+        total += len(data)
+        found[rel.as_posix()] = data
+    return dict(sorted(found.items()))
 
 
 def _gen_key(row_id: object, gen_py: str) -> str:
@@ -141,7 +156,7 @@ def generated_data(row_id: object, gen_py: str, *, cache_dir: Path | None = None
     entry = root / key[:2] / key
     if use_cache and (entry / "meta.json").is_file():
         return entry / "files", True
-    with tempfile.TemporaryDirectory(prefix="ckd-cbgen-") as d:
+    with workspace(Limits(), prefix="ckd-cbgen-") as d:
         work = Path(d) / "gen"
         (work / "data").mkdir(parents=True)
         run_script("gen.py", gen_py, work)
