@@ -116,6 +116,7 @@ class Engine:
     fresh_case: bool = True
     """Re-seed one case at validation time (off only to measure what it costs)."""
     _shim: Path | None = None
+    _fresh_seeds: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.references = self.references or ReferenceRunner()
@@ -166,6 +167,12 @@ class Engine:
 
         variants = self.backend.variants(thorough=thorough)
         schedules = self.backend.schedules(thorough=thorough)
+        if fresh_seed is None and self.fresh_case:
+            # One seed per task for this engine's life: drawn here, never published, and its
+            # reference computed once however many programs are checked against the task (an
+            # eval's samples, an RL batch). Programs cannot learn it: each run is sealed off.
+            key = _task_key(task)
+            fresh_seed = self._fresh_seeds.setdefault(key, secrets.randbits(31))
         cases, fresh = (with_fresh_case(task, fresh_seed) if self.fresh_case
                         else (list(task.cases), None))
         result.fresh_seed = fresh.seed if fresh is not None else None
@@ -407,6 +414,12 @@ class Engine:
             return CaseResult(**base, **tails, outputs=checks, status=Status.FAILED,
                               reason="; ".join(c.reason for c in failed))
         return CaseResult(**base, **tails, outputs=checks, status=Status.PASSED)
+
+
+def _task_key(task: Task) -> str:
+    import hashlib
+
+    return hashlib.sha256(task.model_dump_json().encode()).hexdigest()
 
 
 SEEDED_KINDS = {"uniform", "normal", "randint", "permutation", "edge", "reference"}
