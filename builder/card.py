@@ -180,4 +180,7 @@ def card_markdown(
         "`manifest.json` has the counts per stage and per rejection reason and the environment; "
         "`build_report.md` the funnel; `rejections.jsonl` why each dropped record left.",
     ]
-    return f"---\n{card_yaml(records, manifest)}---\n\n" + "\n".join(body) + "\n"
+    # DatasetCardData.to_yaml() has no final newline; without one the closing '---' joins the
+    # last YAML line and the Hub (and `datasets`) see no front matter at all
+    meta = card_yaml(records, manifest).rstrip("\n")
+    return f"---\n{meta}\n---\n\n" + "\n".join(body) + "\n"

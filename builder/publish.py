@@ -190,9 +190,9 @@ def push(plan: UploadPlan, repo_id: str, *, token: str, private: bool = False,
                            f"(HTTP {status}): {reason}") from None
     except (httpx2.TransportError, OSError, ValueError, RuntimeError) as exc:
         # unreachable endpoint, a file vanishing mid-upload, a malformed answer
-        cause = exc.__cause__ or exc
+        reason = " ".join(str(exc).split()) or type(exc).__name__
         raise PublishError(f"publishing to dataset {repo_id!r} failed while {step}: "
-                           f"{type(cause).__name__}: {cause}") from None
+                           f"{reason}") from None
     base = f"{repo_url.endpoint.rstrip('/')}/datasets/{repo_id}"
     url = f"{base}/tree/{revision}" if revision else base
     return PublishResult(url=url, commit_url=info.commit_url, uploaded=sorted(planned),

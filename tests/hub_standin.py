@@ -1,6 +1,8 @@
 """A Hugging Face Hub stand-in on loopback for uploads made by the real `huggingface_hub`
 client: repository and branch creation, pre-upload, the LFS batch API with basic transfer
-(PUT, then verify), the NDJSON commit endpoint and the tree listing. It keeps each branch's
+(PUT, then verify), the NDJSON commit endpoint, the tree listing, and the card check the
+client runs before committing a README.md (YAML front matter a mapping; dataset `configs`
+well formed). It keeps each branch's
 files, so tests assert what a repository holds after a commit, and logs every request.
 
 Uploads through Xet storage (the client's default when `hf_xet` is installed) speak a
@@ -50,6 +52,34 @@ class Repo:
     branches: dict[str, dict[str, bytes]] = field(default_factory=dict)
 
 
+def card_problems(card: str, repo_type: str | None) -> list[str]:
+    """What the Hub would refuse in a README.md's metadata (the subset a dataset card here
+    can get wrong)."""
+    import yaml
+
+    if not card.startswith("---\n"):
+        return []  # no metadata is allowed (the Hub only warns)
+    end = card.find("\n---\n", 4)
+    if end < 0:
+        return ["YAML front matter is not closed by a '---' line"]
+    try:
+        meta = yaml.safe_load(card[4:end])
+    except yaml.YAMLError as exc:
+        return [f"YAML does not parse: {exc}"]
+    if not isinstance(meta, dict):
+        return ["YAML front matter must be a mapping"]
+    problems = []
+    for cfg in meta.get("configs", []) if repo_type == "dataset" else []:
+        files = cfg.get("data_files") if isinstance(cfg, dict) else None
+        if not isinstance(cfg, dict) or not isinstance(cfg.get("config_name"), str):
+            problems.append("configs: every entry needs a config_name")
+        elif not isinstance(files, str | list) or (isinstance(files, list) and not all(
+                isinstance(f, dict) and {"split", "path"} <= f.keys() for f in files)):
+            problems.append(f"configs.{cfg['config_name']}.data_files: expected a path or a "
+                            "list of {split, path}")
+    return problems
+
+
 def _oid(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
@@ -65,6 +95,7 @@ class HubStandIn:
         self.repos: dict[tuple[str, str], Repo] = {}
         self.lfs_objects: dict[str, bytes] = {}
         self.commits: list[Commit] = []
+        self.validated_cards: list[str] = []
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_port}"
@@ -99,7 +130,9 @@ class HubStandIn:
         key = (f"{repo_type}s", repo_id)
         prefix = "" if repo_type == "model" else f"{repo_type}s/"
         if key in self.repos:
-            return 409, {"error": "You already created this dataset repo", "url": ""}, {}
+            # the client reads the url from this answer too (create_repo(exist_ok=True))
+            return 409, {"error": f"You already created this {repo_type} repo",
+                         "url": f"{self.url}/{prefix}{repo_id}"}, {}
         self.repos[key] = Repo(private=body.get("visibility") == "private" or body.get("private"),
                                branches={"main": {".gitattributes": GITATTRIBUTES}})
         return 200, {"url": f"{self.url}/{prefix}{repo_id}"}, {}
@@ -212,10 +245,17 @@ class HubStandIn:
             return 404, {"error": "Entry not found"}, {"X-Error-Code": "EntryNotFound"}
         return 200, list(entries.values()), {}
 
+    def _validate_yaml(self, body: dict) -> tuple[int, object, dict]:
+        self.validated_cards.append(body["content"])
+        errors = [{"message": m} for m in card_problems(body["content"], body.get("repoType"))]
+        return (400 if errors else 200), {"errors": errors, "warnings": []}, {}
+
     def _route(self, method: str, path: str, body: bytes) -> tuple[int, object, dict]:
         parts = urlsplit(path)
         route, query = parts.path, parse_qs(parts.query)
         with self._lock:
+            if method == "POST" and route == "/api/validate-yaml":
+                return self._validate_yaml(json.loads(body))
             if method == "POST" and route == "/api/repos/create":
                 return self._create_repo(json.loads(body))
             if m := re.fullmatch(rf"/api/{REPO}/branch/(?P<rev>.+)", route):

@@ -80,6 +80,7 @@ def test_card_front_matter(tmp_path):
     shards = write_shards(tmp_path, recs)
     text = card_markdown(recs, manifest(shards, {"train": 1, "test": 1}), schedules=["forward", "reverse"], variants=["plain", "asan"])
     assert text.startswith("---\n")
+    assert "\n---\n\n# Validated CUDA kernels\n" in text  # the front matter is closed on its own line
     meta = yaml.safe_load(text.split("---\n")[1])
     assert meta["license"] == "apache-2.0"
     assert meta["size_categories"] == ["n<1K"]
