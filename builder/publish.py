@@ -170,6 +170,14 @@ def push(plan: UploadPlan, repo_id: str, *, token: str, private: bool = False,
         # private=None leaves an existing repository's visibility alone
         repo_url = api.create_repo(repo_id, repo_type="dataset", private=private or None,
                                    exist_ok=True)
+        if private:
+            # create_repo(exist_ok=True) keeps an existing repository as it is: a public one
+            # would take the upload the user asked to keep private
+            step = "checking the repository's visibility"
+            if api.dataset_info(repo_id).private is False:
+                raise PublishError(f"--private: dataset {repo_id!r} already exists and is "
+                                   "public; nothing was uploaded (make it private on the Hub, "
+                                   "or drop --private)")
         if revision:
             step = f"creating branch {revision!r}"
             api.create_branch(repo_id, branch=revision, repo_type="dataset", exist_ok=True)

@@ -2,7 +2,7 @@
 client: repository and branch creation, pre-upload, the LFS batch API with basic transfer
 (PUT, then verify), the NDJSON commit endpoint, the tree listing, and the card check the
 client runs before committing a README.md (YAML front matter a mapping; dataset `configs`
-well formed). It keeps each branch's
+well formed), and the repository's info (its visibility). It keeps each branch's
 files, so tests assert what a repository holds after a commit, and logs every request.
 
 Uploads through Xet storage (the client's default when `hf_xet` is installed) speak a
@@ -222,6 +222,12 @@ class HubStandIn:
         return 200, {"commitUrl": f"{self.url}/{prefix}{m['repo']}/commit/{oid}",
                      "commitOid": oid, "pullRequestUrl": None}, {}
 
+    def _repo_info(self, m: re.Match) -> tuple[int, object, dict]:
+        repo = self._repo(m)
+        if repo is None:
+            return 404, {"error": "Repository not found"}, {"X-Error-Code": "RepoNotFound"}
+        return 200, {"id": m["repo"], "private": bool(repo.private), "sha": "0" * 40}, {}
+
     def _tree(self, m: re.Match, query: dict) -> tuple[int, object, dict]:
         repo = self._repo(m)
         branch = unquote(m["rev"])
@@ -265,6 +271,8 @@ class HubStandIn:
                 return self._preupload(m, json.loads(body))
             if m := re.fullmatch(rf"/api/{REPO}/commit/(?P<rev>.+)", route):
                 return self._commit(m, body)
+            if (m := re.fullmatch(rf"/api/{REPO}", route)) and method == "GET":
+                return self._repo_info(m)
             if m := re.fullmatch(rf"/api/{REPO}/tree/(?P<rev>[^/]+)(?:/(?P<path>.*))?", route):
                 return self._tree(m, query)
             if re.fullmatch(r"/(?:datasets/|spaces/)?[^/]+/[^/]+\.git/info/lfs/objects/batch",

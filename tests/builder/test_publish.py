@@ -153,6 +153,21 @@ def test_branch_and_stale_shards_of_an_earlier_publish(built, hub, capsys):
     assert sorted(repo.branches["v1"]) == sorted([".gitattributes", "notes.txt", *planned(built)])
 
 
+def test_private_upload_into_an_existing_public_repository_is_refused(built, hub, capsys):
+    from hub_standin import GITATTRIBUTES, Repo
+
+    hub.repos[("datasets", "me/kernels")] = Repo(private=False,
+                                                 branches={"main": {".gitattributes": GITATTRIBUTES}})
+    assert main(["publish", "--dataset", str(built), "--repo-id", "me/kernels", "--private"]) == 2
+    assert one_error_line(capsys) == (
+        "error: --private: dataset 'me/kernels' already exists and is public; nothing was "
+        "uploaded (make it private on the Hub, or drop --private)")
+    assert hub.commits == [] and hub.lfs_objects == {}
+    # without --private it goes in, and the repository stays as it is
+    assert main(["publish", "--dataset", str(built), "--repo-id", "me/kernels"]) == 0
+    assert len(hub.commits) == 1 and hub.repos[("datasets", "me/kernels")].private is False
+
+
 def test_missing_token_is_a_clear_error_before_any_request(built, hub, capsys, monkeypatch):
     monkeypatch.delenv("HF_TOKEN")
     assert main(["publish", "--dataset", str(built), "--repo-id", "me/kernels"]) == 2
