@@ -122,7 +122,7 @@ def parser() -> argparse.ArgumentParser:
                      help="a folder `python -m builder run` wrote (its --out)")
     pub.add_argument("--repo-id", required=True, help="ORG/NAME of the dataset repository")
     pub.add_argument("--private", action="store_true",
-                     help="create the repository private (an existing one keeps its visibility)")
+                     help="create the repository private; an existing public one is refused")
     pub.add_argument("--revision", default=None,
                      help="branch to commit to, created from main if missing (default: main)")
     pub.add_argument("--with-reports", action="store_true",

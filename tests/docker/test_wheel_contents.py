@@ -25,6 +25,7 @@ def tracked_files() -> list[str]:
 
 
 def test_wheel_holds_every_tracked_file_of_the_packages(tmp_path):
+    pytest.importorskip("setuptools", reason="the wheel is built without build isolation")
     files = tracked_files()
     wanted = {p for p in files if not p.endswith(".py")}
     assert any(p.endswith(".cuh") for p in wanted) and any(p.endswith(".cpp") for p in wanted)
