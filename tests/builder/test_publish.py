@@ -269,3 +269,19 @@ def test_card_the_hub_refuses_is_a_clear_error_and_nothing_is_committed(built, h
     assert line.startswith("error: publishing to dataset 'me/kernels' failed while uploading: "
                            "Invalid metadata in README.md")
     assert hub.commits == [] and hub.lfs_objects == {}
+
+
+def test_endpoint_that_does_not_answer(built, monkeypatch, no_login, capsys):
+    import socket
+
+    from huggingface_hub import constants
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    assert main(["publish", "--dataset", str(built), "--repo-id", "me/kernels"]) == 2
+    line = one_error_line(capsys)
+    assert line.startswith("error: publishing to dataset 'me/kernels' failed while creating the "
+                           "repository: ") and "refused" in line.lower()
