@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pyarrow as pa
 from datasets import Features
 from huggingface_hub import DatasetCardData
 
-from schemas import BuildManifest, DatasetRecord
+from schemas import BuildManifest, DatasetRecord, record_to_row
 
 from .writer import ROW_SCHEMA
 
@@ -91,13 +92,24 @@ def synthesis_lines(records: list[DatasetRecord], manifest: BuildManifest) -> li
     return [*lines, ""]
 
 
+def split_sizes(records: list[DatasetRecord]) -> dict[str, int]:
+    by_split: dict[str, list[dict]] = {}
+    for r in records:
+        by_split.setdefault(r.split, []).append(record_to_row(r))
+    return {s: pa.Table.from_pylist(rows, schema=ROW_SCHEMA).nbytes for s, rows in by_split.items()}
+
+
 def card_yaml(records: list[DatasetRecord], manifest: BuildManifest) -> str:
     splits = [s for s in ("train", "test") if s in {sh.split for sh in manifest.shards}]
     features = Features.from_arrow_schema(ROW_SCHEMA)
     from datasets.info import DatasetInfo
 
     info = DatasetInfo(features=features)._to_yaml_dict()
-    info["splits"] = [{"name": s, "num_examples": manifest.splits.get(s, 0)} for s in splits]
+    # num_bytes (the split's size as Arrow in memory) is required: `datasets` drops a splits
+    # entry without it, with a warning on every load
+    sizes = split_sizes(records)
+    info["splits"] = [{"name": s, "num_bytes": sizes.get(s, 0),
+                       "num_examples": manifest.splits.get(s, 0)} for s in splits]
     data = DatasetCardData(
         license=card_license(records) if records else "other",
         language=["en", "code"],
@@ -180,4 +192,7 @@ def card_markdown(
         "`manifest.json` has the counts per stage and per rejection reason and the environment; "
         "`build_report.md` the funnel; `rejections.jsonl` why each dropped record left.",
     ]
-    return f"---\n{card_yaml(records, manifest)}---\n\n" + "\n".join(body) + "\n"
+    # DatasetCardData.to_yaml() has no final newline; without one the closing '---' joins the
+    # last YAML line and the Hub (and `datasets`) see no front matter at all
+    meta = card_yaml(records, manifest).rstrip("\n")
+    return f"---\n{meta}\n---\n\n" + "\n".join(body) + "\n"

@@ -1,4 +1,5 @@
-"""`python -m builder run ...`: build the dataset, with a progress display and a summary."""
+"""`python -m builder run ...`: build the dataset, with a progress display and a summary;
+`python -m builder publish ...`: push a built folder to the Hugging Face Hub."""
 
 from __future__ import annotations
 
@@ -116,6 +117,19 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--decontaminate", action="append", type=Path, default=[],
                    help="benchmark to keep out of the dataset: a KernelBench folder, CUDABench or "
                         "ComputeEval JSONL, TritonBench JSON (repeatable)")
+    pub = sub.add_parser("publish", help="push a built dataset folder to the Hugging Face Hub")
+    pub.add_argument("--dataset", type=Path, required=True,
+                     help="a folder `python -m builder run` wrote (its --out)")
+    pub.add_argument("--repo-id", required=True, help="ORG/NAME of the dataset repository")
+    pub.add_argument("--private", action="store_true",
+                     help="create the repository private; an existing public one is refused")
+    pub.add_argument("--revision", default=None,
+                     help="branch to commit to, created from main if missing (default: main)")
+    pub.add_argument("--with-reports", action="store_true",
+                     help="also upload build_report.md, funnel.png and rejections.jsonl")
+    pub.add_argument("--dry-run", action="store_true",
+                     help="print the files (paths in the repository, sizes) and the card; "
+                          "contact nothing")
     return p
 
 
@@ -237,10 +251,35 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def publish(args: argparse.Namespace) -> int:
+    from .publish import PublishError, check_repo_id, dry_run_text, plan_upload, push, resolve_token
+
+    err = Console(stderr=True)
+    try:
+        repo_id = check_repo_id(args.repo_id)
+        plan = plan_upload(args.dataset, with_reports=args.with_reports)
+        if args.dry_run:
+            sys.stdout.write(dry_run_text(plan, repo_id, args.revision))
+            return 0
+        # before any request, so a missing login costs nothing
+        token = resolve_token()
+        res = push(plan, repo_id, token=token, private=args.private, revision=args.revision)
+    except PublishError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        return 2
+    print(f"uploaded {len(res.uploaded)} files ({plan.total_bytes} bytes) in one commit"
+          + (f", deleted {len(res.deleted)} stale: {', '.join(res.deleted)}" if res.deleted else ""))
+    print(f"commit: {res.commit_url}")
+    print(res.url)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "run":
         return run(args)
+    if args.command == "publish":
+        return publish(args)
     return 2
 
 

@@ -80,11 +80,15 @@ def test_card_front_matter(tmp_path):
     shards = write_shards(tmp_path, recs)
     text = card_markdown(recs, manifest(shards, {"train": 1, "test": 1}), schedules=["forward", "reverse"], variants=["plain", "asan"])
     assert text.startswith("---\n")
+    assert "\n---\n\n# Validated CUDA kernels\n" in text  # the front matter is closed on its own line
     meta = yaml.safe_load(text.split("---\n")[1])
     assert meta["license"] == "apache-2.0"
     assert meta["size_categories"] == ["n<1K"]
     assert meta["task_categories"] == ["text-generation"]
     assert {c["split"] for c in meta["configs"][0]["data_files"]} == {"train", "test"}
+    # `datasets` drops a splits entry without num_bytes
+    assert [(sp["name"], sp["num_examples"]) for sp in meta["dataset_info"]["splits"]] == [("train", 1), ("test", 1)]
+    assert all(sp["num_bytes"] > 0 for sp in meta["dataset_info"]["splits"])
     names = [f["name"] for f in meta["dataset_info"]["features"]]
     assert {"prompt", "messages", "response", "spans", "task_json", "validation_json", "provenance"} <= set(names)
     body = text.split("---\n", 2)[2]

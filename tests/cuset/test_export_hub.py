@@ -1,80 +1,20 @@
-"""`cuset export --push-to-hub` against a Hub stand-in on loopback, driven by the real
-`huggingface_hub` client (create the repo, pre-upload, one commit with the files inline)."""
+"""`cuset export --push-to-hub` against the Hub stand-in on loopback (tests/hub_standin.py),
+driven by the real `huggingface_hub` client (create the repo, pre-upload, one commit with the
+files inline)."""
 
 from __future__ import annotations
 
-import base64
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from hub_standin import HubStandIn
 
 from cuset.config import load_config
 from cuset.export import main
 
 TINY = Path(__file__).resolve().parents[2] / "cuset" / "configs" / "tiny.yaml"
-
-
-class HubStandIn:
-    """Answers the three calls an upload of small files makes; records what it received."""
-
-    def __init__(self, fail_create: int | None = None):
-        self.requests: list[tuple[str, str, str | None, bytes]] = []
-        self.files: dict[str, bytes] = {}
-        stand_in = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _send(self, obj: object, code: int = 200) -> None:
-                body = json.dumps(obj).encode()
-                self.send_response(code)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self) -> None:
-                stand_in.requests.append(("GET", self.path, self.headers.get("authorization"), b""))
-                self._send({"error": "not served by the stand-in"}, 404)
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                stand_in.requests.append(("POST", self.path, self.headers.get("authorization"), body))
-                if self.path == "/api/repos/create":
-                    if fail_create:
-                        return self._send({"error": "You are not allowed to create this repo"},
-                                          fail_create)
-                    d = json.loads(body)
-                    return self._send({"url": f"{stand_in.url}/{d['organization']}/{d['name']}"})
-                if "/preupload/" in self.path:
-                    files = json.loads(body)["files"]
-                    return self._send({"files": [{"path": f["path"], "uploadMode": "regular",
-                                                  "shouldIgnore": False} for f in files]})
-                if "/commit/" in self.path:
-                    for line in body.decode().splitlines():
-                        op = json.loads(line)
-                        if op["key"] == "file":
-                            v = op["value"]
-                            stand_in.files[v["path"]] = base64.b64decode(v["content"])
-                    return self._send({"commitUrl": f"{stand_in.url}/c/{'a' * 40}",
-                                       "commitOid": "a" * 40, "pullRequestUrl": None})
-                return self._send({"error": "not served by the stand-in"}, 404)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-
-    def __enter__(self) -> HubStandIn:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture(scope="module")
@@ -121,11 +61,11 @@ def test_push_uploads_every_exported_file(lora_run, hub, tmp_path, capsys):
     assert "adapter_model.safetensors" in local
     assert hub.files == local
     # the client may also GET informational endpoints; the upload is these three calls
-    posts = [r for r in hub.requests if r[0] == "POST"]
-    assert [r[1] for r in posts] == ["/api/repos/create", "/api/models/me/tiny-lora/preupload/main",
-                     "/api/models/me/tiny-lora/commit/main"]
-    assert all(r[2] == "Bearer hf_standin_token" for r in posts)
-    create = json.loads(posts[0][3])
+    posts = hub.posts()
+    assert [r.path for r in posts] == ["/api/repos/create", "/api/models/me/tiny-lora/preupload/main",
+                                       "/api/models/me/tiny-lora/commit/main"]
+    assert all(r.authorization == "Bearer hf_standin_token" for r in posts)
+    create = json.loads(posts[0].body)
     assert create["name"] == "tiny-lora" and create["organization"] == "me"
     assert create.get("visibility") == "private" or create.get("private") is True
 
@@ -153,4 +93,4 @@ def test_rejected_upload_is_one_line_and_keeps_the_export(lora_run, monkeypatch,
     assert err.startswith("error: upload to the Hub repository 'me/x' failed (")
     assert "export is kept in" in err
     assert (out / "adapter_model.safetensors").is_file()
-    assert s.files == {}
+    assert s.repos == {} and s.commits == []
