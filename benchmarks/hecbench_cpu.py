@@ -19,6 +19,7 @@ stand-ins, see its README). `--variants plain,asan` also runs the AddressSanitiz
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -120,10 +121,16 @@ def inline_local_includes(folder: Path | list[Path], text: str, depth: int = 0) 
     dirs = folder if isinstance(folder, list) else [folder]
 
     def repl(m: re.Match[str]) -> str:
+        from validators.compare import read_no_follow
+
         for d in dirs:
-            f = d / m.group(1)
-            if f.is_file() and depth < 8:
-                return inline_local_includes(dirs, f.read_text(errors="replace"), depth + 1)
+            if depth >= 8:
+                break
+            try:  # the folder is third-party: the header itself no link, a bounded read
+                data = read_no_follow(Path(os.path.normpath(d / m.group(1))), max_bytes=4 << 20)
+            except OSError:
+                continue
+            return inline_local_includes(dirs, data.decode(errors="replace"), depth + 1)
         return m.group(0)
 
     return re.sub(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', repl, text, flags=re.M)
