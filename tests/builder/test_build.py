@@ -78,7 +78,8 @@ def check_dataset(out: Path) -> list:
             v = r.validation
             assert v.backend == manifest["backend"] and v.status == "passed"
             assert len(r.task.cases) == CASES_PER_TASK
-            assert [c.case for c in v.cases] == [c.name for c in r.task.cases]
+            assert [c.case.removesuffix("+fresh") for c in v.cases] == [c.name for c in r.task.cases]
+            assert sum(c.fresh for c in v.cases) == (v.fresh_seed is not None)
             assert all(c.status == "passed" for c in v.cases)
             assert r.response == r.messages[-1].content and r.prompt == r.messages[-2].content
             kinds = {s.kind for s in r.spans}
