@@ -38,6 +38,9 @@ from .build_cache import BuildCache
 from .compare import read_no_follow
 
 ACCESS_LOG = ".ckd-access.log"
+UPLOAD_LOG = ".ckd-uploads"
+"""Written by the cpu runtime in the no-launch run (see validators.engine.upload_hash)."""
+RUNTIME_FILES = {ACCESS_LOG, UPLOAD_LOG}
 HARDCODED_FLOATS = 256
 ALLOWED_PREFIXES = ("/usr/", "/lib/", "/lib64/", "/lib32/", "/proc/", "/sys/", "/dev/",
                     "/etc/ld.so.", "/etc/localtime", "/run/nvidia", "/var/run/nvidia")
@@ -272,7 +275,7 @@ def access_reasons(entries: list[tuple[str, str]] | None, workdir: Path, task: T
                 if kind != "d":
                     opened.add(rel)
                 continue
-            if rel == ACCESS_LOG:
+            if rel in RUNTIME_FILES:
                 continue
             reasons.append(f"{verb} a file other than its inputs and outputs: {target}")
         elif norm == work:

@@ -99,6 +99,8 @@ class _Run:
     reason: str = ""
     outputs: list[OutputCheck] = field(default_factory=list)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    uploads: set[tuple[int, int]] = field(default_factory=set)
+    """(bytes, upload_hash) of each host-to-device copy, from the no-launch run."""
 
 
 @dataclass
@@ -259,7 +261,7 @@ class Engine:
                     return self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
         judged = self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
         if kernel_check and judged.status == Status.PASSED and exe is not None:
-            note = self._without_kernels(task, exe, case, inputs, sizes)
+            note = self._without_kernels(task, exe, case, inputs, sizes, runs[0].arrays)
             result.kernel_check = note or f"outputs depend on the kernels (case {case.name})"
             if note.startswith("outputs do not depend"):
                 judged.status, judged.reason = Status.REJECTED, note
@@ -267,11 +269,21 @@ class Engine:
         return judged
 
     def _without_kernels(self, task: Task, exe: Executable, case: InputCase,
-                         inputs: dict[str, np.ndarray], sizes: dict[str, int]) -> str:
+                         inputs: dict[str, np.ndarray], sizes: dict[str, int],
+                         outputs: dict[str, np.ndarray]) -> str:
         """Run the case once with every launch a no-op. A rejection reason when the outputs
-        still match the reference, '' when they do not, or why the check could not decide."""
+        still match the reference, or when an output the program wrote in its real runs was
+        uploaded whole by the host before any kernel ran (a kernel only copied it); '' when
+        the kernels matter, or why the check could not decide."""
         run = self._run_once(task, exe, case, inputs, sizes, exe.variant, "default",
                              extra_env=self.backend.no_launch_env() or {})
+        given = {upload_hash(a.tobytes()) for a in inputs.values()}
+        for name, arr in outputs.items():
+            h = upload_hash(arr.astype(arr.dtype.newbyteorder("<")).tobytes())
+            if h in run.uploads and h not in given and arr.size > 1:
+                return (f"outputs do not depend on the kernels: output {name} was uploaded to the "
+                        f"device whole before any kernel ran (computed on the host; a kernel "
+                        f"only copied it)")
         if run.status is not None or len(run.arrays) < len(task.outputs):
             return ""  # it crashed or wrote nothing usable without its kernels: they matter
         try:
@@ -304,6 +316,8 @@ class Engine:
             before = anticheat.input_digests(work, task)
             argv, env = self.backend.command(exe, [], schedule=schedule)
             env = {**env, **(extra_env or {})}
+            if extra_env:
+                env["CUDASHIM_UPLOAD_LOG"] = str(work / UPLOAD_LOG)
             preload = None
             if self._shim is not None and variant not in ("memcheck", "racecheck"):
                 preload = self._shim
@@ -353,6 +367,8 @@ class Engine:
                 run.status, run.reason = Status.REJECTED, "; ".join([*modified, *unread])
                 return run
             self._compare(task, work, sizes, run)
+            if extra_env:
+                run.uploads = _read_uploads(work)
             return run
 
     def _compare(self, task: Task, work: Path, sizes: dict[str, int], run: _Run) -> None:
@@ -414,6 +430,37 @@ class Engine:
             return CaseResult(**base, **tails, outputs=checks, status=Status.FAILED,
                               reason="; ".join(c.reason for c in failed))
         return CaseResult(**base, **tails, outputs=checks, status=Status.PASSED)
+
+
+UPLOAD_LOG = anticheat.UPLOAD_LOG
+_C0, _C1, _C2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+
+
+def upload_hash(data: bytes) -> tuple[int, int]:
+    """(length, hash) of bytes as the cpu runtime notes an upload (see `note_upload_impl` in
+    validators/cpu/runtime): 64-bit words, each mixed with its index, summed mod 2^64."""
+    n = len(data)
+    words = np.frombuffer(data + b"\0" * (-n % 8), dtype="<u8")
+    idx = np.arange(words.size, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        mixed = (words ^ (idx * np.uint64(_C1))) * np.uint64(_C2)
+        h = (np.uint64(n) * np.uint64(_C0) + mixed.sum(dtype=np.uint64)) if n else np.uint64(0)
+    return n, int(h)
+
+
+def _read_uploads(work: Path) -> set[tuple[int, int]]:
+    from .safe_fs import read_regular
+
+    try:
+        text = read_regular(work, UPLOAD_LOG, 1 << 22).decode("ascii", "replace")
+    except OSError:
+        return set()
+    out = set()
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+            out.add((int(parts[0]), int(parts[1])))
+    return out
 
 
 def _task_key(task: Task) -> str:

@@ -466,6 +466,12 @@ int main() { load(); nothing<<<1, 1>>>(); cudaDeviceSynchronize();
 int main() { load(); float* d = nullptr; if (getenv("NEVER_SET_XYZ")) { sq<<<1, N>>>(d, d, N); }
   for (int i = 0; i < N; i++) y[i] = x[i] * x[i]; save(); }
 """,
+    "kernel_only_copies_host_result": IO + r"""
+int main() { load(); static float h[N]; for (int i = 0; i < N; i++) h[i] = x[i] * x[i];
+  float *da, *db; cudaMalloc(&da, N * 4); cudaMalloc(&db, N * 4);
+  cudaMemcpy(da, h, N * 4, cudaMemcpyHostToDevice); copy<<<1, N>>>(da, db, N);
+  cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save(); }
+""",
     "copy_then_write_host_result": IO + r"""
 int main() { load(); for (int i = 0; i < N; i++) y[i] = x[i] * x[i];
   float *da, *db; cudaMalloc(&da, N * 4); cudaMalloc(&db, N * 4);

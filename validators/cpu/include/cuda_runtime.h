@@ -380,6 +380,7 @@ namespace cudashim {
 void* dyn_smem();
 void* symbol_check(const void* p);
 void set_error(cudaError_t e);
+void note_upload(const void* src, size_t n);
 [[noreturn]] void fatal(const char* fmt, ...);
 }  // namespace cudashim
 
@@ -387,6 +388,7 @@ template <class _Tp>
 cudaError_t cudaMemcpyToSymbol(const _Tp& symbol, const void* src, size_t n, size_t offset = 0,
                                cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
   if (offset + n > sizeof(_Tp)) { cudashim::set_error(cudaErrorInvalidValue); return cudaErrorInvalidValue; }
+  cudashim::note_upload(src, n);
   memcpy(reinterpret_cast<char*>(const_cast<_Tp*>(&symbol)) + offset, src, n);
   (void)kind;
   return cudaSuccess;

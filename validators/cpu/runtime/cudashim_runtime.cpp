@@ -165,6 +165,26 @@ static bool no_launch() {
   return on;
 }
 
+// In the no-launch run, every host-to-device upload is noted (its length and a hash) in
+// CUDASHIM_UPLOAD_LOG: an output that the host uploaded whole before any kernel ran was
+// computed on the host, and a kernel only copied it. The hash is one numpy can compute fast
+// (validators/engine.py `upload_hash`).
+static void note_upload_impl(const void* src, size_t n) {
+  static const char* path = shim_env("CUDASHIM_UPLOAD_LOG");
+  if (!no_launch() || !path || !*path || !src || n == 0) return;
+  const unsigned long long C0 = 0x9E3779B97F4A7C15ull, C1 = 0xBF58476D1CE4E5B9ull, C2 = 0x94D049BB133111EBull;
+  unsigned long long h = (unsigned long long)n * C0;
+  const unsigned char* p = static_cast<const unsigned char*>(src);
+  size_t words = (n + 7) / 8;
+  for (size_t i = 0; i < words; i++) {
+    unsigned long long w = 0;
+    memcpy(&w, p + i * 8, std::min<size_t>(8, n - i * 8));
+    h += (w ^ ((unsigned long long)i * C1)) * C2;
+  }
+  FILE* f = fopen(path, "a");
+  if (f) { fprintf(f, "%zu %llu\n", n, h); fclose(f); }
+}
+
 enum class Order { Forward, Reverse, Random };
 struct Config {
   Order order = Order::Forward;
@@ -1311,8 +1331,12 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind
   if (n == 0) return cudaSuccess;
   if (!dst || !src) return ret(cudaErrorInvalidValue);
   if ((int)kind < 0 || (int)kind > 4) return ret(cudaErrorInvalidMemcpyDirection);
+  if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDefault) note_upload_impl(src, n);
   memmove(dst, src, n);
   return cudaSuccess;
+}
+namespace cudashim {
+void note_upload(const void* src, size_t n) { note_upload_impl(src, n); }
 }
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t) {
   return cudaMemcpy(dst, src, n, kind);
