@@ -74,11 +74,15 @@ def summarise_validation(result: ValidationResult) -> ValidationSummary:
                     (o.max_rel_error for o in c.outputs if o.max_rel_error is not None),
                     default=None,
                 ),
+                seed=c.seed,
+                fresh=c.fresh,
             )
             for c in result.cases
         ],
         compile=compile_info,
         schedules=schedules,
+        fresh_seed=result.fresh_seed,
+        kernel_check=result.kernel_check,
     )
 
 

@@ -70,6 +70,9 @@ class CaseSummary(Contract):
     max_abs_error: float | None = None
     max_rel_error: float | None = None
     seconds: float = 0.0
+    seed: int | None = None
+    fresh: bool = False
+    """Its seed was drawn at validation time (never published in the task)."""
 
 
 class ValidationSummary(Contract):
@@ -81,6 +84,10 @@ class ValidationSummary(Contract):
     compile: CompileInfo | None = None
     schedules: list[str] = Field(default_factory=list)
     validated_at: datetime | None = None
+    fresh_seed: int | None = None
+    """Reproduces the fresh case (`validators check --fresh-seed`)."""
+    kernel_check: str = ""
+    """What the kernel-dependence check found, or why it was skipped."""
 
 
 class SynthesisInfo(Contract):
