@@ -29,6 +29,7 @@ from .records import make_record
 from .report import FUNNEL_PNG, REPORT_MD, plot_funnel, report_markdown
 from .stages import Annotate, DedupConfig, Extract, Filter, Specify, Validate, dedup, gather
 from .stages.base import Stage, stage_error_message
+from .stages.validate import seed_key
 from .writer import write_shards
 
 TIMINGS_JSON = "timings.json"
@@ -264,7 +265,8 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
 
         # validate (+ repair rounds) -> annotate -> filter
         chain: list[Stage] = [
-            Validate(backend.name, thorough=cfg.thorough, repair=repairer(cfg)), Annotate(), Filter(),
+            Validate(backend.name, thorough=cfg.thorough, repair=repairer(cfg),
+                     seed_key=seed_key(cfg.cache_root)), Annotate(), Filter(),
         ]
         gpu = 1.0 if backend.name == "cuda" else 0.0
         resources = {"validate": StageResources(num_cpus=1.0, num_gpus=gpu)}

@@ -21,10 +21,15 @@ class Validate(Stage):
     name = "validate"
     version = 2
 
-    def __init__(self, backend: str, *, thorough: bool = True, repair: Any = None):
+    def __init__(self, backend: str, *, thorough: bool = True, repair: Any = None,
+                 seed_key: bytes | None = None):
         self.backend = backend
         self.thorough = thorough
         self.repair = repair
+        self.seed_key = seed_key
+        """The build's secret (kept in its stage cache, never published): each task's fresh
+        seed is derived from it, so a resumed build writes identical shards while no seed can
+        be known from anything public. None: a new seed per check."""
         """`builder.llm.specify.Repairer`, or None: LLM-written programs that fail get that many
         rounds of the verdict fed back to the LLM before the record is judged."""
 
@@ -50,9 +55,10 @@ class Validate(Stage):
 
         if item.task is None or item.program is None:
             return item.reject(self.name, "not_specified", "no task/program to validate")
+        seed = fresh_seed(self.seed_key, item.task.model_dump_json()) if self.seed_key else None
         try:
             item.validation = check(item.task, item.program, backend=self.backend,
-                                    thorough=self.thorough)
+                                    thorough=self.thorough, fresh_seed=seed)
         except CapExceeded as exc:  # the task asks for more than the validator will allocate
             return item.reject(self.name, "too_large", str(exc))
         rounds = 0
@@ -67,5 +73,33 @@ class Validate(Stage):
             item.program = program
             assert item.prompt is not None
             item.messages = chat(item.prompt, program.source, SYSTEM_PROMPT)
-            item.validation = check(item.task, program, backend=self.backend, thorough=self.thorough)
+            item.validation = check(item.task, program, backend=self.backend, thorough=self.thorough,
+                                    fresh_seed=seed)
         return item
+
+
+def fresh_seed(key: bytes, task_json: str) -> int:
+    """A task's fresh seed under the build's secret key (HMAC-SHA256, 31 bits)."""
+    import hashlib
+    import hmac
+
+    return int.from_bytes(hmac.new(key, task_json.encode(), hashlib.sha256).digest()[:4], "big") >> 1
+
+
+def seed_key(cache_root: Any) -> bytes:
+    """The build's secret for fresh seeds, created once in its stage cache (mode 0600)."""
+    import os
+    import secrets
+    from pathlib import Path
+
+    path = Path(cache_root) / "fresh-seed.key"
+    try:
+        return bytes.fromhex(path.read_text().strip())
+    except (OSError, ValueError):
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_bytes(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(key.hex())
+    return key
