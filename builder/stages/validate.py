@@ -87,11 +87,19 @@ def fresh_seed(key: bytes, task_json: str) -> int:
 
 
 def seed_key(cache_root: Any) -> bytes:
-    """The build's secret for fresh seeds, created once in its stage cache (mode 0600)."""
+    """The build's secret for fresh seeds: `CKD_FRESH_SEED_KEY` (hex; a team that wants two
+    builds from scratch byte-identical keeps one private key), else one created in the build's
+    stage cache (mode 0600) on its first run, so a resumed build reuses it."""
     import os
     import secrets
     from pathlib import Path
 
+    given = os.environ.get("CKD_FRESH_SEED_KEY")
+    if given:
+        try:
+            return bytes.fromhex(given.strip())
+        except ValueError as exc:
+            raise ValueError("CKD_FRESH_SEED_KEY must be hex (e.g. `openssl rand -hex 32`)") from exc
     path = Path(cache_root) / "fresh-seed.key"
     try:
         return bytes.fromhex(path.read_text().strip())
