@@ -1,0 +1,165 @@
+"""The real service on loopback (uvicorn in a subprocess, the cpu backend), driven over HTTP with
+the real client: verdicts, bad input, limits, timeouts, authentication, a burst past the queue."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+import httpx
+import pytest
+from service_server import (
+    TASK,
+    endless_program,
+    reference_program,
+    slow_program,
+    start_server,
+    wrong_program,
+)
+
+from schemas import Task
+from validators.client import AsyncValidationClient, ServiceError, ValidationClient
+
+TOKEN = "s3cret-token"
+TIMEOUT = 8  # seconds per validation; the endless program costs one of these
+QUEUE = 2
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    srv = start_server(tmp_path_factory.mktemp("service"), "--backend", "cpu", "--workers", "1",
+                       "--queue", str(QUEUE), "--timeout", str(TIMEOUT),
+                       "--max-body-bytes", str(1 << 20), token=TOKEN)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def client(server):
+    with ValidationClient(server.url, token=TOKEN, retries=0) as c:
+        yield c
+
+
+def test_correct_program_passes_and_wrong_one_fails_with_its_reason(client):
+    ok = client.validate(reference_program(), task_id=TASK)
+    assert ok["status"] == "passed" and ok["task"] == TASK and ok["backend"] == "cpu"
+    assert len(ok["cases"]) == 5
+
+    # The same task inline, in the schemas.Task format, with the program as an object.
+    task = json.loads(_builtin_task().model_dump_json())
+    bad = client.validate({"source": wrong_program(), "filename": "clamp.cu"}, task=task)
+    assert bad["status"] == "failed"
+    assert "output y" in bad["reason"] and "expected 2" in bad["reason"]
+
+
+def _builtin_task() -> Task:
+    from sources.builtin import load_all
+
+    return next(t for t, _ in load_all().tasks if t.name == TASK)
+
+
+def test_score_rewards_compiled_and_correct(client):
+    fence = "```cuda\n{}\n```"
+    completions = ["I cannot write that.", fence.format(reference_program()),
+                   "Here:\n" + fence.format(wrong_program()), fence.format("not a program")]
+    out = client.score(TASK, completions, alpha=2.0, beta=0.5, batch_size=3)
+    got = [(r["index"], r["status"], r["compiled"], r["correct"], r["reward"])
+           for r in out["results"]]
+    assert got == [(0, "no_code_block", False, False, 0.0), (1, "passed", True, True, 2.5),
+                   (2, "failed", True, False, 0.5), (3, "compile_error", False, False, 0.0)]
+
+
+def test_malformed_json_and_bad_fields_get_clear_errors(server):
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    r = httpx.post(server.url + "/v1/validate", content=b'{"task_id": "clamp", "program": ',
+                   headers=headers)
+    assert r.status_code == 400 and "not valid JSON" in r.json()["error"]
+    r = httpx.post(server.url + "/v1/validate", json={"task_id": TASK}, headers=headers)
+    assert r.status_code == 422 and "program: Field required" in r.json()["error"]
+    r = httpx.post(server.url + "/v1/score", json={"task_id": TASK, "completions": [],
+                                                   "alfa": 1}, headers=headers)
+    assert r.status_code == 422
+    assert "completions" in r.json()["error"] and "alfa" in r.json()["error"]
+    r = httpx.post(server.url + "/v1/validate", json={"task_id": "no_such", "program": "x"},
+                   headers=headers)
+    assert r.status_code == 404 and "'no_such'" in r.json()["error"]
+    r = httpx.post(server.url + "/v1/validate", headers=headers, json={
+        "program": "x", "task": {"name": "t", "description": "d"}})
+    assert r.status_code == 422 and "invalid Task in request field task" in r.json()["error"]
+
+
+def test_a_5_mb_program_is_refused_with_413(client):
+    with pytest.raises(ServiceError) as err:
+        client.validate("// pad\n" * (5 * 1024 * 1024 // 7), task_id=TASK)
+    assert err.value.status == 413 and "--max-body-bytes" in str(err.value)
+
+
+def test_wrong_or_missing_token_is_401_and_health_needs_none(server):
+    for token in ("wrong", None):
+        with ValidationClient(server.url, token=token, retries=0) as c:
+            with pytest.raises(ServiceError) as err:
+                c.tasks()
+            assert err.value.status == 401
+    assert httpx.get(server.url + "/healthz").json()["status"] == "ok"
+
+
+def test_tasks_docs_and_metrics(server, client):
+    ids = [t["id"] for t in client.tasks()]
+    assert TASK in ids and len(ids) == len(set(ids))
+    assert httpx.get(server.url + "/docs").status_code == 200
+    assert "/v1/score" in httpx.get(server.url + "/openapi.json").json()["paths"]
+    client.validate(reference_program(), task_id=TASK)
+    text = httpx.get(server.url + "/metrics").text
+    assert 'ckd_verdicts_total{status="passed"}' in text
+    assert 'ckd_build_cache_total{outcome="hit"}' in text
+    assert "ckd_queue_depth" in text and "ckd_request_seconds_bucket" in text
+
+
+def test_a_program_that_never_ends_times_out_and_frees_its_worker(server, client):
+    with pytest.raises(ServiceError) as err:
+        client.validate(endless_program(), task_id=TASK)
+    assert err.value.status == 504 and "worker was replaced" in str(err.value)
+    # One worker only: this answer comes from the replacement.
+    assert client.validate(reference_program(), task_id=TASK)["status"] == "passed"
+    assert "ckd_worker_restarts_total 1.0" in httpx.get(server.url + "/metrics").text
+
+
+def test_a_burst_past_the_queue_is_refused_cleanly_and_nothing_is_lost(server):
+    n = 10
+    answers: list[list[httpx.Response | Exception]] = [[] for _ in range(n)]
+    body = {"task_id": TASK, "program": slow_program(0.3)}
+    start = threading.Barrier(n)
+
+    def send(i: int) -> None:
+        start.wait()
+        try:
+            answers[i].append(httpx.post(server.url + "/v1/validate", json=body, timeout=120,
+                                         headers={"Authorization": f"Bearer {TOKEN}"}))
+        except httpx.HTTPError as exc:
+            answers[i].append(exc)
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(len(a) == 1 and isinstance(a[0], httpx.Response) for a in answers), answers
+    codes = sorted(a[0].status_code for a in answers)
+    # One worker plus a queue of two: at most three admitted at once, each taking ~1.5 s.
+    assert codes.count(200) >= 1 + QUEUE and set(codes) <= {200, 429}
+    refused = [a[0] for a in answers if a[0].status_code == 429]
+    assert refused and all(int(r.headers["Retry-After"]) >= 1 for r in refused)
+    assert all(a[0].json()["status"] == "passed" for a in answers if a[0].status_code == 200)
+
+
+def test_the_async_client_retries_a_burst_until_every_request_passes(server):
+    asyncio.run(_burst_with_retries(server.url))
+
+
+async def _burst_with_retries(url: str) -> None:
+    async with AsyncValidationClient(url, token=TOKEN, backoff=0.1,
+                                     max_backoff=2.0, retries=30) as c:
+        results = await asyncio.gather(*(c.validate(reference_program(), task_id=TASK)
+                                         for _ in range(6)))
+    assert [r["status"] for r in results] == ["passed"] * 6
