@@ -1,7 +1,7 @@
 """A bounded pool of validation worker processes with a bounded queue and per-job timeouts.
 
 Each worker process builds one `Engine` and reuses it (its build and reference caches stay
-warm). A job that outlives its timeout gets its worker killed with its whole process group —
+warm). A job that outlives its timeout gets its worker killed with every process below it —
 the sandbox launcher included, and the sandbox kills the program's tree when its launcher dies
 — and a fresh worker takes the slot, so a program that never ends costs one request, not a
 worker. Admission is decided at once: when `workers + queue` jobs are already admitted the
@@ -65,6 +65,7 @@ def _worker_main(conn: Any, backend: str, wall_seconds: float | None) -> None:
     # the server only, which then drains instead of losing jobs to KeyboardInterrupt.
     os.setpgid(0, 0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
     from schemas import Program, Task
     from validators.backends import BackendUnavailable, get_backend
     from validators.build_cache import BuildCache
@@ -95,6 +96,17 @@ def _worker_main(conn: Any, backend: str, wall_seconds: float | None) -> None:
             conn.send({"ok": True, "result": result.model_dump(mode="json")})
         except Exception as exc:  # the engine's own failure is the job's answer, not a crash
             conn.send({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+
+
+def _die_with_parent() -> None:
+    """A server killed outright (SIGKILL, OOM) must not leave its workers behind."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the workers then end when their pipe closes
 
 
 class _Worker:
@@ -160,16 +172,47 @@ class _Worker:
         conn.close()
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid`, from /proc (the sandbox is Linux-only anyway)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # gone meanwhile
+        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        out.extend(kids)
+        todo.extend(kids)
+    return out
+
+
 def _kill_group(proc: Any) -> None:
+    """Kill a worker and everything it started. The sandbox launcher runs in a session of its
+    own (outside the worker's group) and outlives its parent, so it is found through /proc;
+    killing it makes the sandbox kill the program's tree."""
     if proc.pid is None:
         return
+    below = _descendants(proc.pid) if proc.is_alive() else []
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
+        pass
+    for pid in below:
         try:
-            proc.kill()
-        except (ProcessLookupError, AttributeError):
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
             pass
+    try:
+        proc.kill()
+    except (ProcessLookupError, AttributeError):
+        pass
 
 
 class WorkerPool:

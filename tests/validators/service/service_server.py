@@ -88,9 +88,38 @@ def _before_save(extra: str) -> str:
     return src.replace('    save_array("data/y.bin", y);', f'    {extra}\n    save_array("data/y.bin", y);')
 
 
-def endless_program() -> str:
-    """Launches its kernel, then never ends (and never writes its output)."""
-    return _before_save("for (;;) usleep(100000);")
+def endless_program(marker: str = "ckd-endless") -> str:
+    """Launches its kernel, then never ends (and never writes its output); its binary holds
+    `marker`, which `processes_running` finds."""
+    return _before_save(f'std::fprintf(stderr, "%s\\n", "{marker}"); for (;;) usleep(100000);')
+
+
+def processes_running(marker: str) -> list[int]:
+    """Live (not zombie) processes whose executable or command line names a file holding
+    `marker`: the program and its sandbox launcher."""
+    needle, found, seen = marker.encode(), [], {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_bytes()
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if stat[stat.rindex(b")") + 2:].split()[0] == b"Z":
+            continue
+        for arg in args:
+            if not arg.startswith(b"/"):
+                continue
+            if arg not in seen:
+                try:
+                    seen[arg] = needle in Path(arg.decode()).read_bytes()
+                except (OSError, UnicodeDecodeError):
+                    seen[arg] = False
+            if seen[arg]:
+                found.append(int(entry.name))
+                break
+    return found
 
 
 def slow_program(seconds: float = 0.3) -> str:

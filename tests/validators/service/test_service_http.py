@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
+import uuid
 
 import httpx
 import pytest
 from service_server import (
     TASK,
     endless_program,
+    processes_running,
     reference_program,
     slow_program,
     start_server,
@@ -117,9 +120,15 @@ def test_tasks_docs_and_metrics(server, client):
 
 
 def test_a_program_that_never_ends_times_out_and_frees_its_worker(server, client):
+    marker = f"ckd-endless-{uuid.uuid4().hex}"
     with pytest.raises(ServiceError) as err:
-        client.validate(endless_program(), task_id=TASK)
+        client.validate(endless_program(marker), task_id=TASK)
     assert err.value.status == 504 and "worker was replaced" in str(err.value)
+    # Nothing of the program survives its worker: neither it nor its sandbox launcher.
+    deadline = time.monotonic() + 30
+    while processes_running(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_running(marker) == []
     # One worker only: this answer comes from the replacement.
     assert client.validate(reference_program(), task_id=TASK)["status"] == "passed"
     assert "ckd_worker_restarts_total 1.0" in httpx.get(server.url + "/metrics").text
