@@ -4,7 +4,8 @@ and `AsyncValidationClient`, over httpx.
 Retries: a 429 or 503 answer, or a connection that could not be made, is retried with
 exponential backoff (and jitter), waiting at least what the server's `Retry-After` asks. A
 request that reached the server and then lost its connection is not retried: it may have been
-validated, and the caller decides. `score` splits a long list of completions into batches.
+validated, and the caller decides. `score` splits a long list of completions into batches of
+at most the server's capacity (workers + queue, from /healthz), the most it admits at once.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from typing import Any
 import httpx
 
 RETRY_STATUS = (429, 503)
-DEFAULT_BATCH = 64
 
 
 class ServiceError(RuntimeError):
@@ -121,6 +121,7 @@ class ValidationClient:
         self._http = httpx.Client(base_url=base_url, headers=_headers(token), timeout=timeout,
                                   transport=transport)
         self._policy = _Policy(retries, backoff, max_backoff)
+        self._capacity: int | None = None
 
     def __enter__(self) -> ValidationClient:
         return self
@@ -156,8 +157,11 @@ class ValidationClient:
 
     def score(self, task_id: str, completions: Sequence[str], *, alpha: float | None = None,
               beta: float | None = None, speed: float = 0.0,
-              batch_size: int = DEFAULT_BATCH) -> dict[str, Any]:
-        """Score completions (in batches of `batch_size`); `results` in the input's order."""
+              batch_size: int | None = None) -> dict[str, Any]:
+        """Score completions (in batches of `batch_size`, default the server's capacity);
+        `results` in the input's order."""
+        if batch_size is None:
+            batch_size = self.capacity()
         parts = [_answer(self.request("POST", "/v1/score",
                                       json=_score_body(task_id, batch, alpha, beta, speed)))
                  for batch in _batches(completions, batch_size)]
@@ -168,6 +172,12 @@ class ValidationClient:
 
     def health(self) -> dict[str, Any]:
         return self._http.get("/healthz").json()
+
+    def capacity(self) -> int:
+        """Jobs the server admits at once (cached after the first call)."""
+        if self._capacity is None:
+            self._capacity = int(_answer(self.request("GET", "/healthz"))["capacity"])
+        return self._capacity
 
 
 class AsyncValidationClient:
@@ -181,6 +191,7 @@ class AsyncValidationClient:
                                        timeout=timeout, transport=transport,
                                        limits=limits or httpx.Limits(max_connections=100))
         self._policy = _Policy(retries, backoff, max_backoff)
+        self._capacity: int | None = None
 
     async def __aenter__(self) -> AsyncValidationClient:
         return self
@@ -215,7 +226,10 @@ class AsyncValidationClient:
 
     async def score(self, task_id: str, completions: Sequence[str], *,
                     alpha: float | None = None, beta: float | None = None, speed: float = 0.0,
-                    batch_size: int = DEFAULT_BATCH) -> dict[str, Any]:
+                    batch_size: int | None = None) -> dict[str, Any]:
+        if batch_size is None:
+            batch_size = await self.capacity()
+
         async def one(batch: Sequence[str]) -> dict[str, Any]:
             return _answer(await self.request(
                 "POST", "/v1/score", json=_score_body(task_id, batch, alpha, beta, speed)))
@@ -228,3 +242,8 @@ class AsyncValidationClient:
 
     async def health(self) -> dict[str, Any]:
         return (await self._http.get("/healthz")).json()
+
+    async def capacity(self) -> int:
+        if self._capacity is None:
+            self._capacity = int(_answer(await self.request("GET", "/healthz"))["capacity"])
+        return self._capacity

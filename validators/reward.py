@@ -50,7 +50,7 @@ class ServiceReward:
 
     def __init__(self, url: str, *, token: str | None = None, alpha: float | None = None,
                  beta: float | None = None, task_column: str = "task_id",
-                 batch_size: int = 64, on_error: str = "raise",
+                 batch_size: int | None = None, on_error: str = "raise",
                  client: ValidationClient | None = None) -> None:
         if on_error not in ("raise", "none"):
             raise ValueError(f"on_error must be 'raise' or 'none' (got {on_error!r})")

@@ -245,6 +245,10 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
         sources = [extract_program(c) for c in req.completions]
         found = [i for i, s in enumerate(sources) if s and s.strip()]
         ref_seconds = await svc.reference_seconds(req.task_id) if req.speed > 0 else None
+        if len(found) > svc.pool.capacity:
+            raise HTTPException(413, f"completions: {len(found)} programs exceed this server's "
+                                     f"capacity of {svc.pool.capacity} (workers + queue, see "
+                                     f"/healthz); send at most that many per request")
         if found:
             svc.admit(len(found))
 
@@ -289,7 +293,8 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
     async def healthz() -> JSONResponse:
         """200 while serving, 503 while draining (load balancers stop routing here)."""
         body = {"status": "draining" if svc.draining else "ok", "backend": svc.backend_name,
-                "workers": config.workers, "busy": svc.pool.running,
+                "workers": config.workers, "capacity": svc.pool.capacity,
+                "busy": svc.pool.running,
                 "queued": svc.pool.waiting, "tasks": len(svc.tasks.tasks)}
         return JSONResponse(body, status_code=503 if svc.draining else 200)
 

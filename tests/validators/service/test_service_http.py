@@ -172,3 +172,16 @@ async def _burst_with_retries(url: str) -> None:
         results = await asyncio.gather(*(c.validate(reference_program(), task_id=TASK)
                                          for _ in range(6)))
     assert [r["status"] for r in results] == ["passed"] * 6
+
+
+def test_score_past_the_capacity_is_413_and_the_client_batches_it(server, client):
+    program = "```cuda\n" + reference_program() + "\n```"
+    completions = [program if i % 2 == 0 else "no code" for i in range(7)]  # 4 programs
+    capacity = 1 + QUEUE
+    r = httpx.post(server.url + "/v1/score", json={"task_id": TASK, "completions": completions},
+                   headers={"Authorization": f"Bearer {TOKEN}"})
+    assert r.status_code == 413 and f"capacity of {capacity}" in r.json()["error"]
+    assert client.capacity() == capacity
+    out = client.score(TASK, completions)
+    assert [(x["index"], x["status"]) for x in out["results"]] == [
+        (i, "passed" if i % 2 == 0 else "no_code_block") for i in range(7)]
