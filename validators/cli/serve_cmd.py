@@ -102,5 +102,9 @@ def serve(config: object, task_set: object, *, host: str, port: int,
         app, host=host, port=port, log_config=uvicorn_log_config(log_level),
         log_level=log_level, access_log=False, timeout_graceful_shutdown=int(drain) + 1,
         lifespan="on"))
-    server.run()
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        # uvicorn re-raises the SIGINT it handled once the shutdown is complete.
+        return 130
     return 0 if server.started else 2
