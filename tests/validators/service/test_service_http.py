@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import threading
 import time
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
@@ -185,3 +188,42 @@ def test_score_past_the_capacity_is_413_and_the_client_batches_it(server, client
     out = client.score(TASK, completions)
     assert [(x["index"], x["status"]) for x in out["results"]] == [
         (i, "passed" if i % 2 == 0 else "no_code_block") for i in range(7)]
+
+
+def test_the_speed_term_is_refused_off_the_cuda_backend(server):
+    r = httpx.post(server.url + "/v1/score", headers={"Authorization": f"Bearer {TOKEN}"},
+                   json={"task_id": TASK, "completions": ["x"], "speed": 0.5})
+    assert r.status_code == 400 and "needs the cuda backend" in r.json()["error"]
+
+
+def _workers_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_bytes()
+            cmd = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        if ppid == pid and b"multiprocessing.spawn" in cmd:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_worker_that_dies_mid_job_gives_500_and_is_replaced(server, client):
+    (worker,) = _workers_of(server.proc.pid)
+    answer: list[object] = []
+    t = threading.Thread(target=lambda: answer.append(httpx.post(
+        server.url + "/v1/validate", json={"task_id": TASK, "program": slow_program(0.5)},
+        headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)))
+    t.start()
+    deadline = time.monotonic() + 30
+    while httpx.get(server.url + "/healthz").json()["busy"] == 0:
+        assert time.monotonic() < deadline, "the job never started"
+        time.sleep(0.05)
+    os.kill(worker, signal.SIGKILL)
+    t.join(60)
+    (r,) = answer
+    assert r.status_code == 500 and "worker died during the job" in r.json()["error"]
+    assert client.validate(reference_program(), task_id=TASK)["status"] == "passed"
+    assert _workers_of(server.proc.pid) not in ([], [worker])
