@@ -89,7 +89,7 @@ def serve(config: object, task_set: object, *, host: str, port: int,
     assert isinstance(config, ServiceConfig)
     app = create_app(config, task_set)  # type: ignore[arg-type]
     ref = app.state.service
-    drain = config.drain_seconds if config.drain_seconds is not None else config.timeout + 10
+    drain = config.drain_bound()
 
     class DrainingServer(uvicorn.Server):
         # Refuse new work from the first signal on, while uvicorn waits for in-flight requests.

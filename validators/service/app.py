@@ -56,9 +56,17 @@ class ServiceConfig:
     tasks: str = "builtin"
     token: str | None = None
     drain_seconds: float | None = None
-    """How long shutdown waits for admitted jobs (default: `timeout` plus a margin)."""
+    """How long shutdown waits for admitted jobs (default: `drain_bound()`)."""
     wall_seconds: float | None = None
     """Sandbox wall-clock limit per run (default: the engine's)."""
+
+    def drain_bound(self) -> float:
+        """Long enough for every admitted job to finish: a full queue runs in rounds of
+        `workers` jobs, each round at most `timeout` long."""
+        if self.drain_seconds is not None:
+            return self.drain_seconds
+        rounds = -(-(self.workers + self.queue) // self.workers)
+        return rounds * self.timeout + 10
 
 
 class Service:
@@ -167,8 +175,7 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
                                      "queue": config.queue, "tasks": len(svc.tasks.tasks)})
         yield
         svc.begin_drain()
-        drain = config.drain_seconds if config.drain_seconds is not None else config.timeout + 10
-        left = await svc.pool.close(drain)
+        left = await svc.pool.close(config.drain_bound())
         svc.log.info("stopped", extra={"unfinished": left})
 
     app = FastAPI(title="CUDA kernel validation service", version="1",
