@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -315,6 +316,7 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
 
 ROUTES = ("/v1/validate", "/v1/score", "/v1/tasks", "/healthz", "/metrics", "/docs",
           "/openapi.json")
+REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 DISCARD_LIMIT = 64 << 20
 """Bytes of an oversized body read (and dropped) before the 413, so the client, still sending,
 sees the answer instead of a reset connection; past this the connection is just closed."""
@@ -338,7 +340,9 @@ class Guard:
         started = time.monotonic()
         path = scope.get("path", "")
         route = path if path in ROUTES else "other"
-        rid = _header(scope, b"x-request-id") or uuid.uuid4().hex[:16]
+        given = _header(scope, b"x-request-id") or ""
+        # A caller's id is kept for tracing only if it cannot forge or flood a log line.
+        rid = given if REQUEST_ID.fullmatch(given) else uuid.uuid4().hex[:16]
         status = {"code": 500}
 
         async def send_logged(message: dict[str, Any]) -> None:

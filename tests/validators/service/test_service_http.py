@@ -139,6 +139,7 @@ def test_a_program_that_never_ends_times_out_and_frees_its_worker(server, client
 
 def test_a_burst_past_the_queue_is_refused_cleanly_and_nothing_is_lost(server):
     n = 10
+    burst = uuid.uuid4().hex[:8]
     answers: list[list[httpx.Response | Exception]] = [[] for _ in range(n)]
     body = {"task_id": TASK, "program": slow_program(0.3)}
     start = threading.Barrier(n)
@@ -147,7 +148,8 @@ def test_a_burst_past_the_queue_is_refused_cleanly_and_nothing_is_lost(server):
         start.wait()
         try:
             answers[i].append(httpx.post(server.url + "/v1/validate", json=body, timeout=120,
-                                         headers={"Authorization": f"Bearer {TOKEN}"}))
+                                         headers={"Authorization": f"Bearer {TOKEN}",
+                                                  "X-Request-ID": f"{burst}-{i}"}))
         except httpx.HTTPError as exc:
             answers[i].append(exc)
 
@@ -163,6 +165,11 @@ def test_a_burst_past_the_queue_is_refused_cleanly_and_nothing_is_lost(server):
     refused = [a[0] for a in answers if a[0].status_code == 429]
     assert refused and all(int(r.headers["Retry-After"]) >= 1 for r in refused)
     assert all(a[0].json()["status"] == "passed" for a in answers if a[0].status_code == 200)
+    # The server's side: one access-log line per request id, with the status the client got.
+    logged = [json.loads(line) for line in server.log_text().splitlines()
+              if f'"{burst}-' in line]
+    assert sorted((e["request_id"], e["status"]) for e in logged) == sorted(
+        (f"{burst}-{i}", a[0].status_code) for i, a in enumerate(answers))
 
 
 def test_the_async_client_retries_a_burst_until_every_request_passes(server):
