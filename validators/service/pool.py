@@ -19,6 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+SNAPSHOT_SECONDS = 0.5
+"""While a job runs, how often the processes below its worker are listed (see `_Worker.call`)."""
 READY_SECONDS = 600.0
 """How long a new worker may take to build its Engine (a cold cache compiles the shims)."""
 
@@ -141,14 +143,20 @@ class _Worker:
         """Run one job; on timeout or death, replace the process before returning."""
         if self.process is None or not self.process.is_alive():
             self.spawn()
+        below: dict[int, bytes] = {}
         try:
             self.conn.send(job)
-            if not self.conn.poll(timeout):
-                self.restart()
-                raise JobTimeout(f"validation took longer than the {timeout:g} s limit")
+            deadline = time.monotonic() + timeout
+            while not self.conn.poll(min(SNAPSHOT_SECONDS, max(0.0, deadline - time.monotonic()))):
+                if time.monotonic() >= deadline:
+                    self.restart()
+                    raise JobTimeout(f"validation took longer than the {timeout:g} s limit")
+                # Who runs below the worker now: if it dies, they are orphans nobody else kills.
+                below = _start_times(_descendants(self.process.pid))
             return self.conn.recv()
         except (EOFError, BrokenPipeError, ConnectionResetError, OSError) as exc:
             code = self.process.exitcode if self.process is not None else None
+            _kill_same(below)
             self.restart()
             raise WorkerFailed(f"the worker died during the job (exit {code}): {exc}") from None
 
@@ -191,6 +199,29 @@ def _descendants(pid: int) -> list[int]:
         out.extend(kids)
         todo.extend(kids)
     return out
+
+
+def _start_times(pids: list[int]) -> dict[int, bytes]:
+    """pid -> its start time (field 22 of /proc/<pid>/stat), which tells a reused pid apart."""
+    out = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        out[pid] = stat[stat.rindex(b")") + 2:].split()[19]
+    return out
+
+
+def _kill_same(processes: dict[int, bytes]) -> None:
+    """Kill the processes that are still the ones recorded (same pid, same start time)."""
+    for pid, started in _start_times(list(processes)).items():
+        if started == processes[pid]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def _kill_group(proc: Any) -> None:

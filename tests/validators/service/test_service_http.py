@@ -26,6 +26,7 @@ from service_server import (
 
 from schemas import Task
 from validators.client import AsyncValidationClient, ServiceError, ValidationClient
+from validators.service.pool import SNAPSHOT_SECONDS
 
 TOKEN = "s3cret-token"
 TIMEOUT = 8  # seconds per validation; the endless program costs one of these
@@ -217,20 +218,26 @@ def _workers_of(pid: int) -> list[int]:
     return found
 
 
-def test_a_worker_that_dies_mid_job_gives_500_and_is_replaced(server, client):
+def test_a_worker_that_dies_mid_job_gives_500_is_replaced_and_leaves_nothing(server, client):
     (worker,) = _workers_of(server.proc.pid)
+    marker = f"ckd-endless-{uuid.uuid4().hex}"
     answer: list[object] = []
     t = threading.Thread(target=lambda: answer.append(httpx.post(
-        server.url + "/v1/validate", json={"task_id": TASK, "program": slow_program(0.5)},
+        server.url + "/v1/validate", json={"task_id": TASK, "program": endless_program(marker)},
         headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)))
     t.start()
     deadline = time.monotonic() + 30
-    while httpx.get(server.url + "/healthz").json()["busy"] == 0:
-        assert time.monotonic() < deadline, "the job never started"
+    while not processes_running(marker):
+        assert time.monotonic() < deadline, "the program never started"
         time.sleep(0.05)
+    time.sleep(2 * SNAPSHOT_SECONDS)  # the pool has listed the processes below the worker
     os.kill(worker, signal.SIGKILL)
     t.join(60)
     (r,) = answer
     assert r.status_code == 500 and "worker died during the job" in r.json()["error"]
+    deadline = time.monotonic() + 30
+    while processes_running(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_running(marker) == []
     assert client.validate(reference_program(), task_id=TASK)["status"] == "passed"
     assert _workers_of(server.proc.pid) not in ([], [worker])
