@@ -167,9 +167,15 @@ def test_a_burst_past_the_queue_is_refused_cleanly_and_nothing_is_lost(server):
     assert refused and all(int(r.headers["Retry-After"]) >= 1 for r in refused)
     assert all(a[0].json()["status"] == "passed" for a in answers if a[0].status_code == 200)
     # The server's side: one access-log line per request id, with the status the client got.
-    logged = [json.loads(line) for line in server.log_text().splitlines()
-              if f'"{burst}-' in line]
-    assert sorted((e["request_id"], e["status"]) for e in logged) == sorted(
+    # (A line is written just after its response is sent: wait for the last ones.)
+    def logged() -> list[dict]:
+        return [json.loads(line) for line in server.log_text().splitlines()
+                if f'"{burst}-' in line]
+
+    deadline = time.monotonic() + 30
+    while len(logged()) < n and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sorted((e["request_id"], e["status"]) for e in logged()) == sorted(
         (f"{burst}-{i}", a[0].status_code) for i, a in enumerate(answers))
 
 
