@@ -6,7 +6,7 @@
 The prompts are the tasks the service lists (`GET /v1/tasks`), each with its `task_id` column;
 `validators.reward.ServiceReward` sends every group of completions to `POST /v1/score`. The
 policy is the tiny model of `cuset.tiny` (built from a config, its tokenizer trained on the
-bundled CUDA programs), so this runs offline in about a minute; its completions are mostly
+bundled CUDA programs), so this runs offline in seconds; its completions are mostly
 not programs yet, and their reward is 0 until they are. Swap in a real checkpoint with
 `--model`.
 """
