@@ -136,9 +136,13 @@ class Service:
                                              f"does not pass: {result['reason']}")
                 fut.set_result(sum(c["seconds"] for c in result["cases"]) or 1e-9)
             except BaseException as exc:
+                # Not cached: the next request measures again.
                 del self._reference_seconds[task_id]
-                fut.set_exception(exc)
-                fut.exception()  # retrieved here: later awaiters re-measure instead
+                if isinstance(exc, Exception):
+                    fut.set_exception(exc)
+                    fut.exception()  # marked retrieved: no "never retrieved" warning
+                else:
+                    fut.cancel()
                 raise
         return await fut
 
