@@ -1,0 +1,435 @@
+"""The FastAPI application: routes, error bodies, the body-size/drain/access-log middleware.
+
+`create_app(config)` builds everything; the pool of worker processes starts with the app's
+lifespan and stops (after draining) with it. Every error answer is `{"error": "..."}` naming
+the input and the reason; 429 and 503 carry `Retry-After`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from schemas import Program, SchemaError, Status, Task, ValidationResult
+
+from .auth import token_ok
+from .logs import get_logger
+from .metrics import Metrics
+from .models import (
+    ErrorBody,
+    ScoreItem,
+    ScoreRequest,
+    ScoreResponse,
+    TaskInfo,
+    TasksResponse,
+    ValidateRequest,
+)
+from .pool import JobTimeout, PoolClosed, PoolFull, WorkerFailed, WorkerPool
+from .tasks import TaskSet, load_task_set
+
+SPEEDUP_CAP = 4.0
+"""The speed term counts a speed-up over the reference up to this factor, so one very fast
+(or mis-timed) sample cannot dominate a batch's rewards."""
+
+
+@dataclass
+class ServiceConfig:
+    backend: str = "auto"
+    workers: int = 2
+    queue: int = 16
+    timeout: float = 120.0
+    """Seconds one validation may take before its worker is killed and replaced (504)."""
+    max_body_bytes: int = 1 << 20
+    alpha: float = 1.0
+    beta: float = 0.1
+    tasks: str = "builtin"
+    token: str | None = None
+    drain_seconds: float | None = None
+    """How long shutdown waits for admitted jobs (default: `drain_bound()`)."""
+    wall_seconds: float | None = None
+    """Sandbox wall-clock limit per run (default: the engine's)."""
+
+    def drain_bound(self) -> float:
+        """Long enough for every admitted job to finish: a full queue runs in rounds of
+        `workers` jobs, each round at most `timeout` long."""
+        if self.drain_seconds is not None:
+            return self.drain_seconds
+        rounds = -(-(self.workers + self.queue) // self.workers)
+        return rounds * self.timeout + 10
+
+
+class Service:
+    """The state behind one app: configuration, task set, worker pool, metrics."""
+
+    def __init__(self, config: ServiceConfig, task_set: TaskSet | None = None) -> None:
+        self.config = config
+        self.tasks = task_set or load_task_set(config.tasks)
+        self.pool = WorkerPool(config.backend, workers=config.workers, queue=config.queue,
+                               timeout=config.timeout, wall_seconds=config.wall_seconds)
+        self.metrics = Metrics(queue_depth=lambda: self.pool.waiting,
+                               busy=lambda: self.pool.running)
+        self.draining = False
+        self._reference_seconds: dict[str, asyncio.Future[float]] = {}
+        self.log = get_logger()
+
+    def begin_drain(self) -> None:
+        """Called on SIGTERM/SIGINT, before the server stops listening: new work gets 503."""
+        if not self.draining:
+            self.draining = True
+            self.pool.closing = True
+            self.log.info("draining", extra={"admitted": self.pool.admitted})
+
+    @property
+    def backend_name(self) -> str:
+        return self.pool.backend_name
+
+    # --- running jobs ------------------------------------------------------------------------
+
+    async def run_check(self, task: Task, program: Program, thorough: bool) -> dict[str, Any]:
+        """One admitted job through the pool; records its metrics."""
+        job = {"task": task.model_dump_json(), "program": program.model_dump(mode="json"),
+               "thorough": thorough}
+        try:
+            outcome = await self.pool.run(job)
+        except (JobTimeout, WorkerFailed):
+            self.metrics.worker_restarts.inc()
+            raise
+        self.metrics.record_result(outcome.result, outcome.seconds)
+        return outcome.result
+
+    def admit(self, n: int) -> None:
+        try:
+            self.pool.admit(n)
+        except PoolFull as exc:
+            self.metrics.rejected.labels("queue_full").inc()
+            raise HTTPException(429, str(exc),
+                                headers={"Retry-After": str(exc.retry_after)}) from None
+        except PoolClosed as exc:
+            self.metrics.rejected.labels("shutting_down").inc()
+            raise HTTPException(503, str(exc), headers={"Retry-After": "5"}) from None
+
+    async def reference_seconds(self, task_id: str) -> float:
+        """Case seconds of the task's reference program, measured once per server."""
+        fut = self._reference_seconds.get(task_id)
+        if fut is None:
+            fut = asyncio.get_running_loop().create_future()
+            self._reference_seconds[task_id] = fut
+            try:
+                self.admit(1)
+                result = await self.run_check(self.tasks.tasks[task_id],
+                                              Program(source=self.tasks.references[task_id]),
+                                              thorough=False)
+                if result["status"] != Status.PASSED:
+                    raise HTTPException(500, f"the reference program of task {task_id!r} "
+                                             f"does not pass: {result['reason']}")
+                fut.set_result(sum(c["seconds"] for c in result["cases"]) or 1e-9)
+            except BaseException as exc:
+                # Not cached: the next request measures again.
+                del self._reference_seconds[task_id]
+                if isinstance(exc, Exception):
+                    fut.set_exception(exc)
+                    fut.exception()  # marked retrieved: no "never retrieved" warning
+                else:
+                    fut.cancel()
+                raise
+        return await fut
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None,
+           detail: list[dict[str, Any]] | None = None) -> JSONResponse:
+    body = ErrorBody(error=message, detail=detail).model_dump(exclude_none=True)
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _field(loc: tuple[Any, ...] | list[Any]) -> str:
+    return ".".join(str(p) for p in loc if p != "body") or "body"
+
+
+class _ServiceRef:
+    """The app's Service, built when the app starts (in its process: under Ray Serve the app
+    is pickled to the replicas first, and a pool or metrics registry does not pickle)."""
+
+    service: Service | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self.service is None:
+            raise RuntimeError("the validation service has not started")
+        return getattr(self.service, name)
+
+
+def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAPI:
+    svc: Any = _ServiceRef()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        svc.service = Service(config, task_set)
+        await svc.pool.start()
+        svc.log.info("ready", extra={"backend": svc.backend_name, "workers": config.workers,
+                                     "queue": config.queue, "tasks": len(svc.tasks.tasks)})
+        yield
+        svc.begin_drain()
+        left = await svc.pool.close(config.drain_bound())
+        svc.log.info("stopped", extra={"unfinished": left})
+
+    app = FastAPI(title="CUDA kernel validation service", version="1",
+                  description="Validate CUDA programs against tasks; score model completions.",
+                  lifespan=lifespan)
+    app.state.service = svc
+
+    async def require_token(authorization: str | None = Header(default=None)) -> None:
+        if not token_ok(config.token, authorization):
+            svc.metrics.rejected.labels("unauthorized").inc()
+            raise HTTPException(401, "missing or wrong bearer token (Authorization: Bearer ...)",
+                                headers={"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        return _error(exc.status_code, str(exc.detail), headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        bad_json = next((e for e in errors if e.get("type") == "json_invalid"), None)
+        if bad_json is not None:
+            where = bad_json.get("ctx", {}).get("error", "")
+            return _error(400, f"the request body is not valid JSON ({where})".replace(" ()", ""))
+        parts = [f"{_field(e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in errors]
+        detail = [{"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")}
+                  for e in errors]
+        return _error(422, "invalid request: " + "; ".join(parts), detail=detail)
+
+    def resolve_task(task_id: str | None, inline: dict[str, Any] | None) -> Task:
+        if inline is not None:
+            try:
+                return Task.parse(inline, origin="request field task")
+            except SchemaError as exc:
+                raise HTTPException(422, " ".join(str(exc).split())) from None
+        task = svc.tasks.get(task_id or "")
+        if task is None:
+            raise HTTPException(404, f"unknown task_id {task_id!r} (GET /v1/tasks lists the "
+                                     f"{len(svc.tasks.tasks)} known ones)")
+        return task
+
+    @app.post("/v1/validate", response_model=ValidationResult,
+              dependencies=[Depends(require_token)],
+              responses={k: {"model": ErrorBody} for k in (400, 401, 404, 413, 422, 429, 503,
+                                                           504)})
+    async def validate(req: ValidateRequest) -> Any:
+        """Validate one program against a task (by id or inline)."""
+        task = resolve_task(req.task_id, req.task)
+        body = req.program_body()
+        program = Program(source=body.source, filename=body.filename,
+                          extra_flags=body.extra_flags)
+        svc.admit(1)
+        try:
+            return await svc.run_check(task, program, req.thorough)
+        except JobTimeout as exc:
+            raise HTTPException(504, f"{exc}; the worker was replaced") from None
+        except WorkerFailed as exc:
+            raise HTTPException(500, f"validation failed inside the service: {exc}") from None
+
+    @app.post("/v1/score", response_model=ScoreResponse, dependencies=[Depends(require_token)],
+              responses={k: {"model": ErrorBody} for k in (400, 401, 404, 413, 422, 429, 503)})
+    async def score(req: ScoreRequest) -> ScoreResponse:
+        """Reward each completion: alpha * correct + beta * compiled (+ speed * speed-up)."""
+        from cuset.eval.extract import extract_program
+
+        task = resolve_task(req.task_id, None)
+        alpha = config.alpha if req.alpha is None else req.alpha
+        beta = config.beta if req.beta is None else req.beta
+        if req.speed > 0 and svc.backend_name != "cuda":
+            raise HTTPException(400, f"speed: the speed term needs the cuda backend (this "
+                                     f"server runs {svc.backend_name})")
+        if req.speed > 0 and req.task_id not in svc.tasks.references:
+            raise HTTPException(400, f"speed: task {req.task_id!r} has no reference program")
+        sources = [extract_program(c) for c in req.completions]
+        found = [i for i, s in enumerate(sources) if s and s.strip()]
+        ref_seconds = await svc.reference_seconds(req.task_id) if req.speed > 0 else None
+        if len(found) > svc.pool.capacity:
+            raise HTTPException(413, f"completions: {len(found)} programs exceed this server's "
+                                     f"capacity of {svc.pool.capacity} (workers + queue, see "
+                                     f"/healthz); send at most that many per request")
+        if found:
+            svc.admit(len(found))
+
+        async def one(i: int) -> ScoreItem:
+            try:
+                r = await svc.run_check(task, Program(source=sources[i] or ""), req.thorough)
+            except JobTimeout as exc:
+                return ScoreItem(index=i, program_found=True, compiled=False, correct=False,
+                                 reward=0.0, status="service_timeout", reason=str(exc))
+            except WorkerFailed as exc:
+                return ScoreItem(index=i, program_found=True, compiled=False, correct=False,
+                                 reward=0.0, status="service_error", reason=str(exc))
+            compiled = bool(r.get("compile") and r["compile"].get("ok"))
+            correct = r["status"] == Status.PASSED
+            reward = alpha * correct + beta * compiled
+            speedup = None
+            if ref_seconds is not None and correct:
+                secs = sum(c["seconds"] for c in r["cases"]) or 1e-9
+                speedup = ref_seconds / secs
+                reward += req.speed * min(speedup, SPEEDUP_CAP)
+            return ScoreItem(index=i, program_found=True, compiled=compiled, correct=correct,
+                             reward=reward, status=r["status"], reason=r.get("reason", ""),
+                             speedup=speedup)
+
+        scored = dict(zip(found, await asyncio.gather(*(one(i) for i in found)), strict=True))
+        items = [scored.get(i) or ScoreItem(
+            index=i, program_found=False, compiled=False, correct=False, reward=0.0,
+            status="no_code_block", reason="the completion has no fenced code block")
+            for i in range(len(sources))]
+        return ScoreResponse(task_id=req.task_id, backend=svc.backend_name, alpha=alpha,
+                             beta=beta, results=items)
+
+    @app.get("/v1/tasks", response_model=TasksResponse, dependencies=[Depends(require_token)])
+    async def tasks() -> TasksResponse:
+        """The task ids this server validates against, with their descriptions."""
+        return TasksResponse(source=svc.tasks.source, tasks=[
+            TaskInfo(id=name, description=t.description, cases=len(t.cases),
+                     inputs=[s.name for s in t.inputs], outputs=[s.name for s in t.outputs])
+            for name, t in sorted(svc.tasks.tasks.items())])
+
+    @app.get("/healthz")
+    async def healthz() -> JSONResponse:
+        """200 while serving, 503 while draining (load balancers stop routing here)."""
+        body = {"status": "draining" if svc.draining else "ok", "backend": svc.backend_name,
+                "workers": config.workers, "capacity": svc.pool.capacity,
+                "busy": svc.pool.running,
+                "queued": svc.pool.waiting, "tasks": len(svc.tasks.tasks)}
+        return JSONResponse(body, status_code=503 if svc.draining else 200)
+
+    @app.get("/metrics")
+    async def metrics() -> Response:
+        return Response(svc.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+    app.add_middleware(Guard, svc=svc)
+    return app
+
+
+ROUTES = ("/v1/validate", "/v1/score", "/v1/tasks", "/healthz", "/metrics", "/docs",
+          "/openapi.json")
+REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+DISCARD_LIMIT = 64 << 20
+"""Bytes of an oversized body read (and dropped) before the 413, so the client, still sending,
+sees the answer instead of a reset connection; past this the connection is just closed."""
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class Guard:
+    """ASGI wrapper in front of the FastAPI app: body-size limit (413), refusal while draining
+    (503), request ids, one JSON access-log line and the request metrics per request."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]], svc: Any) -> None:
+        self.app, self.svc = app, svc
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.monotonic()
+        path = scope.get("path", "")
+        route = path if path in ROUTES else "other"
+        given = _header(scope, b"x-request-id") or ""
+        # A caller's id is kept for tracing only if it cannot forge or flood a log line.
+        rid = given if REQUEST_ID.fullmatch(given) else uuid.uuid4().hex[:16]
+        status = {"code": 500}
+
+        async def send_logged(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+                message.setdefault("headers", []).append((b"x-request-id", rid.encode()))
+            await send(message)
+
+        try:
+            await self._handle(scope, receive, send_logged, path)
+        finally:
+            seconds = time.monotonic() - started
+            self.svc.metrics.requests.labels(route, str(status["code"])).inc()
+            self.svc.metrics.latency.labels(route).observe(seconds)
+            self.svc.log.info("request", extra={
+                "request_id": rid, "method": scope.get("method"), "path": path,
+                "status": status["code"], "ms": round(seconds * 1000, 1),
+                "client": (scope.get("client") or ("", 0))[0]})
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
+        if self.svc.draining and path.startswith("/v1/"):
+            self.svc.metrics.rejected.labels("shutting_down").inc()
+            await _send_json(send, 503, {"error": "the server is shutting down"},
+                             [(b"retry-after", b"5")])
+            return
+        limit = self.svc.config.max_body_bytes
+        declared = _header(scope, b"content-length")
+        chunks: list[bytes] = []
+        size = 0
+        too_big = declared is not None and declared.isdigit() and int(declared) > limit
+        more = not too_big
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body = message.get("body", b"")
+            size += len(body)
+            more = message.get("more_body", False)
+            if size > limit:
+                too_big = True
+                break
+            chunks.append(body)
+        if too_big:
+            await self._discard(receive, size)
+            self.svc.metrics.rejected.labels("too_large").inc()
+            await _send_json(send, 413, {"error": f"the request body is larger than the "
+                                                  f"{limit} byte limit (--max-body-bytes)"},
+                             [(b"connection", b"close")])
+            return
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    @staticmethod
+    async def _discard(receive: Receive, size: int) -> None:
+        while size < DISCARD_LIMIT:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            size += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                return
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+async def _send_json(send: Send, status: int, body: dict[str, Any],
+                     headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    data = json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+        *(headers or [])]})
+    await send({"type": "http.response.body", "body": data})

@@ -1,0 +1,93 @@
+"""Request and response bodies of the HTTP API (pydantic; they are also the OpenAPI schema)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+MAX_COMPLETIONS = 256
+"""Completions one score request may carry; the client splits larger batches."""
+
+
+class _Body(BaseModel):
+    # A misspelt field (`task_name` for `task_id`) must be an error, not silently ignored.
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProgramBody(_Body):
+    source: str = Field(min_length=1, description="the CUDA program's text")
+    filename: str = Field(default="main.cu", pattern=r"^[A-Za-z0-9_.-]+\.(cu|cpp|cc)$")
+    extra_flags: list[str] = Field(default_factory=list)
+
+
+class ValidateRequest(_Body):
+    """A program and its task: either `task_id` (one of `GET /v1/tasks`) or `task`, a task
+    in the `schemas.Task` format."""
+
+    program: ProgramBody | str = Field(
+        description="the program: its source text, or an object with source and filename")
+    task_id: str | None = None
+    task: dict[str, Any] | None = Field(default=None, description="an inline schemas.Task")
+    thorough: bool = Field(default=False, description="every build variant and schedule")
+
+    @model_validator(mode="after")
+    def _one_task(self) -> ValidateRequest:
+        if (self.task_id is None) == (self.task is None):
+            raise ValueError("give exactly one of task_id and task")
+        return self
+
+    def program_body(self) -> ProgramBody:
+        if isinstance(self.program, str):
+            return ProgramBody(source=self.program)
+        return self.program
+
+
+class ScoreRequest(_Body):
+    """Model completions for one task; the program is the first fenced code block of each."""
+
+    task_id: str
+    completions: list[str] = Field(min_length=1, max_length=MAX_COMPLETIONS)
+    alpha: float | None = Field(default=None, description="weight of correct (server default)")
+    beta: float | None = Field(default=None, description="weight of compiled (server default)")
+    speed: float = Field(default=0.0, ge=0.0,
+                         description="weight of the speed-up over the reference (cuda only)")
+    thorough: bool = False
+
+
+class ScoreItem(BaseModel):
+    index: int
+    program_found: bool
+    compiled: bool
+    correct: bool
+    reward: float
+    status: str
+    """A `schemas.Status` value, `no_code_block`, or `service_timeout`/`service_error`."""
+    reason: str = ""
+    speedup: float | None = None
+
+
+class ScoreResponse(BaseModel):
+    task_id: str
+    backend: str
+    alpha: float
+    beta: float
+    results: list[ScoreItem]
+
+
+class TaskInfo(BaseModel):
+    id: str
+    description: str
+    cases: int
+    inputs: list[str]
+    outputs: list[str]
+
+
+class TasksResponse(BaseModel):
+    source: str
+    tasks: list[TaskInfo]
+
+
+class ErrorBody(BaseModel):
+    error: str
+    detail: list[dict[str, Any]] | None = None

@@ -1,0 +1,350 @@
+"""A bounded pool of validation worker processes with a bounded queue and per-job timeouts.
+
+Each worker process builds one `Engine` and reuses it (its build and reference caches stay
+warm). A job that outlives its timeout gets its worker killed with every process below it —
+the sandbox launcher included, and the sandbox kills the program's tree when its launcher dies
+— and a fresh worker takes the slot, so a program that never ends costs one request, not a
+worker. Admission is decided at once: when `workers + queue` jobs are already admitted the
+caller gets `PoolFull` and answers 429 rather than letting requests pile up unboundedly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing as mp
+import os
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+SNAPSHOT_SECONDS = 0.5
+"""While a job runs, how often the processes below its worker are listed (see `_Worker.call`)."""
+READY_SECONDS = 600.0
+"""How long a new worker may take to build its Engine (a cold cache compiles the shims)."""
+
+
+class PoolFull(Exception):
+    """No room for the job now; retry after `retry_after` seconds."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"the validation queue is full; retry after {retry_after} s")
+        self.retry_after = retry_after
+
+
+class PoolClosed(Exception):
+    """The server is shutting down and takes no new work."""
+
+
+class JobTimeout(Exception):
+    """The job ran past its timeout; its worker was replaced."""
+
+
+class WorkerFailed(Exception):
+    """The worker died or could not run the job (not the program's fault)."""
+
+
+@dataclass
+class JobOutcome:
+    result: dict[str, Any]
+    seconds: float
+
+
+async def _uncancelled(fut: asyncio.Future[Any]) -> Any:
+    """Await `fut`; if the caller is cancelled, still wait for it: the worker (and its slot)
+    must not be handed to another job while this one runs in it."""
+    try:
+        return await asyncio.shield(fut)
+    except asyncio.CancelledError:
+        await asyncio.wait([fut])
+        raise
+
+
+def _worker_main(conn: Any, backend: str, wall_seconds: float | None) -> None:
+    """Worker process: build the Engine once, then answer jobs until told to stop."""
+    # Own process group: the parent kills the group on timeout, and a terminal's Ctrl-C goes to
+    # the server only, which then drains instead of losing jobs to KeyboardInterrupt.
+    os.setpgid(0, 0)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+    from schemas import Program, Task
+    from validators.backends import BackendUnavailable, get_backend
+    from validators.build_cache import BuildCache
+    from validators.engine import DEFAULT_LIMITS, Engine
+
+    try:
+        limits = DEFAULT_LIMITS
+        if wall_seconds is not None:
+            limits = limits.with_overrides(wall_seconds=wall_seconds,
+                                           cpu_seconds=min(limits.cpu_seconds or wall_seconds,
+                                                           wall_seconds))
+        engine = Engine(get_backend(backend), limits=limits, cache=BuildCache())
+    except BackendUnavailable as exc:
+        conn.send({"ready": False, "error": str(exc)})
+        return
+    conn.send({"ready": True, "backend": engine.backend.name})
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        try:
+            task = Task.model_validate_json(job["task"])
+            program = Program(**job["program"])
+            result = engine.check(task, program, thorough=job.get("thorough", False))
+            conn.send({"ok": True, "result": result.model_dump(mode="json")})
+        except Exception as exc:  # the engine's own failure is the job's answer, not a crash
+            conn.send({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+
+
+def _die_with_parent() -> None:
+    """A server killed outright (SIGKILL, OOM) must not leave its workers behind."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the workers then end when their pipe closes
+
+
+class _Worker:
+    """The parent's handle on one worker process; used by one thread at a time."""
+
+    def __init__(self, ctx: Any, backend: str, wall_seconds: float | None) -> None:
+        self._ctx, self._backend, self._wall = ctx, backend, wall_seconds
+        self.process: Any = None
+        self.conn: Any = None
+        self.backend_name = backend
+
+    def spawn(self) -> None:
+        parent, child = self._ctx.Pipe()
+        proc = self._ctx.Process(target=_worker_main, args=(child, self._backend, self._wall),
+                                 daemon=True)
+        proc.start()
+        child.close()
+        if not parent.poll(READY_SECONDS):
+            _kill_group(proc)
+            raise WorkerFailed(f"a worker did not start within {READY_SECONDS:.0f} s")
+        try:
+            hello = parent.recv()
+        except EOFError:
+            raise WorkerFailed(f"a worker died while starting (exit {proc.exitcode})") from None
+        if not hello.get("ready"):
+            proc.join(5)
+            raise WorkerFailed(hello.get("error", "a worker could not start"))
+        self.backend_name = hello["backend"]
+        self.process, self.conn = proc, parent
+
+    def call(self, job: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Run one job; on timeout or death, replace the process before returning."""
+        if self.process is None or not self.process.is_alive():
+            self.spawn()
+        below: dict[int, bytes] = {}
+        try:
+            self.conn.send(job)
+            deadline = time.monotonic() + timeout
+            while not self.conn.poll(min(SNAPSHOT_SECONDS, max(0.0, deadline - time.monotonic()))):
+                if time.monotonic() >= deadline:
+                    self.restart()
+                    raise JobTimeout(f"validation took longer than the {timeout:g} s limit")
+                # Who runs below the worker now: if it dies, they are orphans nobody else kills.
+                below = _start_times(_descendants(self.process.pid))
+            return self.conn.recv()
+        except (EOFError, BrokenPipeError, ConnectionResetError, OSError) as exc:
+            code = self.process.exitcode if self.process is not None else None
+            _kill_same(below)
+            self.restart()
+            raise WorkerFailed(f"the worker died during the job (exit {code}): {exc}") from None
+
+    def restart(self) -> None:
+        self.stop(grace=0)
+        self.spawn()
+
+    def stop(self, grace: float = 5.0) -> None:
+        proc, conn = self.process, self.conn
+        self.process = self.conn = None
+        if proc is None:
+            return
+        if grace > 0 and proc.is_alive():
+            try:
+                conn.send(None)
+            except OSError:
+                pass
+            proc.join(grace)
+        _kill_group(proc)
+        proc.join(5)
+        conn.close()
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid`, from /proc (the sandbox is Linux-only anyway)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # gone meanwhile
+        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        out.extend(kids)
+        todo.extend(kids)
+    return out
+
+
+def _start_times(pids: list[int]) -> dict[int, bytes]:
+    """pid -> its start time (field 22 of /proc/<pid>/stat), which tells a reused pid apart."""
+    out = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        out[pid] = stat[stat.rindex(b")") + 2:].split()[19]
+    return out
+
+
+def _kill_same(processes: dict[int, bytes]) -> None:
+    """Kill the processes that are still the ones recorded (same pid, same start time)."""
+    for pid, started in _start_times(list(processes)).items():
+        if started == processes[pid]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def _kill_group(proc: Any) -> None:
+    """Kill a worker and everything it started. The sandbox launcher runs in a session of its
+    own (outside the worker's group) and outlives its parent, so it is found through /proc;
+    killing it makes the sandbox kill the program's tree."""
+    if proc.pid is None:
+        return
+    below = _descendants(proc.pid) if proc.is_alive() else []
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid in below:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        proc.kill()
+    except (ProcessLookupError, AttributeError):
+        pass
+
+
+class WorkerPool:
+    """`workers` processes on `backend`; at most `queue` admitted jobs wait for one."""
+
+    def __init__(self, backend: str, *, workers: int = 2, queue: int = 16,
+                 timeout: float = 120.0, wall_seconds: float | None = None) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1 (got {workers})")
+        if queue < 0:
+            raise ValueError(f"queue must be 0 or more (got {queue})")
+        self.backend = backend
+        self.workers, self.queue, self.timeout = workers, queue, timeout
+        self._ctx = mp.get_context("spawn")  # the server has threads: fork would copy locks
+        self._all = [_Worker(self._ctx, backend, wall_seconds) for _ in range(workers)]
+        self._idle: list[_Worker] = []
+        self._slots: asyncio.Semaphore | None = None
+        self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ckd-worker")
+        self.admitted = 0
+        self.running = 0
+        self.restarts = 0
+        self.closing = False
+        self._drained: asyncio.Event | None = None
+        self.backend_name = backend
+
+    # --- life cycle ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._slots = asyncio.Semaphore(self.workers)
+        self._drained = asyncio.Event()
+        self._drained.set()
+        await asyncio.gather(*(loop.run_in_executor(self._threads, w.spawn) for w in self._all))
+        self._idle = list(self._all)
+        self.backend_name = self._all[0].backend_name
+
+    async def close(self, drain_seconds: float) -> int:
+        """Refuse new jobs, wait up to `drain_seconds` for admitted ones, stop the workers.
+        Returns how many jobs were still unfinished (0 after a clean drain)."""
+        self.closing = True
+        if self._drained is not None:
+            try:
+                await asyncio.wait_for(self._drained.wait(), drain_seconds)
+            except TimeoutError:
+                pass
+        left = self.admitted
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(*(loop.run_in_executor(None, w.stop) for w in self._all))
+        self._threads.shutdown(wait=False, cancel_futures=True)
+        return left
+
+    # --- admission and running -----------------------------------------------------------------
+
+    @property
+    def capacity(self) -> int:
+        return self.workers + self.queue
+
+    @property
+    def waiting(self) -> int:
+        return max(0, self.admitted - self.running)
+
+    def admit(self, n: int = 1) -> None:
+        """Reserve room for `n` jobs, or raise `PoolClosed` / `PoolFull`; pair with `release`
+        for every job admitted that is not passed to `run`."""
+        if self.closing:
+            raise PoolClosed("the server is shutting down")
+        if self.admitted + n > self.capacity:
+            # A rough wait: the admitted jobs ahead, spread over the workers, at ~1 s each.
+            raise PoolFull(retry_after=max(1, (self.admitted + n) // self.workers))
+        self.admitted += n
+        assert self._drained is not None
+        self._drained.clear()
+
+    def release(self) -> None:
+        self.admitted -= 1
+        if self.admitted == 0 and self._drained is not None:
+            self._drained.set()
+
+    async def run(self, job: dict[str, Any], timeout: float | None = None) -> JobOutcome:
+        """Run an admitted job on a free worker. Raises JobTimeout or WorkerFailed."""
+        assert self._slots is not None, "start() the pool first"
+        try:
+            async with self._slots:
+                worker = self._idle.pop()
+                self.running += 1
+                started = time.monotonic()
+                fut = asyncio.get_running_loop().run_in_executor(
+                    self._threads, worker.call, job, timeout or self.timeout)
+                try:
+                    answer = await _uncancelled(fut)
+                except JobTimeout:
+                    self.restarts += 1
+                    raise
+                except WorkerFailed:
+                    self.restarts += 1
+                    raise
+                finally:
+                    self.running -= 1
+                    self._idle.append(worker)
+                if not answer.get("ok"):
+                    raise WorkerFailed(answer.get("error", "the worker gave no result"))
+                return JobOutcome(answer["result"], time.monotonic() - started)
+        finally:
+            self.release()
