@@ -226,8 +226,10 @@ def _kill_same(processes: dict[int, bytes]) -> None:
 
 def _kill_group(proc: Any) -> None:
     """Kill a worker and everything it started. The sandbox launcher runs in a session of its
-    own (outside the worker's group) and outlives its parent, so it is found through /proc;
-    killing it makes the sandbox kill the program's tree."""
+    own (outside the worker's group); the C launcher dies with the thread that started it
+    (PR_SET_PDEATHSIG), but the shell set-up and the `rlimits` mode do not, so what is below the
+    worker is also found through /proc and killed, which makes the sandbox kill the program's
+    tree."""
     if proc.pid is None:
         return
     below = _descendants(proc.pid) if proc.is_alive() else []
