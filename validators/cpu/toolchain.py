@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -85,7 +86,46 @@ def shim_version() -> str:
     for f in files:
         h.update(str(f.relative_to(HERE)).encode() + b"\0" + f.read_bytes() + b"\0")
     h.update(gxx_version().encode())
+    h.update(b"\0isa:" + " ".join(isa_flags()).encode())
     return h.hexdigest()[:16]
+
+
+# x86-64-v3 (Haswell and later): AVX2, FMA, BMI1/2, F16C, LZCNT, MOVBE. /proc/cpuinfo names.
+_V3_FLAGS = {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"}
+
+
+@lru_cache(maxsize=1)
+def isa_level() -> str:
+    """`x86-64-v3` when this CPU has it, else `x86-64` (the portable baseline).
+
+    `CKD_CPU_ISA=x86-64|x86-64-v3` forces one; `none` builds as before this existed (no
+    `-march`, no contraction), for side-by-side measurements. Part of `shim_version`, hence of every build's
+    cache key: a cache shared by machines of different kinds never hands one a binary built for
+    the other."""
+    forced = os.environ.get("CKD_CPU_ISA")
+    if forced:
+        if forced not in ("x86-64", "x86-64-v3", "none"):
+            raise ValueError(f"CKD_CPU_ISA={forced!r}: expected x86-64, x86-64-v3 or none")
+        return forced
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return ""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "x86-64"
+    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
+    have = set(line.split(":", 1)[-1].split())
+    return "x86-64-v3" if _V3_FLAGS <= have else "x86-64"
+
+
+def isa_flags() -> list[str]:
+    """`-march` for the ISA level, and FMA contraction: nvcc contracts `a*b+c` into an FMA by
+    default (`--fmad=true`), so contracting is the faithful choice, and with v3 it makes
+    `fmaf` an instruction instead of a libm call and lets loops vectorise."""
+    level = isa_level()
+    if level == "none":
+        return []
+    return ([f"-march={level}"] if level else []) + ["-ffp-contract=fast"]
 
 
 def flags(variant: str) -> list[str]:
@@ -93,7 +133,7 @@ def flags(variant: str) -> list[str]:
         raise ValueError(
             f"unknown CPU build variant {variant!r} (expected one of {', '.join(VARIANTS)})"
         )
-    return list(_FLAGS[variant])
+    return [*_FLAGS[variant], *isa_flags()]
 
 
 def _shim_dir(variant: str) -> Path:
