@@ -24,9 +24,11 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from schemas import Program
+from schemas import Program, Status
 from validators.backends.cpu import CpuBackend
 from validators.build_cache import BuildCache
+from validators.cpu.cuda_intrinsics import is_cuda_intrinsic
+from validators.engine import run_program
 from validators.sandbox import Limits, run_sandboxed
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
@@ -361,3 +363,34 @@ def test_the_inputs_reach_saturation_and_both_predicate_outcomes(results):
     assert (simd_reference("__vsubus", 16, a, b) != simd_reference("__vsub", 16, a, b)).any()
     _, pred = select_reference("__vibmax_s16x2", a, b)
     assert set(np.unique(pred)) == {0, 1, 2, 3}
+
+
+# --- an intrinsic the shim lacks --------------------------------------------------------------
+
+MISSING = r"""
+__global__ void k(int* o, int a, unsigned b) { o[0] = %s(a, b, 0); }
+int main() { int* o; cudaMalloc(&o, 4); k<<<1, 1>>>(o, 1, 2u); return cudaDeviceSynchronize(); }
+"""
+
+
+def test_a_missing_cuda_intrinsic_is_needs_gpu_naming_it(tmp_path):
+    # __dp2a_lo (Integer Intrinsics) is documented but not in the shim.
+    run = run_program(Program(source=MISSING % "__dp2a_lo"), CpuBackend(cache=BuildCache(tmp_path)))
+    assert run.status == Status.NEEDS_GPU, run.reason
+    assert "uses CUDA intrinsic __dp2a_lo, which the cpu backend does not provide" in run.reason
+
+
+def test_a_programs_own_undeclared_name_stays_a_compile_error(tmp_path):
+    run = run_program(Program(source=MISSING % "__dp2a_low"), CpuBackend(cache=BuildCache(tmp_path)))
+    assert run.status == Status.COMPILE_ERROR, run.reason
+
+
+@pytest.mark.parametrize("name", ALL_NAMES + ["__fadd_rz", "__float2ll_rd", "__ldcs", "__fns"])
+def test_documented_names_are_known_intrinsics(name):
+    assert is_cuda_intrinsic(name)
+
+
+@pytest.mark.parametrize("name", ["__vadd8", "__vsum4", "__vimax_u32_relu", "__my_helper",
+                                  "__fadd", "__popcnt", "__vimax3_s64"])
+def test_other_names_are_not(name):
+    assert not is_cuda_intrinsic(name)
