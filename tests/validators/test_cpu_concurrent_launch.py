@@ -103,9 +103,11 @@ def build_cache(tmp_path_factory) -> BuildCache:
 
 
 @pytest.mark.parametrize(
-    ("workers", "schedule"), [(4, "forward"), (2, "reverse"), (3, "random:11")]
+    ("workers", "schedule", "variant"),
+    [(4, "forward", "plain"), (2, "reverse", "plain"), (3, "random:11", "plain"),
+     (1, "forward", "asan")],
 )
-def test_host_threads_launch_kernels_at_once(build_cache, workers, schedule):
+def test_host_threads_launch_kernels_at_once(build_cache, workers, schedule, variant):
     program = Program(source=PROGRAM, filename="main.cu", extra_flags=["-fopenmp"])
     defines = {"THREADS": THREADS, "ROUNDS": ROUNDS, "BLOCKS": BLOCKS, "BLOCK": BLOCK}
     run = run_program(
@@ -114,6 +116,7 @@ def test_host_threads_launch_kernels_at_once(build_cache, workers, schedule):
         limits=DEFAULT_LIMITS.with_overrides(wall_seconds=60),
         defines=defines,
         schedule=schedule,
+        variant=variant,
     )
     assert run.status == Status.PASSED, (run.reason, run.outcome and run.outcome.stderr)
     lines = run.outcome.stdout.split("\n")

@@ -881,7 +881,7 @@ static void run_blocks(const LaunchSpec& s, unsigned long long nb, int workers,
   Pool& p = pool();
   if (j.wanted > 0) {
     std::lock_guard<std::mutex> lk(p.m);
-    grow_pool(p, workers - 1);
+    grow_pool(p, j.wanted);
     p.jobs.push_back(&j);
     p.cv.notify_all();
   }
@@ -1079,6 +1079,11 @@ void run_kernel(const LaunchSpec& s) {
     g_abort_launch.store(false);
     return;
   }
+#ifdef CUDASHIM_ASAN
+  // __shared__ is a plain static in this build: launches from several host threads take turns.
+  static std::mutex one_launch;
+  std::lock_guard<std::mutex> lk(one_launch);
+#endif
   run_blocks(s, nb, c.workers, perm.empty() ? nullptr : &perm);
   g_abort_launch.store(false);
 }
