@@ -545,18 +545,25 @@ class ProgramRun:
     outcome: RunOutcome | None
     build_seconds: float
     run_seconds: float
+    outputs: list[str] = field(default_factory=list)
+    """Files the program created or changed, copied to `keep_outputs` (relative paths)."""
 
 
 def run_program(program: Program, backend: str | Backend = "auto", args: list[str] | None = None,
                 *, limits: Limits | None = None, workdir_files: list[Path] | None = None,
                 defines: dict[str, int] | None = None, variant: str = "plain",
-                schedule: str = "default") -> ProgramRun:
+                schedule: str = "default", keep_outputs: Path | None = None) -> ProgramRun:
     """Build and run a standalone program once (no task): exit status, output, timings.
 
     `workdir_files` are copied into the run directory (e.g. input files the program reads).
     `variant` and `schedule` name one of the backend's builds and thread orders (cpu: `asan`,
-    `reverse`, ...), for a caller that runs the program under several.
+    `reverse`, ...), for a caller that runs the program under several. `limits` replace
+    `DEFAULT_LIMITS` (the backend may still lift some: ASan needs unlimited address space).
+    `keep_outputs`: a directory that receives the files the program wrote in its run
+    directory (new or changed ones; listed in `ProgramRun.outputs`).
     """
+    from .run_outputs import copy_outputs, snapshot
+
     be = _resolve(backend)
     t0 = time.monotonic()
     exe = be.build(program, defines or {}, variant=variant)
@@ -580,7 +587,10 @@ def run_program(program: Program, backend: str | Backend = "auto", args: list[st
                                     max_files=caps.copy_files)
             copied += report.bytes
         argv, env = be.command(exe, list(args or []), schedule=schedule)
+        inputs = snapshot(work)
         outcome = run_sandboxed(argv, work, limits=lim, env=env)
+        kept = copy_outputs(work, Path(keep_outputs), inputs) if keep_outputs else []
     verdict = be.classify(exe, outcome)
     status = verdict.status or Status.PASSED
-    return ProgramRun(status, verdict.reason, exe.compile, outcome, build_seconds, outcome.seconds)
+    return ProgramRun(status, verdict.reason, exe.compile, outcome, build_seconds, outcome.seconds,
+                      kept)

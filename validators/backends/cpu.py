@@ -58,6 +58,11 @@ one running at a time; see validators/cpu/README.md).
 unsupported, and libcu++'s `cuda::memcpy_async`/`cuda::pipeline` fail to build (`needs_gpu`)."""
 
 COMPILE_SECONDS = 300.0
+MAX_WORKERS = 24
+"""Block worker threads per run at most, whatever the core count (see OMP_THREAD_LIMIT)."""
+OMP_THREAD_LIMIT = 32
+"""OpenMP threads per run at most: with MAX_WORKERS, under the sandbox's 64 threads per run
+(the runtime shrinks its pool rather than fail when a thread cannot be created)."""
 
 
 class CpuBackend(Backend):
@@ -196,8 +201,10 @@ class CpuBackend(Backend):
             "ASAN_OPTIONS": "detect_leaks=0:allocator_may_return_null=1:symbolize=1:verify_asan_link_order=0",
             "CUDASHIM_NO_LAUNCH": "0",
         }
-        workers = self.workers or _usable_cores()
+        workers = self.workers or min(_usable_cores(), MAX_WORKERS)
         env["CUDASHIM_WORKERS"] = str(workers)
+        # The sandbox allows 64 threads per run: block workers and OpenMP's team share them.
+        env["OMP_THREAD_LIMIT"] = str(OMP_THREAD_LIMIT)
         return [str(exe.path), *args], _padded(env)
 
     def no_launch_env(self) -> dict[str, str] | None:
@@ -271,18 +278,41 @@ def _cxx_name(filename: str) -> str:
 _STD_FLAG = re.compile(r"^-std=(?:c|gnu)\+\+(\w+)$")
 # The shim is C++20 (std::source_location, concepts in its headers): later standards are fine.
 _STD_AT_LEAST_20 = {"20", "2a", "23", "2b", "26", "2c"}
+# Host flags g++ reads as nvcc passes them to the host compiler: macros, include dirs, -O
+# levels, OpenMP and threads (compile and link: the same g++ command links), libraries.
+_KEPT_FLAG = re.compile(
+    r"^-(D\w|U\w|I|O[0-3s]?$|fopenmp(-simd)?$|pthread$|l(m|gomp|pthread|rt|dl)$)"
+)
+_HOST_COMPILER_OPTION = re.compile(r"^(?:-Xcompiler|--compiler-options)(?:=(.*))?$")
 
 
 def _host_flags(flags: list[str]) -> tuple[list[str], list[str]]:
-    """Keep only flags g++ understands the same way (defines, include dirs, -O levels, a C++20
-    or later standard); also returns notes on the flags replaced."""
+    """Keep the flags g++ understands the same way (defines, include dirs, -O levels, OpenMP,
+    a C++20 or later standard, those nvcc hands to the host compiler with `-Xcompiler`); also
+    returns a note for each flag replaced or dropped."""
     kept: list[str] = []
     notes: list[str] = []
-    for f in flags:
+    i = 0
+    while i < len(flags):
+        f = flags[i]
+        host = _HOST_COMPILER_OPTION.match(f)
+        if host is not None:
+            value = host.group(1)
+            if value is None and i + 1 < len(flags):
+                i += 1
+                value = flags[i]
+            sub_kept, sub_notes = _host_flags([v for v in (value or "").split(",") if v])
+            kept += sub_kept
+            notes += sub_notes
+            i += 1
+            continue
         std = _STD_FLAG.match(f)
         if std is not None and std.group(1) not in _STD_AT_LEAST_20:
             # A Makefile's -std=c++17 is what nvcc was given; the shim itself needs C++20.
             notes.append(f"cudashim: {f} replaced by -std=c++20 (the shim's headers need C++20)")
-        elif std is not None or re.match(r"^-(D\w|U\w|I|O[0-3s]?$)", f):
+        elif std is not None or _KEPT_FLAG.match(f):
             kept.append(f)
+        else:
+            notes.append(f"cudashim: flag {f} not passed to g++ (kept: -D, -U, -I, -O, -std, OpenMP, -pthread, -l)")
+        i += 1
     return kept, notes

@@ -1,10 +1,16 @@
 """`python -m validators run PROG.cu [-- ARGS...]`: build and run one standalone program.
 
 For programs such as HeCBench's: the program's folder is on the include path, extra compiler
-flags from its Makefile go in with `--flag`/`-X` (repeatable), `-D NAME=VALUE` defines a
-macro, `--with-dir` copies the program's folder into the run directory (for programs that
-read their own data files), `--file` copies single files. Reports exit status, output and
-timings. Exit code: 0 when the run was clean, 1 otherwise, 2 bad input or unusable backend.
+flags from its Makefile go in with `--flag`/`-X` (repeatable; host flags such as `-fopenmp`
+or `-Xcompiler -fopenmp` reach g++ on the cpu backend), `-D NAME=VALUE` defines a macro,
+`--with-dir` copies the program's folder into the run directory (for programs that read their
+own data files), `--file` copies single files, `--keep-outputs DIR` copies back the files the
+program wrote. `--variant` (cpu: `plain` or `asan`) and `--schedule` (cpu:
+`forward|reverse|random:SEED`) pick one of the backend's builds and thread orders. Limits:
+`--timeout` (wall clock), `--cpu-time` (default: the timeout times the cores the run may use),
+`--memory` (address space and resident memory; default 16 GiB address space). Reports exit
+status, output and timings. Exit code: 0 when the run was clean, 1 otherwise, 2 bad input or
+unusable backend.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from pathlib import Path
 
 from schemas import Status
@@ -21,6 +28,10 @@ from validators.cli.errors import fail, internal_error
 from validators.safe_fs import UnsafePath
 
 OUTPUT_SHOWN = 4000
+DEFAULT_ADDRESS_SPACE = 16 << 30
+"""Address-space cap of a run: well above what a program that allocates a few GiB maps."""
+_SCHEDULE = re.compile(r"^(forward|reverse|random:\d+)$")
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]?)(?:i?B)?$", re.IGNORECASE)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -47,6 +58,19 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                    help="copy this file into the run directory (repeatable)")
     p.add_argument("--expect", metavar="TEXT",
                    help="the run passes only if stdout contains TEXT (e.g. PASS for HeCBench)")
+    p.add_argument("--variant", default="plain",
+                   help="build variant (cpu: plain or asan; cuda: plain or a compute-sanitizer "
+                        "tool)")
+    p.add_argument("--schedule", default="forward",
+                   help="thread order on the cpu backend: forward, reverse or random:SEED")
+    p.add_argument("--cpu-time", metavar="SECONDS",
+                   help="CPU seconds for the run, all threads together, or 'none' (default: "
+                        "--timeout times the cores the run may use)")
+    p.add_argument("--memory", metavar="SIZE",
+                   help="address space and resident memory of the run, e.g. 8G, or 'none' "
+                        "(default: 16G of address space)")
+    p.add_argument("--keep-outputs", metavar="DIR",
+                   help="copy the files the program wrote in its run directory into DIR")
     p.add_argument("--json", action="store_true", help="print a JSON report")
 
 
@@ -77,10 +101,68 @@ def _defines(items: list[str]) -> dict[str, int | str]:
     return out
 
 
+def _size(text: str) -> int | None:
+    """Bytes of `--memory` ('8G', '512M', '1073741824', 'none')."""
+    if text.lower() == "none":
+        return None
+    m = _SIZE.match(text.strip())
+    if not m:
+        raise ValueError(f"bad --memory {text!r}: expected a size such as 8G, 512M or none")
+    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m.group(2).upper()]
+    size = int(float(m.group(1)) * scale)
+    if size <= 0:
+        raise ValueError(f"bad --memory {text!r}: must be more than 0 bytes")
+    return size
+
+
+def _cpu_seconds(text: str | None, timeout: float) -> float | None:
+    if text is None:
+        return timeout * max(1, len(os.sched_getaffinity(0)))
+    if text.lower() == "none":
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise ValueError(f"bad --cpu-time {text!r}: expected seconds or none") from None
+    if seconds <= 0:
+        raise ValueError(f"bad --cpu-time {text!r}: must be more than 0 seconds")
+    return seconds
+
+
+def _limits(args: argparse.Namespace) -> dict[str, object]:
+    """Sandbox limit overrides from --timeout, --cpu-time and --memory."""
+    if args.timeout <= 0:
+        raise ValueError(f"bad --timeout {args.timeout}: must be more than 0 seconds")
+    out: dict[str, object] = {
+        "wall_seconds": args.timeout,
+        "cpu_seconds": _cpu_seconds(args.cpu_time, args.timeout),
+        "memory_bytes": DEFAULT_ADDRESS_SPACE,
+    }
+    if args.memory is not None:
+        out["memory_bytes"] = out["rss_bytes"] = _size(args.memory)
+    return out
+
+
+def _check_variant_and_schedule(args: argparse.Namespace, backend: object) -> None:
+    variants = {"plain", *backend.variants(thorough=True)}  # type: ignore[attr-defined]
+    if args.variant not in variants:
+        raise ValueError(f"bad --variant {args.variant!r}: the {backend.name} backend builds "  # type: ignore[attr-defined]
+                         f"{', '.join(sorted(variants))}")
+    if not _SCHEDULE.match(args.schedule):
+        raise ValueError(f"bad --schedule {args.schedule!r}: expected forward, reverse or "
+                         "random:SEED")
+
+
+def _build_notes(diagnostics: str) -> list[str]:
+    """What the backend changed about the build (flags replaced or not passed to the compiler)."""
+    return [line for line in diagnostics.splitlines() if line.startswith("cudashim: ")]
+
+
 def main(args: argparse.Namespace) -> int:
     from validators.backends import BackendUnavailable, get_backend
     from validators.cli.check_cmd import load_program
     from validators.engine import DEFAULT_LIMITS, run_program
+    from validators.run_outputs import check_destination
     from validators.sandbox import SandboxError
 
     try:
@@ -95,13 +177,18 @@ def main(args: argparse.Namespace) -> int:
         return fail(f"file not found: {missing[0]}")
     if args.arch:
         os.environ["CKD_CUDA_ARCH"] = args.arch
+    keep = Path(args.keep_outputs) if args.keep_outputs else None
     try:
         defines = _defines(args.defines)
+        limits = DEFAULT_LIMITS.with_overrides(_limits(args))
+        if keep is not None:
+            check_destination(keep)
         folder = prog_path.resolve().parent
         program = load_program(str(prog_path), extra_flags=[f"-I{folder}", *args.flags])
         # The program's folder is on the include path by the operator's choice (this command),
         # so the sandboxed compiler may read it.
         backend = get_backend(args.backend).with_include_dirs([folder])
+        _check_variant_and_schedule(args, backend)
     except (BackendUnavailable, SandboxError) as exc:
         return fail(str(exc))
     except (OSError, ValueError) as exc:
@@ -109,10 +196,10 @@ def main(args: argparse.Namespace) -> int:
     files = [Path(f) for f in args.files]
     if args.with_dir:
         files = [*sorted(folder.iterdir()), *files]
-    limits = DEFAULT_LIMITS.with_overrides(wall_seconds=args.timeout)
     try:
         run = run_program(program, backend, prog_args, limits=limits, workdir_files=files,
-                          defines=defines)  # type: ignore[arg-type]
+                          defines=defines, variant=args.variant,  # type: ignore[arg-type]
+                          schedule=args.schedule, keep_outputs=keep)
     except (SandboxError, CapExceeded, UnsafePath) as exc:
         return fail(str(exc))
     except Exception as exc:  # a backend's own failure must not end in a traceback
@@ -121,13 +208,18 @@ def main(args: argparse.Namespace) -> int:
     if args.expect and run.status == Status.PASSED and out is not None and args.expect not in out.stdout:
         run.status, run.reason = Status.FAILED, f"stdout does not contain {args.expect!r}"
     report = {
-        "program": str(prog_path), "backend": backend.name, "status": run.status.value,
+        "program": str(prog_path), "backend": backend.name, "variant": args.variant,
+        "schedule": args.schedule, "status": run.status.value,
         "reason": run.reason, "build_seconds": round(run.build_seconds, 3),
         "build_cached": run.compile.cached, "run_seconds": round(run.run_seconds, 3),
         "exit_code": out.exit_code if out else None, "signal": out.signal if out else None,
         "timed_out": out.timed_out if out else False, "limit_hit": out.limit_hit if out else None,
         "stdout": out.stdout[-OUTPUT_SHOWN:] if out else "",
         "stderr": out.stderr[-OUTPUT_SHOWN:] if out else run.compile.diagnostics[-OUTPUT_SHOWN:],
+        "build_notes": _build_notes(run.compile.diagnostics),
+        "limits": {"wall_seconds": limits.wall_seconds, "cpu_seconds": limits.cpu_seconds,
+                   "memory_bytes": limits.memory_bytes, "rss_bytes": limits.rss_bytes},
+        "outputs": [str(keep / f) for f in run.outputs] if keep else [],
     }
     if args.json:
         print(json.dumps(report, indent=2))
@@ -138,6 +230,11 @@ def main(args: argparse.Namespace) -> int:
               f"run {run.run_seconds:.2f}s, exit code {report['exit_code']}"
               + (f", signal {out.signal}" if out and out.signal else "")
               + (f", limit hit: {out.limit_hit}" if out and out.limit_hit else ""))
+        if report["build_notes"] and run.status != Status.COMPILE_ERROR:
+            print("--- build notes ---\n" + "\n".join(report["build_notes"]))
+        if keep is not None:
+            print(f"{len(run.outputs)} output file(s) kept in {keep}"
+                  + "".join(f"\n  {f}" for f in run.outputs[:20]))
         if report["stdout"]:
             print("--- stdout ---\n" + report["stdout"].rstrip())
         if report["stderr"]:

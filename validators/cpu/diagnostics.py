@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from ..analysis.features import match_include, match_name
+from .cuda_intrinsics import is_cuda_intrinsic
 
 MAX_DIAGNOSTICS = 8000
 
@@ -77,6 +78,8 @@ def _feature_for_name(name: str) -> str | None:
         return f"{feature} ({name} is not in the CPU shim's {_SUBSET_LIBRARIES[feature]} subset)"
     if feature:
         return f"{feature} ({name})"
+    if is_cuda_intrinsic(name):
+        return f"uses CUDA intrinsic {name}, which the cpu backend does not provide"
     if _CUDA_NAME.match(name):
         return f"{name} (not provided by the CPU shim)"
     return None

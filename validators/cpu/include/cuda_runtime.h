@@ -1007,14 +1007,8 @@ inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
   for (int i = 0; i < 4; ++i) c += ((a >> (8 * i)) & 0xff) * ((b >> (8 * i)) & 0xff);
   return c;
 }
-inline int __vabsdiffs4(int a, int b) {
-  unsigned r = 0;
-  for (int i = 0; i < 4; ++i) {
-    int x = (signed char)(a >> (8 * i)), y = (signed char)(b >> (8 * i));
-    r |= (unsigned)((x > y ? x - y : y - x) & 0xff) << (8 * i);
-  }
-  return (int)r;
-}
+// SIMD-within-a-word (__vadd2 ... __vsubus4) and DPX (__vimax3_s32, __viaddmax_s16x2, ...).
+#include <cudashim/simd_intrinsics.h>
 
 // Texture and surface objects (arrays, cudaCreateTextureObject, tex2D, surf2Dwrite, ...).
 #include <texture_indirect_functions.h>

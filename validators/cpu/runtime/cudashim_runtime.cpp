@@ -11,12 +11,14 @@
 // forward | reverse | random:<seed>); a program whose outputs depend on it has a race.
 #include "cuda_runtime.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdarg>
 #include <mutex>
 #include <random>
 #include <signal.h>
 #include <string>
+#include <system_error>
 #include <cerrno>
 #include <sys/mman.h>
 #include <thread>
@@ -857,17 +859,24 @@ void* dyn_smem() {
 }
 
 // ---------------------------------------------------------------- the worker pool
+// One launch: its blocks are taken in schedule order by the launching thread and by the pool's
+// helpers that join it. Several host threads (OpenMP, std::thread) may launch at once: each
+// posts its own Job, shares the helpers with the others, and always works through its own
+// blocks itself, so no launch ever waits for another one (helpers only speed it up).
+struct Job {
+  const LaunchSpec* spec = nullptr;
+  unsigned long long nblocks = 0;
+  const std::vector<unsigned long long>* perm = nullptr;
+  std::atomic<unsigned long long> next{0};
+  int wanted = 0;  // helpers the launch can use (blocks - 1, at most workers - 1)
+  int joined = 0;  // helpers working on it now (under Pool::m)
+};
+
 struct Pool {
   std::mutex m;
   std::condition_variable cv, done_cv;
   std::vector<std::thread> threads;
-  const LaunchSpec* job = nullptr;
-  unsigned long long nblocks = 0;
-  const std::vector<unsigned long long>* perm = nullptr;
-  std::atomic<unsigned long long> next{0};
-  unsigned long long generation = 0;
-  int busy = 0;
-  int wanted = 0;
+  std::vector<Job*> jobs;  // launches still open to helpers, oldest first
 };
 
 static Pool& pool() {
@@ -881,28 +890,71 @@ static inline unsigned long long block_at(unsigned long long k, unsigned long lo
   return config().order == Order::Reverse ? nb - 1 - k : k;
 }
 
-static void drain(Worker* w, Pool& p) {
+static void drain(Worker* w, Job& j) {
   unsigned long long k;
-  while ((k = p.next.fetch_add(1)) < p.nblocks) {
+  while ((k = j.next.fetch_add(1)) < j.nblocks) {
     if (g_abort_launch.load(std::memory_order_relaxed)) break;
-    run_block(w, *p.job, block_at(k, p.nblocks, p.perm));
+    run_block(w, *j.spec, block_at(k, j.nblocks, j.perm));
   }
 }
 
-static void worker_loop(int id) {
+static Job* open_job(Pool& p) {
+  for (Job* j : p.jobs)
+    if (j->joined < j->wanted && j->next.load(std::memory_order_relaxed) < j->nblocks) return j;
+  return nullptr;
+}
+
+static void worker_loop() {
   Pool& p = pool();
   Worker* w = worker();
-  unsigned long long seen = 0;
   for (;;) {
     std::unique_lock<std::mutex> lk(p.m);
-    p.cv.wait(lk, [&] { return p.generation != seen && id < p.wanted; });
-    seen = p.generation;
+    Job* j = nullptr;
+    p.cv.wait(lk, [&] { return (j = open_job(p)) != nullptr; });
+    j->joined++;
     lk.unlock();
-    prepare_worker(w, *p.job);
-    drain(w, p);
+    prepare_worker(w, *j->spec);
+    drain(w, *j);
     finish_worker(w);
     lk.lock();
-    if (--p.busy == 0) p.done_cv.notify_all();
+    if (--j->joined == 0) p.done_cv.notify_all();
+  }
+}
+
+// Grows the pool towards `helpers` threads; a thread the process may not create (the sandbox
+// caps threads per run, and OpenMP's count too) only means fewer helpers.
+static void grow_pool(Pool& p, int helpers) {
+  while ((int)p.threads.size() < helpers) {
+    try {
+      p.threads.emplace_back(worker_loop);
+    } catch (const std::system_error&) {
+      return;
+    }
+  }
+}
+
+static void run_blocks(const LaunchSpec& s, unsigned long long nb, int workers,
+                       const std::vector<unsigned long long>* perm) {
+  Worker* me = worker();
+  Job j;
+  j.spec = &s;
+  j.nblocks = nb;
+  j.perm = perm;
+  j.wanted = (int)std::min<unsigned long long>((unsigned long long)workers, nb) - 1;
+  Pool& p = pool();
+  if (j.wanted > 0) {
+    std::lock_guard<std::mutex> lk(p.m);
+    grow_pool(p, j.wanted);
+    p.jobs.push_back(&j);
+    p.cv.notify_all();
+  }
+  prepare_worker(me, s);
+  drain(me, j);
+  finish_worker(me);
+  if (j.wanted > 0) {
+    std::unique_lock<std::mutex> lk(p.m);
+    p.jobs.erase(std::find(p.jobs.begin(), p.jobs.end(), &j));
+    p.done_cv.wait(lk, [&] { return j.joined == 0; });
   }
 }
 
@@ -1081,32 +1133,22 @@ void run_kernel(const LaunchSpec& s) {
       set_error(cudaErrorCooperativeLaunchTooLarge);
       return;
     }
-    run_cooperative(s, nb);
+    {
+      // The co-resident grid owns the block threads until it ends: launches from other host
+      // threads take their turn.
+      static std::mutex one_grid;
+      std::lock_guard<std::mutex> lk(one_grid);
+      run_cooperative(s, nb);
+    }
     g_abort_launch.store(false);
     return;
   }
-  Worker* me = worker();
-  const int helpers = (int)std::min<unsigned long long>((unsigned long long)c.workers, nb) - 1;
-  Pool& p = pool();
-  p.job = &s;
-  p.nblocks = nb;
-  p.perm = perm.empty() ? nullptr : &perm;
-  p.next.store(0);
-  if (helpers > 0) {
-    std::lock_guard<std::mutex> lk(p.m);
-    while ((int)p.threads.size() < helpers) p.threads.emplace_back(worker_loop, (int)p.threads.size());
-    p.wanted = helpers;
-    p.busy = helpers;
-    p.generation++;
-    p.cv.notify_all();
-  }
-  prepare_worker(me, s);
-  drain(me, p);
-  finish_worker(me);
-  if (helpers > 0) {
-    std::unique_lock<std::mutex> lk(p.m);
-    p.done_cv.wait(lk, [&] { return p.busy == 0; });
-  }
+#ifdef CUDASHIM_ASAN
+  // __shared__ is a plain static in this build: launches from several host threads take turns.
+  static std::mutex one_launch;
+  std::lock_guard<std::mutex> lk(one_launch);
+#endif
+  run_blocks(s, nb, c.workers, perm.empty() ? nullptr : &perm);
   g_abort_launch.store(false);
 }
 
