@@ -40,7 +40,9 @@ from .compare import read_no_follow
 ACCESS_LOG = ".ckd-access.log"
 UPLOAD_LOG = ".ckd-uploads"
 """Written by the cpu runtime in the no-launch run (see validators.engine.upload_hash)."""
-RUNTIME_FILES = {ACCESS_LOG, UPLOAD_LOG}
+POISON_LOG = ".ckd-poison"
+"""Written by the cpu runtime in the poisoned runs (the buffers it filled, by number)."""
+RUNTIME_FILES = {ACCESS_LOG, UPLOAD_LOG, POISON_LOG}
 HARDCODED_FLOATS = 256
 ALLOWED_PREFIXES = ("/usr/", "/lib/", "/lib64/", "/lib32/", "/proc/", "/sys/", "/dev/",
                     "/etc/ld.so.", "/etc/localtime", "/run/nvidia", "/var/run/nvidia")

@@ -101,6 +101,10 @@ class _Run:
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     uploads: set[tuple[int, int]] = field(default_factory=set)
     """(bytes, upload_hash) of each host-to-device copy, from the no-launch run."""
+    poison: int | None = None
+    """The byte device and shared memory started as (None: not poisoned)."""
+    poison_log: dict[int, str] = field(default_factory=dict)
+    """Poisoned buffers by number, as the runtime described them."""
 
 
 @dataclass
@@ -236,6 +240,11 @@ class Engine:
         defines = task.defines_for(case)
         runs: list[_Run] = []
         exe: Executable | None = None
+        # The checking variants start device and shared memory filled with different bytes:
+        # outputs that change with the byte read memory nobody wrote.
+        poisons = ({v: POISON_BYTES[i % len(POISON_BYTES)] for i, v in enumerate(variants)}
+                   if len(variants) > 1 and self.backend.poison_env(0) is not None else {})
+        exes: dict[str, Executable] = {}
         for variant in variants:
             try:
                 exe = self.backend.build(program, defines, variant=variant)
@@ -252,13 +261,25 @@ class Engine:
             if exe.path is None or not exe.compile.ok:
                 return CaseResult(case=case.name, status=Status.COMPILE_ERROR,
                                   reason=_compile_reason(exe.compile), seconds=time.monotonic() - t0)
+            exes[variant] = exe
+            poison_env = self.backend.poison_env(poisons[variant]) if variant in poisons else None
             for schedule in schedules:
-                run = self._run_once(task, exe, case, inputs, sizes, variant, schedule)
+                run = self._run_once(task, exe, case, inputs, sizes, variant, schedule,
+                                     extra_env=poison_env)
+                run.poison = poisons.get(variant)
                 runs.append(run)
                 if run.status is not None:
                     # Decided (crash, limit, cheat, no GPU): the remaining variants would only
                     # repeat it at a higher cost, and a hostile program gets one run, not six.
                     return self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
+        if poisons:
+            uninit = self._uninitialised_reads(task, case, inputs, sizes, runs, exes)
+            if uninit:
+                last = runs[-1].outcome
+                return CaseResult(case=case.name, seconds=time.monotonic() - t0,
+                                  schedules=sorted({r.schedule for r in runs}), status=Status.FAILED,
+                                  reason=uninit, exit_code=last.exit_code,
+                                  stdout_tail=_tail(last.stdout), stderr_tail=_tail(last.stderr))
         judged = self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
         if kernel_check and judged.status == Status.PASSED and exe is not None:
             note = self._without_kernels(task, exe, case, inputs, sizes, runs[0].arrays)
@@ -267,6 +288,35 @@ class Engine:
                 judged.status, judged.reason = Status.REJECTED, note
             judged.seconds = time.monotonic() - t0
         return judged
+
+    def _uninitialised_reads(self, task: Task, case: InputCase, inputs: dict[str, np.ndarray],
+                             sizes: dict[str, int], runs: list[_Run],
+                             exes: dict[str, Executable]) -> str:
+        """A failure reason when two runs of one schedule under different poison bytes disagree,
+        naming the buffer: runs that poison only one buffer differently find it."""
+        for a in runs:
+            for b in runs:
+                if not (a.schedule == b.schedule and a.poison is not None and b.poison is not None
+                        and a.poison < b.poison):
+                    continue
+                diff = _first_difference(task, a, b)
+                if not diff:
+                    continue
+                base = b  # bisect on b's build: its poison byte everywhere but buffer k
+                exe = exes[base.variant]
+                named = ""
+                for k, desc in sorted(base.poison_log.items())[:MAX_POISON_PROBES]:
+                    env = self.backend.poison_env(base.poison, only=k, alt=a.poison) or {}
+                    probe = self._run_once(task, exe, case, inputs, sizes, base.variant,
+                                           base.schedule, extra_env=env)
+                    if probe.status is None and _first_difference(task, base, probe):
+                        named = desc
+                        break
+                what = named or "memory no thread or copy wrote"
+                return (f"reads uninitialised memory: {what} (outputs change when device and "
+                        f"shared memory start as 0x{a.poison:02x} instead of 0x{b.poison:02x}: "
+                        f"{diff})")
+        return ""
 
     def _without_kernels(self, task: Task, exe: Executable, case: InputCase,
                          inputs: dict[str, np.ndarray], sizes: dict[str, int],
@@ -316,8 +366,9 @@ class Engine:
             before = anticheat.input_digests(work, task)
             argv, env = self.backend.command(exe, [], schedule=schedule)
             env = {**env, **(extra_env or {})}
-            if extra_env:
-                env["CUDASHIM_UPLOAD_LOG"] = str(work / UPLOAD_LOG)
+            if any(k.startswith("CUDASHIM_") for k in env):  # the cpu runtime's own logs
+                env["CUDASHIM_UPLOAD_LOG"] = str(work / UPLOAD_LOG).ljust(SHIM_LOG_WIDTH)
+                env["CUDASHIM_POISON_LOG"] = str(work / POISON_LOG).ljust(SHIM_LOG_WIDTH)
             preload = None
             if self._shim is not None and variant not in ("memcheck", "racecheck"):
                 preload = self._shim
@@ -367,8 +418,8 @@ class Engine:
                 run.status, run.reason = Status.REJECTED, "; ".join([*modified, *unread])
                 return run
             self._compare(task, work, sizes, run)
-            if extra_env:
-                run.uploads = _read_uploads(work)
+            run.uploads = _read_uploads(work)
+            run.poison_log = _read_poison_log(work)
             return run
 
     def _compare(self, task: Task, work: Path, sizes: dict[str, int], run: _Run) -> None:
@@ -433,6 +484,13 @@ class Engine:
 
 
 UPLOAD_LOG = anticheat.UPLOAD_LOG
+POISON_LOG = anticheat.POISON_LOG
+POISON_BYTES = (0xA5, 0x5A)
+"""Bytes the checking variants fill fresh device and shared memory with: finite and far apart
+as floats (-2.9e-16, 1.5e16) and as integers, so a read of either shows in the outputs."""
+MAX_POISON_PROBES = 16
+SHIM_LOG_WIDTH = 160
+"""Log paths are padded like the shim's other settings (see backends/cpu.py `_padded`)."""
 _C0, _C1, _C2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 
 
@@ -460,6 +518,21 @@ def _read_uploads(work: Path) -> set[tuple[int, int]]:
         parts = line.split()
         if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
             out.add((int(parts[0]), int(parts[1])))
+    return out
+
+
+def _read_poison_log(work: Path) -> dict[int, str]:
+    from .safe_fs import read_regular
+
+    try:
+        text = read_regular(work, POISON_LOG, 1 << 22).decode("utf-8", "replace")
+    except OSError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        k, _, desc = line.partition("\t")
+        if k.isdigit() and desc:
+            out[int(k)] = desc[:200]
     return out
 
 
@@ -518,7 +591,8 @@ def _first_difference(task: Task, a: _Run, b: _Run) -> str:
             xf, yf = x.ravel(), y.ravel()
             same = (xf == yf) | (np.isnan(xf) & np.isnan(yf)) if xf.dtype.kind == "f" else xf == yf
             idx = int(np.argmin(same)) if not same.all() else 0
-            return f"output {spec.name} differs at index {idx} ({xf[idx]!r} vs {yf[idx]!r})"
+            return (f"output {spec.name} differs at index {idx} "
+                    f"({xf[idx].item()!r} vs {yf[idx].item()!r})")
     return ""
 
 

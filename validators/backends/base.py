@@ -94,6 +94,12 @@ class Backend(ABC):
         this backend cannot (the check is then skipped and the result says so)."""
         return None
 
+    def poison_env(self, byte: int, *, only: int | None = None,
+                   alt: int | None = None) -> dict[str, str] | None:
+        """Environment that starts device and shared memory filled with `byte` (with `only`,
+        buffer number `only` gets `alt` instead), or None when this backend cannot."""
+        return None
+
     def unsupported_features(self, features: list[str]) -> list[str]:
         """Static-analysis feature flags (see `validators.analysis`) this backend cannot run.
 

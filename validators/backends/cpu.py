@@ -200,6 +200,9 @@ class CpuBackend(Backend):
             # Leaks are not out-of-bounds accesses; symbolised reports give the source line.
             "ASAN_OPTIONS": "detect_leaks=0:allocator_may_return_null=1:symbolize=1:verify_asan_link_order=0",
             "CUDASHIM_NO_LAUNCH": "0",
+            # Every run carries the same settings (empty = off), so their wiped bytes in
+            # /proc/self/environ have the same shape whichever check a run belongs to.
+            "CUDASHIM_POISON": "",
         }
         workers = self.workers or min(_usable_cores(), MAX_WORKERS)
         env["CUDASHIM_WORKERS"] = str(workers)
@@ -209,6 +212,13 @@ class CpuBackend(Backend):
 
     def no_launch_env(self) -> dict[str, str] | None:
         return _padded({"CUDASHIM_NO_LAUNCH": "1"})
+
+    def poison_env(self, byte: int, *, only: int | None = None,
+                   alt: int | None = None) -> dict[str, str] | None:
+        env = {"CUDASHIM_POISON": f"0x{byte:02x}"}
+        if only is not None and alt is not None:
+            env |= {"CUDASHIM_POISON_ONLY": str(only), "CUDASHIM_POISON_ALT": f"0x{alt:02x}"}
+        return _padded(env)
 
     def schedules(self, *, thorough: bool = True) -> list[str]:
         if self._schedules is not None:

@@ -265,7 +265,21 @@ def _static_shared_edits(src: bytes, decl: Node) -> list[_Edit]:
     for c in decl.children:
         if c.type == "storage_class_specifier" and _text(src, c) == "static":
             edits.append(_Edit(c.start_byte, c.end_byte, b" " * (c.end_byte - c.start_byte)))
+    # Inside a function body, tell the runtime where each variable lives, on the same line, so
+    # the checking runs can fill it with a poison byte once per block (`shared_decl`).
+    if decl.parent is not None and decl.parent.type == "compound_statement":
+        names = [n for n in (_declared_name(src, d) for d in decl.children_by_field_name("declarator")) if n]
+        calls = "".join(f' ::cudashim::shared_decl((void*)&{n}, sizeof({n}), "{n}", __LINE__);'
+                        for n in names)
+        if calls:
+            edits.append(_Edit(decl.end_byte, decl.end_byte, calls.encode()))
     return edits
+
+
+def _declared_name(src: bytes, node: Node | None) -> str:
+    while node is not None and node.type != "identifier":
+        node = node.child_by_field_name("declarator")
+    return _text(src, node) if node is not None else ''
 
 
 _MACRO_PREFIX = b"void cudashim_macro_body(){"

@@ -378,6 +378,7 @@ cudaError_t cudaProfilerStop();
 
 namespace cudashim {
 void* dyn_smem();
+void shared_decl(void* p, size_t n, const char* name, unsigned line);
 void* symbol_check(const void* p);
 void set_error(cudaError_t e);
 void note_upload(const void* src, size_t n);

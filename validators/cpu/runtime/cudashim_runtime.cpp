@@ -735,12 +735,77 @@ static bool resolve_coalesced(Worker* w) {
   return any;
 }
 
+// ---------------------------------------------------------------- poisoned memory
+// CUDASHIM_POISON=<byte>: device allocations and shared memory (static, per block, and dynamic)
+// start filled with this byte instead of whatever the host allocator left (often zeros, which
+// hides reads of uninitialised memory). The engine runs its two checking variants with two
+// different bytes: outputs that change with the byte read memory nobody wrote. To name the
+// buffer, CUDASHIM_POISON_ONLY=<k> gives buffer k (numbered in order of first use, listed in
+// CUDASHIM_POISON_LOG) CUDASHIM_POISON_ALT instead.
+static int env_byte(const char* name) {
+  const char* v = shim_env(name);
+  if (!v || !*v) return -1;
+  return (int)(strtol(v, nullptr, 0) & 0xff);
+}
+static int poison_byte() { static const int b = env_byte("CUDASHIM_POISON"); return b; }
+static int poison_only() {
+  static const int k = [] { const char* v = shim_env("CUDASHIM_POISON_ONLY"); return v && *v ? atoi(v) : -1; }();
+  return k;
+}
+static std::mutex g_poison_mutex;
+static std::vector<std::string>& poison_names() { static std::vector<std::string> v; return v; }
+
+// The buffer's number (assigned, and logged, on first use of its description).
+static int poison_id(const std::string& desc) {
+  std::lock_guard<std::mutex> lk(g_poison_mutex);
+  auto& names = poison_names();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == desc) return (int)i;
+  names.push_back(desc);
+  static const char* path = shim_env("CUDASHIM_POISON_LOG");
+  if (path && *path) {
+    FILE* f = fopen(path, "a");
+    if (f) { fprintf(f, "%zu\t%s\n", names.size() - 1, desc.c_str()); fclose(f); }
+  }
+  return (int)names.size() - 1;
+}
+static int poison_for(int id) {
+  static const int alt = env_byte("CUDASHIM_POISON_ALT");
+  return (id == poison_only() && alt >= 0) ? alt : poison_byte();
+}
+static void poison_fill(void* p, size_t n, const std::string& desc) {
+  if (poison_byte() < 0 || !p || n == 0) return;
+  memset(p, poison_for(poison_id(desc)), n);
+}
+
+unsigned long long block_serial();
+// Called (by the rewritten source) where a kernel declares a static __shared__ variable: the
+// first thread of each block to get there fills it, once per block.
+void shared_decl(void* p, size_t n, const char* name, unsigned line) {
+  if (poison_byte() < 0) return;
+  struct Seen { void* p; unsigned long long serial; };
+  static thread_local std::vector<Seen> seen;
+  const unsigned long long serial = block_serial();
+  for (Seen& e : seen) {
+    if (e.p != p) continue;
+    if (e.serial == serial) return;
+    e.serial = serial;
+    goto fill;
+  }
+  seen.push_back(Seen{p, serial});
+fill:
+  poison_fill(p, n, std::string("__shared__ ") + name + " (line " + std::to_string(line) + ", kernel " +
+                        (t_kernel ? t_kernel : "?") + ")");
+}
+
 static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
   const unsigned gx = s.grid.x, gy = s.grid.y;
   blockIdx = uint3{(unsigned)(lin % gx), (unsigned)((lin / gx) % gy), (unsigned)(lin / ((unsigned long long)gx * gy))};
   w->block_lin = lin;
   static std::atomic<unsigned long long> serials{0};
   w->block_serial = ++serials;
+  if (s.shmem && poison_byte() >= 0)
+    poison_fill(w->smem, s.shmem, std::string("dynamic shared memory (kernel ") + s.name + ")");
   const int n = w->nthreads;
   for (int i = 0; i < n; ++i) {
     Fiber& f = w->fibers[i];
@@ -1238,6 +1303,10 @@ static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n
   void* m = nullptr;
   // Exactly n bytes (aligned like the GPU's allocator), so AddressSanitizer catches overruns.
   if (posix_memalign(&m, 256, n) != 0 || !m) return ret(cudaErrorMemoryAllocation);
+  if (&set == &device_allocs()) {
+    static std::atomic<unsigned long long> count{0};
+    poison_fill(m, n, "device allocation #" + std::to_string(++count) + " (" + std::to_string(n) + " bytes)");
+  }
   std::lock_guard<std::mutex> lk(g_alloc_mutex);
   set.insert(m);
   *p = m;
