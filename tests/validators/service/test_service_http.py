@@ -29,7 +29,8 @@ from validators.client import AsyncValidationClient, ServiceError, ValidationCli
 from validators.service.pool import SNAPSHOT_SECONDS
 
 TOKEN = "s3cret-token"
-TIMEOUT = 8  # seconds per validation; the endless program costs one of these
+TIMEOUT = 120  # seconds per validation: never reached by a real check, even on a loaded machine
+SHORT_TIMEOUT = 8  # the endless program's own server: it costs one of these
 QUEUE = 2
 
 
@@ -38,6 +39,14 @@ def server(tmp_path_factory):
     srv = start_server(tmp_path_factory.mktemp("service"), "--backend", "cpu", "--workers", "1",
                        "--queue", str(QUEUE), "--timeout", str(TIMEOUT),
                        "--max-body-bytes", str(1 << 20), token=TOKEN)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def short_server(tmp_path_factory):
+    srv = start_server(tmp_path_factory.mktemp("service-short"), "--backend", "cpu", "--workers",
+                       "1", "--timeout", str(SHORT_TIMEOUT), token=TOKEN)
     yield srv
     srv.stop()
 
@@ -123,7 +132,12 @@ def test_tasks_docs_and_metrics(server, client):
     assert "ckd_queue_depth" in text and "ckd_request_seconds_bucket" in text
 
 
-def test_a_program_that_never_ends_times_out_and_frees_its_worker(server, client):
+def test_a_program_that_never_ends_times_out_and_frees_its_worker(short_server):
+    with ValidationClient(short_server.url, token=TOKEN, retries=0) as client:
+        _endless_then_healthy(short_server, client)
+
+
+def _endless_then_healthy(server, client) -> None:
     marker = f"ckd-endless-{uuid.uuid4().hex}"
     with pytest.raises(ServiceError) as err:
         client.validate(endless_program(marker), task_id=TASK)
