@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from schemas import Status
-from validators.backends import BACKEND_NAMES
+from validators.backends import BACKEND_NAMES, Backend
 from validators.cli.errors import fail, internal_error
 
 OUTPUT_SHOWN = 4000
@@ -141,10 +141,10 @@ def _limits(args: argparse.Namespace) -> dict[str, object]:
     return out
 
 
-def _check_variant_and_schedule(args: argparse.Namespace, backend: object) -> None:
-    variants = {"plain", *backend.variants(thorough=True)}  # type: ignore[attr-defined]
+def _check_variant_and_schedule(args: argparse.Namespace, backend: Backend) -> None:
+    variants = {"plain", *backend.variants(thorough=True)}
     if args.variant not in variants:
-        raise ValueError(f"bad --variant {args.variant!r}: the {backend.name} backend builds "  # type: ignore[attr-defined]
+        raise ValueError(f"bad --variant {args.variant!r}: the {backend.name} backend builds "
                          f"{', '.join(sorted(variants))}")
     if not _SCHEDULE.match(args.schedule):
         raise ValueError(f"bad --schedule {args.schedule!r}: expected forward, reverse or "
@@ -201,7 +201,8 @@ def main(args: argparse.Namespace) -> int:
     except Exception as exc:  # a backend's own failure must not end in a traceback
         return internal_error(exc)
     out = run.outcome
-    if args.expect and run.status == Status.PASSED and out is not None and args.expect not in out.stdout:
+    if (args.expect and run.status == Status.PASSED and out is not None
+            and args.expect not in out.stdout):
         run.status, run.reason = Status.FAILED, f"stdout does not contain {args.expect!r}"
     report = {
         "program": str(prog_path), "backend": backend.name, "variant": args.variant,
