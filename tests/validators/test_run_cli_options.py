@@ -192,3 +192,16 @@ def test_bad_options_are_one_line_errors(folder, args, message):
 def test_keep_outputs_must_be_a_directory(folder):
     r = cli(str(folder / "main.cu"), "--keep-outputs", str(folder / "input.txt"))
     assert r.returncode == 2 and "exists and is not a directory" in r.stderr, r.stderr
+
+
+def test_a_folder_closed_to_other_users_is_a_clear_error(tmp_path):
+    from validators.sandbox import sandbox_mode
+
+    if sandbox_mode() != "namespaces+uid":
+        pytest.skip("only a sandbox with its own uid cannot read a 0700 folder")
+    prog = source(tmp_path, "closed.cu", "int main() { return 0; }\n")
+    prog.parent.chmod(0o700)
+    r = cli(str(prog))
+    assert r.returncode == 2 and "is not readable by other users (mode 700)" in r.stderr, r.stderr
+    prog.parent.chmod(0o755)
+    assert cli(str(prog)).returncode == 0

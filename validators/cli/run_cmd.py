@@ -151,6 +151,19 @@ def _check_variant_and_schedule(args: argparse.Namespace, backend: Backend) -> N
                          "random:SEED")
 
 
+def _check_folder_readable(folder: Path) -> None:
+    """The program's folder is bound into the build sandbox as an include directory; where the
+    sandbox runs the compiler as a fresh unprivileged uid, a folder closed to other users (e.g.
+    a 0700 temporary directory) would fail the build with an unexplained `Permission denied`."""
+    from validators.sandbox import sandbox_mode
+
+    mode = folder.stat().st_mode & 0o777
+    if mode & 0o005 != 0o005 and sandbox_mode() == "namespaces+uid":
+        raise ValueError(f"the program's folder {folder} is not readable by other users (mode "
+                         f"{mode:o}); the sandbox builds as an unprivileged user: chmod o+rx it "
+                         "or copy the program elsewhere")
+
+
 def _build_notes(diagnostics: str) -> list[str]:
     """What the backend changed about the build (flags replaced or not passed to the compiler)."""
     return [line for line in diagnostics.splitlines() if line.startswith("cudashim: ")]
@@ -182,6 +195,7 @@ def main(args: argparse.Namespace) -> int:
         if keep is not None:
             check_destination(keep)
         folder = prog_path.resolve().parent
+        _check_folder_readable(folder)
         program = load_program(str(prog_path), extra_flags=[f"-I{folder}", *args.flags])
         backend = get_backend(args.backend)
         _check_variant_and_schedule(args, backend)
