@@ -5,7 +5,8 @@ filter) and then four `std::thread`s each run a chain of 40 rounds of two kernel
 their own buffers and stream, all at the same time. The runtime used to share one worker pool
 between every launching thread, so concurrent launches overwrote each other's jobs (wrong
 results) or waited for each other forever. Each thread's final buffer is hashed by the program
-and compared with a NumPy model of the same chain.
+and compared with a NumPy model of the same chain. Last, thread 0 of a team makes an invalid
+launch: only its own cudaGetLastError reports it (the last error is per host thread).
 """
 
 from __future__ import annotations
@@ -77,9 +78,20 @@ int main() {
   std::vector<std::thread> ts;
   for (int t = 0; t < THREADS; ++t) ts.emplace_back([&, t] { std_threads[t] = chain(t); });
   for (auto& t : ts) t.join();
+  // The last error is per host thread: thread 0's invalid launch is its own.
+  std::vector<int> errors(THREADS);
+#pragma omp parallel num_threads(THREADS)
+  {
+    const int t = omp_get_thread_num();
+    if (t == 0) bump<<<1, 2048>>>(nullptr, 0);
+#pragma omp barrier
+    errors[t] = (int)cudaGetLastError();
+  }
   printf("team %d\n", team);
   for (int t = 0; t < THREADS; ++t) printf("%d %llu %llu\n", t, omp[t], std_threads[t]);
-  printf("status %s\n", cudaGetErrorString(cudaDeviceSynchronize()));
+  printf("errors");
+  for (int t = 0; t < THREADS; ++t) printf(" %d", errors[t]);
+  printf("\nstatus %s\n", cudaGetErrorString(cudaDeviceSynchronize()));
 }
 """
 
@@ -124,7 +136,9 @@ def test_host_threads_launch_kernels_at_once(build_cache, workers, schedule, var
     for t in range(THREADS):
         want = expected_hash(t)
         assert lines[1 + t] == f"{t} {want} {want}"
-    assert lines[1 + THREADS] == "status no error"
+    # cudaErrorInvalidConfiguration (9) for the thread that launched 2048 threads per block.
+    assert lines[1 + THREADS] == "errors 9" + " 0" * (THREADS - 1)
+    assert lines[2 + THREADS] == "status no error"
 
 
 def test_the_model_depends_on_every_round():

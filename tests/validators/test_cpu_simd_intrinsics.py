@@ -375,13 +375,15 @@ int main() { int* o; cudaMalloc(&o, 4); k<<<1, 1>>>(o, 1, 2u); return cudaDevice
 
 def test_a_missing_cuda_intrinsic_is_needs_gpu_naming_it(tmp_path):
     # __dp2a_lo (Integer Intrinsics) is documented but not in the shim.
-    run = run_program(Program(source=MISSING % "__dp2a_lo"), CpuBackend(cache=BuildCache(tmp_path)))
+    backend = CpuBackend(cache=BuildCache(tmp_path))
+    run = run_program(Program(source=MISSING % "__dp2a_lo"), backend)
     assert run.status == Status.NEEDS_GPU, run.reason
     assert "uses CUDA intrinsic __dp2a_lo, which the cpu backend does not provide" in run.reason
 
 
 def test_a_programs_own_undeclared_name_stays_a_compile_error(tmp_path):
-    run = run_program(Program(source=MISSING % "__dp2a_low"), CpuBackend(cache=BuildCache(tmp_path)))
+    backend = CpuBackend(cache=BuildCache(tmp_path))
+    run = run_program(Program(source=MISSING % "__dp2a_low"), backend)
     assert run.status == Status.COMPILE_ERROR, run.reason
 
 

@@ -132,6 +132,14 @@ def test_schedule_reaches_the_runtime(folder):
     assert seeded["status"] == "passed", seeded
 
 
+def _strict_overcommit() -> bool:
+    try:
+        return Path("/proc/sys/vm/overcommit_memory").read_text().strip() == "2"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(_strict_overcommit(), reason="the kernel refuses untouched 5 GiB mappings")
 def test_memory_limit_default_allows_a_5_gib_allocation_and_can_be_lowered(folder):
     default = report(str(folder / "main.cu"), "--with-dir")
     assert default["stdout"].strip().endswith("big ok"), default
@@ -184,3 +192,16 @@ def test_bad_options_are_one_line_errors(folder, args, message):
 def test_keep_outputs_must_be_a_directory(folder):
     r = cli(str(folder / "main.cu"), "--keep-outputs", str(folder / "input.txt"))
     assert r.returncode == 2 and "exists and is not a directory" in r.stderr, r.stderr
+
+
+def test_a_folder_closed_to_other_users_is_a_clear_error(tmp_path):
+    from validators.sandbox import sandbox_mode
+
+    if sandbox_mode() != "namespaces+uid":
+        pytest.skip("only a sandbox with its own uid cannot read a 0700 folder")
+    prog = source(tmp_path, "closed.cu", "int main() { return 0; }\n")
+    prog.parent.chmod(0o700)
+    r = cli(str(prog))
+    assert r.returncode == 2 and "is not readable by other users (mode 700)" in r.stderr, r.stderr
+    prog.parent.chmod(0o755)
+    assert cli(str(prog)).returncode == 0

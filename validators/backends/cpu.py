@@ -323,6 +323,9 @@ def _host_flags(flags: list[str]) -> tuple[list[str], list[str]]:
         elif std is not None or _KEPT_FLAG.match(f):
             kept.append(f)
         else:
-            notes.append(f"cudashim: flag {f} not passed to g++ (kept: -D, -U, -I, -O, -std, OpenMP, -pthread, -l)")
+            notes.append(
+                f"cudashim: flag {f} not passed to g++ (kept: -D, -U, -I, -O, -std, OpenMP,"
+                " -pthread, -l)"
+            )
         i += 1
     return kept, notes

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from schemas import Status
-from validators.backends import BACKEND_NAMES
+from validators.backends import BACKEND_NAMES, Backend
 from validators.caps import CapExceeded
 from validators.cli.errors import fail, internal_error
 from validators.safe_fs import UnsafePath
@@ -143,14 +143,27 @@ def _limits(args: argparse.Namespace) -> dict[str, object]:
     return out
 
 
-def _check_variant_and_schedule(args: argparse.Namespace, backend: object) -> None:
-    variants = {"plain", *backend.variants(thorough=True)}  # type: ignore[attr-defined]
+def _check_variant_and_schedule(args: argparse.Namespace, backend: Backend) -> None:
+    variants = {"plain", *backend.variants(thorough=True)}
     if args.variant not in variants:
-        raise ValueError(f"bad --variant {args.variant!r}: the {backend.name} backend builds "  # type: ignore[attr-defined]
+        raise ValueError(f"bad --variant {args.variant!r}: the {backend.name} backend builds "
                          f"{', '.join(sorted(variants))}")
     if not _SCHEDULE.match(args.schedule):
         raise ValueError(f"bad --schedule {args.schedule!r}: expected forward, reverse or "
                          "random:SEED")
+
+
+def _check_folder_readable(folder: Path) -> None:
+    """The program's folder is bound into the build sandbox as an include directory; where the
+    sandbox runs the compiler as a fresh unprivileged uid, a folder closed to other users (e.g.
+    a 0700 temporary directory) would fail the build with an unexplained `Permission denied`."""
+    from validators.sandbox import sandbox_mode
+
+    mode = folder.stat().st_mode & 0o777
+    if mode & 0o005 != 0o005 and sandbox_mode() == "namespaces+uid":
+        raise ValueError(f"the program's folder {folder} is not readable by other users (mode "
+                         f"{mode:o}); the sandbox builds as an unprivileged user: chmod o+rx it "
+                         "or copy the program elsewhere")
 
 
 def _build_notes(diagnostics: str) -> list[str]:
@@ -184,6 +197,7 @@ def main(args: argparse.Namespace) -> int:
         if keep is not None:
             check_destination(keep)
         folder = prog_path.resolve().parent
+        _check_folder_readable(folder)
         program = load_program(str(prog_path), extra_flags=[f"-I{folder}", *args.flags])
         # The program's folder is on the include path by the operator's choice (this command),
         # so the sandboxed compiler may read it.
@@ -205,7 +219,8 @@ def main(args: argparse.Namespace) -> int:
     except Exception as exc:  # a backend's own failure must not end in a traceback
         return internal_error(exc)
     out = run.outcome
-    if args.expect and run.status == Status.PASSED and out is not None and args.expect not in out.stdout:
+    if (args.expect and run.status == Status.PASSED and out is not None
+            and args.expect not in out.stdout):
         run.status, run.reason = Status.FAILED, f"stdout does not contain {args.expect!r}"
     report = {
         "program": str(prog_path), "backend": backend.name, "variant": args.variant,

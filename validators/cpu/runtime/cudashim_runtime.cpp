@@ -84,7 +84,8 @@ static const int kExitFatal = 87;
 
 // ---------------------------------------------------------------- errors
 static std::mutex g_err_mutex;
-static cudaError_t g_last_error = cudaSuccess;
+// Per host thread, as CUDA's: one thread's failed launch is not another's cudaGetLastError.
+static thread_local cudaError_t g_last_error = cudaSuccess;
 // Set by a failed device assert: like a GPU context after one, every later call reports it.
 static std::atomic<int> g_sticky{cudaSuccess};
 static std::atomic<bool> g_abort_launch{false};

@@ -11,8 +11,8 @@
 //   otherwise, with an arithmetic shift).
 // - DPX (`__vimax*`, `__vimin*`, `__viaddmax*`, `__viaddmin*`, `__vibmax*`, `__vibmin*`): s32/u32
 //   on the whole word, s16x2/u16x2 per halfword; `_relu` clamps the result below at 0; the sum
-//   in `__viadd*` wraps in the lane, as a packed add does; `__vibmax`/`__vibmin` also store
-//   `a >= b` (`a <= b`) per lane through the predicate pointers.
+//   in `__viadd*` wraps in the lane (a packed add, then the max or min); `__vibmax`/`__vibmin`
+//   store `a >= b` (`a <= b`) per lane through the predicate pointers.
 //
 // Every identifier is a reserved name: programs define macros such as `C` or `W`.
 #ifndef CUDASHIM_SIMD_INTRINSICS_H
