@@ -143,7 +143,9 @@ def test_run_standalone_program_with_folder_and_flags(env, tmp_path):
 def test_run_errors(env, tmp_path):
     r = cli(env, "run", str(tmp_path / "missing.cu"))
     assert r.returncode == 2 and r.stderr.startswith("error: program file not found")
-    prog = tmp_path / "p.cu"
+    folder = tmp_path / "prog"  # readable by the sandbox's unprivileged build user
+    folder.mkdir(mode=0o755)
+    prog = folder / "p.cu"
     prog.write_text("int main() { return x; }\n")
     r = cli(env, "run", str(prog), "--backend", "cuda")
     assert r.returncode == 1 and r.stdout.startswith("compile_error:")
