@@ -62,6 +62,7 @@ from .safe_fs import copy_untrusted
 from .sandbox import Limits, SandboxError, inputs_read, run_sandboxed, workspace
 
 TAIL = 2000
+_PROCESS_FRESH_SEEDS: dict[str, int] = {}
 
 DEFAULT_LIMITS = Limits(cpu_seconds=60, wall_seconds=90)
 
@@ -122,7 +123,8 @@ class Engine:
     fresh_case: bool = True
     """Re-seed one case at validation time (off only to measure what it costs)."""
     _shim: Path | None = None
-    _fresh_seeds: dict[str, int] = field(default_factory=dict)
+    _fresh_seeds: dict[str, int] = field(default_factory=lambda: _PROCESS_FRESH_SEEDS)
+    """Shared by every engine of the process (the module-level `check()` makes one per call)."""
 
     def __post_init__(self) -> None:
         self.references = self.references or ReferenceRunner()
@@ -174,7 +176,7 @@ class Engine:
         variants = self.backend.variants(thorough=thorough)
         schedules = self.backend.schedules(thorough=thorough)
         if fresh_seed is None and self.fresh_case:
-            # One seed per task for this engine's life: drawn here, never published, and its
+            # One seed per task for this process's life: drawn here, never published, and its
             # reference computed once however many programs are checked against the task (an
             # eval's samples, an RL batch). Programs cannot learn it: each run is sealed off.
             key = _task_key(task)
