@@ -133,6 +133,23 @@ def bins(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
+@pytest.fixture(scope="module", autouse=True)
+def nothing_left_behind():
+    """After the whole hostile suite: no workspace of this process still mounted, no child
+    process of ours alive (every run's tree died with it)."""
+    yield
+    mine = f"-{os.getpid()}-"
+    mounted = [ln for ln in Path("/proc/self/mountinfo").read_text().splitlines()
+               if "ckd-work" in ln and mine in ln]
+    assert mounted == []
+    children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+    if children.exists():
+        left = [int(p) for p in children.read_text().split()]
+        alive = [p for p in left if Path(f"/proc/{p}").exists()
+                 and "Z" not in Path(f"/proc/{p}/stat").read_text().split()[2]]
+        assert alive == [], alive
+
+
 def _uid_processes(uid: str) -> list[int]:
     found = []
     for pid in os.listdir("/proc"):
