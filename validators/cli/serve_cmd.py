@@ -37,7 +37,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--beta", type=float, default=0.1, help="score: weight of compiled")
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     p.add_argument("--ray", action="store_true", help="deploy on Ray Serve instead of uvicorn")
-    p.add_argument("--address", help="Ray cluster address (with --ray; default: local)")
+    p.add_argument("--address", help="Ray cluster address (with --ray; default: a Ray instance "
+                                     "of its own on this machine)")
     p.add_argument("--replicas", type=int, default=1, help="Ray Serve replicas (with --ray)")
 
 
@@ -67,8 +68,10 @@ def main(args: argparse.Namespace) -> int:
         from validators.service.ray_app import RayUnavailable, deploy
 
         try:
-            deploy(config, address=args.address, replicas=args.replicas)
-        except RayUnavailable as exc:
+            load_task_set(args.tasks)  # a bad --tasks fails here, not in every replica
+            deploy(config, host=args.host, port=args.port, address=args.address,
+                   replicas=args.replicas)
+        except (RayUnavailable, TaskSetError) as exc:
             return fail(str(exc))
         return 0
     try:
