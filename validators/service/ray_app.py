@@ -125,7 +125,12 @@ def deploy(config: ServiceConfig, *, host: str = "127.0.0.1", port: int = 8000,
         chosen = plan(config, replicas, ray.cluster_resources().get("GPU", 0))
         serve.start(http_options={"host": host, "port": port})
         if not stop.is_set():
-            serve.run(application(config, chosen), name=chosen.name, route_prefix="/")
+            try:
+                serve.run(application(config, chosen), name=chosen.name, route_prefix="/")
+            except RuntimeError as exc:  # DEPLOY_FAILED: its message carries the replica's error
+                raise RayUnavailable(f"the {chosen.name} application did not start on Ray "
+                                     f"Serve ({exc}); the replicas' errors are in the log "
+                                     f"above") from None
             log.info("ready", extra={"url": f"http://{host}:{port}", "backend": chosen.backend,
                                      "replicas": chosen.replicas, "ray": address or "local"})
         while not stop.wait(1.0):
