@@ -40,6 +40,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--address", help="Ray cluster address (with --ray; default: a Ray instance "
                                      "of its own on this machine)")
     p.add_argument("--replicas", type=int, default=1, help="Ray Serve replicas (with --ray)")
+    p.add_argument("--route-prefix", default="/",
+                   help="where the API is mounted on Ray Serve's proxy (with --ray), so a cuda "
+                        "and a cpu deployment can share one cluster, e.g. /cuda and /cpu")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -53,6 +56,8 @@ def main(args: argparse.Namespace) -> int:
     for name in ("queue", "max_body_bytes"):
         if getattr(args, name) < 0:
             return fail(f"--{name.replace('_', '-')} must not be negative")
+    if not args.route_prefix.startswith("/"):
+        return fail(f"--route-prefix must start with '/' (got {args.route_prefix!r})")
     if args.timeout <= 0:
         return fail(f"--timeout must be positive (got {args.timeout})")
     token = None
@@ -70,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
         try:
             load_task_set(args.tasks)  # a bad --tasks fails here, not in every replica
             deploy(config, host=args.host, port=args.port, address=args.address,
-                   replicas=args.replicas)
+                   replicas=args.replicas, route_prefix=args.route_prefix)
         except (RayUnavailable, TaskSetError) as exc:
             return fail(str(exc))
         return 0

@@ -103,11 +103,12 @@ def application(config: ServiceConfig, chosen: ReplicaPlan) -> Any:
 
 
 def deploy(config: ServiceConfig, *, host: str = "127.0.0.1", port: int = 8000,
-           address: str | None = None, replicas: int = 1) -> None:
+           address: str | None = None, replicas: int = 1, route_prefix: str = "/") -> None:
     """Run the service on Ray Serve until SIGTERM or SIGINT, then remove it again.
 
     Without `address` a Ray instance of its own is started (and stopped at the end); with one,
-    the application joins that cluster and only the application is deleted at the end."""
+    the application joins that cluster and only the application is deleted at the end. The
+    API is mounted at `route_prefix` (one application per prefix on a cluster)."""
     serve = _serve()
     import ray
 
@@ -123,24 +124,28 @@ def deploy(config: ServiceConfig, *, host: str = "127.0.0.1", port: int = 8000,
     chosen = None
     try:
         chosen = plan(config, replicas, ray.cluster_resources().get("GPU", 0))
+        # One application per prefix: a second command on the cluster must not replace this one.
+        app_name = chosen.name + route_prefix.rstrip("/").replace("/", "_")
         serve.start(http_options={"host": host, "port": port})
         if not stop.is_set():
             try:
-                serve.run(application(config, chosen), name=chosen.name, route_prefix="/")
+                serve.run(application(config, chosen), name=app_name,
+                          route_prefix=route_prefix)
             except RuntimeError as exc:  # DEPLOY_FAILED: its message carries the replica's error
-                raise RayUnavailable(f"the {chosen.name} application did not start on Ray "
+                raise RayUnavailable(f"the {app_name} application did not start on Ray "
                                      f"Serve ({exc}); the replicas' errors are in the log "
                                      f"above") from None
-            log.info("ready", extra={"url": f"http://{host}:{port}", "backend": chosen.backend,
+            url = f"http://{host}:{port}{route_prefix.rstrip('/')}"
+            log.info("ready", extra={"url": url, "backend": chosen.backend,
                                      "replicas": chosen.replicas, "ray": address or "local"})
         while not stop.wait(1.0):
             pass
-        log.info("stopping", extra={"application": chosen.name})
+        log.info("stopping", extra={"application": app_name})
     finally:
         if chosen is not None:
             try:
                 # Each replica drains as uvicorn would: admitted jobs finish, workers stop.
-                serve.delete(chosen.name)
+                serve.delete(app_name)
             except Exception as exc:  # the cluster may already be gone; nothing left to delete
                 log.warning("could not delete the application", extra={"error": str(exc)})
         if address is None:

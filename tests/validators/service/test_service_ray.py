@@ -71,8 +71,9 @@ def _name(pid: int) -> str:
 @pytest.mark.slow
 def test_ray_serve_deployment_validates_scores_and_stops_cleanly(tmp_path):
     pytest.importorskip("ray.serve", reason="ray[serve] is not installed (the serve extra)")
+    # Mounted below a prefix, as a cpu deployment beside a cuda one on a cluster would be.
     server = start_server(tmp_path, "--ray", "--backend", "cpu", "--workers", "1", "--queue", "2",
-                          token=TOKEN, ready_seconds=180)
+                          "--route-prefix", "/cpu", token=TOKEN, ready_seconds=180, prefix="/cpu")
     try:
         recorded = _start_times(_descendants(server.proc.pid))
         names = " ".join(_name(pid) for pid in recorded)
@@ -100,6 +101,8 @@ def test_ray_serve_deployment_validates_scores_and_stops_cleanly(tmp_path):
 
             metrics = client.request("GET", "/metrics").text
             assert 'ckd_verdicts_total{status="passed"} 2.0' in metrics
+            # The app sees its routes below the prefix (the route label is not "other").
+            assert 'ckd_requests_total{code="200",route="/v1/validate"} 2.0' in metrics
 
         with ValidationClient(server.url, token="wrong", retries=0) as intruder:
             with pytest.raises(ServiceError) as refused:
