@@ -9,8 +9,9 @@ and spreads requests over the replicas.
 
 Replica resources decide the backend: `cuda` replicas ask Ray for one GPU each (Ray sets
 CUDA_VISIBLE_DEVICES for them), `cpu` replicas for one CPU per worker process; `auto` is
-`cuda` when the cluster has a GPU, else `cpu`. Asking for `cuda` on a cluster without a GPU
-is refused up front, since Ray would otherwise wait forever for a GPU to place the replica.
+`cuda` when the cluster has a GPU, else `cpu`. On the command's own Ray instance, replicas
+that could never be placed (no GPU, too few CPUs) are refused up front, since Ray would
+otherwise wait forever to place them.
 
 Ray Serve needs `ray[serve]`; without it this module still imports and `deploy` raises
 `RayUnavailable` with the reason.
@@ -49,20 +50,32 @@ class ReplicaPlan:
         return f"validation-{self.backend}"
 
 
-def plan(config: ServiceConfig, replicas: int, cluster_gpus: float) -> ReplicaPlan:
-    """The deployment for `config.backend` on a cluster with `cluster_gpus` GPUs."""
+def plan(config: ServiceConfig, replicas: int, cluster_gpus: float,
+         cluster_cpus: float | None = None) -> ReplicaPlan:
+    """The deployment for `config.backend` on a cluster with `cluster_gpus` GPUs now.
+
+    `cluster_cpus` is given for a cluster that cannot grow (the command's own Ray instance):
+    replicas that could never all be placed there are refused instead of waited for. A cluster
+    given by address may have an autoscaler that adds GPU nodes on demand (docker's
+    ray-cluster.yaml starts with none), so `cuda` replicas are left to Ray to place there."""
     if replicas < 1:
         raise ValueError(f"replicas must be at least 1 (got {replicas})")
+    fixed = cluster_cpus is not None
     backend = config.backend
     if backend == "auto":
         backend = "cuda" if cluster_gpus >= 1 else "cpu"
     if backend == "cuda":
-        if cluster_gpus < 1:
-            raise RayUnavailable("--backend cuda: the Ray cluster has no GPU, so no cuda "
-                                 "replica could ever be placed (use --backend cpu)")
         options: dict[str, float] = {"num_gpus": 1}
+        if fixed and cluster_gpus < replicas:
+            raise RayUnavailable(f"--backend cuda: {replicas} replica(s) need one GPU each and "
+                                 f"this Ray instance has {cluster_gpus:g} (use --backend cpu, "
+                                 f"or --address a cluster with GPU nodes)")
     elif backend == "cpu":
         options = {"num_cpus": config.workers}
+        if fixed and cluster_cpus < replicas * config.workers:
+            raise RayUnavailable(f"--replicas {replicas} x --workers {config.workers}: cpu "
+                                 f"replicas take one CPU per worker and this Ray instance has "
+                                 f"{cluster_cpus:g}")
     else:
         raise RayUnavailable(f"--backend {backend}: Ray Serve replicas run cuda or cpu only")
     return ReplicaPlan(backend, replicas, options,
@@ -123,7 +136,9 @@ def deploy(config: ServiceConfig, *, host: str = "127.0.0.1", port: int = 8000,
     _stop_on_signals(stop)  # ray.init replaced the SIGTERM handler with a bare sys.exit
     chosen = None
     try:
-        chosen = plan(config, replicas, ray.cluster_resources().get("GPU", 0))
+        resources = ray.cluster_resources()
+        chosen = plan(config, replicas, resources.get("GPU", 0),
+                      resources.get("CPU", 0) if address is None else None)
         # One application per prefix: a second command on the cluster must not replace this one.
         app_name = chosen.name + route_prefix.rstrip("/").replace("/", "_")
         serve.start(http_options={"host": host, "port": port})

@@ -36,9 +36,28 @@ def test_plan_gives_gpu_replicas_the_cuda_backend():
     assert plan(ServiceConfig(backend="cpu"), 1, cluster_gpus=4).backend == "cpu"
 
 
-def test_plan_refuses_cuda_replicas_on_a_cluster_without_gpu():
-    with pytest.raises(RayUnavailable, match="--backend cuda: the Ray cluster has no GPU"):
-        plan(ServiceConfig(backend="cuda"), 1, cluster_gpus=0)
+def test_plan_refuses_replicas_its_own_ray_instance_cannot_place():
+    with pytest.raises(RayUnavailable, match="--backend cuda: 1 replica.* has 0"):
+        plan(ServiceConfig(backend="cuda"), 1, cluster_gpus=0, cluster_cpus=2)
+    with pytest.raises(RayUnavailable, match="--replicas 2 x --workers 2: .* has 2"):
+        plan(ServiceConfig(backend="cpu", workers=2), 2, cluster_gpus=0, cluster_cpus=2)
+    assert plan(ServiceConfig(backend="cpu", workers=1), 2, 0, cluster_cpus=2).replicas == 2
+
+
+def test_plan_leaves_gpu_placement_to_a_cluster_that_may_grow():
+    # An autoscaling cluster (docker/ray-cluster.yaml) has no GPU until a cuda replica asks.
+    chosen = plan(ServiceConfig(backend="cuda"), 2, cluster_gpus=0, cluster_cpus=None)
+    assert chosen.backend == "cuda" and chosen.actor_options == {"num_gpus": 1}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--route-prefix", "cpu"], "--route-prefix must start with '/'"),
+    (["--replicas", "0"], "--replicas must be at least 1"),
+])
+def test_ray_options_are_checked_before_starting_ray(args, message):
+    proc = subprocess.run([sys.executable, "-m", "validators", "serve", "--ray", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
 
 
 def test_ray_with_a_bad_task_folder_fails_before_starting_ray(tmp_path):
