@@ -75,7 +75,8 @@ def main(args: argparse.Namespace) -> int:
         try:
             load_task_set(args.tasks)  # a bad --tasks fails here, not in every replica
             deploy(config, host=args.host, port=args.port, address=args.address,
-                   replicas=args.replicas, route_prefix=args.route_prefix)
+                   replicas=args.replicas, route_prefix=args.route_prefix,
+                   log_level=args.log_level)
         except (RayUnavailable, TaskSetError) as exc:
             return fail(str(exc))
         return 0

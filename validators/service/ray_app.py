@@ -90,7 +90,7 @@ def _serve() -> Any:
     return serve
 
 
-def application(config: ServiceConfig, chosen: ReplicaPlan) -> Any:
+def application(config: ServiceConfig, chosen: ReplicaPlan, log_level: str = "info") -> Any:
     """The bound Ray Serve application whose replicas serve `config` on `chosen.backend`."""
     serve = _serve()
     replica_config = replace(config, backend=chosen.backend)
@@ -105,18 +105,19 @@ def application(config: ServiceConfig, chosen: ReplicaPlan) -> Any:
     class Validation:
         """One replica: the FastAPI app, its worker pool and metrics live in this actor."""
 
-        def __init__(self, service_config: ServiceConfig) -> None:
-            self.service_config = service_config
+        def __init__(self, service_config: ServiceConfig, level: str) -> None:
+            self.service_config, self.level = service_config, level
 
         def __serve_build_asgi_app__(self) -> Any:
-            setup_logging()
+            setup_logging(self.level)
             return create_app(self.service_config)
 
-    return Validation.bind(replica_config)
+    return Validation.bind(replica_config, log_level)
 
 
 def deploy(config: ServiceConfig, *, host: str = "127.0.0.1", port: int = 8000,
-           address: str | None = None, replicas: int = 1, route_prefix: str = "/") -> None:
+           address: str | None = None, replicas: int = 1, route_prefix: str = "/",
+           log_level: str = "info") -> None:
     """Run the service on Ray Serve until SIGTERM or SIGINT, then remove it again.
 
     Without `address` a Ray instance of its own is started (and stopped at the end); with one,
@@ -125,7 +126,7 @@ def deploy(config: ServiceConfig, *, host: str = "127.0.0.1", port: int = 8000,
     serve = _serve()
     import ray
 
-    setup_logging()
+    setup_logging(log_level)
     log = get_logger()
     stop = threading.Event()
     _stop_on_signals(stop)  # a signal during the (slow) start-up is not lost either
@@ -144,7 +145,7 @@ def deploy(config: ServiceConfig, *, host: str = "127.0.0.1", port: int = 8000,
         serve.start(http_options={"host": host, "port": port})
         if not stop.is_set():
             try:
-                serve.run(application(config, chosen), name=app_name,
+                serve.run(application(config, chosen, log_level), name=app_name,
                           route_prefix=route_prefix)
             except RuntimeError as exc:  # DEPLOY_FAILED: its message carries the replica's error
                 raise RayUnavailable(f"the {app_name} application did not start on Ray "
