@@ -3,6 +3,7 @@ with cold ones.
 
     python benchmarks/bench_service.py                       # 200 requests, concurrency 16
     python benchmarks/bench_service.py --requests 50 --workers 2 --concurrency 8
+    python benchmarks/bench_service.py --ray --requests 50    # the same through Ray Serve
 
 Starts `python -m validators serve --backend cpu` twice: once on the usual cache (warmed first
 with one pass over the programs), once on a fresh `CKD_CACHE_DIR` (removed at the end), where
@@ -46,7 +47,8 @@ def start(args: argparse.Namespace, env: dict[str, str]) -> tuple[subprocess.Pop
     started = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-m", "validators", "serve", "--backend", "cpu", "--port", str(port),
-         "--workers", str(args.workers), "--queue", str(args.queue), "--log-level", "warning"],
+         "--workers", str(args.workers), "--queue", str(args.queue), "--log-level", "warning",
+         *(["--ray"] if args.ray else [])],
         cwd=ROOT, env=env)
     url = f"http://127.0.0.1:{port}"
     while time.monotonic() - started < 900:
@@ -120,12 +122,16 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--queue", type=int, default=16)
+    ap.add_argument("--ray", action="store_true",
+                    help="serve with --ray (one replica on a Ray instance of its own; the cold "
+                         "cache reaches the replica through the environment Ray inherits)")
     args = ap.parse_args()
 
     tasks = ROOT / "sources" / "builtin" / "tasks"
     programs = {t: (tasks / t / "main.cu").read_text() for t in TASKS}
     print(f"{args.requests} requests, concurrency {args.concurrency}, {args.workers} workers, "
-          f"queue {args.queue}, cpu backend, {len(programs)} programs round robin, "
+          f"queue {args.queue}, cpu backend{' on Ray Serve' if args.ray else ''}, "
+          f"{len(programs)} programs round robin, "
           f"{os.cpu_count()} cores")
 
     env = dict(os.environ)

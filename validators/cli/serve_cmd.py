@@ -37,8 +37,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--beta", type=float, default=0.1, help="score: weight of compiled")
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     p.add_argument("--ray", action="store_true", help="deploy on Ray Serve instead of uvicorn")
-    p.add_argument("--address", help="Ray cluster address (with --ray; default: local)")
+    p.add_argument("--address", help="Ray cluster address (with --ray; default: a Ray instance "
+                                     "of its own on this machine)")
     p.add_argument("--replicas", type=int, default=1, help="Ray Serve replicas (with --ray)")
+    p.add_argument("--route-prefix", default="/",
+                   help="where the API is mounted on Ray Serve's proxy (with --ray), so a cuda "
+                        "and a cpu deployment can share one cluster, e.g. /cuda and /cpu")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -52,6 +56,8 @@ def main(args: argparse.Namespace) -> int:
     for name in ("queue", "max_body_bytes"):
         if getattr(args, name) < 0:
             return fail(f"--{name.replace('_', '-')} must not be negative")
+    if not args.route_prefix.startswith("/"):
+        return fail(f"--route-prefix must start with '/' (got {args.route_prefix!r})")
     if args.timeout <= 0:
         return fail(f"--timeout must be positive (got {args.timeout})")
     token = None
@@ -67,8 +73,11 @@ def main(args: argparse.Namespace) -> int:
         from validators.service.ray_app import RayUnavailable, deploy
 
         try:
-            deploy(config, address=args.address, replicas=args.replicas)
-        except RayUnavailable as exc:
+            load_task_set(args.tasks)  # a bad --tasks fails here, not in every replica
+            deploy(config, host=args.host, port=args.port, address=args.address,
+                   replicas=args.replicas, route_prefix=args.route_prefix,
+                   log_level=args.log_level)
+        except (RayUnavailable, TaskSetError) as exc:
             return fail(str(exc))
         return 0
     try:

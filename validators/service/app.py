@@ -342,7 +342,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
         started = time.monotonic()
-        path = scope.get("path", "")
+        path = _route_path(scope)
         route = path if path in ROUTES else "other"
         given = _header(scope, b"x-request-id") or ""
         # A caller's id is kept for tracing only if it cannot forge or flood a log line.
@@ -417,6 +417,15 @@ class Guard:
             size += len(message.get("body", b""))
             if not message.get("more_body", False):
                 return
+
+
+def _route_path(scope: Scope) -> str:
+    """The path below the app's mount point: Ray Serve's `--route-prefix` arrives as the
+    scope's `root_path`, still leading `path`."""
+    path, root = scope.get("path", ""), scope.get("root_path", "")
+    if root and path.startswith(root) and path[len(root):len(root) + 1] in ("", "/"):
+        return path[len(root):] or "/"
+    return path
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

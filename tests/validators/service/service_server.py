@@ -47,8 +47,9 @@ class Server:
 
 
 def start_server(tmp: Path, *args: str, token: str | None = None,
-                 ready_seconds: float = 120.0) -> Server:
-    """Start the server with `args` (after `serve`) and wait until /healthz answers."""
+                 ready_seconds: float = 120.0, prefix: str = "") -> Server:
+    """Start the server with `args` (after `serve`) and wait until /healthz answers; the API is
+    at `prefix` below the root (Ray Serve's `--route-prefix`)."""
     port = free_port()
     env = dict(os.environ)
     cmd = [sys.executable, "-m", "validators", "serve", "--host", "127.0.0.1",
@@ -59,7 +60,7 @@ def start_server(tmp: Path, *args: str, token: str | None = None,
     log = tmp / f"server-{port}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    server = Server(proc, f"http://127.0.0.1:{port}", log, token)
+    server = Server(proc, f"http://127.0.0.1:{port}{prefix}", log, token)
     deadline = time.monotonic() + ready_seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
