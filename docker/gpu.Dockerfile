@@ -60,7 +60,7 @@ COPY validators /src/validators
 COPY builder /src/builder
 COPY cuset /src/cuset
 # ray[default] adds the dashboard agent and the metrics exporter every node runs
-RUN python -m pip install -c /opt/constraints.txt "ray[default]" "/src[build,modules,gpu]" \
+RUN python -m pip install -c /opt/constraints.txt "ray[default]" "/src[build,modules,serve,gpu]" \
     && rm -rf /src \
     && if id ubuntu >/dev/null 2>&1; then userdel --remove ubuntu; fi \
     && useradd --create-home --uid 1000 --shell /bin/bash ckd
