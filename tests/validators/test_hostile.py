@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from c_programs import build_c_programs
 
 from schemas import InputCase, Program, Reference, Status, Task, TensorSpec
 from validators import sandbox
@@ -123,14 +124,7 @@ C_PROGRAMS = {
 
 @pytest.fixture(scope="module")
 def bins(tmp_path_factory) -> dict[str, Path]:
-    d = tmp_path_factory.mktemp("hostile")
-    os.chmod(d, 0o755)
-    out = {}
-    for name, src in C_PROGRAMS.items():
-        (d / f"{name}.c").write_text(src)
-        subprocess.run(["gcc", "-O1", "-o", str(d / name), str(d / f"{name}.c")], check=True)
-        out[name] = d / name
-    return out
+    return build_c_programs(tmp_path_factory.mktemp("hostile"), C_PROGRAMS)
 
 
 @pytest.fixture(scope="module", autouse=True)

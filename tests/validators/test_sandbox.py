@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from c_programs import build_c_programs
 
 from validators.sandbox import Limits, run_sandboxed, sandbox_mode
 
@@ -98,14 +99,7 @@ PROGRAMS = {
 
 @pytest.fixture(scope="module")
 def bins(tmp_path_factory) -> dict[str, Path]:
-    d = tmp_path_factory.mktemp("hostile")
-    os.chmod(d, 0o755)
-    out = {}
-    for name, src in PROGRAMS.items():
-        (d / f"{name}.c").write_text(src)
-        subprocess.run(["gcc", "-O1", "-o", str(d / name), str(d / f"{name}.c")], check=True)
-        out[name] = d / name
-    return out
+    return build_c_programs(tmp_path_factory.mktemp("hostile"), PROGRAMS)
 
 
 @pytest.fixture
