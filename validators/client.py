@@ -11,13 +11,14 @@ at most the server's capacity (workers + queue, from /healthz), the most it admi
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import random
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
+
+from .retry_after import retry_after_seconds
 
 RETRY_STATUS = (429, 503)
 
@@ -28,22 +29,6 @@ class ServiceError(RuntimeError):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """`Retry-After` as seconds: a number, or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 class _Policy:

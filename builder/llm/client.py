@@ -8,7 +8,6 @@ cached on disk so a rebuild asks nothing twice.
 
 from __future__ import annotations
 
-import email.utils
 import os
 import random
 import threading
@@ -19,6 +18,8 @@ from typing import Any, TypeVar
 
 import openai
 from pydantic import BaseModel, ValidationError
+
+from validators.retry_after import retry_after_seconds
 
 from .cache import ResponseCache, response_key
 from .config import PUBLIC_OPENAI_HOST, LLMConfig
@@ -308,20 +309,7 @@ def retry_after(headers: Any) -> float | None:
             return max(0.0, float(ms) / 1000)
         except ValueError:
             pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())
+    return retry_after_seconds(headers.get("retry-after"))
 
 
 def _message(exc: openai.APIStatusError) -> str:
