@@ -127,21 +127,44 @@ def bins(tmp_path_factory) -> dict[str, Path]:
     return build_c_programs(tmp_path_factory.mktemp("hostile"), C_PROGRAMS)
 
 
+def _live_children() -> set[int]:
+    path = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+    if not path.exists():
+        return set()
+    alive = set()
+    for p in path.read_text().split():
+        try:
+            if Path(f"/proc/{p}/stat").read_text().split(") ")[-1].split()[0] != "Z":
+                alive.add(int(p))
+        except OSError:
+            continue
+    return alive
+
+
 @pytest.fixture(scope="module", autouse=True)
 def nothing_left_behind():
-    """After the whole hostile suite: no workspace of this process still mounted, no child
-    process of ours alive (every run's tree died with it)."""
+    """After the whole hostile suite: no workspace of this process still mounted, and no child
+    process it started still alive (every run's tree died with it). Children that other test
+    modules started before (a Ray cluster, a server) are not ours to judge."""
+    before = _live_children()
     yield
     mine = f"-{os.getpid()}-"
     mounted = [ln for ln in Path("/proc/self/mountinfo").read_text().splitlines()
                if "ckd-work" in ln and mine in ln]
     assert mounted == []
-    children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
-    if children.exists():
-        left = [int(p) for p in children.read_text().split()]
-        alive = [p for p in left if Path(f"/proc/{p}").exists()
-                 and "Z" not in Path(f"/proc/{p}/stat").read_text().split()[2]]
-        assert alive == [], alive
+    deadline = time.monotonic() + 10  # a killed child may take a moment to be reaped
+    while (_live_children() - before) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = {}
+    for p in _live_children() - before:
+        try:
+            cmd = Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        # what this suite starts: sandbox launchers and the programs they run, a validator
+        if any(m in cmd for m in (b"ckd-launch", b"hostile", b"validators.sandbox", b"/prog")):
+            left[p] = cmd[:200]
+    assert left == {}, left
 
 
 def _uid_processes(uid: str) -> list[int]:
