@@ -7,7 +7,20 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 HERE = Path(__file__).resolve().parent
 for folder in (HERE, HERE / "sources", HERE / "builder"):
     if str(folder) not in sys.path:
         sys.path.append(str(folder))
+
+
+@pytest.fixture
+def no_login(monkeypatch, tmp_path) -> None:
+    """No Hugging Face token from the environment or a stored login, whatever the machine has
+    (the Hub tests point the real client at a stand-in on loopback)."""
+    from huggingface_hub import constants
+
+    for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_OIDC_RESOURCE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))

@@ -41,16 +41,6 @@ def planned(folder: Path) -> list[str]:
 
 
 @pytest.fixture
-def no_login(monkeypatch, tmp_path) -> None:
-    """No token from the environment or a stored login, whatever the machine has."""
-    from huggingface_hub import constants
-
-    for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_OIDC_RESOURCE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
-
-
-@pytest.fixture
 def hub(monkeypatch, no_login) -> Iterator[HubStandIn]:
     from huggingface_hub import constants
 

@@ -32,16 +32,6 @@ def lora_run(cuda_dataset, tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def no_login(monkeypatch, tmp_path) -> None:
-    """No token from the environment or a stored login, whatever the machine has."""
-    from huggingface_hub import constants
-
-    for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_OIDC_RESOURCE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
-
-
-@pytest.fixture
 def hub(monkeypatch, no_login) -> Iterator[HubStandIn]:
     from huggingface_hub import constants
 
