@@ -265,7 +265,7 @@ class Engine:
                                   reason=_compile_reason(exe.compile), seconds=time.monotonic() - t0)
             exes[variant] = exe
             poison_env = self.backend.poison_env(poisons[variant]) if variant in poisons else None
-            for schedule in schedules:
+            for schedule in self.backend.schedules_for(variant, variants, schedules):
                 run = self._run_once(task, exe, case, inputs, sizes, variant, schedule,
                                      extra_env=poison_env)
                 run.poison = poisons.get(variant)

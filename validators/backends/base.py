@@ -120,6 +120,11 @@ class Backend(ABC):
         """Build variants every case runs (e.g. an AddressSanitizer build)."""
         return ["plain"]
 
+    def schedules_for(self, variant: str, variants: list[str], schedules: list[str]) -> list[str]:
+        """The schedules `variant` runs when a case runs `variants` under `schedules`: every
+        one, unless the backend shares them out among its builds."""
+        return list(schedules)
+
     def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:
         """Turn backend-specific failure signatures into a verdict; default: exit code only."""
         if outcome.timed_out:

@@ -6,7 +6,10 @@ GPU run does not give are on by default (`thorough=True`):
 - schedules: each case runs with the threads of every block resumed `forward` and `reverse`
   (`CUDASHIM_SCHEDULE`); the engine fails a case whose outputs differ (a race);
 - variants: a second build with AddressSanitizer (`asan`) where `cudaMalloc` returns exactly
-  the requested bytes, so an out-of-bounds access is reported with its source line.
+  the requested bytes, so an out-of-bounds access is reported with its source line; and a
+  third (`race`) that reports lost updates, two threads writing one location with no barrier,
+  warp synchronisation, atomic or fence between them (`runtime/race_detector.h`). It runs the
+  last schedule in the plain build's stead, so the check costs a build, not a run.
 
 What the shim cannot run is `needs_gpu`: from the static-analysis flags before building, and
 from compile errors that name a CUDA construct the shim lacks (`tex2DLayered`, `__hadd2`, a missing
@@ -77,12 +80,15 @@ class CpuBackend(Backend):
         workers: int | None = None,
         schedules: list[str] | None = None,
         sandboxed_build: bool = True,
+        race: bool = True,
     ) -> None:
         self.cache = cache or BuildCache()
         self.workers = workers
         """Worker threads per run (default: one per core the run may use)."""
         self._schedules = schedules
         self.sandboxed_build = sandboxed_build
+        self.race = race
+        """Thorough checks include the race-detecting build."""
 
     # --- availability --------------------------------------------------------------------
     def available(self) -> str | None:
@@ -228,7 +234,19 @@ class CpuBackend(Backend):
     def variants(self, *, thorough: bool = True) -> list[str]:
         # ASan first: when both builds fail (an overflow that also corrupts the plain build's
         # heap), the engine reports the first of the worst runs, and ASan's names the line.
-        return ["asan", "plain"] if thorough else ["plain"]
+        if not thorough:
+            return ["plain"]
+        return ["asan", "plain", "race"] if self.race else ["asan", "plain"]
+
+    def schedules_for(self, variant: str, variants: list[str], schedules: list[str]) -> list[str]:
+        # The race build computes what the plain one does (the same flags, plus instrumentation
+        # that only observes): its run of the last schedule stands in for the plain build's.
+        if "race" in variants and "plain" in variants and len(schedules) > 1:
+            if variant == "race":
+                return list(schedules[-1:])
+            if variant == "plain":
+                return list(schedules[:-1])
+        return list(schedules)
 
     def sandbox_overrides(self, exe: Executable) -> dict[str, object]:
         # AddressSanitizer reserves terabytes of shadow address space.

@@ -5,7 +5,7 @@ flags from its Makefile go in with `--flag`/`-X` (repeatable; host flags such as
 or `-Xcompiler -fopenmp` reach g++ on the cpu backend), `-D NAME=VALUE` defines a macro,
 `--with-dir` copies the program's folder into the run directory (for programs that read their
 own data files), `--file` copies single files, `--keep-outputs DIR` copies back the files the
-program wrote. `--variant` (cpu: `plain` or `asan`) and `--schedule` (cpu:
+program wrote. `--variant` (cpu: `plain`, `asan` or `race`) and `--schedule` (cpu:
 `forward|reverse|random:SEED`) pick one of the backend's builds and thread orders. Limits:
 `--timeout` (wall clock), `--cpu-time` (default: the timeout times the cores the run may use),
 `--memory` (address space and resident memory; default 16 GiB address space). Reports exit
@@ -59,8 +59,8 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--expect", metavar="TEXT",
                    help="the run passes only if stdout contains TEXT (e.g. PASS for HeCBench)")
     p.add_argument("--variant", default="plain",
-                   help="build variant (cpu: plain or asan; cuda: plain or a compute-sanitizer "
-                        "tool)")
+                   help="build variant (cpu: plain, asan or race, the lost-update detector; "
+                        "cuda: plain or a compute-sanitizer tool)")
     p.add_argument("--schedule", default="forward",
                    help="thread order on the cpu backend: forward, reverse or random:SEED")
     p.add_argument("--cpu-time", metavar="SECONDS",

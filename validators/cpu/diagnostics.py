@@ -219,6 +219,9 @@ def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1) -> tupl
         return "runtime_error", "deadlock: " + line.removeprefix("cudashim: deadlock ").strip()[
             :600
         ]
+    # The race build's report (runtime/race_detector.h): two unordered writes, different values.
+    if "cudashim: race in kernel" in stderr:
+        return "failed", _first_line(stderr, "cudashim: race in kernel").removeprefix("cudashim: ")[:700]
     # cooperative_groups::grid_group::sync() outside a cooperative launch (undefined on a GPU).
     if "cudashim: grid.sync() " in stderr:
         return "runtime_error", _first_line(stderr, "cudashim: grid.sync()").removeprefix(

@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
 RUNTIME_SOURCE = HERE / "runtime" / "cudashim_runtime.cpp"
 THRUST_CUDA_POLICY = INCLUDE_DIR / "thrust" / "system" / "cuda" / "execution_policy.h"
-VARIANTS = ("plain", "asan")
+VARIANTS = ("plain", "asan", "race")
 
 _COMMON = ["-std=c++20", "-pthread", "-fno-strict-aliasing", "-w"]
 _FLAGS = {
@@ -39,6 +39,17 @@ _FLAGS = {
         "-fno-omit-frame-pointer",
         "-DCUDASHIM_ASAN",
         *_COMMON,
+    ],
+    # The plain build plus GCC's ThreadSanitizer instrumentation, whose entry points the runtime
+    # itself provides (runtime/race_detector.h): no ThreadSanitizer runtime is linked.
+    "race": ["-O2", "-g", "-DCUDASHIM_RACE", *_COMMON],
+}
+# Instrumentation for the program (and its PCH), never for the runtime that implements the hooks.
+_INSTRUMENT = {
+    "race": [
+        "-fsanitize=thread",
+        "--param=tsan-distinguish-volatile=1",
+        "--param=tsan-instrument-func-entry-exit=0",
     ],
 }
 # Headers most programs include after the shim; precompiling them is most of the saving.
@@ -82,7 +93,8 @@ def shim_version() -> str:
     """Digest of everything that changes what a program builds into."""
     h = hashlib.sha256()
     headers = [f for ext in ("*.h", "*.cuh", "*.hpp") for f in INCLUDE_DIR.rglob(ext)]
-    files = sorted(headers) + [RUNTIME_SOURCE, HERE / "rewrite.py", Path(__file__)]
+    runtime = sorted((HERE / "runtime").glob("*.h"))
+    files = sorted(headers) + [RUNTIME_SOURCE, *runtime, HERE / "rewrite.py", Path(__file__)]
     for f in files:
         h.update(str(f.relative_to(HERE)).encode() + b"\0" + f.read_bytes() + b"\0")
     h.update(gxx_version().encode())
@@ -132,11 +144,16 @@ def isa_flags() -> list[str]:
 
 
 def flags(variant: str) -> list[str]:
+    """The runtime's flags for `variant` (`program_flags` adds the program's instrumentation)."""
     if variant not in _FLAGS:
         raise ValueError(
             f"unknown CPU build variant {variant!r} (expected one of {', '.join(VARIANTS)})"
         )
     return [*_FLAGS[variant], *isa_flags()]
+
+
+def program_flags(variant: str) -> list[str]:
+    return [*flags(variant), *_INSTRUMENT.get(variant, [])]
 
 
 def _shim_dir(variant: str) -> Path:
@@ -184,7 +201,7 @@ def pch_header(variant: str) -> Path:
         _run(
             [
                 gxx(),
-                *flags(variant),
+                *program_flags(variant),
                 f"-I{INCLUDE_DIR}",
                 "-x",
                 "c++-header",
@@ -298,9 +315,9 @@ def compile_program(
     library = thrust_flags() if thrust else []
     # The PCH was built without the library-mode macro, so it cannot serve those builds.
     include = pch_header(variant) if use_pch and not library else INCLUDE_DIR / "cuda_runtime.h"
-    cmd = [
+    compile_part = [
         gxx(),
-        *flags(variant),
+        *program_flags(variant),
         "-x",
         "c++",
         f"-I{INCLUDE_DIR}",
@@ -312,12 +329,21 @@ def compile_program(
         filename,
         "-x",
         "none",
-        str(runtime_object(variant)),
-        "-o",
-        "prog",
-        "-lm",
     ]
-    res = runner(cmd, out_dir, shim_paths(variant))
+    link_part = [str(runtime_object(variant)), "-o", "prog", "-lm"]
+    if variant in _INSTRUMENT:
+        # Instrumented: compile and link apart, so g++ does not link the sanitizer's runtime
+        # (the hooks are in ours); host flags such as -fopenmp and -l... also reach the link.
+        cmd = [*compile_part[:-3], "-c", filename, "-o", "prog.o"]
+        res = runner(cmd, out_dir, shim_paths(variant))
+        if res.returncode == 0:
+            link = [gxx(), *flags(variant), *(extra_flags or []), "prog.o", *link_part]
+            linked = runner(link, out_dir, shim_paths(variant))
+            res = CommandResult(linked.returncode, res.output + linked.output, linked.timed_out)
+            cmd = [*cmd, "&&", *link]
+    else:
+        cmd = [*compile_part, *link_part]
+        res = runner(cmd, out_dir, shim_paths(variant))
     diagnostics = res.output
     if rw.warnings:
         diagnostics = "\n".join(f"cudashim rewrite: {w}" for w in rw.warnings) + "\n" + diagnostics

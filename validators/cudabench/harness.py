@@ -226,7 +226,8 @@ def check(scale: CudaBenchScale, program_source: str, backend: str | Backend = "
             return finish(Status.COMPILE_ERROR, _compile_reason(exe.compile))
         if cheats:
             return finish(Status.REJECTED, "; ".join(cheats))
-        for schedule in be.schedules(thorough=thorough):
+        for schedule in be.schedules_for(variant, be.variants(thorough=thorough),
+                                         be.schedules(thorough=thorough)):
             case = checker.run_one(exe, gen_dir, given, hidden, schedule)
             if len(be.variants(thorough=thorough)) > 1 and case.reason:
                 case.reason += f" [{variant}/{schedule}]"

@@ -23,6 +23,9 @@
 #include <sys/mman.h>
 #include <thread>
 #include <unistd.h>
+#include <dlfcn.h>
+#include <map>
+#include <pthread.h>
 #include <unordered_set>
 #include <vector>
 
@@ -210,8 +213,10 @@ static Config load_config() {
   } else {
     fatal("cudashim: unknown CUDASHIM_SCHEDULE '%s' (forward, reverse, random:<seed>)", v.c_str());
   }
-#ifdef CUDASHIM_ASAN
+#if defined(CUDASHIM_ASAN)
   c.workers = 1;  // __shared__ is a plain static in this build: blocks must not overlap.
+#elif defined(CUDASHIM_RACE)
+  c.workers = 1;  // the race detector's bookkeeping is single-threaded
 #else
   unsigned hw = std::thread::hardware_concurrency();
   c.workers = hw ? (int)hw : 1;
@@ -287,11 +292,20 @@ struct Worker {
   size_t sched_size = 0;
 #endif
   char* altstack = nullptr;
+#ifdef CUDASHIM_RACE
+  // race_detector.h: when the block's last barrier completed, the current grid.sync() phase,
+  // and per thread the last warp operation and the last atomic or fence it took part in.
+  unsigned long long race_block_time = 0, race_round_time = 0;
+  unsigned race_round = 0;
+  std::vector<unsigned long long> race_lane_sync, race_lane_atomic;
+#endif
 };
 
 static thread_local Worker* tw = nullptr;
 static thread_local const char* t_kernel = nullptr;
 static const size_t kPage = 4096;
+
+#include "race_detector.h"
 
 static void install_altstack(Worker* w);
 
@@ -446,6 +460,9 @@ static void check_block_barrier(Worker* w) {
     }
   w->bar_arrived = 0;
   w->cursor = 0;
+#ifdef CUDASHIM_RACE
+  race::barrier_completes(w);
+#endif
 }
 
 [[noreturn]] static void barrier_in_direct_mode(const char* what, const char* file, unsigned line) {
@@ -493,6 +510,9 @@ static unsigned warp_existing_lanes(Worker* w, int warp) {
 }
 
 static void complete_warp_op(Worker* w, int warp, unsigned group) {
+#ifdef CUDASHIM_RACE
+  race::warp_op_completes(w, warp, group);
+#endif
   Fiber* lanes = &w->fibers[warp * 32];
   int first = __builtin_ctz(group);
   const Fiber& f0 = lanes[first];
@@ -783,6 +803,9 @@ unsigned long long block_serial();
 // Called (by the rewritten source) where a kernel declares a static __shared__ variable: the
 // first thread of each block to get there fills it, once per block.
 void shared_decl(void* p, size_t n, const char* name, unsigned line) {
+#ifdef CUDASHIM_RACE
+  race::note_shared(p, n, name, line);
+#endif
   if (poison_byte() < 0) return;
   struct Seen { void* p; unsigned long long serial; };
   static thread_local std::vector<Seen> seen;
@@ -819,6 +842,9 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
   w->bar_arrived = 0;
   w->grid_waiting = 0;
   make_order(w, n);
+#ifdef CUDASHIM_RACE
+  race::block_begins(w, n);
+#endif
   if (!s.may_sync) {
     // No barrier can be reached: each thread runs start to finish on the worker's own stack.
     w->direct = true;
@@ -856,6 +882,9 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
       if (resolve_coalesced(w)) continue;
       if (w->coop && w->grid_waiting > 0 && w->grid_waiting == w->live) {
         coop_park(w);  // back when every thread of the grid has arrived
+#ifdef CUDASHIM_RACE
+        race::grid_sync_released(w);
+#endif
         for (int i = 0; i < n; ++i)
           if (w->fibers[i].state == WAIT_GRID) w->fibers[i].state = RUNNABLE;
         w->grid_waiting = 0;
@@ -1204,17 +1233,30 @@ void run_kernel(const LaunchSpec& s) {
       // threads take their turn.
       static std::mutex one_grid;
       std::lock_guard<std::mutex> lk(one_grid);
+#ifdef CUDASHIM_RACE
+      race::launch_begins(s);
+#endif
       run_cooperative(s, nb);
+#ifdef CUDASHIM_RACE
+      race::launch_ends();
+#endif
     }
     g_abort_launch.store(false);
     return;
   }
-#ifdef CUDASHIM_ASAN
-  // __shared__ is a plain static in this build: launches from several host threads take turns.
+#if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
+  // __shared__ is a plain static in the ASan build, and the race detector keeps one record of
+  // the launch: launches from several host threads take turns.
   static std::mutex one_launch;
   std::lock_guard<std::mutex> lk(one_launch);
 #endif
+#ifdef CUDASHIM_RACE
+  race::launch_begins(s);
+#endif
   run_blocks(s, nb, c.workers, perm.empty() ? nullptr : &perm);
+#ifdef CUDASHIM_RACE
+  race::launch_ends();
+#endif
   g_abort_launch.store(false);
 }
 
@@ -1306,7 +1348,11 @@ static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n
   if (posix_memalign(&m, 256, n) != 0 || !m) return ret(cudaErrorMemoryAllocation);
   if (&set == &device_allocs()) {
     static std::atomic<unsigned long long> count{0};
-    poison_fill(m, n, "device allocation #" + std::to_string(++count) + " (" + std::to_string(n) + " bytes)");
+    const std::string desc = "device allocation #" + std::to_string(++count) + " (" + std::to_string(n) + " bytes)";
+    poison_fill(m, n, desc);
+#ifdef CUDASHIM_RACE
+    race::note_alloc(m, n, desc);
+#endif
   }
   std::lock_guard<std::mutex> lk(g_alloc_mutex);
   set.insert(m);
@@ -1322,6 +1368,9 @@ static cudaError_t free_from(std::unordered_set<void*>& set, void* p) {
     if (it == set.end()) return ret(cudaErrorInvalidValue);
     set.erase(it);
   }
+#ifdef CUDASHIM_RACE
+  race::note_free(p);
+#endif
   free(p);
   return cudaSuccess;
 }
