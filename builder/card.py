@@ -128,6 +128,17 @@ def card_yaml(records: list[DatasetRecord], manifest: BuildManifest) -> str:
     return data.to_yaml()
 
 
+def variant_notes(variants: list[str]) -> str:
+    """What each checking build adds, for the card's list of build variants."""
+    notes = {
+        "asan": "AddressSanitizer: out-of-bounds accesses fail the case",
+        "race": "race detector: two threads writing different values to one location with no "
+                "barrier, atomic or fence between them (a lost update) fail the case",
+    }
+    said = [notes[v] for v in variants if v in notes]
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def card_markdown(
     records: list[DatasetRecord],
     manifest: BuildManifest,
@@ -139,7 +150,6 @@ def card_markdown(
     lics = Counter(r.provenance.license for r in records)
     sources = Counter(r.provenance.source for r in records)
     env = manifest.environment
-    asan = "asan" in variants
     split_line = ", ".join(f"`{k}` {v}" for k, v in manifest.splits.items()) or "none"
     body = [
         "# Validated CUDA kernels",
@@ -162,8 +172,7 @@ def card_markdown(
         "was compared with the task's reference (NumPy code, or the source's PyTorch module) run "
         f"in a sandbox. Only records that passed all five cases are here. {case_design(records)}",
         f"- Thread schedules each case ran under (results had to agree): {', '.join(schedules) or 'default'}.",
-        f"- Build variants: {', '.join(variants) or 'plain'}"
-        + (" (AddressSanitizer: out-of-bounds accesses fail the case)." if asan else "."),
+        f"- Build variants: {', '.join(variants) or 'plain'}" + variant_notes(variants) + ".",
         "- Tolerance policy (per output, from the task): " + "; ".join(tolerance_policy(records) or ["-"]) + ".",
         "- Integer outputs are compared exactly; floats with NumPy's allclose rule unless the task says otherwise.",
         "- Spans (`spans` column, character offsets into `response`) mark kernel bodies, launch "

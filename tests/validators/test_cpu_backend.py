@@ -35,7 +35,7 @@ def test_registered_under_its_name():
 
 def test_checks_on_by_default_and_switchable(backend):
     assert backend.schedules() == ["forward", "reverse"]
-    assert backend.variants() == ["asan", "plain"]
+    assert backend.variants() == ["asan", "plain", "race"]
     assert backend.schedules(thorough=False) == ["forward"]
     assert backend.variants(thorough=False) == ["plain"]
 

@@ -9,7 +9,10 @@ recorded textual edits of those programs, each with the reason it must be reject
 - `launch_error`: the program's own error check fails on the error a GPU sets;
 - `uninitialised`: device or shared memory read before anything wrote it (the checking
   variants start memory as two different bytes; `EQUIVALENT` lists mutants that compute the
-  same outputs).
+  same outputs);
+- `lost_update`: an atomic read-modify-write made plain; threads of a block never interleave in
+  the emulator, so every schedule computes the right sum, and only the `race` build's detector
+  (two unordered writes of different values to one location) can reject it.
 
 `test_acceptance_table` (slow) runs everything with the engine's full checks and prints the
 table; the fast tests run a few of each kind.
@@ -44,6 +47,11 @@ EXPECT = {
     ),
     # device and shared memory start as a different byte in each checking variant
     "uninitialised": (Status.FAILED, re.compile(r"reads uninitialised memory: \S")),
+    # the race build names the kernel, the memory and both writes' lines
+    "lost_update": (
+        Status.FAILED,
+        re.compile(r"race in kernel '[^']+': lost update of (shared|global) memory.* at \S+:\d+"),
+    ),
 }
 
 
@@ -115,6 +123,9 @@ RULES: list[Mutation] = [
         r"if (\2) \1 = \3;",
         "uninitialised",
     ),
+    # an atomic update made a plain read-modify-write: updates are lost on a GPU
+    Mutation("atomic_to_plain", r"atomicAdd\(&([^,;]+?), ([^;]+)\);", r"\1 += \2;", "lost_update"),
+    Mutation("atomic_to_plain", r"atomicAdd\((\w+), ([^;]+)\);", r"*\1 += \2;", "lost_update"),
 ]
 
 
@@ -228,7 +239,7 @@ def test_a_few_correct_programs_pass_under_every_schedule_and_asan(engine):
 
 
 @pytest.mark.parametrize("kind", ["off_by_one_bound", "missing_syncthreads", "wrong_launch_config",
-                                  "missing_memset", "tile_edge_unset"])
+                                  "missing_memset", "tile_edge_unset", "atomic_to_plain"])
 def test_a_mutant_of_each_kind_is_rejected_for_its_reason(engine, kind):
     tasks = [
         tp for tp in builtin_tasks()

@@ -1,0 +1,147 @@
+"""The race build (`race` variant): lost updates between CUDA threads are reported with the
+kernel, both threads, both source lines and the memory; ordered or same-value writes are not."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from schemas import InputCase, Program, Reference, Status, Task, TensorSpec
+from validators.backends.cpu import CpuBackend
+from validators.cpu.toolchain import compile_program
+from validators.engine import Engine
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+
+SOURCE = (Path(__file__).resolve().parent / "cpu_programs" / "races.cu").read_text()
+
+
+def line_of(marker: str) -> int:
+    return next(i for i, text in enumerate(SOURCE.splitlines(), 1) if marker in text)
+
+
+@pytest.fixture(scope="module")
+def exe(tmp_path_factory) -> Path:
+    out = compile_program(SOURCE, tmp_path_factory.mktemp("race") / "b", variant="race")
+    assert out.ok, out.diagnostics
+    return out.exe
+
+
+def run(exe: Path, kernel: str, schedule: str = "forward") -> subprocess.CompletedProcess:
+    env = {**os.environ, "CUDASHIM_SCHEDULE": schedule}
+    return subprocess.run([str(exe), kernel], capture_output=True, text=True, timeout=60, env=env,
+                          cwd=exe.parent)
+
+
+RACY = {
+    # kernel: (memory named in the report, marker of the racing line)
+    "shared_hist": ("shared memory: __shared__ bins", "RACE-SHARED"),
+    "cross_block_sum": ("global memory: device allocation #2 (4096 bytes)", "RACE-GLOBAL"),
+    "check_then_store_max": ("global memory: device allocation #2", "RACE-MAX"),
+    "device_variable": ("global memory (a __device__ variable", "RACE-DEVICE-VAR"),
+    "dynamic_shared": ("shared memory: dynamic shared memory", "RACE-DYNAMIC"),
+    "lanes_unsynced": ("shared memory: __shared__ s", "RACE-LANES"),
+}
+
+
+@pytest.mark.parametrize("kernel", sorted(RACY))
+@pytest.mark.parametrize("schedule", ["forward", "reverse"])
+def test_lost_updates_are_reported_with_kernel_lines_and_memory(exe, kernel, schedule):
+    memory, marker = RACY[kernel]
+    proc = run(exe, kernel, schedule)
+    assert proc.returncode == 87, proc.stdout + proc.stderr
+    report = proc.stderr
+    assert f"race in kernel '{kernel}': lost update of {memory}" in report, report
+    line = line_of(marker)
+    # both writes are named, each with its thread and source line
+    assert len(re.findall(rf"thread \(\d+,0,0\) of block \(\d+,0,0\) wrote [^,]*at main\.cu:{line} ",
+                          report)) == 2, report
+
+
+CLEAN = {
+    "same_value_flag": "out=1 ",  # many threads store the value already there: benign
+    "tree_reduce": "out=510 ",  # each level's writes are separated by __syncthreads()
+    "shuffle_reduce": "out=510 ",  # lanes combine through shuffles, lane 0 adds atomically
+    "syncwarp_ordered": "out=20 ",  # lanes of one warp take turns around __syncwarp()
+    "barrier_ordered": "out=7 ",
+    "locked_update": "out=16 ",  # an atomicCAS lock hands the location from block to block
+    "last_block": "out=16 ",  # partial results published with __threadfence() + atomicInc
+    "two_launches": "out=4 ",  # kernel boundaries order everything
+    "grid_stride": "out=0 1",
+    "shared_per_block": "out=1 2",  # shared memory is per block, though the emulator reuses it
+    "phases": "out=2 ",  # grid.sync() orders a cooperative grid's phases
+}
+
+
+@pytest.mark.parametrize("kernel", sorted(CLEAN))
+def test_ordered_and_same_value_writes_pass(exe, kernel):
+    proc = run(exe, kernel, "reverse")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert CLEAN[kernel] in proc.stdout
+    assert "cudashim: race" not in proc.stderr
+
+
+HIST_TASK = Task(
+    name="hist8", description="count the bytes of x into 8 bins by their low 3 bits",
+    inputs=[TensorSpec(name="x", dtype="uint8", shape=["N"])],
+    outputs=[TensorSpec(name="bins", dtype="int32", shape=[8])],
+    sizes={"N": 1024}, cases=[InputCase(name="a", seed=1)],
+    reference=Reference(code=(
+        "import numpy as np\n"
+        "def reference(inputs, sizes):\n"
+        "    return {'bins': np.bincount(inputs['x'] & 7, minlength=8).astype(np.int32)}\n")),
+)
+HIST_PROGRAM = r"""
+#include <cstdio>
+#define N 1024
+__global__ void hist(const unsigned char* x, int* bins) {
+  __shared__ int local[8];
+  if (threadIdx.x < 8) local[threadIdx.x] = 0;
+  __syncthreads();
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < N) UPDATE;
+  __syncthreads();
+  if (threadIdx.x < 8) atomicAdd(&bins[threadIdx.x], local[threadIdx.x]);
+}
+int main() {
+  static unsigned char x[N]; static int bins[8];
+  FILE* f = fopen("data/x.bin", "rb"); if (!f || fread(x, 1, N, f) != N) return 1; fclose(f);
+  unsigned char* dx; int* db; cudaMalloc(&dx, sizeof x); cudaMalloc(&db, sizeof bins);
+  cudaMemcpy(dx, x, sizeof x, cudaMemcpyHostToDevice); cudaMemset(db, 0, sizeof bins);
+  hist<<<N / 256, 256>>>(dx, db);
+  cudaMemcpy(bins, db, sizeof bins, cudaMemcpyDeviceToHost);
+  FILE* o = fopen("data/bins.bin", "wb"); fwrite(bins, 4, 8, o); fclose(o); return 0; }
+"""
+
+
+def test_engine_fails_a_lost_update_that_every_schedule_computes_right():
+    engine = Engine(CpuBackend())
+    good = Program(source=HIST_PROGRAM.replace("UPDATE", "atomicAdd(&local[x[i] & 7], 1)"))
+    res = engine.check(HIST_TASK, good, thorough=True)
+    assert res.status == Status.PASSED, res.reason
+    assert all(c.schedules == ["forward", "reverse"] for c in res.cases)
+
+    racy = Program(source=HIST_PROGRAM.replace("UPDATE", "local[x[i] & 7]++"))
+    # without the race build, every schedule and ASan agree with the reference
+    blind = Engine(CpuBackend(race=False)).check(HIST_TASK, racy, thorough=True)
+    assert blind.status == Status.PASSED, blind.reason
+    res = engine.check(HIST_TASK, racy, thorough=True)
+    assert res.status == Status.FAILED
+    assert re.search(r"race in kernel 'hist': lost update of shared memory: __shared__ local "
+                     r"\(line 5\).* at main\.cu:9 .* at main\.cu:9 ", res.reason), res.reason
+
+
+def test_schedules_are_shared_between_the_plain_and_race_builds():
+    be = CpuBackend()
+    variants, schedules = be.variants(thorough=True), be.schedules(thorough=True)
+    assert variants == ["asan", "plain", "race"]
+    runs = [(v, s) for v in variants for s in be.schedules_for(v, variants, schedules)]
+    assert runs == [("asan", "forward"), ("asan", "reverse"), ("plain", "forward"),
+                    ("race", "reverse")]
+    assert be.schedules_for("race", variants, ["forward"]) == ["forward"]
+    assert CpuBackend(race=False).variants(thorough=True) == ["asan", "plain"]
