@@ -114,6 +114,9 @@ class ValidationResult(Contract):
     kernel_check: str = ""
     """The differential check with every kernel launch a no-op: `depends on the kernels (case
     X)`, or why it was skipped."""
+    notes: list[str] = Field(default_factory=list)
+    """Checks that did not run as planned, e.g. a slower checking build that hit a time limit
+    and whose run was replaced by the plain build's."""
 
     @property
     def passed(self) -> bool:

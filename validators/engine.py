@@ -269,6 +269,16 @@ class Engine:
                 run = self._run_once(task, exe, case, inputs, sizes, variant, schedule,
                                      extra_env=poison_env)
                 run.poison = poisons.get(variant)
+                fallback = self.backend.fallback_variant(variant)
+                if run.status is not None and fallback in exes and _out_of_time(run):
+                    result.notes.append(
+                        f"case {case.name}: the {variant} build's {schedule} run stopped "
+                        f"({run.reason}); the {fallback} build's run judged it instead")
+                    env = (self.backend.poison_env(poisons[fallback]) if fallback in poisons
+                           else None)
+                    run = self._run_once(task, exes[fallback], case, inputs, sizes, fallback,
+                                         schedule, extra_env=env)
+                    run.poison = poisons.get(fallback)
                 runs.append(run)
                 if run.status is not None:
                     # Decided (crash, limit, cheat, no GPU): the remaining variants would only
@@ -569,6 +579,11 @@ def _severity(status: Status | None) -> int:
     from schemas.validation import STATUS_SEVERITY
 
     return STATUS_SEVERITY[status] if status is not None else -1
+
+
+def _out_of_time(run: _Run) -> bool:
+    """The run was stopped by a time, CPU or memory limit (not by what the program did)."""
+    return run.outcome.timed_out or run.outcome.limit_hit in ("cpu", "memory")
 
 
 def _compile_reason(info: CompileInfo) -> str:

@@ -14,7 +14,7 @@ import pytest
 from schemas import InputCase, Program, Reference, Status, Task, TensorSpec
 from validators.backends.cpu import CpuBackend
 from validators.cpu.toolchain import compile_program
-from validators.engine import Engine
+from validators.engine import DEFAULT_LIMITS, Engine
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 
@@ -145,3 +145,25 @@ def test_schedules_are_shared_between_the_plain_and_race_builds():
                     ("race", "reverse")]
     assert be.schedules_for("race", variants, ["forward"]) == ["forward"]
     assert CpuBackend(race=False).variants(thorough=True) == ["asan", "plain"]
+
+
+class SlowRaceBackend(CpuBackend):
+    """The real backend, whose race build also defines SLOW_CHECK_BUILD: a stand-in for a
+    program the detector's bookkeeping slows past the time limit."""
+
+    def build(self, program, defines, *, variant="plain"):
+        if variant == "race":
+            defines = {**defines, "SLOW_CHECK_BUILD": 1}
+        return super().build(program, defines, variant=variant)
+
+
+def test_a_race_build_out_of_time_is_replaced_by_the_plain_build_and_noted():
+    slow = HIST_PROGRAM.replace("UPDATE", "atomicAdd(&local[x[i] & 7], 1)").replace(
+        "int main() {",
+        "#include <unistd.h>\nint main() {\n#ifdef SLOW_CHECK_BUILD\n  sleep(30);\n#endif")
+    engine = Engine(SlowRaceBackend(), limits=DEFAULT_LIMITS.with_overrides({"wall_seconds": 6.0}))
+    res = engine.check(HIST_TASK, Program(source=slow), thorough=True)
+    assert res.status == Status.PASSED, res.reason
+    assert res.notes and all(
+        re.search(r"the race build's reverse run stopped \(timed out.*\); the plain build's run "
+                  r"judged it instead", n) for n in res.notes), res.notes

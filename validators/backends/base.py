@@ -125,6 +125,11 @@ class Backend(ABC):
         one, unless the backend shares them out among its builds."""
         return list(schedules)
 
+    def fallback_variant(self, variant: str) -> str | None:
+        """The build whose run stands in when a run of `variant` hits a time or CPU/memory limit
+        (a checking build that only observes, at a cost); None: the limit is the verdict."""
+        return None
+
     def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:
         """Turn backend-specific failure signatures into a verdict; default: exit code only."""
         if outcome.timed_out:

@@ -69,6 +69,15 @@ struct Pending {
   Entry other{};
 };
 static Pending g_pend;
+// The last write recorded (a loop writing one location skips the table; any event moves the
+// clock, which ends the shortcut).
+struct Last {
+  uintptr_t addr = 0;
+  size_t slot = SIZE_MAX;
+  uint32_t lin = 0, serial = 0;
+  uint64_t clock = 0;
+};
+static Last g_last;
 
 struct SharedVar {
   uintptr_t lo, hi;
@@ -94,8 +103,10 @@ static inline uint64_t load_value(uintptr_t a, unsigned size) {
   return v[0] ^ (v[1] * 0x9E3779B97F4A7C15ull);
 }
 
+// Neighbouring addresses get neighbouring slots: threads write arrays in order, and the table
+// is then walked like the array (a scattering hash made every write a cache miss).
 static inline size_t slot_of(uintptr_t a, size_t cap) {
-  return (size_t)(((a >> 1) * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+  return (size_t)(a ^ (a >> 21) ^ (a >> 42)) & (cap - 1);
 }
 
 static void grow() {
@@ -120,6 +131,7 @@ static void grow() {
     g_pend.slot = s;
   }
   free(g_tab);
+  g_last.slot = SIZE_MAX;
   g_tab = t;
   g_cap = cap;
   g_live = live;
@@ -294,6 +306,19 @@ static inline void on_write(void* p, unsigned size, uintptr_t pc) {
   if (on_own_stack(w, a)) return;
   const uint32_t lin = thread_lin(w);
   const uint32_t serial = (uint32_t)w->block_serial;
+  if (g_last.slot < g_cap && g_last.addr == a && g_last.lin == lin && g_last.serial == serial &&
+      g_last.clock == g_clock && g_tab[g_last.slot].addr == a) {
+    // A thread updating one location in a loop: its own record, nothing could conflict.
+    Entry& e = g_tab[g_last.slot];
+    e.pc = pc;
+    e.size = size;
+    g_pend.active = true;
+    g_pend.slot = g_last.slot;
+    g_pend.addr = a;
+    g_pend.size = size;
+    g_pend.conflict = false;
+    return;
+  }
   bool live = false;
   Entry* e = find(a, &live);
   if (!e) return;
@@ -318,6 +343,7 @@ static inline void on_write(void* p, unsigned size, uintptr_t pc) {
   g_pend.addr = a;
   g_pend.size = size;
   g_pend.conflict = conflict;
+  g_last = Last{a, g_pend.slot, lin, serial, g_clock};
 }
 
 static inline void on_other() {
@@ -336,6 +362,8 @@ static inline void on_atomic() {
 // ---- runtime events
 static void launch_begins(const LaunchSpec& s) {
   g_launch_start = ++g_clock;
+  g_live = 0;  // every entry is now stale, hence free
+  g_full = false;
   g_last_atomic = 0;
   g_round_time.assign(1, g_launch_start);
   g_kernel = s.name;
