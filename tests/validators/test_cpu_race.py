@@ -75,6 +75,7 @@ CLEAN = {
     "grid_stride": "out=0 1",
     "shared_per_block": "out=1 2",  # shared memory is per block, though the emulator reuses it
     "phases": "out=2 ",  # grid.sync() orders a cooperative grid's phases
+    "device_heap": "out=0 1",  # each thread's malloc'd block, reused after free()
 }
 
 

@@ -118,6 +118,13 @@ __global__ void shared_per_block(int* out) {
   __syncthreads();
   if (threadIdx.x == 0) out[blockIdx.x] = s;
 }
+__global__ void device_heap(int* out) {
+  // freed memory comes back to the next thread: its writes are not compared with the last owner's
+  volatile int* p = (volatile int*)malloc(4 * sizeof(int));
+  p[0] = threadIdx.x;
+  out[threadIdx.x] = p[0];
+  free((void*)p);
+}
 __global__ void phases(int* out) {
   cg::grid_group g = cg::this_grid();
   if (threadIdx.x == 0 && blockIdx.x == 0) out[0] = 1;
@@ -151,6 +158,7 @@ int main(int argc, char** argv) {
   else if (!strcmp(k, "two_launches")) { write_value<<<1, 32>>>(out, 3); write_value<<<1, 32>>>(out, 4); }
   else if (!strcmp(k, "grid_stride")) grid_stride<<<4, 64>>>(out, 1000);
   else if (!strcmp(k, "shared_per_block")) shared_per_block<<<8, 32>>>(out);
+  else if (!strcmp(k, "device_heap")) device_heap<<<1, 32>>>(out);
   else if (!strcmp(k, "phases")) {
     void* args[] = {&out};
     cudaLaunchCooperativeKernel(phases, 2, 32, args);

@@ -24,6 +24,7 @@
 #include <thread>
 #include <unistd.h>
 #include <dlfcn.h>
+#include <malloc.h>
 #include <map>
 #include <pthread.h>
 #include <unordered_set>

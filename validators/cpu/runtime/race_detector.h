@@ -164,6 +164,28 @@ static inline Entry* find(uintptr_t a, bool* live) {
 
 static bool in_kernel(Worker* w) { return w && (w->cur || w->direct); }
 
+// Memory a kernel thread frees (device malloc, new/delete) may come back to another thread:
+// the writes recorded there are forgotten, so the next owner's writes are not compared with them.
+static inline void resolve(Worker* w);
+static void forget(void* p, size_t n) {
+  resolve(tw);
+  if (!g_cap) return;
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(p);
+  for (uintptr_t a = lo; a < lo + n; ++a) {
+    size_t s = slot_of(a, g_cap);
+    for (;;) {
+      Entry& e = g_tab[s];
+      if (e.addr == 0 || e.time < g_launch_start) break;
+      if (e.addr == a) {
+        e.time = 0;
+        break;
+      }
+      s = (s + 1) & (g_cap - 1);
+    }
+  }
+  g_last.slot = SIZE_MAX;
+}
+
 static uint32_t thread_lin(Worker* w) {
   if (w->cur) return (uint32_t)w->cur->lin;
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -418,6 +440,13 @@ static void note_free(void* p) {
 }
 
 }  // namespace race
+
+// Frees by kernel threads reach forget() (glibc's own free does the freeing).
+extern "C" void __libc_free(void*);
+extern "C" void free(void* p) {
+  if (p && cudashim::race::in_kernel(cudashim::tw)) cudashim::race::forget(p, malloc_usable_size(p));
+  __libc_free(p);
+}
 
 // ---- the instrumentation's entry points (GCC -fsanitize=thread), without ThreadSanitizer
 #define CUDASHIM_PC reinterpret_cast<uintptr_t>(__builtin_return_address(0))
