@@ -185,9 +185,10 @@ class Engine:
                         else (list(task.cases), None))
         result.fresh_seed = fresh.seed if fresh is not None else None
         kernels = self._kernel_check_plan(features)
-        for case in cases:
+        plan = case_variants(task, cases, variants, self.backend.first_build_variants())
+        for case, case_vars in zip(cases, plan, strict=True):
             is_fresh = fresh is not None and case is fresh
-            res = self._check_case(task, program, case, variants, schedules, result,
+            res = self._check_case(task, program, case, case_vars, schedules, result,
                                    kernel_check=is_fresh and not kernels)
             res.seed, res.fresh = case.seed, is_fresh
             result.cases.append(res)
@@ -579,6 +580,15 @@ def _severity(status: Status | None) -> int:
     from schemas.validation import STATUS_SEVERITY
 
     return STATUS_SEVERITY[status] if status is not None else -1
+
+
+def case_variants(task: Task, cases: list[InputCase], variants: list[str],
+                  first_build_only: frozenset[str]) -> list[list[str]]:
+    """The build variants each case runs: all of them on the cases built like the first case
+    (same defines: no extra build), the others without `first_build_only`."""
+    first = task.defines_for(cases[0]) if cases else {}
+    return [variants if task.defines_for(c) == first else
+            [v for v in variants if v not in first_build_only] for c in cases]
 
 
 def _out_of_time(run: _Run) -> bool:

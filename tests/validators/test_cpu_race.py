@@ -14,7 +14,7 @@ import pytest
 from schemas import InputCase, Program, Reference, Status, Task, TensorSpec
 from validators.backends.cpu import CpuBackend
 from validators.cpu.toolchain import compile_program
-from validators.engine import DEFAULT_LIMITS, Engine
+from validators.engine import DEFAULT_LIMITS, Engine, case_variants, with_fresh_case
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 
@@ -168,3 +168,16 @@ def test_a_race_build_out_of_time_is_replaced_by_the_plain_build_and_noted():
     assert res.notes and all(
         re.search(r"the race build's reverse run stopped \(timed out.*\); the plain build's run "
                   r"judged it instead", n) for n in res.notes), res.notes
+
+
+def test_the_race_build_runs_on_the_cases_built_like_the_first():
+    task = HIST_TASK.model_copy(update={"cases": [
+        InputCase(name="a", seed=1), InputCase(name="big", seed=2, sizes={"N": 4096}),
+        InputCase(name="b", seed=3)]})
+    cases, fresh = with_fresh_case(task, 99)
+    plan = case_variants(task, cases, ["asan", "plain", "race"], frozenset({"race"}))
+    by_name = {c.name: v for c, v in zip(cases, plan, strict=True)}
+    # the fresh case (re-seeded `a`) comes first; `b` shares its build, `big` would need another
+    assert [c.name for c in cases] == [fresh.name, "big", "b"]
+    assert by_name[fresh.name] == by_name["b"] == ["asan", "plain", "race"]
+    assert by_name["big"] == ["asan", "plain"]

@@ -125,6 +125,11 @@ class Backend(ABC):
         one, unless the backend shares them out among its builds."""
         return list(schedules)
 
+    def first_build_variants(self) -> frozenset[str]:
+        """Variants that run only on the cases built like a task's first case (they add a
+        build per distinct set of defines, for a check that rarely depends on the sizes)."""
+        return frozenset()
+
     def fallback_variant(self, variant: str) -> str | None:
         """The build whose run stands in when a run of `variant` hits a time or CPU/memory limit
         (a checking build that only observes, at a cost); None: the limit is the verdict."""
