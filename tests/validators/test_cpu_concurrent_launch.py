@@ -117,7 +117,7 @@ def build_cache(tmp_path_factory) -> BuildCache:
 @pytest.mark.parametrize(
     ("workers", "schedule", "variant"),
     [(4, "forward", "plain"), (2, "reverse", "plain"), (3, "random:11", "plain"),
-     (1, "forward", "asan")],
+     (1, "forward", "asan"), (2, "reverse", "race")],
 )
 def test_host_threads_launch_kernels_at_once(build_cache, workers, schedule, variant):
     program = Program(source=PROGRAM, filename="main.cu", extra_flags=["-fopenmp"])
