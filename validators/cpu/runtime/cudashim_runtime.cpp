@@ -644,7 +644,11 @@ unsigned active_mask() {
 
 unsigned lane_id() {
   Worker* w = tw;
-  if (w && w->direct) return w->direct_lin % 32;
+  if (w && w->direct) {
+    if (w->spec->threads)  // the program's loop over threads sets only threadIdx
+      return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32;
+    return w->direct_lin % 32;
+  }
   return (w && w->cur) ? (unsigned)(w->cur->lin % 32) : 0;
 }
 
@@ -822,6 +826,15 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
   if (!s.may_sync) {
     // No barrier can be reached: each thread runs start to finish on the worker's own stack.
     w->direct = true;
+    if (s.threads) {
+      try {
+        s.threads(s.arg, config().order == Order::Forward ? nullptr : w->order.data(), n, &g_abort_launch);
+      } catch (const DirectAbort&) {
+      }
+      w->direct = false;
+      w->live = 0;
+      return;
+    }
     for (int idx : w->order) {
       if (g_abort_launch.load(std::memory_order_relaxed)) break;
       Fiber& f = w->fibers[idx];
@@ -1297,13 +1310,33 @@ static std::unordered_set<void*>& host_allocs() {
   return *s;
 }
 
+// Exactly n bytes (aligned like the GPU's allocator), so AddressSanitizer catches overruns. The
+// plain build gives an allocation of 2 MiB or more whole 2 MiB pages (aligned, the size rounded
+// up, MADV_HUGEPAGE: transparent huge pages are often in `madvise` mode): a kernel whose threads
+// each walk a column of a matrix (stride: a row) touches a new 4 KiB page at every step, which
+// on a GPU is one coalesced load per warp but here thrashes the TLB; with 2 MiB pages a 64 MiB
+// matrix needs 32 TLB entries.
+static void* device_memory(size_t n) {
+  void* m = nullptr;
+#ifndef CUDASHIM_ASAN
+  const size_t huge = size_t(2) << 20;
+  if (n >= huge) {
+    const size_t len = (n + huge - 1) & ~(huge - 1);
+    if (len < n || posix_memalign(&m, huge, len) != 0 || !m) return nullptr;
+    madvise(m, len, MADV_HUGEPAGE);  // advice only: without THP the pages stay 4 KiB
+    return m;
+  }
+#endif
+  if (posix_memalign(&m, 256, n) != 0) return nullptr;
+  return m;
+}
+
 static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n) {
   if (!p) return ret(cudaErrorInvalidValue);
   *p = nullptr;
   if (n == 0) return cudaSuccess;
-  void* m = nullptr;
-  // Exactly n bytes (aligned like the GPU's allocator), so AddressSanitizer catches overruns.
-  if (posix_memalign(&m, 256, n) != 0 || !m) return ret(cudaErrorMemoryAllocation);
+  void* m = device_memory(n);
+  if (!m) return ret(cudaErrorMemoryAllocation);
   if (&set == &device_allocs()) {
     static std::atomic<unsigned long long> count{0};
     poison_fill(m, n, "device allocation #" + std::to_string(++count) + " (" + std::to_string(n) + " bytes)");
