@@ -1310,33 +1310,15 @@ static std::unordered_set<void*>& host_allocs() {
   return *s;
 }
 
-// Exactly n bytes (aligned like the GPU's allocator), so AddressSanitizer catches overruns. The
-// plain build gives an allocation of 2 MiB or more whole 2 MiB pages (aligned, the size rounded
-// up, MADV_HUGEPAGE: transparent huge pages are often in `madvise` mode): a kernel whose threads
-// each walk a column of a matrix (stride: a row) touches a new 4 KiB page at every step, which
-// on a GPU is one coalesced load per warp but here thrashes the TLB; with 2 MiB pages a 64 MiB
-// matrix needs 32 TLB entries.
-static void* device_memory(size_t n) {
-  void* m = nullptr;
-#ifndef CUDASHIM_ASAN
-  const size_t huge = size_t(2) << 20;
-  if (n >= huge) {
-    const size_t len = (n + huge - 1) & ~(huge - 1);
-    if (len < n || posix_memalign(&m, huge, len) != 0 || !m) return nullptr;
-    madvise(m, len, MADV_HUGEPAGE);  // advice only: without THP the pages stay 4 KiB
-    return m;
-  }
-#endif
-  if (posix_memalign(&m, 256, n) != 0) return nullptr;
-  return m;
-}
-
 static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n) {
   if (!p) return ret(cudaErrorInvalidValue);
   *p = nullptr;
   if (n == 0) return cudaSuccess;
-  void* m = device_memory(n);
-  if (!m) return ret(cudaErrorMemoryAllocation);
+  void* m = nullptr;
+  // Exactly n bytes (aligned like the GPU's allocator), so AddressSanitizer catches overruns.
+  // (2 MiB pages, MADV_HUGEPAGE, were tried for the column walks of issue 13 and measured no
+  // faster: those walks are bound by cache-set conflicts of the power-of-two row stride.)
+  if (posix_memalign(&m, 256, n) != 0 || !m) return ret(cudaErrorMemoryAllocation);
   if (&set == &device_allocs()) {
     static std::atomic<unsigned long long> count{0};
     poison_fill(m, n, "device allocation #" + std::to_string(++count) + " (" + std::to_string(n) + " bytes)");
