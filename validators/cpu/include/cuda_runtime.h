@@ -491,16 +491,16 @@ struct LaunchSpec {
   void* arg;
   bool may_sync;  // false: the rewrite proved the kernel never waits at a barrier
   bool cooperative = false;  // cudaLaunchCooperativeKernel: all blocks co-resident, grid.sync()
-  // Barrier-free kernels (may_sync false): runs every thread of the block, in `order` (thread
-  // indices; null: forward), with threadIdx set for each, stopping when *abort is set. Compiled
-  // in the program's own translation unit, so the kernel is inlined into the loop over threads
-  // (one call per block instead of one indirect call per thread).
-  void (*threads)(void* arg, const int* order, int n, const std::atomic<bool>* abort) = nullptr;
+  // Barrier-free kernels (may_sync false): runs every thread of the block, in `order` (linear
+  // thread indices; null: forward), threadIdx set to tids[index] for each, stopping when *abort
+  // is set. Compiled in the program's own translation unit, so the kernel can be inlined into
+  // the loop over threads (one call per block instead of one indirect call per thread).
+  void (*threads)(void* arg, const int* order, const uint3* tids, int n, const std::atomic<bool>* abort) = nullptr;
 };
 void run_kernel(const LaunchSpec& s);
 
 template <class _Body>
-void _Run_threads(void* __p, const int* __order, int __n, const std::atomic<bool>* __abort) {
+void _Run_threads(void* __p, const int* __order, const uint3* __tids, int __n, const std::atomic<bool>* __abort) {
   _Body& __body = *static_cast<_Body*>(__p);
   const unsigned __bx = blockDim.x, __by = blockDim.y, __bz = blockDim.z;
   if (!__order) {
@@ -515,8 +515,7 @@ void _Run_threads(void* __p, const int* __order, int __n, const std::atomic<bool
   }
   for (int __i = 0; __i < __n; ++__i) {
     if (__abort->load(std::memory_order_relaxed)) return;
-    const unsigned __t = (unsigned)__order[__i];
-    threadIdx = uint3{__t % __bx, (__t / __bx) % __by, __t / (__bx * __by)};
+    threadIdx = __tids[__order[__i]];
     __body();
   }
 }

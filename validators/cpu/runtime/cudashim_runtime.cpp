@@ -262,6 +262,7 @@ struct Worker {
   std::vector<Fiber> fibers;
   std::vector<int> order;  // schedule: thread indices in the order they are preferred
   std::vector<int> pos;    // inverse of order
+  std::vector<uint3> tids;  // threadIdx of each linear thread index (direct mode's loop)
   int cursor = 0;          // no runnable thread sits before this position of `order`
   std::vector<Stack> free_stacks;
   std::vector<unsigned> warp_arrived;
@@ -828,7 +829,8 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
     w->direct = true;
     if (s.threads) {
       try {
-        s.threads(s.arg, config().order == Order::Forward ? nullptr : w->order.data(), n, &g_abort_launch);
+        s.threads(s.arg, config().order == Order::Forward ? nullptr : w->order.data(), w->tids.data(), n,
+                  &g_abort_launch);
       } catch (const DirectAbort&) {
       }
       w->direct = false;
@@ -893,6 +895,10 @@ static void prepare_worker(Worker* w, const LaunchSpec& s) {
     Fiber& f = w->fibers[i];
     f.lin = i;
     f.tid = uint3{i % s.block.x, (i / s.block.x) % s.block.y, i / (s.block.x * s.block.y)};
+  }
+  if (!s.may_sync && s.threads) {
+    w->tids.resize(n);
+    for (int i = 0; i < n; ++i) w->tids[i] = w->fibers[i].tid;
   }
   w->warp_arrived.assign((n + 31) / 32, 0u);
   w->warp_done.assign((n + 31) / 32, 0u);
