@@ -1,6 +1,6 @@
 """Benchmark of the CPU backend (cudashim): build times, kernel times, cost of the checks.
 
-    python benchmarks/bench_cpu_backend.py [--n 1048576] [--repeats 3] [--heavy-n 4194304]
+    python -m benchmarks.bench_cpu_backend [--n 1048576] [--repeats 3] [--heavy-n 4194304]
         [--big | --no-big] [--col-rows 4096]
 
 Prints, side by side:
@@ -9,6 +9,8 @@ Prints, side by side:
   elementwise add, shared-memory tree reduction, warp-shuffle reduction, an empty kernel
   (per-thread overhead) and a compute-heavy kernel (256 FMAs per thread), against the targets
   (elementwise < 0.1 s, tree reduction < 0.5 s on 2 cores);
+- the cost of the checks as ratios to one plain forward run of the whole program: the second
+  schedule (`reverse`) and the AddressSanitizer build (its run, and its build);
 - with `--big` (the default), one plain forward run of three compute-heavy kernels (issue 13),
   each checked against a host computation (the bench fails on a wrong result): the 256-FMA
   kernel over `--heavy-n` threads against the same loop on the host (`g++ -O3
@@ -17,9 +19,7 @@ Prints, side by side:
   summing its column over all 4096 rows in double: a naive column normalisation), target
   < 20 s; an untiled product C[512x2048] = A[512x4096] * B[4096x2048] (16x16 blocks, one
   thread per element, naive k loop), target < 5 s. `--col-rows R` computes only the first R
-  output rows of the column walk (each thread still walks all 4096 rows) and extrapolates;
-- the cost of the checks as ratios to one plain forward run of the whole program: the second
-  schedule (`reverse`) and the AddressSanitizer build (its run, and its build).
+  output rows of the column walk (each thread still walks all 4096 rows) and scales the time up.
 """
 
 from __future__ import annotations
