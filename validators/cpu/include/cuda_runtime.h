@@ -491,8 +491,34 @@ struct LaunchSpec {
   void* arg;
   bool may_sync;  // false: the rewrite proved the kernel never waits at a barrier
   bool cooperative = false;  // cudaLaunchCooperativeKernel: all blocks co-resident, grid.sync()
+  // Barrier-free kernels (may_sync false): runs every thread of the block, in `order` (linear
+  // thread indices; null: forward), threadIdx set to tids[index] for each, stopping when *abort
+  // is set. Compiled in the program's own translation unit, so the kernel can be inlined into
+  // the loop over threads (one call per block instead of one indirect call per thread).
+  void (*threads)(void* arg, const int* order, const uint3* tids, int n, const std::atomic<bool>* abort) = nullptr;
 };
 void run_kernel(const LaunchSpec& s);
+
+template <class _Body>
+void _Run_threads(void* __p, const int* __order, const uint3* __tids, int __n, const std::atomic<bool>* __abort) {
+  _Body& __body = *static_cast<_Body*>(__p);
+  const unsigned __bx = blockDim.x, __by = blockDim.y, __bz = blockDim.z;
+  if (!__order) {
+    for (unsigned __z = 0; __z < __bz; ++__z)
+      for (unsigned __y = 0; __y < __by; ++__y)
+        for (unsigned __x = 0; __x < __bx; ++__x) {
+          if (__abort->load(std::memory_order_relaxed)) return;
+          threadIdx = uint3{__x, __y, __z};
+          __body();
+        }
+    return;
+  }
+  for (int __i = 0; __i < __n; ++__i) {
+    if (__abort->load(std::memory_order_relaxed)) return;
+    threadIdx = __tids[__order[__i]];
+    __body();
+  }
+}
 
 // A launch argument written `NULL` or `0`. Forwarding it as the `long`/`int` it is would lose
 // what makes it a null pointer constant (nvcc converts it to a pointer parameter at the call),
@@ -521,7 +547,8 @@ void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t,
   _Args args(std::forward<_Ap>(a)...);
   auto body = [&]() { std::apply(f, args); };
   using _Body = decltype(body);
-  run_kernel(LaunchSpec{name, grid, block, shmem, [](void* p) { (*static_cast<_Body*>(p))(); }, &body, _MaySync});
+  run_kernel(LaunchSpec{name, grid, block, shmem, [](void* p) { (*static_cast<_Body*>(p))(); }, &body, _MaySync,
+                        false, _MaySync ? nullptr : &_Run_threads<_Body>});
 }
 template <class... _Pp, std::size_t... _Ip>
 void call_with_void_args(void (*k)(_Pp...), void** args, std::index_sequence<_Ip...>) {

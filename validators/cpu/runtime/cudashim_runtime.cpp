@@ -268,6 +268,7 @@ struct Worker {
   std::vector<Fiber> fibers;
   std::vector<int> order;  // schedule: thread indices in the order they are preferred
   std::vector<int> pos;    // inverse of order
+  std::vector<uint3> tids;  // threadIdx of each linear thread index (direct mode's loop)
   int cursor = 0;          // no runnable thread sits before this position of `order`
   std::vector<Stack> free_stacks;
   std::vector<unsigned> warp_arrived;
@@ -665,7 +666,11 @@ unsigned active_mask() {
 
 unsigned lane_id() {
   Worker* w = tw;
-  if (w && w->direct) return w->direct_lin % 32;
+  if (w && w->direct) {
+    if (w->spec->threads)  // the program's loop over threads sets only threadIdx
+      return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32;
+    return w->direct_lin % 32;
+  }
   return (w && w->cur) ? (unsigned)(w->cur->lin % 32) : 0;
 }
 
@@ -849,6 +854,16 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
   if (!s.may_sync) {
     // No barrier can be reached: each thread runs start to finish on the worker's own stack.
     w->direct = true;
+    if (s.threads) {
+      try {
+        s.threads(s.arg, config().order == Order::Forward ? nullptr : w->order.data(), w->tids.data(), n,
+                  &g_abort_launch);
+      } catch (const DirectAbort&) {
+      }
+      w->direct = false;
+      w->live = 0;
+      return;
+    }
     for (int idx : w->order) {
       if (g_abort_launch.load(std::memory_order_relaxed)) break;
       Fiber& f = w->fibers[idx];
@@ -910,6 +925,10 @@ static void prepare_worker(Worker* w, const LaunchSpec& s) {
     Fiber& f = w->fibers[i];
     f.lin = i;
     f.tid = uint3{i % s.block.x, (i / s.block.x) % s.block.y, i / (s.block.x * s.block.y)};
+  }
+  if (!s.may_sync && s.threads) {
+    w->tids.resize(n);
+    for (int i = 0; i < n; ++i) w->tids[i] = w->fibers[i].tid;
   }
   w->warp_arrived.assign((n + 31) / 32, 0u);
   w->warp_done.assign((n + 31) / 32, 0u);
@@ -1346,6 +1365,8 @@ static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n
   if (n == 0) return cudaSuccess;
   void* m = nullptr;
   // Exactly n bytes (aligned like the GPU's allocator), so AddressSanitizer catches overruns.
+  // (2 MiB pages, MADV_HUGEPAGE, were tried for the column walks of issue 13 and measured no
+  // faster: those walks are bound by cache-set conflicts of the power-of-two row stride.)
   if (posix_memalign(&m, 256, n) != 0 || !m) return ret(cudaErrorMemoryAllocation);
   if (&set == &device_allocs()) {
     static std::atomic<unsigned long long> count{0};
