@@ -211,6 +211,14 @@ static bool on_own_stack(Worker* w, uintptr_t a) {
   return a >= t_stack_lo && a < t_stack_hi;
 }
 
+// threadIdx and friends: per host thread, and set by the launch's own thread loop (compiled,
+// and so instrumented, in the program) for each CUDA thread.
+static inline bool is_thread_state(uintptr_t a) {
+  const uintptr_t t = reinterpret_cast<uintptr_t>(&threadIdx), b = reinterpret_cast<uintptr_t>(&blockIdx);
+  const uintptr_t d = reinterpret_cast<uintptr_t>(&blockDim), g = reinterpret_cast<uintptr_t>(&gridDim);
+  return (a - t < sizeof(uint3)) | (a - b < sizeof(uint3)) | (a - d < sizeof(dim3)) | (a - g < sizeof(dim3));
+}
+
 static bool is_shared(Worker* w, uintptr_t a) {
   const uintptr_t s = reinterpret_cast<uintptr_t>(w->smem);
   if (w->spec && w->spec->shmem && a >= s && a < s + w->spec->shmem) return true;
@@ -325,7 +333,7 @@ static inline void on_write(void* p, unsigned size, uintptr_t pc) {
   if (!in_kernel(w)) return;
   resolve(w);
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  if (on_own_stack(w, a)) return;
+  if (on_own_stack(w, a) || is_thread_state(a)) return;
   const uint32_t lin = thread_lin(w);
   const uint32_t serial = (uint32_t)w->block_serial;
   if (g_last.slot < g_cap && g_last.addr == a && g_last.lin == lin && g_last.serial == serial &&
@@ -373,9 +381,10 @@ static inline void on_other() {
   if (in_kernel(w)) resolve(w);
 }
 
-static inline void on_atomic() {
+static inline void on_atomic(const volatile void* a = nullptr) {
   Worker* w = tw;
-  if (!in_kernel(w)) return;
+  // The launch's own thread loop polls the runtime's abort flag: not the program's ordering.
+  if (!in_kernel(w) || a == static_cast<const volatile void*>(&g_abort_launch)) return;
   resolve(w);
   g_last_atomic = ++g_clock;
   w->race_lane_atomic[thread_lin(w)] = g_last_atomic;
@@ -481,51 +490,51 @@ void __tsan_atomic_signal_fence(int) { cudashim::race::on_atomic(); }
 #define CUDASHIM_SEQ __ATOMIC_SEQ_CST
 #define CUDASHIM_ATOMICS(N, T)                                                                         \
   T __tsan_atomic##N##_load(const volatile T* a, int) {                                                \
-    cudashim::race::on_atomic();                                                                       \
+    cudashim::race::on_atomic(a);                                                                       \
     return __atomic_load_n(a, CUDASHIM_SEQ);                                                           \
   }                                                                                                    \
   void __tsan_atomic##N##_store(volatile T* a, T v, int) {                                             \
-    cudashim::race::on_atomic();                                                                       \
+    cudashim::race::on_atomic(a);                                                                       \
     __atomic_store_n(a, v, CUDASHIM_SEQ);                                                              \
   }                                                                                                    \
   T __tsan_atomic##N##_exchange(volatile T* a, T v, int) {                                             \
-    cudashim::race::on_atomic();                                                                       \
+    cudashim::race::on_atomic(a);                                                                       \
     return __atomic_exchange_n(a, v, CUDASHIM_SEQ);                                                    \
   }                                                                                                    \
   T __tsan_atomic##N##_fetch_add(volatile T* a, T v, int) {                                            \
-    cudashim::race::on_atomic();                                                                       \
+    cudashim::race::on_atomic(a);                                                                       \
     return __atomic_fetch_add(a, v, CUDASHIM_SEQ);                                                     \
   }                                                                                                    \
   T __tsan_atomic##N##_fetch_sub(volatile T* a, T v, int) {                                            \
-    cudashim::race::on_atomic();                                                                       \
+    cudashim::race::on_atomic(a);                                                                       \
     return __atomic_fetch_sub(a, v, CUDASHIM_SEQ);                                                     \
   }                                                                                                    \
   T __tsan_atomic##N##_fetch_and(volatile T* a, T v, int) {                                            \
-    cudashim::race::on_atomic();                                                                       \
+    cudashim::race::on_atomic(a);                                                                       \
     return __atomic_fetch_and(a, v, CUDASHIM_SEQ);                                                     \
   }                                                                                                    \
   T __tsan_atomic##N##_fetch_or(volatile T* a, T v, int) {                                             \
-    cudashim::race::on_atomic();                                                                       \
+    cudashim::race::on_atomic(a);                                                                       \
     return __atomic_fetch_or(a, v, CUDASHIM_SEQ);                                                      \
   }                                                                                                    \
   T __tsan_atomic##N##_fetch_xor(volatile T* a, T v, int) {                                            \
-    cudashim::race::on_atomic();                                                                       \
+    cudashim::race::on_atomic(a);                                                                       \
     return __atomic_fetch_xor(a, v, CUDASHIM_SEQ);                                                     \
   }                                                                                                    \
   T __tsan_atomic##N##_fetch_nand(volatile T* a, T v, int) {                                           \
-    cudashim::race::on_atomic();                                                                       \
+    cudashim::race::on_atomic(a);                                                                       \
     return __atomic_fetch_nand(a, v, CUDASHIM_SEQ);                                                    \
   }                                                                                                    \
   int __tsan_atomic##N##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {                 \
-    cudashim::race::on_atomic();                                                                       \
+    cudashim::race::on_atomic(a);                                                                       \
     return __atomic_compare_exchange_n(a, c, v, false, CUDASHIM_SEQ, CUDASHIM_SEQ);                    \
   }                                                                                                    \
   int __tsan_atomic##N##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {                   \
-    cudashim::race::on_atomic();                                                                       \
+    cudashim::race::on_atomic(a);                                                                       \
     return __atomic_compare_exchange_n(a, c, v, true, CUDASHIM_SEQ, CUDASHIM_SEQ);                     \
   }                                                                                                    \
   T __tsan_atomic##N##_compare_exchange_val(volatile T* a, T c, T v, int, int) {                       \
-    cudashim::race::on_atomic();                                                                       \
+    cudashim::race::on_atomic(a);                                                                       \
     __atomic_compare_exchange_n(a, &c, v, false, CUDASHIM_SEQ, CUDASHIM_SEQ);                          \
     return c;                                                                                          \
   }
