@@ -109,6 +109,7 @@ static inline size_t slot_of(uintptr_t a, size_t cap) {
   return (size_t)(a ^ (a >> 21) ^ (a >> 42)) & (cap - 1);
 }
 
+extern "C" void __libc_free(void*);
 static void grow() {
   size_t cap = g_cap ? g_cap * 2 : (size_t(1) << 16);
   Entry* t = static_cast<Entry*>(calloc(cap, sizeof(Entry)));
@@ -130,7 +131,7 @@ static void grow() {
     while (t[s].addr != g_pend.addr) s = (s + 1) & (cap - 1);
     g_pend.slot = s;
   }
-  free(g_tab);
+  __libc_free(g_tab);  // the detector's own table: nothing to forget
   g_last.slot = SIZE_MAX;
   g_tab = t;
   g_cap = cap;
@@ -171,6 +172,12 @@ static void forget(void* p, size_t n) {
   resolve(tw);
   if (!g_cap) return;
   const uintptr_t lo = reinterpret_cast<uintptr_t>(p);
+  if (n > 4096) {  // a large block: one pass over the table costs less than a lookup per byte
+    for (size_t i = 0; i < g_cap; ++i)
+      if (g_tab[i].addr - lo < n) g_tab[i].time = 0;
+    g_last.slot = SIZE_MAX;
+    return;
+  }
   for (uintptr_t a = lo; a < lo + n; ++a) {
     size_t s = slot_of(a, g_cap);
     for (;;) {
