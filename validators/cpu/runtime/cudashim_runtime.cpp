@@ -27,6 +27,7 @@
 #include <malloc.h>
 #include <map>
 #include <pthread.h>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 

@@ -227,8 +227,8 @@ static inline bool is_thread_state(uintptr_t a) {
 }
 
 static bool is_shared(Worker* w, uintptr_t a) {
-  const uintptr_t s = reinterpret_cast<uintptr_t>(w->smem);
-  if (w->spec && w->spec->shmem && a >= s && a < s + w->spec->shmem) return true;
+  const uintptr_t s = w ? reinterpret_cast<uintptr_t>(w->smem) : 0;
+  if (w && w->spec && w->spec->shmem && a >= s && a < s + w->spec->shmem) return true;
   for (const SharedVar& v : shared_vars())
     if (a >= v.lo && a < v.hi) return true;
   return false;
@@ -259,42 +259,77 @@ static std::string describe_address(Worker* w, uintptr_t a) {
   return "global memory (a __device__ variable or host memory)";
 }
 
-// "main.cu:12 (in hist)" for a return address in the program, via addr2line on our own binary.
-static std::string source_line(uintptr_t pc) {
+// The inlined frames at a return address in the program, innermost first (file:line, function),
+// from addr2line on our own binary; empty when it cannot tell.
+static std::vector<std::pair<std::string, std::string>> frames_at(uintptr_t pc) {
+  std::vector<std::pair<std::string, std::string>> frames;
   Dl_info info{};
-  if (!dladdr(reinterpret_cast<void*>(pc), &info) || !info.dli_fname) return "?";
+  if (!dladdr(reinterpret_cast<void*>(pc), &info) || !info.dli_fname) return frames;
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return "?";
+  if (n <= 0) return frames;
   exe[n] = 0;
   const uintptr_t off = pc - 1 - reinterpret_cast<uintptr_t>(info.dli_fbase);
   char cmd[4300];
   snprintf(cmd, sizeof cmd, "addr2line -f -C -i -e '%s' 0x%zx 2>/dev/null", exe, (size_t)off);
   FILE* p = popen(cmd, "r");
-  if (!p) return "?";
-  std::vector<std::pair<std::string, std::string>> frames;  // innermost first
+  if (!p) return frames;
   char func[2048], loc[2048];
   while (fgets(func, sizeof func, p) && fgets(loc, sizeof loc, p)) {
     func[strcspn(func, "\n")] = 0;
     loc[strcspn(loc, "\n")] = 0;
-    frames.emplace_back(func, loc);
+    frames.emplace_back(loc, func);
   }
   pclose(p);
+  return frames;
+}
+
+static bool shim_file(const std::string& loc) { return loc.find("/cpu/include/") != std::string::npos; }
+
+// A write whose innermost source line is the program's own (not a shim header, not a system
+// or C++ library header), cached per return address.
+static bool program_write(uintptr_t pc) {
+  static auto* seen = new std::unordered_map<uintptr_t, bool>();
+  auto it = seen->find(pc);
+  if (it != seen->end()) return it->second;
+  const auto frames = frames_at(pc);
+  const bool own = frames.empty() || (!shim_file(frames[0].first) && frames[0].first.rfind("/usr/", 0) != 0);
+  (*seen)[pc] = own;
+  return own;
+}
+
+// Device allocations and shared memory are the program's. Other memory a kernel thread writes
+// is a __device__ variable (written by the program's own lines) or the emulator's state: the
+// shim's per-thread caches and the bookkeeping of the collective operations it emulates, kept
+// in thread-local, static and heap memory and written by shim or library code. A conflict
+// there counts only when both writes are the program's own lines.
+static bool counts(Worker* w, uintptr_t a, uintptr_t pc1, uintptr_t pc2) {
+  if (is_shared(w, a)) return true;
+  {
+    std::lock_guard<std::mutex> lk(g_alloc_m);
+    auto& m = allocs();
+    auto it = m.upper_bound(a);
+    if (it != m.begin() && a < std::prev(it)->first + std::prev(it)->second.size) return true;
+  }
+  return program_write(pc1) && program_write(pc2);
+}
+
+// "main.cu:12 (in hist)": the innermost frame in the program's own source.
+static std::string source_line(uintptr_t pc) {
+  const auto frames = frames_at(pc);
   if (frames.empty()) return "?";
-  // The innermost frame in the program's own source, not in a shim or system header.
   const std::pair<std::string, std::string>* pick = &frames[0];
   for (const auto& fr : frames)
-    if (fr.second.find("/cpu/include/") == std::string::npos && fr.second.rfind("/usr/", 0) != 0 &&
-        fr.second.find("??") == std::string::npos) {
+    if (!shim_file(fr.first) && fr.first.rfind("/usr/", 0) != 0 && fr.first.find("??") == std::string::npos) {
       pick = &fr;
       break;
     }
-  std::string file = pick->second;
+  std::string file = pick->first;
   const size_t disc = file.find(" (discriminator");
   if (disc != std::string::npos) file.resize(disc);
   const size_t slash = file.rfind('/');
   if (slash != std::string::npos) file = file.substr(slash + 1);
-  std::string fn = pick->first;
+  std::string fn = pick->second;
   const size_t paren = fn.find('(');
   if (paren != std::string::npos) fn.resize(paren);
   return file + (fn.empty() || fn == "??" ? "" : " (in " + fn + ")");
@@ -332,7 +367,8 @@ static inline void resolve(Worker* w) {
   Entry& e = g_tab[g_pend.slot];
   if (e.addr != g_pend.addr) return;
   e.value = v;
-  if (g_pend.conflict && v != g_pend.other.value) report(w, g_pend.other, e, g_clock);
+  if (g_pend.conflict && v != g_pend.other.value && counts(w, e.addr, g_pend.other.pc, e.pc))
+    report(w, g_pend.other, e, g_clock);
 }
 
 static inline void on_write(void* p, unsigned size, uintptr_t pc) {
