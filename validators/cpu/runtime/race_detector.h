@@ -17,6 +17,9 @@
 //     after the first write (a lock handed over, a flag published);
 //   * different blocks (global memory only: shared memory is per block): no grid.sync()
 //     between them and no atomic or fence by any thread after the first write;
+// - a conflict counts in device allocations and shared memory; elsewhere (a __device__ variable,
+//   or the shim's own caches and bookkeeping in thread-local, static and heap memory) only
+//   between two writes made by lines of the program's own source;
 // - a conflicting write that stores the value already there is benign (every thread setting
 //   `*found = 1`, or `cost[v] = level + 1` from several parents): on a GPU the outcome is the
 //   same whichever thread wins. A conflicting write of a different value is reported: the
