@@ -162,7 +162,7 @@ def test_a_race_build_out_of_time_is_replaced_by_the_plain_build_and_noted():
     slow = HIST_PROGRAM.replace("UPDATE", "atomicAdd(&local[x[i] & 7], 1)").replace(
         "int main() {",
         "#include <unistd.h>\nint main() {\n#ifdef SLOW_CHECK_BUILD\n  sleep(30);\n#endif")
-    engine = Engine(SlowRaceBackend(), limits=DEFAULT_LIMITS.with_overrides({"wall_seconds": 6.0}))
+    engine = Engine(SlowRaceBackend(), limits=DEFAULT_LIMITS.with_overrides({"wall_seconds": 4.0}))
     res = engine.check(HIST_TASK, Program(source=slow), thorough=True)
     assert res.status == Status.PASSED, res.reason
     assert res.notes and all(

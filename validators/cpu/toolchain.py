@@ -42,7 +42,7 @@ _FLAGS = {
     ],
     # The plain build plus GCC's ThreadSanitizer instrumentation, whose entry points the runtime
     # itself provides (runtime/race_detector.h): no ThreadSanitizer runtime is linked.
-    "race": ["-O2", "-g", "-DCUDASHIM_RACE", *_COMMON],
+    "race": ["-O2", "-g1", "-DCUDASHIM_RACE", *_COMMON],
 }
 # Instrumentation for the program (and its PCH), never for the runtime that implements the hooks.
 _INSTRUMENT = {
