@@ -256,17 +256,27 @@ class Engine:
                                   reason=f"could not build: {exc}", seconds=time.monotonic() - t0)
             if result.compile is None or (not defines and variant == variants[0]):
                 result.compile = exe.compile
+            planned = self.backend.schedules_for(variant, variants, schedules)
+            fallback = self.backend.fallback_variant(variant)
+            failed = exe.needs_gpu or exe.path is None or not exe.compile.ok
+            if failed and fallback in exes:
+                # A checking build only observes: when it alone does not build, the program is
+                # judged by the build it stands in for, and the result says so.
+                why = exe.needs_gpu or _compile_reason(exe.compile)
+                result.notes.append(f"case {case.name}: the {variant} build failed ({why}); "
+                                    f"the {fallback} build ran its schedules instead")
+                variant, exe = fallback, exes[fallback]
             # A failed build that names a GPU-only construct is needs_gpu, not compile_error.
-            if exe.needs_gpu:
+            elif exe.needs_gpu:
                 return CaseResult(case=case.name, status=Status.NEEDS_GPU,
                                   reason=f"needs a GPU feature: {exe.needs_gpu}",
                                   seconds=time.monotonic() - t0)
-            if exe.path is None or not exe.compile.ok:
+            elif exe.path is None or not exe.compile.ok:
                 return CaseResult(case=case.name, status=Status.COMPILE_ERROR,
                                   reason=_compile_reason(exe.compile), seconds=time.monotonic() - t0)
             exes[variant] = exe
             poison_env = self.backend.poison_env(poisons[variant]) if variant in poisons else None
-            for schedule in self.backend.schedules_for(variant, variants, schedules):
+            for schedule in planned:
                 run = self._run_once(task, exe, case, inputs, sizes, variant, schedule,
                                      extra_env=poison_env)
                 run.poison = poisons.get(variant)

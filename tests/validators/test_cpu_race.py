@@ -181,3 +181,28 @@ def test_the_race_build_runs_on_the_cases_built_like_the_first():
     assert [c.name for c in cases] == [fresh.name, "big", "b"]
     assert by_name[fresh.name] == by_name["b"] == ["asan", "plain", "race"]
     assert by_name["big"] == ["asan", "plain"]
+
+
+class BrokenRaceBackend(CpuBackend):
+    """The real backend, whose race build alone does not compile (a stand-in for a program the
+    instrumentation or the detector's runtime cannot take, e.g. one defining its own `free`)."""
+
+    def build(self, program, defines, *, variant="plain"):
+        if variant == "race":
+            defines = {**defines, "BREAK_CHECK_BUILD": 1}
+        return super().build(program, defines, variant=variant)
+
+
+def test_a_race_build_that_fails_is_replaced_by_the_plain_build_and_noted():
+    broken = HIST_PROGRAM.replace("UPDATE", "atomicAdd(&local[x[i] & 7], 1)").replace(
+        "int main() {", "#ifdef BREAK_CHECK_BUILD\n#error only the check build breaks\n#endif\nint main() {")
+    res = Engine(BrokenRaceBackend()).check(HIST_TASK, Program(source=broken), thorough=True)
+    assert res.status == Status.PASSED, res.reason
+    assert all(c.schedules == ["forward", "reverse"] for c in res.cases)
+    assert res.notes and all(
+        re.search(r"the race build failed \(.*only the check build breaks.*\); the plain build "
+                  r"ran its schedules instead", n) for n in res.notes), res.notes
+    # a program no build takes is still a compile error
+    bad = broken.replace("#ifdef BREAK_CHECK_BUILD", "#if 1")
+    res = Engine(BrokenRaceBackend()).check(HIST_TASK, Program(source=bad), thorough=True)
+    assert res.status == Status.COMPILE_ERROR, res.reason

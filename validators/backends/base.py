@@ -131,8 +131,9 @@ class Backend(ABC):
         return frozenset()
 
     def fallback_variant(self, variant: str) -> str | None:
-        """The build whose run stands in when a run of `variant` hits a time or CPU/memory limit
-        (a checking build that only observes, at a cost); None: the limit is the verdict."""
+        """The build whose runs stand in when `variant` alone does not build, or when a run of it
+        hits a time or CPU/memory limit (a checking build that only observes, at a cost); None:
+        the failure is the verdict."""
         return None
 
     def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:

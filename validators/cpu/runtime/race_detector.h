@@ -346,7 +346,7 @@ static std::string thread_name(uint32_t lin, uint32_t block_lin) {
   return b;
 }
 
-[[noreturn]] static void report(Worker* w, const Entry& first, const Entry& second, uint64_t now) {
+[[noreturn]] static void report(Worker* w, const Entry& first, const Entry& second) {
   fflush(stdout);
   const std::string where = describe_address(w, second.addr);
   const std::string a = source_line(first.pc), b = source_line(second.pc);
@@ -356,7 +356,6 @@ static std::string thread_name(uint32_t lin, uint32_t block_lin) {
           "writes (on a GPU one of the updates is lost; use an atomic or a barrier)\n",
           g_kernel, where.c_str(), thread_name(first.lin, first.block_lin).c_str(), a.c_str(),
           thread_name(second.lin, second.block_lin).c_str(), b.c_str());
-  (void)now;
   fflush(stderr);
   _exit(87);
 }
@@ -371,7 +370,7 @@ static inline void resolve(Worker* w) {
   if (e.addr != g_pend.addr) return;
   e.value = v;
   if (g_pend.conflict && v != g_pend.other.value && counts(w, e.addr, g_pend.other.pc, e.pc))
-    report(w, g_pend.other, e, g_clock);
+    report(w, g_pend.other, e);
 }
 
 static inline void on_write(void* p, unsigned size, uintptr_t pc) {
