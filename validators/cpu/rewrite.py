@@ -21,6 +21,8 @@ from functools import lru_cache
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser
 
+from validators.cpu.lockstep import GENERATED_FILE, lockstep_copies
+
 _SPECIFIER_JUNK = re.compile(
     r"\bextern\b|\b__shared__\b|\bstatic\b|__align__\s*\(\s*\w+\s*\)|alignas\s*\([^)]*\)"
     r"|__attribute__\s*\(\(.*?\)\)"
@@ -63,6 +65,8 @@ class RewriteResult:
     launches: list[Launch] = field(default_factory=list)
     dynamic_shared: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    lockstep: list[str] = field(default_factory=list)  # kernels given a lockstep copy
+    lockstep_skipped: dict[str, str] = field(default_factory=dict)  # barrier-free, no copy: why
 
 
 @dataclass
@@ -184,6 +188,7 @@ def _launch_edit(
     syntax: Node,
     newline: str = "\n",
     barrier_free: set[str] | frozenset[str] = frozenset(),
+    lockstep: dict[str, int] | None = None,
 ) -> tuple[_Edit, Launch] | None:
     func = call.child_by_field_name("function")
     args = call.child_by_field_name("arguments")
@@ -202,11 +207,22 @@ def _launch_edit(
     may_sync = _kernel_base_name(kernel) not in barrier_free
     # Kernels that can never wait at a barrier run every thread as a plain call (no fibers).
     fn = "::cudashim::launch" if may_sync else "::cudashim::launch<false>"
+    # A kernel with a lockstep copy defined above this launch (see lockstep.py) runs that copy.
+    copy_end = (lockstep or {}).get(kernel.strip())
+    lanes = ""
+    if copy_end is not None and copy_end <= call.start_byte and not may_sync:
+        fn = "::cudashim::launch_lockstep"
+        ls = f"__cudashim_ls_{kernel.strip()}"
+        lanes = (
+            ", [](const ::std::atomic<bool>* cudashim_ab, int cudashim_d, auto&&... cudashim_a) { "
+            f"if (cudashim_d > 0) {ls}<1>(cudashim_ab, cudashim_a...); "
+            f"else {ls}<-1>(cudashim_ab, cudashim_a...); }}"
+        )
     repl = (
         f'{fn}("{name}", {config[0]}, {config[1]}, {config[2]}, {config[3]}, '
         # The trailing return type lets the shim ask whether the kernel takes these arguments.
         f"[&](auto&&... cudashim_a) -> decltype({kernel}(cudashim_a...)) "
-        f"{{ {kernel}(cudashim_a...); }}{rest})"
+        f"{{ {kernel}(cudashim_a...); }}{lanes}{rest})"
     )
     original = src[func.start_byte : call.end_byte]
     edit = _Edit(func.start_byte, call.end_byte, _pad_lines(original, repl, newline))
@@ -314,19 +330,51 @@ def _macro_body_edit(src: bytes, arg: Node, result: RewriteResult) -> _Edit | No
     return _Edit(arg.start_byte, arg.end_byte, text)
 
 
-def rewrite(source: str, filename: str = "main.cu") -> RewriteResult:
-    """Rewrite launches and dynamic shared memory declarations; keep every line where it was."""
+def _lockstep_edits(
+    root: Node, src: bytes, barrier_free: set[str], filename: str, result: RewriteResult
+) -> tuple[list[_Edit], dict[str, int]]:
+    """Each lockstep copy goes right after its kernel, under `#line` directives: diagnostics in it
+    name GENERATED_FILE, and the user's lines keep their numbers."""
+    shared_words = {
+        _text(src, n)
+        for d in _walk(root)
+        if d.type == "declaration" and _has_token(d, "__shared__") and not _inside_function(d)
+        for n in _walk(d)
+        if n.type == "identifier"
+    }
+    copies = lockstep_copies(root, src, barrier_free, excluded_words=shared_words)
+    edits, ends = [], {}
+    for name, (end, code, why) in sorted(copies.items()):
+        if not code:
+            result.lockstep_skipped[name] = why
+            continue
+        line = src[:end].count(b"\n") + 1
+        text = f'\n#line 1 "{GENERATED_FILE}"\n{code}\n#line {line} "{filename}"\n'
+        edits.append(_Edit(end, end, text.encode()))
+        ends[name] = end
+        result.lockstep.append(name)
+    return edits, ends
+
+
+def rewrite(source: str, filename: str = "main.cu", lockstep: bool = True) -> RewriteResult:
+    """Rewrite launches and dynamic shared memory declarations; keep every line where it was.
+
+    `lockstep`: add warp-lockstep copies of the kernels that allow one (lockstep.py)."""
     src = source.encode("utf-8", "surrogatepass")
     tree = _parser().parse(src)
     edits: list[_Edit] = []
     result = RewriteResult(text=source)
     barrier_free = barrier_free_kernels(tree.root_node, src)
+    copy_ends: dict[str, int] = {}
+    if lockstep:
+        copy_edits, copy_ends = _lockstep_edits(tree.root_node, src, barrier_free, filename, result)
+        edits.extend(copy_edits)
     for node in _walk(tree.root_node):
         if node.type == "call_expression":
             syntax = next((c for c in node.children if c.type == "kernel_call_syntax"), None)
             if syntax is not None:
                 try:
-                    made = _launch_edit(src, node, syntax, barrier_free=barrier_free)
+                    made = _launch_edit(src, node, syntax, barrier_free=barrier_free, lockstep=copy_ends)
                 except ValueError:  # a launch the parse could not delimit: g++ will say where
                     made = None
                 if made is None:

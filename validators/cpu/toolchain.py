@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .lockstep import GENERATED_FILE
 from .rewrite import RewriteResult, rewrite
 
 HERE = Path(__file__).resolve().parent
@@ -94,7 +95,7 @@ def shim_version() -> str:
     h = hashlib.sha256()
     headers = [f for ext in ("*.h", "*.cuh", "*.hpp") for f in INCLUDE_DIR.rglob(ext)]
     runtime = sorted((HERE / "runtime").glob("*.h"))
-    files = sorted(headers) + [RUNTIME_SOURCE, *runtime, HERE / "rewrite.py", Path(__file__)]
+    files = sorted(headers) + [RUNTIME_SOURCE, *runtime, HERE / "rewrite.py", HERE / "lockstep.py", Path(__file__)]
     for f in files:
         h.update(str(f.relative_to(HERE)).encode() + b"\0" + f.read_bytes() + b"\0")
     h.update(gxx_version().encode())
@@ -305,10 +306,38 @@ def compile_program(
 ) -> CompileOutcome:
     """Rewrite and compile `source` into `out_dir/prog`; never raises for a bad program.
 
-    `runner` runs g++ (the default: a plain subprocess; the backend passes the sandbox)."""
+    `runner` runs g++ (the default: a plain subprocess; the backend passes the sandbox). A build
+    whose errors fall in a generated lockstep copy (lockstep.py) is redone without the copies:
+    the copy is an optimisation, and the program must build exactly when it would without it."""
+    started = time.perf_counter()
+    outcome = _compile(source, out_dir, defines=defines, variant=variant, filename=filename,
+                       extra_flags=extra_flags, use_pch=use_pch, thrust=thrust, runner=runner,
+                       lockstep=True)
+    if not outcome.ok and not outcome.timed_out and outcome.rewrite is not None \
+            and outcome.rewrite.lockstep and GENERATED_FILE in outcome.diagnostics:
+        outcome = _compile(source, out_dir, defines=defines, variant=variant, filename=filename,
+                           extra_flags=extra_flags, use_pch=use_pch, thrust=thrust, runner=runner,
+                           lockstep=False)
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def _compile(
+    source: str,
+    out_dir: Path,
+    *,
+    defines: dict[str, int | str] | None,
+    variant: str,
+    filename: str,
+    extra_flags: list[str] | None,
+    use_pch: bool,
+    thrust: bool,
+    runner: Runner,
+    lockstep: bool,
+) -> CompileOutcome:
     started = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
-    rw = rewrite(source, filename=filename)
+    rw = rewrite(source, filename=filename, lockstep=lockstep)
     src_path = out_dir / filename
     src_path.write_text(rw.text, encoding="utf-8", errors="surrogatepass")
     exe = out_dir / "prog"

@@ -496,6 +496,10 @@ struct LaunchSpec {
   // is set. Compiled in the program's own translation unit, so the kernel can be inlined into
   // the loop over threads (one call per block instead of one indirect call per thread).
   void (*threads)(void* arg, const int* order, const uint3* tids, int n, const std::atomic<bool>* abort) = nullptr;
+  // Barrier-free kernels the rewrite could copy in warp lockstep (validators/cpu/lockstep.py):
+  // runs every thread of the block, 32 lanes at a time, forward (dir 1) or in reverse (-1).
+  void (*lockstep)(void* arg, int dir, const std::atomic<bool>* abort) = nullptr;
+  void* lockstep_arg = nullptr;
 };
 void run_kernel(const LaunchSpec& s);
 
@@ -549,6 +553,33 @@ void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t,
   using _Body = decltype(body);
   run_kernel(LaunchSpec{name, grid, block, shmem, [](void* p) { (*static_cast<_Body*>(p))(); }, &body, _MaySync,
                         false, _MaySync ? nullptr : &_Run_threads<_Body>});
+}
+// A launch of a kernel with a lockstep copy (`ls` calls it with the launch's arguments). The
+// race build judges writes by the CUDA thread that makes them, so it keeps one thread at a time.
+template <class _Fn, class _Ls, class... _Ap>
+void launch_lockstep(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t st, _Fn&& f, _Ls&& ls,
+                     _Ap&&... a) {
+#ifdef CUDASHIM_RACE
+  (void)ls;
+  launch<false>(name, grid, block, shmem, st, std::forward<_Fn>(f), std::forward<_Ap>(a)...);
+#else
+  (void)st;
+  using _Args = std::conditional_t<std::is_invocable_v<_Fn&, std::decay_t<_Ap>&...>,
+                                   std::tuple<std::decay_t<_Ap>...>,
+                                   std::tuple<typename _Literal_of<std::decay_t<_Ap>>::type...>>;
+  _Args args(std::forward<_Ap>(a)...);
+  auto body = [&]() { std::apply(f, args); };
+  auto lanes = [&](int dir, const std::atomic<bool>* abort) {
+    std::apply([&](auto&... xs) { ls(abort, dir, xs...); }, args);
+  };
+  using _Body = decltype(body);
+  using _Lanes = decltype(lanes);
+  LaunchSpec spec{name, grid, block, shmem, [](void* p) { (*static_cast<_Body*>(p))(); }, &body, false,
+                  false, &_Run_threads<_Body>};
+  spec.lockstep = [](void* p, int dir, const std::atomic<bool>* abort) { (*static_cast<_Lanes*>(p))(dir, abort); };
+  spec.lockstep_arg = &lanes;
+  run_kernel(spec);
+#endif
 }
 template <class... _Pp, std::size_t... _Ip>
 void call_with_void_args(void (*k)(_Pp...), void** args, std::index_sequence<_Ip...>) {

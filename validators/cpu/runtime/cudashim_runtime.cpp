@@ -199,6 +199,7 @@ struct Config {
   unsigned long long seed = 0;
   int workers = 1;
   size_t stack_bytes = 0;
+  bool lockstep = true;  // CUDASHIM_LOCKSTEP=0: lockstep copies are not used (side-by-side checks)
 };
 
 static Config load_config() {
@@ -229,6 +230,7 @@ static Config load_config() {
 #else
   c.stack_bytes = 128 * 1024;
 #endif
+  if (const char* l = shim_env("CUDASHIM_LOCKSTEP")) c.lockstep = l[0] != '0';
   if (const char* k = shim_env("CUDASHIM_STACK_KB")) c.stack_bytes = std::max<size_t>(16, strtoull(k, nullptr, 10)) * 1024;
   return c;
 }
@@ -855,6 +857,15 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
   if (!s.may_sync) {
     // No barrier can be reached: each thread runs start to finish on the worker's own stack.
     w->direct = true;
+    if (s.lockstep && config().lockstep && config().order != Order::Random) {
+      try {
+        s.lockstep(s.lockstep_arg, config().order == Order::Reverse ? -1 : 1, &g_abort_launch);
+      } catch (const DirectAbort&) {
+      }
+      w->direct = false;
+      w->live = 0;
+      return;
+    }
     if (s.threads) {
       try {
         s.threads(s.arg, config().order == Order::Forward ? nullptr : w->order.data(), w->tids.data(), n,

@@ -1,0 +1,775 @@
+"""Warp-lockstep copies of barrier-free kernels, so loops run across threads as a GPU runs them.
+
+The emulator runs the threads of a block one after another, each through its whole body. When
+every thread loops over the same rows (a column walk, an untiled matrix product, a chain of
+FMAs), that order walks memory with a large stride and leaves the CPU's vector lanes idle. On a
+GPU the 32 lanes of a warp take each iteration together.
+
+For a kernel that can never wait at a barrier, this module writes a second C++ function that
+runs a block the way a warp does: 32 threads (*lanes*) at a time, one statement for all lanes
+before the next (the MCUDA/COX "thread loop" transformation, restricted to what can be proved
+safe here):
+
+- a local variable becomes an array with one element per lane (scalar expansion), unless it is
+  *uniform*: never assigned again and computed from parameters, constants and block indices, in
+  which case one copy serves every lane;
+- a `for` loop whose bounds and step are uniform stays a loop, with the lanes inside it (the loop
+  interchange that makes a column walk contiguous and a chain of FMAs a vector operation);
+- `if (cond) return;` clears the lane's bit in an *alive* mask; an `if` on a thread-dependent
+  condition around such a loop runs both branches under per-lane masks;
+- every other statement runs once per live lane, in order, unchanged (a loop whose bounds depend
+  on the thread, a `while`, a `switch`, a call); a `return` inside one clears the lane's bit;
+- a statement that only computes a local from locals, constants and pure math runs for all 32
+  lanes without a mask, so the compiler vectorises it.
+
+Threads of a block that never synchronise may run in any interleaving on a GPU, so any per-lane
+statement order is a legal execution: for a correct program the outputs are the same bits.
+A kernel that uses anything outside this subset (shared memory, `goto`, lambdas, `auto`
+locals, a parameter it assigns, a macro that names one of its locals, a `break` leaving a loop
+over lanes, ...) simply gets no copy and runs as before. The generated code sits under
+`#line 1 "cudashim-lockstep"`, so a copy that does not compile is recognisable and the build
+is redone without copies (`toolchain.compile_program`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+LANES = 32
+GENERATED_FILE = "cudashim-lockstep"
+
+# Math that reads nothing but its arguments, cannot trap, and leaves no trace: a statement made
+# of these may run for lanes that are not live (its result is dropped), so it vectorises.
+PURE_FUNCTIONS = frozenset(
+    """fmaf fma fmaxf fminf fmax fmin fabsf fabs sqrtf sqrt rsqrtf rsqrt cbrtf cbrt expf exp
+    exp2f exp2 expm1f expm1 __expf logf log __logf log2f log2 __log2f log10f log10 log1pf log1p
+    sinf sin cosf cos tanf tan __sinf __cosf __tanf tanhf tanh sinhf sinh coshf cosh asinf asin
+    acosf acos atanf atan atan2f atan2 powf pow __powf floorf floor ceilf ceil truncf trunc
+    roundf round rintf rint nearbyintf nearbyint copysignf copysign hypotf hypot erff erf erfcf
+    erfc min max abs labs llabs fdividef __fdividef __saturatef __frcp_rn __fsqrt_rn __fmaf_rn
+    __fmul_rn __fadd_rn __fsub_rn __dmul_rn __dadd_rn __fma_rn __float2int_rn __float2int_rz
+    __int2float_rn __uint2float_rn __float2uint_rn __double2float_rn __float2half __half2float
+    __popc __popcll __clz __clzll __ffs __ffsll __brev __umulhi __mulhi __mul24 __umul24 signbit
+    isnan isinf isfinite make_float2 make_float3 make_float4 make_int2 make_int3 make_int4
+    make_uint2 make_uint3 make_uint4 make_double2 make_double3 make_double4""".split()
+)
+_BY_VALUE = frozenset({"printf", "assert", "malloc", "free", "memcpy", "memset"})
+_BLOCK_NAMES = {"blockIdx": "__bI", "blockDim": "__bD", "gridDim": "__gD"}
+_SCALAR_TYPES = ("primitive_type", "sized_type_specifier", "type_identifier", "qualified_identifier")
+_LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+_REJECTED_NODES = frozenset(
+    {"goto_statement", "labeled_statement", "lambda_expression", "gnu_asm_expression",
+     "asm_statement", "try_statement", "throw_statement", "co_return_statement",
+     "co_await_expression", "co_yield_statement", "template_function", "for_range_loop",
+     "structured_binding_declarator", "kernel_call_syntax"}
+)
+_REJECTED_WORDS = frozenset({"__shared__", "static", "thread_local", "asm", "__asm__", "alloca", "goto"})
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_NONZERO_INT = re.compile(r"(0[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*|[1-9][0-9]*|0[0-7]*[1-7][0-7]*)[uUlL]*")
+
+
+class Unsupported(Exception):
+    """The kernel uses something the lockstep copy does not handle: it keeps the plain path."""
+
+
+def _walk(node: Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+def _text(src: bytes, node: Node) -> str:
+    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+@dataclass
+class FileFacts:
+    """What the whole translation unit says about names a kernel may use."""
+
+    uniform: set[str] = field(default_factory=set)  # constants: macros, enumerators, const globals
+    macro_words: dict[str, set[str]] = field(default_factory=dict)  # macro -> words of its body
+    definitions: dict[str, int] = field(default_factory=dict)  # function name -> definitions
+    ref_params: set[str] = field(default_factory=set)  # functions with a non-const reference parameter
+
+
+def _is_const_literal_text(text: str, uniform: set[str]) -> bool:
+    words = set(_WORD.findall(text))
+    return all(w in uniform or w in ("sizeof", "int", "unsigned", "float", "double", "long", "size_t")
+               or re.fullmatch(r"[0-9]\w*", w) for w in words) and not re.search(r"[\[\]{};=]|->", text)
+
+
+def file_facts(root: Node, src: bytes) -> FileFacts:
+    facts = FileFacts()
+    macros: list[tuple[str, str]] = []
+    for node in _walk(root):
+        t = node.type
+        if t == "preproc_def":
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if name is not None:
+                v = _text(src, value) if value is not None else ""
+                facts.macro_words[_text(src, name)] = set(_WORD.findall(v))
+                macros.append((_text(src, name), v))
+        elif t == "preproc_function_def":
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if name is not None:
+                v = _text(src, value) if value is not None else ""
+                facts.macro_words[_text(src, name)] = set(_WORD.findall(v))
+        elif t == "enumerator":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                facts.uniform.add(_text(src, name))
+        elif t == "function_definition":
+            decl = node.child_by_field_name("declarator")
+            while decl is not None and decl.type != "function_declarator":
+                decl = decl.child_by_field_name("declarator")
+            if decl is not None:
+                ident = decl.child_by_field_name("declarator")
+                if ident is not None:
+                    name = _text(src, ident).split("::")[-1]
+                    facts.definitions[name] = facts.definitions.get(name, 0) + 1
+                    params = decl.child_by_field_name("parameters")
+                    for p in params.named_children if params is not None else []:
+                        if any(m.type == "reference_declarator" for m in _walk(p)) and not \
+                                re.match(r"\s*const\b", _text(src, p)):
+                            facts.ref_params.add(name)
+        elif t == "declaration" and node.parent is not None and node.parent.type == "translation_unit":
+            # A file-scope constant (`const int N = 64;`, `__constant__ float k;` is written by
+            # the host only): the same value in every thread while a kernel runs.
+            words = _text(src, node).split("=", 1)[0]
+            if re.search(r"\b(const|constexpr|__constant__)\b", words):
+                for d in node.children_by_field_name("declarator"):
+                    target = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+                    if target is not None and target.type == "identifier":
+                        facts.uniform.add(_text(src, target))
+    # Object-like macros that are constant expressions (to a fixpoint: one may name another).
+    changed = True
+    while changed:
+        changed = False
+        for name, value in macros:
+            if name not in facts.uniform and value.strip() and _is_const_literal_text(value, facts.uniform):
+                facts.uniform.add(name)
+                changed = True
+    return facts
+
+
+def _kernel_name(node: Node, src: bytes) -> str | None:
+    decl = node.child_by_field_name("declarator")
+    if decl is None or decl.type != "function_declarator":
+        return None
+    ident = decl.child_by_field_name("declarator")
+    if ident is None or ident.type != "identifier":
+        return None
+    return _text(src, ident)
+
+
+def _escaping(node: Node) -> bool:
+    """A break or continue inside node that targets a loop or switch outside it."""
+
+    def visit(n: Node, in_loop: bool, in_switch: bool) -> bool:
+        if n.type == "break_statement" and not (in_loop or in_switch):
+            return True
+        if n.type == "continue_statement" and not in_loop:
+            return True
+        if n.type in _LOOPS:
+            return any(visit(c, True, in_switch) for c in n.children)
+        if n.type == "switch_statement":
+            return any(visit(c, in_loop, True) for c in n.children)
+        return any(visit(c, in_loop, in_switch) for c in n.children)
+
+    return visit(node, False, False)
+
+
+class _Kernel:
+    """Writes the lockstep copy of one kernel; raises Unsupported when it cannot."""
+
+    def __init__(self, node: Node, src: bytes, facts: FileFacts, name: str) -> None:
+        self.node, self.src, self.facts, self.name = node, src, facts, name
+        self.body = node.child_by_field_name("body")
+        self.lines: list[str] = []
+        self.depth = 1
+        self.scopes: list[dict[str, str]] = []
+        self.counter = 0
+        self.has_loop = False
+        self.assigned: set[str] = set()
+        self.params: list[str] = []
+
+    # ------------------------------------------------------------ facts about the kernel
+    def check(self) -> None:
+        if self.body is None:
+            raise Unsupported("no body")
+        for n in _walk(self.body):
+            if n.type in _REJECTED_NODES:
+                raise Unsupported(n.type)
+            if n.child_count == 0 and _text(self.src, n) in _REJECTED_WORDS:
+                raise Unsupported(_text(self.src, n))
+            if n.type == "assignment_expression":
+                self._note_assigned(n.child_by_field_name("left"))
+            elif n.type == "update_expression":
+                self._note_assigned(n.child_by_field_name("argument"))
+            elif n.type == "pointer_expression" and n.children and _text(self.src, n.children[0]) == "&":
+                self._note_assigned(n.child_by_field_name("argument"))
+            elif n.type == "call_expression" and not self._by_value(n.child_by_field_name("function")):
+                # a reference parameter of the callee could assign the argument
+                args = n.child_by_field_name("arguments")
+                for a in args.named_children if args is not None else []:
+                    self._note_assigned(a)
+        decl = self.node.child_by_field_name("declarator")
+        plist = decl.child_by_field_name("parameters") if decl is not None else None
+        if plist is None:
+            raise Unsupported("no parameter list")
+        for p in plist.named_children:
+            if p.type == "comment":
+                continue
+            if p.type != "parameter_declaration":
+                raise Unsupported("variadic or unusual parameter")
+            ident = [n for n in _walk(p) if n.type == "identifier"]
+            d = p.child_by_field_name("declarator")
+            if d is None:
+                continue
+            while d is not None and d.type not in ("identifier",):
+                if d.type in ("reference_declarator", "array_declarator", "function_declarator"):
+                    raise Unsupported("parameter declarator")
+                d = d.child_by_field_name("declarator") if d.type != "reference_declarator" else None
+            if d is None:
+                if ident:
+                    raise Unsupported("parameter declarator")
+                continue
+            self.params.append(_text(self.src, d))
+        if set(self.params) & self.assigned:
+            raise Unsupported("assigns a parameter")
+        # A macro whose body names a local or parameter would bypass the renaming.
+        declared = {
+            _text(self.src, n) for n in _walk(self.body) if n.type == "identifier"
+            and n.parent is not None and n.parent.type in ("init_declarator", "declaration",
+                                                           "pointer_declarator", "array_declarator")
+        }
+        words = {_text(self.src, n) for n in _walk(self.body) if n.type == "identifier"}
+        for w in words:
+            body_words = self.facts.macro_words.get(w)
+            if body_words and body_words & (declared | set(self.params) | {"threadIdx"}):
+                raise Unsupported(f"macro {w} names a local")
+
+    def _by_value(self, fn: Node | None) -> bool:
+        """A callee known to take every argument by value: pure math, the CUDA built-ins
+        (`__*`, `atomic*`), printf and friends, or a function of this file without a reference
+        parameter."""
+        if fn is None or fn.type != "identifier":
+            return False
+        name = _text(self.src, fn)
+        if name in PURE_FUNCTIONS or name in _BY_VALUE or name.startswith(("__", "atomic")):
+            return True
+        return name in self.facts.definitions and name not in self.facts.ref_params
+
+    def _note_assigned(self, n: Node | None) -> None:
+        while n is not None and n.type in ("parenthesized_expression",):
+            n = n.named_children[0] if n.named_children else None
+        if n is None:
+            return
+        if n.type == "identifier":
+            self.assigned.add(_text(self.src, n))
+        elif n.type == "field_expression":
+            # `v.x = ...` assigns v; `p->x = ...` writes memory, not p
+            op = n.children[1] if len(n.children) > 1 else None
+            if op is not None and _text(self.src, op) == ".":
+                self._note_assigned(n.child_by_field_name("argument"))
+
+    # ------------------------------------------------------------ names
+    def kind(self, name: str) -> str | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        if name in self.params or name in self.facts.uniform:
+            return "U"
+        return None
+
+    def declare(self, name: str, kind: str) -> None:
+        if self.kind(name) is not None or name in _BLOCK_NAMES or name == "threadIdx":
+            raise Unsupported(f"{name} shadows a name")
+        self.scopes[-1][name] = kind
+
+    # ------------------------------------------------------------ expressions
+    def uniform(self, n: Node) -> bool:
+        """Same value in every thread, and safe to compute for a block whose threads all left."""
+        t = n.type
+        if t in ("number_literal", "true", "false", "char_literal", "null", "nullptr"):
+            return True
+        if t == "identifier":
+            return self.kind(_text(self.src, n)) == "U" or _text(self.src, n) == "warpSize"
+        if t == "field_expression":
+            arg, fld = n.child_by_field_name("argument"), n.child_by_field_name("field")
+            op = _text(self.src, n.children[1]) if len(n.children) > 1 else ""
+            if arg is None or fld is None or op != ".":
+                return False
+            if arg.type == "identifier" and _text(self.src, arg) in _BLOCK_NAMES:
+                return _text(self.src, fld) in ("x", "y", "z")
+            return self.uniform(arg)
+        if t == "binary_expression":
+            left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+            op = _text(self.src, n.child_by_field_name("operator"))
+            if op in ("/", "%") and not self._safe_divisor(right):
+                return False
+            return self.uniform(left) and self.uniform(right)
+        if t == "unary_expression":
+            return self.uniform(n.child_by_field_name("argument"))
+        if t in ("parenthesized_expression", "conditional_expression"):
+            return all(self.uniform(c) for c in n.named_children if c.type != "comment")
+        if t == "cast_expression":
+            v = n.child_by_field_name("value")
+            return v is not None and self.uniform(v)
+        if t == "sizeof_expression":
+            return True
+        if t == "call_expression":
+            fn = n.child_by_field_name("function")
+            args = n.child_by_field_name("arguments")
+            return (fn is not None and fn.type == "identifier" and _text(self.src, fn) in PURE_FUNCTIONS
+                    and args is not None and all(self.uniform(a) for a in args.named_children
+                                                  if a.type != "comment"))
+        return False
+
+    def _safe_divisor(self, n: Node | None) -> bool:
+        """An integer division that cannot trap whichever lanes compute it."""
+        if n is None:
+            return False
+        while n.type == "parenthesized_expression" and n.named_children:
+            n = n.named_children[0]
+        if n.type == "number_literal":
+            text = _text(self.src, n)
+            return bool(_NONZERO_INT.fullmatch(text)) or ("." in text and text.strip("0.fF") != "")
+        if n.type == "field_expression":
+            arg = n.child_by_field_name("argument")
+            return arg is not None and _text(self.src, arg) in ("blockDim", "gridDim")
+        return False
+
+    def pure(self, n: Node) -> bool:
+        """Reads only locals, parameters (not through them), constants and the thread index, and
+        calls only pure math: may run for a lane that is not live."""
+        t = n.type
+        if t in ("number_literal", "true", "false", "char_literal", "comment"):
+            return True
+        if t == "identifier":
+            name = _text(self.src, n)
+            return self.kind(name) in ("U", "E") or name == "warpSize"
+        if t == "field_expression":
+            arg, fld = n.child_by_field_name("argument"), n.child_by_field_name("field")
+            op = _text(self.src, n.children[1]) if len(n.children) > 1 else ""
+            if arg is None or fld is None or op != ".":
+                return False
+            if arg.type == "identifier" and _text(self.src, arg) in (*_BLOCK_NAMES, "threadIdx"):
+                return _text(self.src, fld) in ("x", "y", "z")
+            return self.pure(arg)
+        if t == "binary_expression":
+            op = _text(self.src, n.child_by_field_name("operator"))
+            if op in ("/", "%") and not self._safe_divisor(n.child_by_field_name("right")):
+                return False
+            return self.pure(n.child_by_field_name("left")) and self.pure(n.child_by_field_name("right"))
+        if t in ("unary_expression", "parenthesized_expression", "conditional_expression"):
+            return all(self.pure(c) for c in n.named_children)
+        if t == "cast_expression":
+            v = n.child_by_field_name("value")
+            return v is not None and self.pure(v)
+        if t == "sizeof_expression":
+            return True
+        if t == "call_expression":
+            fn = n.child_by_field_name("function")
+            args = n.child_by_field_name("arguments")
+            return (fn is not None and fn.type == "identifier" and _text(self.src, fn) in PURE_FUNCTIONS
+                    and args is not None and all(self.pure(a) for a in args.named_children))
+        return False
+
+    def expr(self, n: Node) -> str:
+        """n's text with each expanded local indexed by lane and the built-in indices replaced."""
+        edits: list[tuple[int, int, str]] = []
+        stack = [n]
+        while stack:
+            m = stack.pop()
+            if m.type == "field_expression":
+                arg, fld = m.child_by_field_name("argument"), m.child_by_field_name("field")
+                if arg is not None and fld is not None and arg.type == "identifier" \
+                        and _text(self.src, arg) == "threadIdx":
+                    f = _text(self.src, fld)
+                    repl = {"x": "__TX", "y": "__ty", "z": "__tz"}.get(f)
+                    if repl is None:
+                        raise Unsupported("threadIdx field")
+                    edits.append((m.start_byte, m.end_byte, repl))
+                    continue
+            if m.type == "identifier":
+                name = _text(self.src, m)
+                if name == "threadIdx":
+                    edits.append((m.start_byte, m.end_byte, "::uint3{__TX, __ty, __tz}"))
+                elif name in _BLOCK_NAMES and self.kind(name) is None:
+                    edits.append((m.start_byte, m.end_byte, _BLOCK_NAMES[name]))
+                elif self.kind(name) == "E":
+                    edits.append((m.start_byte, m.end_byte, f"{name}[__l]"))
+                continue
+            if m.type == "return_statement":
+                if m.named_children:
+                    raise Unsupported("return with a value")
+                edits.append((m.start_byte, m.end_byte, "{ __a[__l] = false; goto __LANE_NEXT; }"))
+                continue
+            if m.type in ("declaration", "parameter_declaration"):
+                # a local of the statement itself (inside a per-lane loop): it must not shadow
+                for d in _walk(m):
+                    if d.type == "identifier" and d.parent is not None and d.parent.type in (
+                            "init_declarator", "declaration", "pointer_declarator", "array_declarator"):
+                        if self.kind(_text(self.src, d)) is not None:
+                            raise Unsupported("a local shadows a name")
+            stack.extend(m.children)
+        out = self.src[n.start_byte : n.end_byte]
+        for start, end, repl in sorted(edits, reverse=True):
+            out = out[: start - n.start_byte] + repl.encode() + out[end - n.start_byte :]
+        text = out.decode("utf-8", "replace")
+        # keep the generated function's lines few and its #line mapping simple
+        return " ".join(text.replace("\\\n", " ").split("\n")) if "\n" in text else text
+
+    # ------------------------------------------------------------ statements
+    def emit(self, line: str) -> None:
+        self.lines.append("  " * self.depth + line)
+
+    def lane_loop(self, stmt_text: str, mask: str, pure: bool, calls: bool, returns: bool) -> None:
+        label = ""
+        if returns:
+            self.counter += 1
+            label = f"__ls_next_{self.counter}"
+            stmt_text = stmt_text.replace("__LANE_NEXT", label)
+        tls = "threadIdx = ::uint3{__TX, __ty, __tz}; " if calls else ""
+        if pure and mask == "__a[__l]":
+            body = f"{tls}{stmt_text}"
+        else:
+            body = f"if (!({mask})) continue; {tls}{stmt_text}"
+        if label:
+            body += f" {label}:;"
+        self.emit(f"for (int __l = 0; __l < {LANES}; ++__l) {{ {body} }}")
+
+    def _calls(self, n: Node) -> bool:
+        for m in _walk(n):
+            if m.type == "call_expression":
+                fn = m.child_by_field_name("function")
+                if fn is None or fn.type != "identifier" or _text(self.src, fn) not in PURE_FUNCTIONS:
+                    return True
+            if m.type in ("new_expression", "delete_expression"):
+                return True
+        return False
+
+    def _has_return(self, n: Node) -> bool:
+        return any(m.type == "return_statement" for m in _walk(n))
+
+    def lane_statement(self, n: Node, mask: str) -> None:
+        if _escaping(n):
+            raise Unsupported("break/continue leaves a loop over lanes")
+        pure = False
+        if n.type == "expression_statement" and n.named_children:
+            e = n.named_children[0]
+            if e.type == "assignment_expression":
+                left = e.child_by_field_name("left")
+                pure = self._local_target(left) and self.pure(e.child_by_field_name("right"))
+            elif e.type == "update_expression":
+                pure = self._local_target(e.child_by_field_name("argument"))
+        self.lane_loop(self.expr(n), mask, pure, self._calls(n), self._has_return(n))
+
+    def _local_target(self, n: Node | None) -> bool:
+        if n is None:
+            return False
+        if n.type == "identifier":
+            return self.kind(_text(self.src, n)) == "E"
+        if n.type == "field_expression":
+            op = _text(self.src, n.children[1]) if len(n.children) > 1 else ""
+            return op == "." and self._local_target(n.child_by_field_name("argument"))
+        return False
+
+    def statement(self, n: Node, mask: str) -> None:
+        t = n.type
+        if t == "comment" or (t == "expression_statement" and not n.named_children):
+            return
+        if t == "compound_statement":
+            self.emit("{")
+            self.depth += 1
+            self.scopes.append({})
+            for c in n.named_children:
+                self.statement(c, mask)
+            self.scopes.pop()
+            self.depth -= 1
+            self.emit("}")
+        elif t == "declaration":
+            self.declaration(n, mask)
+        elif t == "expression_statement":
+            self.lane_statement(n, mask)
+        elif t == "return_statement":
+            if n.named_children:
+                raise Unsupported("return with a value")
+            self.emit(f"for (int __l = 0; __l < {LANES}; ++__l) if ({mask}) __a[__l] = false;")
+        elif t == "if_statement":
+            self.if_statement(n, mask)
+        elif t == "for_statement" and self.uniform_for(n):
+            self.for_statement(n, mask)
+        elif t in ("for_statement", "while_statement", "do_statement", "switch_statement"):
+            self.lane_statement(n, mask)
+        else:
+            raise Unsupported(t)
+
+    def declaration(self, n: Node, mask: str) -> None:
+        for c in n.children:
+            if c.type in ("storage_class_specifier", "attribute_specifier", "ms_declspec_modifier"):
+                raise Unsupported("storage class")
+        type_node = n.child_by_field_name("type")
+        if type_node is None or type_node.type not in _SCALAR_TYPES:
+            raise Unsupported("declaration type")
+        if type_node.type in ("type_identifier", "qualified_identifier") and \
+                _text(self.src, type_node) in ("auto", "decltype"):
+            raise Unsupported("auto")
+        quals = [_text(self.src, c) for c in n.children if c.type == "type_qualifier"]
+        base_quals = [q for q in quals if q not in ("const", "constexpr", "volatile")]
+        if "volatile" in quals:
+            raise Unsupported("volatile local")
+        base = " ".join([*base_quals, _text(self.src, type_node)])
+        for d in n.children_by_field_name("declarator"):
+            value = None
+            target = d
+            if d.type == "init_declarator":
+                target, value = d.child_by_field_name("declarator"), d.child_by_field_name("value")
+            stars = ""
+            while target is not None and target.type == "pointer_declarator":
+                # top-level const of a pointer is dropped with the rest (arrays are assigned)
+                inner = [_text(self.src, c) for c in target.children if c.type == "type_qualifier"]
+                stars += "*" + "".join(f" {q}" for q in inner if q != "const") + " "
+                target = target.child_by_field_name("declarator")
+            if target is None or target.type != "identifier":
+                raise Unsupported("declarator")
+            if value is not None and value.type in ("initializer_list", "argument_list"):
+                if stars:
+                    raise Unsupported("initializer list")
+            name = _text(self.src, target)
+            uniform = (value is not None and value.type not in ("initializer_list", "argument_list")
+                       and name not in self.assigned and self.uniform(value))
+            if uniform:
+                # Computed once for every lane: the original declaration, indices renamed.
+                self.emit(f"{' '.join([*quals, _text(self.src, type_node)])} {stars}{name} = {self.expr(value)};")
+                self.declare(name, "U")
+                continue
+            ptr_type = f"{base} {stars}".strip()
+            self.emit(f"{ptr_type} {name}[{LANES}];")
+            if value is None:
+                self.declare(name, "E")
+                continue
+            if value.type == "initializer_list":
+                init_text = f"{base}{self.expr(value)}"
+                pure = all(self.pure(c) for c in value.named_children)
+            elif value.type == "argument_list":
+                init_text = f"{base}{self.expr(value)}"
+                pure = all(self.pure(c) for c in value.named_children)
+            else:
+                init_text = self.expr(value)
+                pure = self.pure(value)
+            self.declare(name, "E")
+            self.lane_loop(f"{name}[__l] = {init_text};", mask, pure, self._calls(value), False)
+
+    def if_statement(self, n: Node, mask: str) -> None:
+        cond_clause = n.child_by_field_name("condition")
+        cons, alt = n.child_by_field_name("consequence"), n.child_by_field_name("alternative")
+        if cond_clause is None or cons is None:
+            raise Unsupported("if")
+        conds = [c for c in cond_clause.named_children if c.type != "comment"]
+        if len(conds) != 1 or cond_clause.child_by_field_name("initializer") is not None:
+            raise Unsupported("if with an initializer")
+        cond = conds[0]
+        if cond.type == "declaration":
+            raise Unsupported("if with a declaration")
+        if any(c.type == "constexpr" or _text(self.src, c) == "constexpr" for c in n.children):
+            raise Unsupported("if constexpr")
+        else_stmt = None
+        if alt is not None:
+            else_stmt = next((c for c in alt.named_children if c.type != "comment"), None)
+        if _escaping(n):
+            raise Unsupported("break/continue in an if")
+        if self.uniform(cond):
+            self.emit(f"if ({self.expr(cond)})")
+            self.statement_block(cons, mask)
+            if else_stmt is not None:
+                self.emit("else")
+                self.statement_block(else_stmt, mask)
+            return
+        if else_stmt is None and self._is_return(cons):
+            self.emit(f"for (int __l = 0; __l < {LANES}; ++__l) "
+                      f"if (({mask}) && ({self.expr(cond)})) __a[__l] = false;")
+            return
+        if not any(m.type == "for_statement" for m in _walk(n)):
+            self.lane_statement(n, mask)
+            return
+        # A thread-dependent branch around a loop worth running across lanes: both branches run
+        # under per-lane masks, taken once before either runs.
+        self.counter += 1
+        then_mask, else_mask = f"__m{self.counter}", f"__e{self.counter}"
+        self.emit(f"bool {then_mask}[{LANES}], {else_mask}[{LANES}];")
+        calls = self._calls(cond)
+        tls = "threadIdx = ::uint3{__TX, __ty, __tz}; " if calls else ""
+        self.emit(f"for (int __l = 0; __l < {LANES}; ++__l) {{ {then_mask}[__l] = false; {else_mask}[__l] = false; "
+                  f"if (!({mask})) continue; {tls}{then_mask}[__l] = ({self.expr(cond)}); "
+                  f"{else_mask}[__l] = !{then_mask}[__l]; }}")
+        self.statement_block(cons, f"(__a[__l] && {then_mask}[__l])")
+        if else_stmt is not None:
+            self.statement_block(else_stmt, f"(__a[__l] && {else_mask}[__l])")
+
+    def statement_block(self, n: Node, mask: str) -> None:
+        if n.type == "compound_statement":
+            self.statement(n, mask)
+            return
+        self.emit("{")
+        self.depth += 1
+        self.scopes.append({})
+        self.statement(n, mask)
+        self.scopes.pop()
+        self.depth -= 1
+        self.emit("}")
+
+    def _is_return(self, n: Node) -> bool:
+        if n.type == "return_statement":
+            return not n.named_children
+        if n.type == "compound_statement":
+            inner = [c for c in n.named_children if c.type != "comment"]
+            return len(inner) == 1 and self._is_return(inner[0])
+        return False
+
+    def uniform_for(self, n: Node) -> bool:
+        init = n.child_by_field_name("initializer")
+        cond = n.child_by_field_name("condition")
+        update = n.child_by_field_name("update")
+        body = n.child_by_field_name("body")
+        if init is None or cond is None or update is None or body is None:
+            return False
+        if init.type != "declaration":
+            return False
+        decls = init.children_by_field_name("declarator")
+        if len(decls) != 1 or decls[0].type != "init_declarator":
+            return False
+        var = decls[0].child_by_field_name("declarator")
+        value = decls[0].child_by_field_name("value")
+        if var is None or var.type != "identifier" or value is None or not self.uniform(value):
+            return False
+        type_node = init.child_by_field_name("type")
+        if type_node is None or type_node.type not in ("primitive_type", "sized_type_specifier"):
+            return False
+        name = _text(self.src, var)
+        if self.kind(name) is not None:
+            return False
+        self.scopes.append({name: "U"})
+        try:
+            ok = self.uniform(cond) and self._uniform_update(update, name)
+        finally:
+            self.scopes.pop()
+        if not ok or _escaping(body):
+            return False
+        # the loop variable is written only by the update
+        for m in _walk(body):
+            if m.type in ("assignment_expression", "update_expression"):
+                target = m.child_by_field_name("left") or m.child_by_field_name("argument")
+                if target is not None and target.type == "identifier" and _text(self.src, target) == name:
+                    return False
+            if m.type == "pointer_expression" and _text(self.src, m).replace(" ", "").startswith("&" + name):
+                return False
+        return True
+
+    def _uniform_update(self, u: Node, var: str) -> bool:
+        if u.type == "update_expression":
+            arg = u.child_by_field_name("argument")
+            return arg is not None and arg.type == "identifier" and _text(self.src, arg) == var
+        if u.type == "assignment_expression":
+            left, right = u.child_by_field_name("left"), u.child_by_field_name("right")
+            return (left is not None and left.type == "identifier" and _text(self.src, left) == var
+                    and right is not None and self.uniform(right))
+        return False
+
+    def for_statement(self, n: Node, mask: str) -> None:
+        self.has_loop = True
+        init = n.child_by_field_name("initializer")
+        cond = n.child_by_field_name("condition")
+        update = n.child_by_field_name("update")
+        body = n.child_by_field_name("body")
+        decl = init.children_by_field_name("declarator")[0]
+        var = _text(self.src, decl.child_by_field_name("declarator"))
+        type_text = " ".join(_text(self.src, c) for c in init.children
+                             if c.type in ("type_qualifier", "primitive_type", "sized_type_specifier")
+                             and _text(self.src, c) != "const")
+        self.counter += 1
+        live = f"__y{self.counter}"
+        # Skip the loop when no lane takes it (a tail chunk past the end of the data).
+        self.emit(f"bool {live} = false; for (int __l = 0; __l < {LANES}; ++__l) {live} |= bool({mask});")
+        self.emit(f"if ({live})")
+        self.scopes.append({var: "U"})
+        self.emit(f"for ({type_text} {var} = {self.expr(decl.child_by_field_name('value'))}; "
+                  f"{self.expr(cond)}; {self.expr(update)})")
+        self.statement_block(body, mask)
+        self.scopes.pop()
+
+    # ------------------------------------------------------------ the function
+    def generate(self) -> str:
+        self.check()
+        decl = self.node.child_by_field_name("declarator")
+        params = _text(self.src, decl.child_by_field_name("parameters"))
+        params = " ".join(params.split())
+        inner = params[1:-1].strip()
+        if inner == "void":
+            inner = ""
+        self.scopes.append({})
+        self.depth = 3
+        for c in self.body.named_children:
+            self.statement(c, "__a[__l]")
+        if not self.has_loop:
+            raise Unsupported("no loop to run across lanes")
+        sep = ", " if inner else ""
+        head = [
+            "template <int __D>",
+            f"static void __cudashim_ls_{self.name}(const ::std::atomic<bool>* __abort{sep}{inner}) {{",
+            "  const ::uint3 __bI = blockIdx; const ::dim3 __bD = blockDim, __gD = gridDim;",
+            "  (void)__bI; (void)__gD;",
+            f"  const unsigned __nx = __bD.x, __nc = (__nx + {LANES - 1}u) / {LANES}u;",
+            "  for (unsigned __zi = 0; __zi < __bD.z; ++__zi)",
+            "  for (unsigned __yi = 0; __yi < __bD.y; ++__yi)",
+            "  for (unsigned __ci = 0; __ci < __nc; ++__ci) {",
+            "    if (__abort->load(::std::memory_order_relaxed)) return;",
+            "    const unsigned __tz = __D > 0 ? __zi : __bD.z - 1u - __zi;",
+            "    const unsigned __ty = __D > 0 ? __yi : __bD.y - 1u - __yi;",
+            "    const unsigned __c = __D > 0 ? __ci : __nc - 1u - __ci;",
+            f"    const unsigned __tx0 = __D > 0 ? __c * {LANES}u : ::std::min(__nx, __c * {LANES}u + {LANES}u) - 1u;",
+            f"    const int __n = (int)::std::min({LANES}u, __nx - __c * {LANES}u);",
+            f"    bool __a[{LANES}];",
+            f"    for (int __l = 0; __l < {LANES}; ++__l) __a[__l] = __l < __n;",
+            "    {",
+        ]
+        tail = ["    }", "  }", "}"]
+        return "\n".join([*head, *self.lines, *tail]).replace(
+            "__TX", "(__D > 0 ? __tx0 + (unsigned)__l : __tx0 - (unsigned)__l)")
+
+
+def lockstep_copies(root: Node, src: bytes, barrier_free: set[str],
+                    excluded_words: set[str] | frozenset[str] = frozenset()) -> dict[str, tuple[int, str, str]]:
+    """{kernel name: (end byte of its definition, generated function, or '' , why not)} for
+    every barrier-free `__global__` kernel at file scope; the text is empty when the kernel gets no
+    copy, and the reason says why."""
+    facts = file_facts(root, src)
+    out: dict[str, tuple[int, str, str]] = {}
+    for node in root.children:
+        if node.type != "function_definition":
+            continue
+        if not any(c.type == "__global__" or _text(src, c) == "__global__" for c in node.children):
+            continue
+        name = _kernel_name(node, src)
+        if name is None or name not in barrier_free:
+            continue
+        body = node.child_by_field_name("body")
+        if facts.definitions.get(name, 0) != 1:
+            out[name] = (node.end_byte, "", "defined more than once")
+            continue
+        if body is not None and excluded_words & set(_WORD.findall(_text(src, body))):
+            out[name] = (node.end_byte, "", "uses dynamic shared memory")
+            continue
+        try:
+            code = _Kernel(node, src, facts, name).generate()
+        except Unsupported as e:
+            out[name] = (node.end_byte, "", str(e))
+            continue
+        out[name] = (node.end_byte, code, "")
+    return out
