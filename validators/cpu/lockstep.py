@@ -26,9 +26,10 @@ Threads of a block that never synchronise may run in any interleaving on a GPU, 
 statement order is a legal execution: for a correct program the outputs are the same bits.
 A kernel that uses anything outside this subset (shared memory, `goto`, lambdas, `auto`
 locals, a parameter it assigns, a macro that names one of its locals, a `break` leaving a loop
-over lanes, ...) simply gets no copy and runs as before. The generated code sits under
-`#line 1 "cudashim-lockstep"`, so a copy that does not compile is recognisable and the build
-is redone without copies (`toolchain.compile_program`).
+over lanes, `assert`, whose message would quote the copy's text, ...) simply gets no copy and
+runs as before. Each generated line carries a `#line` of the statement it comes from, so
+`__LINE__`, sanitizer reports and debuggers point at the user's source. A build that fails in
+a copy (its name starts with COPY_PREFIX) is redone without copies (`toolchain.compile_program`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 LANES = 32
-GENERATED_FILE = "cudashim-lockstep"
+COPY_PREFIX = "__cudashim_ls_"  # a copy's name: the kernel's, after this
 
 # Math that reads nothing but its arguments, cannot trap, and leaves no trace: a statement made
 # of these may run for lanes that are not live (its result is dropped), so it vectorises.
@@ -66,7 +67,8 @@ _REJECTED_NODES = frozenset(
      "co_await_expression", "co_yield_statement", "template_function", "for_range_loop",
      "structured_binding_declarator", "kernel_call_syntax"}
 )
-_REJECTED_WORDS = frozenset({"__shared__", "static", "thread_local", "asm", "__asm__", "alloca", "goto"})
+_REJECTED_WORDS = frozenset({"__shared__", "static", "thread_local", "asm", "__asm__", "alloca", "goto",
+                             "assert"})
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _NONZERO_INT = re.compile(r"(0[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*|[1-9][0-9]*|0[0-7]*[1-7][0-7]*)[uUlL]*")
 
@@ -167,6 +169,17 @@ def _kernel_name(node: Node, src: bytes) -> str | None:
     return _text(src, ident)
 
 
+def _declared_names(decl: Node, src: bytes) -> list[str]:
+    """The names a declaration introduces (not those its initialisers or array sizes use)."""
+    names = []
+    for d in decl.children_by_field_name("declarator"):
+        while d is not None and d.type != "identifier":
+            d = d.child_by_field_name("declarator")
+        if d is not None:
+            names.append(_text(src, d))
+    return names
+
+
 def _escaping(node: Node) -> bool:
     """A break or continue inside node that targets a loop or switch outside it."""
 
@@ -187,8 +200,10 @@ def _escaping(node: Node) -> bool:
 class _Kernel:
     """Writes the lockstep copy of one kernel; raises Unsupported when it cannot."""
 
-    def __init__(self, node: Node, src: bytes, facts: FileFacts, name: str) -> None:
+    def __init__(self, node: Node, src: bytes, facts: FileFacts, name: str, filename: str) -> None:
         self.node, self.src, self.facts, self.name = node, src, facts, name
+        self.filename = filename.replace("\\", "\\\\").replace('"', '\\"')
+        self.line = node.start_point[0] + 1
         self.body = node.child_by_field_name("body")
         self.lines: list[str] = []
         self.depth = 1
@@ -243,11 +258,8 @@ class _Kernel:
         if set(self.params) & self.assigned:
             raise Unsupported("assigns a parameter")
         # A macro whose body names a local or parameter would bypass the renaming.
-        declared = {
-            _text(self.src, n) for n in _walk(self.body) if n.type == "identifier"
-            and n.parent is not None and n.parent.type in ("init_declarator", "declaration",
-                                                           "pointer_declarator", "array_declarator")
-        }
+        declared = {name for n in _walk(self.body) if n.type == "declaration"
+                    for name in _declared_names(n, self.src)}
         words = {_text(self.src, n) for n in _walk(self.body) if n.type == "identifier"}
         for w in words:
             body_words = self.facts.macro_words.get(w)
@@ -413,11 +425,9 @@ class _Kernel:
                 continue
             if m.type in ("declaration", "parameter_declaration"):
                 # a local of the statement itself (inside a per-lane loop): it must not shadow
-                for d in _walk(m):
-                    if d.type == "identifier" and d.parent is not None and d.parent.type in (
-                            "init_declarator", "declaration", "pointer_declarator", "array_declarator"):
-                        if self.kind(_text(self.src, d)) is not None:
-                            raise Unsupported("a local shadows a name")
+                for name in _declared_names(m, self.src):
+                    if self.kind(name) is not None or name in _BLOCK_NAMES or name == "threadIdx":
+                        raise Unsupported(f"a local {name} shadows a name")
             stack.extend(m.children)
         out = self.src[n.start_byte : n.end_byte]
         for start, end, repl in sorted(edits, reverse=True):
@@ -428,6 +438,7 @@ class _Kernel:
 
     # ------------------------------------------------------------ statements
     def emit(self, line: str) -> None:
+        self.lines.append(f'#line {self.line} "{self.filename}"')
         self.lines.append("  " * self.depth + line)
 
     def lane_loop(self, stmt_text: str, mask: str, pure: bool, calls: bool, returns: bool) -> None:
@@ -482,6 +493,7 @@ class _Kernel:
         return False
 
     def statement(self, n: Node, mask: str) -> None:
+        self.line = n.start_point[0] + 1
         t = n.type
         if t == "comment" or (t == "expression_statement" and not n.named_children):
             return
@@ -522,10 +534,8 @@ class _Kernel:
                 _text(self.src, type_node) in ("auto", "decltype"):
             raise Unsupported("auto")
         quals = [_text(self.src, c) for c in n.children if c.type == "type_qualifier"]
-        base_quals = [q for q in quals if q not in ("const", "constexpr", "volatile")]
         if "volatile" in quals:
             raise Unsupported("volatile local")
-        base = " ".join([*base_quals, _text(self.src, type_node)])
         for d in n.children_by_field_name("declarator"):
             value = None
             target = d
@@ -539,6 +549,10 @@ class _Kernel:
                 target = target.child_by_field_name("declarator")
             if target is None or target.type != "identifier":
                 raise Unsupported("declarator")
+            # The array is assigned lane by lane, so a `const` that applies to the variable goes
+            # (`const int i`); one that applies to what a pointer points to stays (`const float* p`).
+            base_quals = [q for q in quals if q != "constexpr" and (stars or q != "const")]
+            base = " ".join([*base_quals, _text(self.src, type_node)])
             if value is not None and value.type in ("initializer_list", "argument_list"):
                 if stars:
                     raise Unsupported("initializer list")
@@ -721,8 +735,9 @@ class _Kernel:
             raise Unsupported("no loop to run across lanes")
         sep = ", " if inner else ""
         head = [
+            f'#line {self.node.start_point[0] + 1} "{self.filename}"',
             "template <int __D>",
-            f"static void __cudashim_ls_{self.name}(const ::std::atomic<bool>* __abort{sep}{inner}) {{",
+            f"static void {COPY_PREFIX}{self.name}(const ::std::atomic<bool>* __abort{sep}{inner}) {{",
             "  const ::uint3 __bI = blockIdx; const ::dim3 __bD = blockDim, __gD = gridDim;",
             "  (void)__bI; (void)__gD;",
             f"  const unsigned __nx = __bD.x, __nc = (__nx + {LANES - 1}u) / {LANES}u;",
@@ -739,12 +754,12 @@ class _Kernel:
             f"    for (int __l = 0; __l < {LANES}; ++__l) __a[__l] = __l < __n;",
             "    {",
         ]
-        tail = ["    }", "  }", "}"]
+        tail = [f'#line {self.node.end_point[0] + 1} "{self.filename}"', "    }", "  }", "}"]
         return "\n".join([*head, *self.lines, *tail]).replace(
             "__TX", "(__D > 0 ? __tx0 + (unsigned)__l : __tx0 - (unsigned)__l)")
 
 
-def lockstep_copies(root: Node, src: bytes, barrier_free: set[str],
+def lockstep_copies(root: Node, src: bytes, barrier_free: set[str], filename: str = "main.cu",
                     excluded_words: set[str] | frozenset[str] = frozenset()) -> dict[str, tuple[int, str, str]]:
     """{kernel name: (end byte of its definition, generated function, or '' , why not)} for
     every barrier-free `__global__` kernel at file scope; the text is empty when the kernel gets no
@@ -767,7 +782,7 @@ def lockstep_copies(root: Node, src: bytes, barrier_free: set[str],
             out[name] = (node.end_byte, "", "uses dynamic shared memory")
             continue
         try:
-            code = _Kernel(node, src, facts, name).generate()
+            code = _Kernel(node, src, facts, name, filename).generate()
         except Unsupported as e:
             out[name] = (node.end_byte, "", str(e))
             continue

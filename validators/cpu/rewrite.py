@@ -21,7 +21,7 @@ from functools import lru_cache
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser
 
-from validators.cpu.lockstep import GENERATED_FILE, lockstep_copies
+from validators.cpu.lockstep import lockstep_copies
 
 _SPECIFIER_JUNK = re.compile(
     r"\bextern\b|\b__shared__\b|\bstatic\b|__align__\s*\(\s*\w+\s*\)|alignas\s*\([^)]*\)"
@@ -333,8 +333,8 @@ def _macro_body_edit(src: bytes, arg: Node, result: RewriteResult) -> _Edit | No
 def _lockstep_edits(
     root: Node, src: bytes, barrier_free: set[str], filename: str, result: RewriteResult
 ) -> tuple[list[_Edit], dict[str, int]]:
-    """Each lockstep copy goes right after its kernel, under `#line` directives: diagnostics in it
-    name GENERATED_FILE, and the user's lines keep their numbers."""
+    """Each lockstep copy goes right after its kernel; a `#line` after it gives the user's lines
+    back their numbers."""
     shared_words = {
         _text(src, n)
         for d in _walk(root)
@@ -342,14 +342,14 @@ def _lockstep_edits(
         for n in _walk(d)
         if n.type == "identifier"
     }
-    copies = lockstep_copies(root, src, barrier_free, excluded_words=shared_words)
+    copies = lockstep_copies(root, src, barrier_free, filename, excluded_words=shared_words)
     edits, ends = [], {}
     for name, (end, code, why) in sorted(copies.items()):
         if not code:
             result.lockstep_skipped[name] = why
             continue
         line = src[:end].count(b"\n") + 1
-        text = f'\n#line 1 "{GENERATED_FILE}"\n{code}\n#line {line} "{filename}"\n'
+        text = f'\n{code}\n#line {line} "{filename}"\n'
         edits.append(_Edit(end, end, text.encode()))
         ends[name] = end
         result.lockstep.append(name)

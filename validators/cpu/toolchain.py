@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .lockstep import GENERATED_FILE
+from .lockstep import COPY_PREFIX
 from .rewrite import RewriteResult, rewrite
 
 HERE = Path(__file__).resolve().parent
@@ -314,10 +314,15 @@ def compile_program(
                        extra_flags=extra_flags, use_pch=use_pch, thrust=thrust, runner=runner,
                        lockstep=True)
     if not outcome.ok and not outcome.timed_out and outcome.rewrite is not None \
-            and outcome.rewrite.lockstep and GENERATED_FILE in outcome.diagnostics:
+            and outcome.rewrite.lockstep and COPY_PREFIX in outcome.diagnostics:
+        first = next((ln for ln in outcome.diagnostics.splitlines() if "error" in ln), "")
         outcome = _compile(source, out_dir, defines=defines, variant=variant, filename=filename,
                            extra_flags=extra_flags, use_pch=use_pch, thrust=thrust, runner=runner,
                            lockstep=False)
+        note = f"cudashim rewrite: lockstep copies left out, one did not compile ({first.strip()})"
+        outcome.diagnostics = note + "\n" + outcome.diagnostics
+        if outcome.rewrite is not None:
+            outcome.rewrite.warnings.append(note)
     outcome.seconds = time.perf_counter() - started
     return outcome
 

@@ -1,0 +1,254 @@
+"""Warp-lockstep copies of barrier-free kernels (validators/cpu/lockstep.py): which kernels get
+one, that every kernel computes what its host version computes with the copies on and off, under
+every schedule and build, that errors still point at the user's lines, and that a copy never
+costs a program its build."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from validators.cpu.rewrite import rewrite
+from validators.cpu.toolchain import compile_program
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+
+SOURCE = (Path(__file__).resolve().parent / "cpu_programs" / "lockstep.cu").read_text()
+COPIED = {"fma_chain", "column_sums", "branches", "mixed", "calls", "divide", "inner", "blocks3d"}
+
+
+def run(exe: Path, *args: str, schedule: str = "forward", lockstep: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CUDASHIM_SCHEDULE": schedule, "CUDASHIM_LOCKSTEP": "1" if lockstep else "0"}
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=exe.parent)
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory) -> dict[str, Path]:
+    out = {}
+    for variant in ("plain", "asan"):
+        made = compile_program(SOURCE, tmp_path_factory.mktemp("lockstep") / variant, variant=variant)
+        assert made.ok, made.diagnostics
+        # the copies compiled (no fallback to the build without them)
+        assert set(made.rewrite.lockstep) == COPIED, made.rewrite.lockstep_skipped
+        out[variant] = made.exe
+    return out
+
+
+def test_kernels_with_uniform_loops_get_copies_and_the_others_say_why():
+    result = rewrite(SOURCE)
+    assert set(result.lockstep) == COPIED
+    assert result.lockstep_skipped == {"asserting": "assert"}
+    text = result.text
+    assert text.count("::cudashim::launch_lockstep(") == len(COPIED)  # one launch site each
+    # the user's lines keep their numbers after the copies
+    for number, line in enumerate(SOURCE.splitlines(), 1):
+        if "__global__ void" in line:
+            name = line.split("void", 1)[1].split("(")[0].strip()
+            assert f'#line {number} "main.cu"\ntemplate <int __D>\nstatic void __cudashim_ls_{name}(' in text \
+                or name not in COPIED
+
+
+@pytest.mark.parametrize("variant", ["plain", "asan"])
+@pytest.mark.parametrize("schedule", ["forward", "reverse", "random:7"])
+@pytest.mark.parametrize("lockstep", [True, False])
+def test_every_kernel_matches_its_host_version(builds, variant, schedule, lockstep):
+    if variant == "asan" and schedule.startswith("random"):
+        pytest.skip("one random schedule is enough")
+    proc = run(builds[variant], schedule=schedule, lockstep=lockstep)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    oks = [line for line in proc.stdout.splitlines() if line.endswith(": ok")]
+    assert len(oks) == 9, proc.stdout
+
+
+def test_the_copy_runs_and_the_thread_loop_does_not(builds):
+    # `asserting` keeps the thread loop (its message quotes the source); the report names the
+    # kernel and thread exactly as before.
+    proc = run(builds["plain"], "asserting")
+    assert "block: [1,0,0], thread: [6,0,0] Assertion `v[i] + k != 1003` failed" in proc.stderr
+    assert re.search(r"main\.cu:\d+: void asserting\(", proc.stderr), proc.stderr
+
+
+def _compile_and_run(tmp_path: Path, source: str, variant: str = "plain", **kw) -> tuple[object, subprocess.CompletedProcess]:
+    made = compile_program(source, tmp_path / variant, variant=variant)
+    assert made.ok, made.diagnostics
+    return made, run(made.exe, **kw)
+
+
+OOB = r"""
+#include <cstdio>
+__global__ void walk(const float* a, float* out, int n, int rows) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float s = 0.f;
+  for (int k = 0; k < rows; ++k)
+    s += a[k * n + i];  // OOB-LINE: rows is one too many
+  out[i] = s;
+}
+int main() {
+  const int n = 64, rows = 4;
+  float *a, *out;
+  cudaMalloc(&a, n * rows * sizeof(float));
+  cudaMalloc(&out, n * sizeof(float));
+  cudaMemset(a, 0, n * rows * sizeof(float));
+  walk<<<2, 32>>>(a, out, n, rows + 1);
+  cudaDeviceSynchronize();
+  printf("done\n");
+  return 0;
+}
+"""
+
+
+def test_sanitizer_reports_in_a_copy_name_the_users_line(tmp_path):
+    line = next(i for i, t in enumerate(OOB.splitlines(), 1) if "OOB-LINE" in t)
+    made, proc = _compile_and_run(tmp_path, OOB, variant="asan")
+    assert made.rewrite.lockstep == ["walk"]
+    assert proc.returncode != 0
+    assert "heap-buffer-overflow" in proc.stderr
+    assert f"main.cu:{line}" in proc.stderr, proc.stderr
+
+
+RACY_LOOP = r"""
+#include <cstdio>
+__global__ void total(const int* a, int* out, int n, int reps) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  for (int r = 0; r < reps; ++r) out[0] += a[i];  // LOST-UPDATE
+}
+int main() {
+  int *a, *out;
+  cudaMalloc(&a, 64 * sizeof(int));
+  cudaMalloc(&out, sizeof(int));
+  cudaMemset(a, 1, 64 * sizeof(int));
+  cudaMemset(out, 0, sizeof(int));
+  total<<<1, 64>>>(a, out, 64, 2);
+  cudaDeviceSynchronize();
+  printf("done\n");
+  return 0;
+}
+"""
+
+
+def test_the_race_build_judges_each_thread_as_before(tmp_path):
+    # The race detector names the CUDA thread of each write, so that build runs threads one at
+    # a time even where a copy exists.
+    made, proc = _compile_and_run(tmp_path, RACY_LOOP, variant="race", schedule="reverse")
+    assert made.rewrite.lockstep == ["total"]
+    assert proc.returncode == 87, proc.stdout + proc.stderr
+    assert "race in kernel 'total': lost update of global memory" in proc.stderr
+
+
+NO_DEFAULT_CTOR = r"""
+#include <cstdio>
+struct Acc { explicit Acc(float v) : v(v) {} float v; };
+__global__ void sums(const float* a, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  Acc acc = Acc(0.f);
+  for (int k = 0; k < 8; ++k) acc.v += a[i] * k;
+  out[i] = acc.v;
+}
+int main() {
+  float h[40], *a, *out;
+  for (int i = 0; i < 40; ++i) h[i] = (float)i;
+  cudaMalloc(&a, sizeof h); cudaMalloc(&out, sizeof h);
+  cudaMemcpy(a, h, sizeof h, cudaMemcpyHostToDevice);
+  sums<<<2, 32>>>(a, out, 40);
+  cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost);
+  printf("%g %g\n", h[1], h[39]);
+  return 0;
+}
+"""
+
+
+def test_a_copy_that_does_not_compile_costs_nothing_but_a_note(tmp_path):
+    # `Acc` has no default constructor, so its per-lane array cannot be declared.
+    assert rewrite(NO_DEFAULT_CTOR).lockstep == ["sums"]
+    made, proc = _compile_and_run(tmp_path, NO_DEFAULT_CTOR)
+    assert made.rewrite.lockstep == []  # the build that succeeded has no copies
+    assert "lockstep copies left out" in made.diagnostics
+    assert proc.stdout.strip() == "28 1092"
+
+
+def test_a_program_that_does_not_compile_reports_its_own_error_once(tmp_path):
+    broken = NO_DEFAULT_CTOR.replace("out[i] = acc.v;", "out[i] = acc.v + missing_name;")
+    made = compile_program(broken, tmp_path / "b")
+    assert not made.ok
+    assert "missing_name" in made.diagnostics
+    assert "__cudashim_ls_" not in made.diagnostics
+
+
+SKIPPED = {
+    "shared memory": "__shared__ float s[32]; s[threadIdx.x] = 0; for (int k = 0; k < n; ++k) out[i] += k;",
+    "goto": "for (int k = 0; k < n; ++k) { if (k == 3) goto done; out[i] += k; } done: ;",
+    "assigns a parameter": "for (int k = 0; k < n; ++k) out[i] += k; n = 0;",
+    "auto": "auto x = 1; for (int k = 0; k < n; ++k) out[i] += k * x;",
+    "break/continue": "for (int k = 0; k < n; ++k) { if (out[i] > 5) break; out[i] += k; }",
+    "shadows": "int k = 2; for (int j = 0; j < n; ++j) { for (int k = 0; k < 2; ++k) out[i] += k; }",
+    "macro": "int base = 1; for (int k = 0; k < n; ++k) out[i] += USES_BASE;",
+    "no loop": "out[i] = n;",
+}
+
+
+@pytest.mark.parametrize("what", sorted(SKIPPED))
+def test_kernels_outside_the_subset_get_no_copy_and_a_reason(what):
+    body = SKIPPED[what]
+    source = (
+        "#define USES_BASE (base + 1)\n"
+        "__global__ void k(int* out, int n) {\n  int i = threadIdx.x;\n  " + body + "\n}\n"
+        "int main() { k<<<1, 32>>>(nullptr, 4); return 0; }\n"
+    )
+    result = rewrite(source)
+    assert result.lockstep == [], what
+    assert "k" in result.lockstep_skipped or what == "shared memory", result.lockstep_skipped
+    assert "launch_lockstep" not in result.text
+
+
+def test_a_launch_before_the_definition_uses_the_thread_loop():
+    source = (
+        "__global__ void k(float* out, int n);\n"
+        "void go(float* o) { k<<<1, 32>>>(o, 4); }\n"
+        "__global__ void k(float* out, int n) {\n  int i = threadIdx.x;\n  float s = 0;\n"
+        "  for (int j = 0; j < n; ++j) s += j;\n  out[i] = s;\n}\n"
+        "void again(float* o) { k<<<1, 32>>>(o, 4); }\n"
+    )
+    result = rewrite(source)
+    assert result.lockstep == ["k"]
+    assert result.text.count("launch_lockstep(") == 1
+    assert result.text.index("launch_lockstep(") > result.text.index("void again")
+
+
+INTERLEAVE = r"""
+#include <cstdio>
+__global__ void order(int* log, int* pos) {
+  for (int k = 0; k < 2; ++k) log[(*pos)++] = (int)threadIdx.x;
+}
+int main() {
+  int *log, *pos, h[8];
+  cudaMalloc(&log, 8 * sizeof(int)); cudaMalloc(&pos, sizeof(int));
+  cudaMemset(pos, 0, sizeof(int));
+  order<<<1, 4>>>(log, pos);
+  cudaMemcpy(h, log, sizeof h, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < 8; ++i) printf("%d ", h[i]);
+  printf("\n");
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "schedule, lockstep, want",
+    [("forward", True, "0 1 2 3 0 1 2 3"), ("reverse", True, "3 2 1 0 3 2 1 0"),
+     ("forward", False, "0 0 1 1 2 2 3 3"), ("reverse", False, "3 3 2 2 1 1 0 0")],
+)
+def test_lanes_take_each_iteration_together(tmp_path, schedule, lockstep, want):
+    # A racy log of who ran when: with the copy, the lanes of a warp take each loop iteration
+    # together (as on a GPU); without it, each thread runs its whole loop in turn.
+    made, proc = _compile_and_run(tmp_path, INTERLEAVE, schedule=schedule, lockstep=lockstep)
+    assert made.rewrite.lockstep == ["order"]
+    assert proc.stdout.split() == want.split()
