@@ -19,7 +19,7 @@ from validators.cpu.toolchain import compile_program
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 
 SOURCE = (Path(__file__).resolve().parent / "cpu_programs" / "lockstep.cu").read_text()
-COPIED = {"fma_chain", "column_sums", "branches", "mixed", "calls", "divide", "inner", "blocks3d"}
+COPIED = {"fma_chain", "column_sums", "branches", "mixed", "calls", "divide", "inner", "strided", "blocks3d"}
 
 
 def run(exe: Path, *args: str, schedule: str = "forward", lockstep: bool = True) -> subprocess.CompletedProcess:
@@ -43,7 +43,8 @@ def builds(tmp_path_factory) -> dict[str, Path]:
 def test_kernels_with_uniform_loops_get_copies_and_the_others_say_why():
     result = rewrite(SOURCE)
     assert set(result.lockstep) == COPIED
-    assert result.lockstep_skipped == {"asserting": "assert"}
+    assert result.lockstep_skipped == {
+        "asserting": "assert", "locked": "may wait for another thread (locks, fences, polling)"}
     text = result.text
     assert text.count("::cudashim::launch_lockstep(") == len(COPIED)  # one launch site each
     # the user's lines keep their numbers after the copies
@@ -63,7 +64,7 @@ def test_every_kernel_matches_its_host_version(builds, variant, schedule, lockst
     proc = run(builds[variant], schedule=schedule, lockstep=lockstep)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     oks = [line for line in proc.stdout.splitlines() if line.endswith(": ok")]
-    assert len(oks) == 9, proc.stdout
+    assert len(oks) == 11, proc.stdout
 
 
 def test_the_copy_runs_and_the_thread_loop_does_not(builds):

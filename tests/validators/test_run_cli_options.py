@@ -205,3 +205,28 @@ def test_a_folder_closed_to_other_users_is_a_clear_error(tmp_path):
     assert r.returncode == 2 and "is not readable by other users (mode 700)" in r.stderr, r.stderr
     prog.parent.chmod(0o755)
     assert cli(str(prog)).returncode == 0
+
+
+INTERLEAVE = r"""
+#include <cstdio>
+__global__ void order(int* log, int* pos) {
+  for (int k = 0; k < 2; ++k) log[(*pos)++] = (int)threadIdx.x;
+}
+int main() {
+  int *log, *pos, h[8];
+  cudaMalloc(&log, 8 * sizeof(int)); cudaMalloc(&pos, sizeof(int));
+  cudaMemset(pos, 0, sizeof(int));
+  order<<<1, 4>>>(log, pos);
+  cudaMemcpy(h, log, sizeof h, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < 8; ++i) printf("%d ", h[i]);
+  return 0;
+}
+"""
+
+
+def test_no_lockstep_runs_one_thread_at_a_time(tmp_path):
+    prog = source(tmp_path, "interleave.cu", INTERLEAVE)
+    lanes = report(str(prog))
+    threads = report(str(prog), "--no-lockstep")
+    assert lanes["stdout"].split() == "0 1 2 3 0 1 2 3".split(), lanes
+    assert threads["stdout"].split() == "0 0 1 1 2 2 3 3".split(), threads

@@ -81,6 +81,7 @@ class CpuBackend(Backend):
         schedules: list[str] | None = None,
         sandboxed_build: bool = True,
         race: bool = True,
+        lockstep: bool = True,
     ) -> None:
         self.cache = cache or BuildCache()
         self.workers = workers
@@ -89,6 +90,8 @@ class CpuBackend(Backend):
         self.sandboxed_build = sandboxed_build
         self.race = race
         """Thorough checks include the race-detecting build."""
+        self.lockstep = lockstep
+        """Kernels with a warp-lockstep copy (cpu/lockstep.py) run it; False: one thread at a time."""
 
     # --- availability --------------------------------------------------------------------
     def available(self) -> str | None:
@@ -209,6 +212,7 @@ class CpuBackend(Backend):
             # Every run carries the same settings (empty = off), so their wiped bytes in
             # /proc/self/environ have the same shape whichever check a run belongs to.
             "CUDASHIM_POISON": "",
+            "CUDASHIM_LOCKSTEP": "1" if self.lockstep else "0",
         }
         workers = self.workers or min(_usable_cores(), MAX_WORKERS)
         env["CUDASHIM_WORKERS"] = str(workers)

@@ -6,7 +6,8 @@ or `-Xcompiler -fopenmp` reach g++ on the cpu backend), `-D NAME=VALUE` defines 
 `--with-dir` copies the program's folder into the run directory (for programs that read their
 own data files), `--file` copies single files, `--keep-outputs DIR` copies back the files the
 program wrote. `--variant` (cpu: `plain`, `asan` or `race`) and `--schedule` (cpu:
-`forward|reverse|random:SEED`) pick one of the backend's builds and thread orders. Limits:
+`forward|reverse|random:SEED`) pick one of the backend's builds and thread orders;
+`--no-lockstep` (cpu) runs kernels one thread at a time instead of in warp lockstep. Limits:
 `--timeout` (wall clock), `--cpu-time` (default: the timeout times the cores the run may use),
 `--memory` (address space and resident memory; default 16 GiB address space). Reports exit
 status, output and timings. Exit code: 0 when the run was clean, 1 otherwise, 2 bad input or
@@ -63,6 +64,9 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                         "cuda: plain or a compute-sanitizer tool)")
     p.add_argument("--schedule", default="forward",
                    help="thread order on the cpu backend: forward, reverse or random:SEED")
+    p.add_argument("--no-lockstep", action="store_true",
+                   help="cpu: run every kernel one thread at a time, without the warp-lockstep "
+                        "copies of kernels with uniform loops")
     p.add_argument("--cpu-time", metavar="SECONDS",
                    help="CPU seconds for the run, all threads together, or 'none' (default: "
                         "--timeout times the cores the run may use)")
@@ -203,6 +207,10 @@ def main(args: argparse.Namespace) -> int:
         # so the sandboxed compiler may read it.
         backend = get_backend(args.backend).with_include_dirs([folder])
         _check_variant_and_schedule(args, backend)
+        if args.no_lockstep:
+            if not hasattr(backend, "lockstep"):
+                raise ValueError(f"--no-lockstep: the {backend.name} backend has no lockstep copies")
+            backend.lockstep = False
     except (BackendUnavailable, SandboxError) as exc:
         return fail(str(exc))
     except (OSError, ValueError) as exc:

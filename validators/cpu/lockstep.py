@@ -57,6 +57,15 @@ PURE_FUNCTIONS = frozenset(
     isnan isinf isfinite make_float2 make_float3 make_float4 make_int2 make_int3 make_int4
     make_uint2 make_uint3 make_uint4 make_double2 make_double3 make_double4""".split()
 )
+# What a thread uses to wait for another thread of its block (a lock, a flag it polls). Lanes
+# that run a statement in turn would wait forever for a lane whose release comes in a later
+# statement (as on GPUs before independent thread scheduling), so such a kernel keeps the
+# thread loop, which runs each thread to its end.
+SPIN_WORDS = frozenset(
+    """atomicCAS atomicCAS_system atomicCAS_block atomicExch atomicExch_system atomicExch_block
+    volatile __threadfence __threadfence_block __threadfence_system __nanosleep atomic_ref
+    atomic_thread_fence""".split()
+)
 _BY_VALUE = frozenset({"printf", "assert", "malloc", "free", "memcpy", "memset"})
 _BLOCK_NAMES = {"blockIdx": "__bI", "blockDim": "__bD", "gridDim": "__gD"}
 _SCALAR_TYPES = ("primitive_type", "sized_type_specifier", "type_identifier", "qualified_identifier")
@@ -97,6 +106,7 @@ class FileFacts:
     macro_words: dict[str, set[str]] = field(default_factory=dict)  # macro -> words of its body
     definitions: dict[str, int] = field(default_factory=dict)  # function name -> definitions
     ref_params: set[str] = field(default_factory=set)  # functions with a non-const reference parameter
+    spinning: set[str] = field(default_factory=set)  # functions that may wait for another thread
 
 
 def _is_const_literal_text(text: str, uniform: set[str]) -> bool:
@@ -108,6 +118,7 @@ def _is_const_literal_text(text: str, uniform: set[str]) -> bool:
 def file_facts(root: Node, src: bytes) -> FileFacts:
     facts = FileFacts()
     macros: list[tuple[str, str]] = []
+    bodies: dict[str, set[str]] = {}
     for node in _walk(root):
         t = node.type
         if t == "preproc_def":
@@ -134,6 +145,9 @@ def file_facts(root: Node, src: bytes) -> FileFacts:
                 if ident is not None:
                     name = _text(src, ident).split("::")[-1]
                     facts.definitions[name] = facts.definitions.get(name, 0) + 1
+                    body = node.child_by_field_name("body")
+                    if body is not None:
+                        bodies.setdefault(name, set()).update(_WORD.findall(_text(src, body)))
                     params = decl.child_by_field_name("parameters")
                     for p in params.named_children if params is not None else []:
                         if any(m.type == "reference_declarator" for m in _walk(p)) and not \
@@ -148,6 +162,16 @@ def file_facts(root: Node, src: bytes) -> FileFacts:
                     target = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
                     if target is not None and target.type == "identifier":
                         facts.uniform.add(_text(src, target))
+    for name, words in facts.macro_words.items():
+        bodies.setdefault(name, set()).update(words)
+    facts.spinning = set(SPIN_WORDS)
+    changed = True
+    while changed:
+        changed = False
+        for name, words in bodies.items():
+            if name not in facts.spinning and words & facts.spinning:
+                facts.spinning.add(name)
+                changed = True
     # Object-like macros that are constant expressions (to a fixpoint: one may name another).
     changed = True
     while changed:
@@ -404,7 +428,7 @@ class _Kernel:
                 if arg is not None and fld is not None and arg.type == "identifier" \
                         and _text(self.src, arg) == "threadIdx":
                     f = _text(self.src, fld)
-                    repl = {"x": "__TX", "y": "__ty", "z": "__tz"}.get(f)
+                    repl = {"x": "__tx[__l]", "y": "__ty[__l]", "z": "__tz[__l]"}.get(f)
                     if repl is None:
                         raise Unsupported("threadIdx field")
                     edits.append((m.start_byte, m.end_byte, repl))
@@ -412,12 +436,19 @@ class _Kernel:
             if m.type == "identifier":
                 name = _text(self.src, m)
                 if name == "threadIdx":
-                    edits.append((m.start_byte, m.end_byte, "::uint3{__TX, __ty, __tz}"))
+                    edits.append((m.start_byte, m.end_byte, "::uint3{__tx[__l], __ty[__l], __tz[__l]}"))
                 elif name in _BLOCK_NAMES and self.kind(name) is None:
                     edits.append((m.start_byte, m.end_byte, _BLOCK_NAMES[name]))
                 elif self.kind(name) == "E":
                     edits.append((m.start_byte, m.end_byte, f"{name}[__l]"))
                 continue
+            if m.type == "preproc_call":
+                if not self._is_pragma(m):
+                    raise Unsupported("preprocessor directive in a kernel")
+                edits.append((m.start_byte, m.end_byte, " "))
+                continue
+            if m.type.startswith("preproc_"):
+                raise Unsupported("preprocessor directive in a kernel")
             if m.type == "return_statement":
                 if m.named_children:
                     raise Unsupported("return with a value")
@@ -447,7 +478,7 @@ class _Kernel:
             self.counter += 1
             label = f"__ls_next_{self.counter}"
             stmt_text = stmt_text.replace("__LANE_NEXT", label)
-        tls = "threadIdx = ::uint3{__TX, __ty, __tz}; " if calls else ""
+        tls = "threadIdx = ::uint3{__tx[__l], __ty[__l], __tz[__l]}; " if calls else ""
         if pure and mask == "__a[__l]":
             body = f"{tls}{stmt_text}"
         else:
@@ -465,6 +496,10 @@ class _Kernel:
             if m.type in ("new_expression", "delete_expression"):
                 return True
         return False
+
+    def _is_pragma(self, n: Node) -> bool:
+        d = n.child_by_field_name("directive")
+        return d is not None and _text(self.src, d).strip() == "#pragma"
 
     def _has_return(self, n: Node) -> bool:
         return any(m.type == "return_statement" for m in _walk(n))
@@ -497,6 +532,8 @@ class _Kernel:
         t = n.type
         if t == "comment" or (t == "expression_statement" and not n.named_children):
             return
+        if t == "preproc_call" and self._is_pragma(n):
+            return  # `#pragma unroll` and the like tune nvcc's code, not what it computes
         if t == "compound_statement":
             self.emit("{")
             self.depth += 1
@@ -518,6 +555,8 @@ class _Kernel:
             self.if_statement(n, mask)
         elif t == "for_statement" and self.uniform_for(n):
             self.for_statement(n, mask)
+        elif t in ("for_statement", "while_statement") and self.divergent_loop_ok(n):
+            self.divergent_loop(n, mask)
         elif t in ("for_statement", "while_statement", "do_statement", "switch_statement"):
             self.lane_statement(n, mask)
         else:
@@ -619,7 +658,7 @@ class _Kernel:
         then_mask, else_mask = f"__m{self.counter}", f"__e{self.counter}"
         self.emit(f"bool {then_mask}[{LANES}], {else_mask}[{LANES}];")
         calls = self._calls(cond)
-        tls = "threadIdx = ::uint3{__TX, __ty, __tz}; " if calls else ""
+        tls = "threadIdx = ::uint3{__tx[__l], __ty[__l], __tz[__l]}; " if calls else ""
         self.emit(f"for (int __l = 0; __l < {LANES}; ++__l) {{ {then_mask}[__l] = false; {else_mask}[__l] = false; "
                   f"if (!({mask})) continue; {tls}{then_mask}[__l] = ({self.expr(cond)}); "
                   f"{else_mask}[__l] = !{then_mask}[__l]; }}")
@@ -718,6 +757,58 @@ class _Kernel:
         self.statement_block(body, mask)
         self.scopes.pop()
 
+    def divergent_loop_ok(self, n: Node) -> bool:
+        """A loop whose trip count differs between threads (a grid-stride loop, a `while`) can
+        run with the lanes together under a mask of the lanes still looping, when nothing in
+        its body leaves it but the condition and `return`."""
+        body = n.child_by_field_name("body")
+        if body is None or _escaping(body):
+            return False
+        if n.type == "while_statement":
+            cond = n.child_by_field_name("condition")
+            inner = [c for c in cond.named_children if c.type != "comment"] if cond is not None else []
+            return len(inner) == 1 and inner[0].type != "declaration" and \
+                cond.child_by_field_name("initializer") is None
+        init = n.child_by_field_name("initializer")
+        return init is None or init.type in ("declaration", "assignment_expression", "comma_expression")
+
+    def divergent_loop(self, n: Node, mask: str) -> None:
+        self.has_loop = True
+        body = n.child_by_field_name("body")
+        cond = n.child_by_field_name("condition")
+        update = init = None
+        if n.type == "while_statement":
+            cond = next(c for c in cond.named_children if c.type != "comment")
+        else:
+            init, update = n.child_by_field_name("initializer"), n.child_by_field_name("update")
+        self.counter += 1
+        looping, live = f"__w{self.counter}", f"__y{self.counter}"
+        self.emit("{")
+        self.depth += 1
+        self.scopes.append({})
+        if init is not None and init.type == "declaration":
+            self.declaration(init, mask)
+        elif init is not None:
+            self.lane_loop(self.expr(init) + ";", mask, False, self._calls(init), False)
+        self.emit(f"bool {looping}[{LANES}]; for (int __l = 0; __l < {LANES}; ++__l) {looping}[__l] = bool({mask});")
+        self.emit("for (;;) {")
+        self.depth += 1
+        test = self.expr(cond) if cond is not None else "true"
+        tls = "threadIdx = ::uint3{__tx[__l], __ty[__l], __tz[__l]}; " if cond is not None and self._calls(cond) else ""
+        self.emit(f"bool {live} = false; for (int __l = 0; __l < {LANES}; ++__l) {{ if (!{looping}[__l]) continue; "
+                  f"{tls}{looping}[__l] = __a[__l] && ({test}); {live} |= {looping}[__l]; }}")
+        self.emit(f"if (!{live}) break;")
+        inner_mask = f"(__a[__l] && {looping}[__l])"
+        self.statement_block(body, inner_mask)
+        if update is not None:
+            self.line = update.start_point[0] + 1
+            self.lane_loop(self.expr(update) + ";", inner_mask, False, self._calls(update), False)
+        self.depth -= 1
+        self.emit("}")
+        self.scopes.pop()
+        self.depth -= 1
+        self.emit("}")
+
     # ------------------------------------------------------------ the function
     def generate(self) -> str:
         self.check()
@@ -740,23 +831,22 @@ class _Kernel:
             f"static void {COPY_PREFIX}{self.name}(const ::std::atomic<bool>* __abort{sep}{inner}) {{",
             "  const ::uint3 __bI = blockIdx; const ::dim3 __bD = blockDim, __gD = gridDim;",
             "  (void)__bI; (void)__gD;",
-            f"  const unsigned __nx = __bD.x, __nc = (__nx + {LANES - 1}u) / {LANES}u;",
-            "  for (unsigned __zi = 0; __zi < __bD.z; ++__zi)",
-            "  for (unsigned __yi = 0; __yi < __bD.y; ++__yi)",
-            "  for (unsigned __ci = 0; __ci < __nc; ++__ci) {",
+            # Lanes are 32 consecutive linear thread indices (x fastest), as a warp's are; in
+            # reverse, the block's last thread comes first.
+            "  const unsigned __nt = __bD.x * __bD.y * __bD.z;",
+            f"  for (unsigned __c = 0; __c < __nt; __c += {LANES}u) {{",
             "    if (__abort->load(::std::memory_order_relaxed)) return;",
-            "    const unsigned __tz = __D > 0 ? __zi : __bD.z - 1u - __zi;",
-            "    const unsigned __ty = __D > 0 ? __yi : __bD.y - 1u - __yi;",
-            "    const unsigned __c = __D > 0 ? __ci : __nc - 1u - __ci;",
-            f"    const unsigned __tx0 = __D > 0 ? __c * {LANES}u : ::std::min(__nx, __c * {LANES}u + {LANES}u) - 1u;",
-            f"    const int __n = (int)::std::min({LANES}u, __nx - __c * {LANES}u);",
+            f"    unsigned __tx[{LANES}], __ty[{LANES}], __tz[{LANES}];",
             f"    bool __a[{LANES}];",
-            f"    for (int __l = 0; __l < {LANES}; ++__l) __a[__l] = __l < __n;",
+            f"    for (int __l = 0; __l < {LANES}; ++__l) {{",
+            "      const unsigned __f = __c + (unsigned)__l, __t = __D > 0 ? __f : __nt - 1u - __f;",
+            "      __a[__l] = __f < __nt;",
+            "      __tx[__l] = __t % __bD.x; __ty[__l] = __t / __bD.x % __bD.y; __tz[__l] = __t / __bD.x / __bD.y;",
+            "    }",
             "    {",
         ]
         tail = [f'#line {self.node.end_point[0] + 1} "{self.filename}"', "    }", "  }", "}"]
-        return "\n".join([*head, *self.lines, *tail]).replace(
-            "__TX", "(__D > 0 ? __tx0 + (unsigned)__l : __tx0 - (unsigned)__l)")
+        return "\n".join([*head, *self.lines, *tail])
 
 
 def lockstep_copies(root: Node, src: bytes, barrier_free: set[str], filename: str = "main.cu",
@@ -778,8 +868,12 @@ def lockstep_copies(root: Node, src: bytes, barrier_free: set[str], filename: st
         if facts.definitions.get(name, 0) != 1:
             out[name] = (node.end_byte, "", "defined more than once")
             continue
-        if body is not None and excluded_words & set(_WORD.findall(_text(src, body))):
+        words = set(_WORD.findall(_text(src, body))) if body is not None else set()
+        if excluded_words & words:
             out[name] = (node.end_byte, "", "uses dynamic shared memory")
+            continue
+        if words & facts.spinning:
+            out[name] = (node.end_byte, "", "may wait for another thread (locks, fences, polling)")
             continue
         try:
             code = _Kernel(node, src, facts, name, filename).generate()

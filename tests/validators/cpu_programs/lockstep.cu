@@ -117,7 +117,36 @@ __global__ void inner(const float* a, float* out, int n) {
   if (i < n) out[i] = acc;
 }
 
-// 3D blocks: the lanes of a chunk share y and z.
+// A grid-stride loop around a uniform loop, a while loop whose trip count differs per thread,
+// and a return from inside the grid-stride loop.
+__global__ void strided(const int* v, int* out, int n, int stop) {
+  for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += gridDim.x * blockDim.x) {
+    int acc = 0;
+    for (int k = 0; k < 5; ++k) acc += v[idx] * k;
+    int steps = 0, x = v[idx];
+    while (x > 1) {
+      x = (x % 2) ? 3 * x + 1 : x / 2;
+      ++steps;
+    }
+    out[idx] = acc + 1000 * steps;
+    if (v[idx] == stop) return;
+  }
+}
+
+// A spin lock between the threads of a block: a thread's release comes in a later statement
+// than its acquire, so lanes taking statements in turn would wait forever. No copy.
+__global__ void locked(int* lock, int* total, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  for (int k = 0; k < 3; ++k) {
+    while (atomicCAS(lock, 0, 1) != 0) {
+    }
+    *total += k + 1;
+    atomicExch(lock, 0);
+  }
+}
+
+// 3D blocks: the lanes of a chunk span rows and planes.
 __global__ void blocks3d(int* out) {
   unsigned x = threadIdx.x, y = threadIdx.y, z = threadIdx.z;
   unsigned flat = ((blockIdx.x * blockDim.z + z) * blockDim.y + y) * blockDim.x + x;
@@ -278,6 +307,29 @@ int main(int argc, char** argv) {
     float *da = to_device(a), *dout = to_device(std::vector<float>(n, 0.f));
     inner<<<blocks, threads>>>(da, dout, n);
     bad += compare("inner", from_device(dout, n), ref);
+  }
+  if (want("strided")) {
+    const int n = 700, blocks = 2, threads = 96, stop = 9, total = blocks * threads;
+    std::vector<int> v(n), ref(n, -1);
+    for (int i = 0; i < n; ++i) v[i] = (i * 31) % 50 + 1;
+    for (int t = 0; t < total; ++t)
+      for (int idx = t; idx < n; idx += total) {
+        int acc = 0;
+        for (int k = 0; k < 5; ++k) acc += v[idx] * k;
+        int steps = 0, x = v[idx];
+        while (x > 1) { x = (x % 2) ? 3 * x + 1 : x / 2; ++steps; }
+        ref[idx] = acc + 1000 * steps;
+        if (v[idx] == stop) break;
+      }
+    int *dv = to_device(v), *dout = to_device(std::vector<int>(n, -1));
+    strided<<<blocks, threads>>>(dv, dout, n, stop);
+    bad += compare("strided", from_device(dout, n), ref);
+  }
+  if (want("locked")) {
+    const int n = 100;
+    int *lock = to_device(std::vector<int>(1, 0)), *total = to_device(std::vector<int>(1, 0));
+    locked<<<2, 64>>>(lock, total, n);
+    bad += compare("locked", from_device(total, 1), std::vector<int>(1, n * 6));
   }
   if (want("blocks3d")) {
     const dim3 block(40, 3, 2);
