@@ -253,3 +253,62 @@ def test_lanes_take_each_iteration_together(tmp_path, schedule, lockstep, want):
     made, proc = _compile_and_run(tmp_path, INTERLEAVE, schedule=schedule, lockstep=lockstep)
     assert made.rewrite.lockstep == ["order"]
     assert proc.stdout.split() == want.split()
+
+
+HEADER_MACRO = r"""
+#include <cstdio>
+#include "tid.h"
+__global__ void scaled(const int* v, int* out, int n) {
+  int i = TID;  // a macro of a header the rewrite does not see
+  if (i >= n) return;
+  int acc = 0;
+  for (int k = 0; k < 4; ++k) {
+    if (v[i] > k) {  // a comment inside a statement that spans lines
+      acc += k;      // (the copy joins its lines)
+    }
+  }
+  out[i] = acc + LANE_OF_BLOCK * 100;
+}
+int main() {
+  int h[70], *v, *out;
+  for (int i = 0; i < 70; ++i) h[i] = i % 6;
+  cudaMalloc(&v, sizeof h); cudaMalloc(&out, sizeof h);
+  cudaMemcpy(v, h, sizeof h, cudaMemcpyHostToDevice);
+  scaled<<<3, 32>>>(v, out, 70);
+  cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < 70; ++i) printf("%d ", h[i]);
+  return 0;
+}
+"""
+
+
+def test_names_from_unseen_headers_see_the_lanes_thread_index(tmp_path):
+    include = tmp_path / "inc"
+    include.mkdir()
+    (include / "tid.h").write_text("#define TID (blockIdx.x * blockDim.x + threadIdx.x)\n"
+                                   "#define LANE_OF_BLOCK (threadIdx.x % 4)\n")
+    made = compile_program(HEADER_MACRO, tmp_path / "b", extra_flags=[f"-I{include}"])
+    assert made.ok, made.diagnostics
+    assert made.rewrite.lockstep == ["scaled"]
+    want = []
+    for i in range(70):
+        v = i % 6
+        want.append(sum(k for k in range(4) if v > k) + (i % 32 % 4) * 100)
+    for schedule in ("forward", "reverse"):
+        proc = run(made.exe, schedule=schedule)
+        assert [int(x) for x in proc.stdout.split()] == want
+
+
+@pytest.mark.parametrize("body, reason", [
+    ("STEP(acc); for (int k = 0; k < n; ++k) out[i] += k;", "macro STEP is a statement"),
+    ("BAIL; for (int k = 0; k < n; ++k) out[i] += k;", "leaves the statement"),
+    ("decltype(n) m = n; for (int k = 0; k < m; ++k) out[i] += k;", "decltype"),
+])
+def test_macros_that_are_statements_and_decltype_get_no_copy(body, reason):
+    source = (
+        "#define STEP(x) x += 1\n#define BAIL if (n < 0) return\n"
+        "__global__ void k(int* out, int n) {\n  int i = threadIdx.x; int acc = 0;\n  " + body + "\n}\n"
+    )
+    result = rewrite(source)
+    assert result.lockstep == []
+    assert reason in result.lockstep_skipped["k"]

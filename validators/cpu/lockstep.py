@@ -77,8 +77,14 @@ _REJECTED_NODES = frozenset(
      "structured_binding_declarator", "kernel_call_syntax"}
 )
 _REJECTED_WORDS = frozenset({"__shared__", "static", "thread_local", "asm", "__asm__", "alloca", "goto",
-                             "assert"})
+                             "assert", "decltype", "typeof", "__typeof__", "setjmp", "longjmp"})
+_CONTROL_WORDS = frozenset({"return", "break", "continue", "goto", "__syncthreads"})
+# Names every kernel may use that read nothing thread-specific.
+_BUILTIN_NAMES = frozenset({"blockIdx", "blockDim", "gridDim", "threadIdx", "warpSize", "nullptr",
+                            "NULL", "true", "false", "this"})
 _WORD = re.compile(r"[A-Za-z_]\w*")
+# A macro body that is more than an expression: it declares, assigns or ends a statement.
+_STATEMENT_LIKE = re.compile(r"[;{}]|(?<![=!<>+\-*/%&|^])=(?!=)|\+\+|--|[+\-*/%&|^]=|<<=|>>=")
 _NONZERO_INT = re.compile(r"(0[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*|[1-9][0-9]*|0[0-7]*[1-7][0-7]*)[uUlL]*")
 
 
@@ -107,6 +113,8 @@ class FileFacts:
     definitions: dict[str, int] = field(default_factory=dict)  # function name -> definitions
     ref_params: set[str] = field(default_factory=set)  # functions with a non-const reference parameter
     spinning: set[str] = field(default_factory=set)  # functions that may wait for another thread
+    known: set[str] = field(default_factory=set)  # every name declared at file scope here
+    statement_macros: set[str] = field(default_factory=set)  # macros that declare, assign or branch
 
 
 def _is_const_literal_text(text: str, uniform: set[str]) -> bool:
@@ -127,11 +135,15 @@ def file_facts(root: Node, src: bytes) -> FileFacts:
                 v = _text(src, value) if value is not None else ""
                 facts.macro_words[_text(src, name)] = set(_WORD.findall(v))
                 macros.append((_text(src, name), v))
+                if _STATEMENT_LIKE.search(v):
+                    facts.statement_macros.add(_text(src, name))
         elif t == "preproc_function_def":
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if name is not None:
                 v = _text(src, value) if value is not None else ""
                 facts.macro_words[_text(src, name)] = set(_WORD.findall(v))
+                if _STATEMENT_LIKE.search(v):
+                    facts.statement_macros.add(_text(src, name))
         elif t == "enumerator":
             name = node.child_by_field_name("name")
             if name is not None:
@@ -162,6 +174,12 @@ def file_facts(root: Node, src: bytes) -> FileFacts:
                     target = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
                     if target is not None and target.type == "identifier":
                         facts.uniform.add(_text(src, target))
+    facts.known = set(facts.macro_words) | set(facts.definitions) | set(facts.uniform)
+    for node in root.children:
+        if node.type in ("declaration", "type_definition", "struct_specifier", "class_specifier",
+                         "alias_declaration", "enum_specifier", "union_specifier"):
+            facts.known.update(_text(src, m) for m in _walk(node)
+                               if m.type in ("identifier", "type_identifier", "field_identifier"))
     for name, words in facts.macro_words.items():
         bodies.setdefault(name, set()).update(words)
     facts.spinning = set(SPIN_WORDS)
@@ -287,8 +305,10 @@ class _Kernel:
         words = {_text(self.src, n) for n in _walk(self.body) if n.type == "identifier"}
         for w in words:
             body_words = self.facts.macro_words.get(w)
-            if body_words and body_words & (declared | set(self.params) | {"threadIdx"}):
-                raise Unsupported(f"macro {w} names a local")
+            if body_words and body_words & (declared | set(self.params) | {"threadIdx"} | _CONTROL_WORDS):
+                raise Unsupported(f"macro {w} names a local or leaves the statement")
+            if w in self.facts.statement_macros:
+                raise Unsupported(f"macro {w} is a statement")
 
     def _by_value(self, fn: Node | None) -> bool:
         """A callee known to take every argument by value: pure math, the CUDA built-ins
@@ -442,6 +462,9 @@ class _Kernel:
                 elif self.kind(name) == "E":
                     edits.append((m.start_byte, m.end_byte, f"{name}[__l]"))
                 continue
+            if m.type == "comment":
+                edits.append((m.start_byte, m.end_byte, " "))  # a `//` would swallow the joined line
+                continue
             if m.type == "preproc_call":
                 if not self._is_pragma(m):
                     raise Unsupported("preprocessor directive in a kernel")
@@ -488,13 +511,23 @@ class _Kernel:
         self.emit(f"for (int __l = 0; __l < {LANES}; ++__l) {{ {body} }}")
 
     def _calls(self, n: Node) -> bool:
+        """Whether n may read `threadIdx` where the copy cannot rename it: it calls a function
+        (not pure math), or names something this file does not declare (a macro of an included
+        header such as `#define TID (blockIdx.x * blockDim.x + threadIdx.x)`). Then the lane's
+        index is stored in `threadIdx` first."""
         for m in _walk(n):
             if m.type == "call_expression":
                 fn = m.child_by_field_name("function")
                 if fn is None or fn.type != "identifier" or _text(self.src, fn) not in PURE_FUNCTIONS:
                     return True
-            if m.type in ("new_expression", "delete_expression"):
+            elif m.type in ("new_expression", "delete_expression"):
                 return True
+            elif m.type == "identifier":
+                name = _text(self.src, m)
+                if name in PURE_FUNCTIONS and m.parent is not None and m.parent.type == "call_expression":
+                    continue
+                if self.kind(name) is None and name not in self.facts.known and name not in _BUILTIN_NAMES:
+                    return True
         return False
 
     def _is_pragma(self, n: Node) -> bool:
