@@ -73,7 +73,7 @@ _LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
 _REJECTED_NODES = frozenset(
     {"goto_statement", "labeled_statement", "lambda_expression", "gnu_asm_expression",
      "asm_statement", "try_statement", "throw_statement", "co_return_statement",
-     "co_await_expression", "co_yield_statement", "template_function", "for_range_loop",
+     "co_await_expression", "co_yield_statement", "for_range_loop",
      "structured_binding_declarator", "kernel_call_syntax"}
 )
 _REJECTED_WORDS = frozenset({"__shared__", "static", "thread_local", "asm", "__asm__", "alloca", "goto",
@@ -314,10 +314,12 @@ class _Kernel:
         """A callee known to take every argument by value: pure math, the CUDA built-ins
         (`__*`, `atomic*`), printf and friends, or a function of this file without a reference
         parameter."""
+        if self._pure_callee(fn):
+            return True
         if fn is None or fn.type != "identifier":
             return False
         name = _text(self.src, fn)
-        if name in PURE_FUNCTIONS or name in _BY_VALUE or name.startswith(("__", "atomic")):
+        if name in _BY_VALUE or name.startswith(("__", "atomic")):
             return True
         return name in self.facts.definitions and name not in self.facts.ref_params
 
@@ -382,9 +384,8 @@ class _Kernel:
         if t == "call_expression":
             fn = n.child_by_field_name("function")
             args = n.child_by_field_name("arguments")
-            return (fn is not None and fn.type == "identifier" and _text(self.src, fn) in PURE_FUNCTIONS
-                    and args is not None and all(self.uniform(a) for a in args.named_children
-                                                  if a.type != "comment"))
+            return (self._pure_callee(fn) and args is not None
+                    and all(self.uniform(a) for a in args.named_children if a.type != "comment"))
         return False
 
     def _safe_divisor(self, n: Node | None) -> bool:
@@ -433,8 +434,8 @@ class _Kernel:
         if t == "call_expression":
             fn = n.child_by_field_name("function")
             args = n.child_by_field_name("arguments")
-            return (fn is not None and fn.type == "identifier" and _text(self.src, fn) in PURE_FUNCTIONS
-                    and args is not None and all(self.pure(a) for a in args.named_children))
+            return (self._pure_callee(fn) and args is not None
+                    and all(self.pure(a) for a in args.named_children))
         return False
 
     def expr(self, n: Node) -> str:
@@ -515,20 +516,40 @@ class _Kernel:
         (not pure math), or names something this file does not declare (a macro of an included
         header such as `#define TID (blockIdx.x * blockDim.x + threadIdx.x)`). Then the lane's
         index is stored in `threadIdx` first."""
-        for m in _walk(n):
+        stack = [n]
+        while stack:
+            m = stack.pop()
             if m.type == "call_expression":
-                fn = m.child_by_field_name("function")
-                if fn is None or fn.type != "identifier" or _text(self.src, fn) not in PURE_FUNCTIONS:
+                if not self._pure_callee(m.child_by_field_name("function")):
                     return True
-            elif m.type in ("new_expression", "delete_expression"):
+                args = m.child_by_field_name("arguments")
+                stack.extend(args.children if args is not None else [])
+                continue
+            if m.type in ("new_expression", "delete_expression"):
                 return True
-            elif m.type == "identifier":
+            if m.type == "identifier":
                 name = _text(self.src, m)
-                if name in PURE_FUNCTIONS and m.parent is not None and m.parent.type == "call_expression":
-                    continue
                 if self.kind(name) is None and name not in self.facts.known and name not in _BUILTIN_NAMES:
                     return True
+            if m.type in ("template_argument_list", "type_descriptor"):
+                continue
+            stack.extend(m.children)
         return False
+
+    def _pure_callee(self, fn: Node | None) -> bool:
+        """`fmaf`, `::fmaf`, `std::max<float>`, `static_cast<float>`: math with no side effects."""
+        if fn is None:
+            return False
+        if fn.type == "qualified_identifier":
+            scope = fn.child_by_field_name("scope")
+            if scope is not None and _text(self.src, scope) != "std":
+                return False
+            return self._pure_callee(fn.child_by_field_name("name"))
+        if fn.type == "template_function":
+            name = fn.child_by_field_name("name")
+            return name is not None and (_text(self.src, name) in PURE_FUNCTIONS or
+                                         _text(self.src, name) == "static_cast")
+        return fn.type == "identifier" and _text(self.src, fn) in PURE_FUNCTIONS
 
     def _is_pragma(self, n: Node) -> bool:
         d = n.child_by_field_name("directive")
