@@ -700,8 +700,9 @@ class _Kernel:
                 self.statement_block(else_stmt, mask)
             return
         if else_stmt is None and self._is_return(cons):
-            self.emit(f"for (int __l = 0; __l < {LANES}; ++__l) "
-                      f"if (({mask}) && ({self.expr(cond)})) __a[__l] = false;")
+            tls = "threadIdx = ::uint3{__tx[__l], __ty[__l], __tz[__l]}; " if self._calls(cond) else ""
+            self.emit(f"for (int __l = 0; __l < {LANES}; ++__l) {{ if (!({mask})) continue; "
+                      f"{tls}if ({self.expr(cond)}) __a[__l] = false; }}")
             return
         if not any(m.type == "for_statement" for m in _walk(n)):
             self.lane_statement(n, mask)
