@@ -1,7 +1,7 @@
 """Benchmark of the CPU backend (cudashim): build times, kernel times, cost of the checks.
 
     python -m benchmarks.bench_cpu_backend [--n 1048576] [--repeats 3] [--heavy-n 4194304]
-        [--big | --no-big] [--col-rows 4096]
+        [--big | --no-big] [--col-rows 4096] [--thread-loop | --no-thread-loop]
 
 Prints, side by side:
 - build time of one program: g++ without the precompiled header (cold) and with it;
@@ -20,6 +20,10 @@ Prints, side by side:
   < 20 s; an untiled product C[512x2048] = A[512x4096] * B[4096x2048] (16x16 blocks, one
   thread per element, naive k loop), target < 5 s. `--col-rows R` computes only the first R
   output rows of the column walk (each thread still walks all 4096 rows) and scales the time up.
+  The heavy, column-walk and product kernels run as warp-lockstep copies
+  (validators/cpu/lockstep.py); `--thread-loop` (the default) times the same binary again with
+  the copies off (`CUDASHIM_LOCKSTEP=0`, one thread at a time), the "before" of each figure, and
+  the `loop ms` column does the same for the N-thread kernels.
 """
 
 from __future__ import annotations
@@ -244,8 +248,9 @@ KERNELS = ["elementwise", "tree_reduction", "shuffle_reduction", "empty_kernel",
 TARGETS_MS = {"elementwise": 100.0, "tree_reduction": 500.0}
 
 
-def run(exe: Path, schedule: str, *args: str) -> tuple[float, dict[str, float]]:
-    env = {**os.environ, "CUDASHIM_SCHEDULE": schedule, "ASAN_OPTIONS": "detect_leaks=0"}
+def run(exe: Path, schedule: str, *args: str, lockstep: bool = True) -> tuple[float, dict[str, float]]:
+    env = {**os.environ, "CUDASHIM_SCHEDULE": schedule, "ASAN_OPTIONS": "detect_leaks=0",
+           "CUDASHIM_LOCKSTEP": "1" if lockstep else "0"}
     t0 = time.perf_counter()
     out = subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, check=False)
     wall = time.perf_counter() - t0
@@ -276,6 +281,13 @@ def main() -> int:
         default=4096,
         help="output rows of the column walk to compute (each thread still walks all 4096 rows); "
         "fewer rows are timed and scaled up to the whole matrix",
+    )
+    ap.add_argument(
+        "--thread-loop",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also time the big kernels with the lockstep copies off (CUDASHIM_LOCKSTEP=0), "
+        "one thread at a time as before them (the column walk alone takes about a minute)",
     )
     opts = ap.parse_args()
     defines = {"N": opts.n, "HEAVY_N": opts.heavy_n, "COL_ROWS": opts.col_rows}
@@ -314,6 +326,7 @@ def main() -> int:
             "asan": [],
             "asan_reverse": [],
             "race_reverse": [],
+            "thread_loop": [],
         }
         for _ in range(opts.repeats):
             results["forward"].append(run(warm.exe, "forward"))
@@ -321,9 +334,10 @@ def main() -> int:
             results["asan"].append(run(asan.exe, "forward"))
             results["asan_reverse"].append(run(asan.exe, "reverse"))
             results["race_reverse"].append(run(race.exe, "reverse"))
+            results["thread_loop"].append(run(warm.exe, "forward", lockstep=False))
         print(
             f"\n{'kernel':20s} {'forward ms':>11s} {'reverse ms':>11s} {'asan ms':>9s} {'race ms':>9s} "
-            f"{'ns/thread':>10s} target"
+            f"{'ns/thread':>10s} {'loop ms':>8s} target"
         )
         for k in KERNELS:
             med = {s: statistics.median(r[1][k] for r in results[s]) for s in results}
@@ -335,7 +349,8 @@ def main() -> int:
             )
             print(
                 f"{k:20s} {med['forward']:11.1f} {med['reverse']:11.1f} {med['asan']:9.1f} "
-                f"{med['race_reverse']:9.1f} {med['forward'] * 1e6 / opts.n:10.1f} {verdict}"
+                f"{med['race_reverse']:9.1f} {med['forward'] * 1e6 / opts.n:10.1f} "
+                f"{med['thread_loop']:8.1f} {verdict}"
             )
         walls = {s: statistics.median(r[0] for r in results[s]) for s in results}
         print(
@@ -373,23 +388,34 @@ def big(exe: Path, root: Path, opts: argparse.Namespace) -> None:
     )
     host_ms = float(host.stdout.split("host_heavy_ms=")[1].split()[0])
     _, t = run(exe, "forward", "big")
+    # The same binary with the lockstep copies switched off: one thread at a time, as before.
+    loop = run(exe, "forward", "big", lockstep=False)[1] if opts.thread_loop else None
+
+    def before(key: str, scale: float = 1.0, unit: str = "ms") -> str:
+        if loop is None:
+            return ""
+        return f" (thread loop: {loop[key] * scale:.2f} {unit}, {loop[key] / t[key]:.1f}x slower)"
+
     print(
         f"\nbig kernels, plain forward, one run ({' '.join(HOST_HEAVY_FLAGS)} for the host loop):"
     )
     ratio = t["heavy_big"] / host_ms
     print(
-        f"heavy, {opts.heavy_n} threads: {t['heavy_big']:.1f} ms; host loop (omp parallel for simd, "
-        f"best of 5) {host_ms:.1f} ms; ratio {ratio:.2f}x; within 3x: {'met' if ratio <= 3 else 'MISSED'}"
+        f"heavy, {opts.heavy_n} threads: {t['heavy_big']:.1f} ms{before('heavy_big')}; host loop "
+        f"(omp parallel for simd, best of 5) {host_ms:.1f} ms; ratio {ratio:.2f}x; within 3x: "
+        f"{'met' if ratio <= 3 else 'MISSED'}"
     )
-    col_s = t["colwalk"] / 1000 * 4096 / opts.col_rows
+    col_scale = 4096 / opts.col_rows / 1000
+    col_s = t["colwalk"] * col_scale
     scaled = "" if opts.col_rows == 4096 else f" ({opts.col_rows} of 4096 rows timed, scaled up)"
     print(
-        f"column walk 4096x1024, double sums: {col_s:.2f} s{scaled}; "
+        f"column walk 4096x1024, double sums: {col_s:.2f} s{before('colwalk', col_scale, 's')}{scaled}; "
         f"< 20 s: {'met' if col_s < 20 else 'MISSED'}"
     )
     mm_s = t["matmul"] / 1000
     print(
-        f"untiled product 512x4096 * 4096x2048: {mm_s:.2f} s; < 5 s: {'met' if mm_s < 5 else 'MISSED'}"
+        f"untiled product 512x4096 * 4096x2048: {mm_s:.2f} s{before('matmul', 1 / 1000, 's')}; "
+        f"< 5 s: {'met' if mm_s < 5 else 'MISSED'}"
     )
 
 
