@@ -1,8 +1,9 @@
 """Random race-free kernels for checking the lockstep copies against the thread loop.
 
 Each generated kernel mixes what the copy transforms (uniform loops, loops whose trip count
-differs per thread, thread-dependent branches around loops, early returns, per-lane statements
-with `break`/`continue`, calls of device functions that read `threadIdx`) and writes only its
+differs per thread, thread-dependent branches around loops, early returns, `break`/`continue`
+at a loop's level and inside per-lane statements, `do` loops, float math that vectorises,
+calls of device functions that read `threadIdx`) and writes only its
 own thread's output slots, so every legal interleaving computes the same bits: the program's
 output must not change with the copies on or off, forward or reverse.
 """
@@ -55,8 +56,14 @@ class _Gen:
         r = self.rng.random()
         if self.depth >= 3:
             r = self.rng.random() * 0.45
-        if r < 0.25:
+        if r < 0.2:
             return [f"a{self.rng.randint(0, 1)} {self.rng.choice(['=', '+=', '^='])} {self.expr()};"]
+        if r < 0.25:
+            return [self.rng.choice([
+                f"f0 = fmaf(f0, 0.75f, (float)({self.expr(1)} & 1023u));",
+                f"f0 += sqrtf((float)({self.expr(1)} & 4095u)) / 3.0f;",
+                "do { a0 += 3u; } while (a0 % 5u != 0u);",
+            ])]
         if r < 0.4:
             return [f"out[t * {SLOTS} + {self.rng.randrange(SLOTS)}] = {self.expr()};"]
         if r < 0.45:
@@ -115,8 +122,10 @@ def program(seed: int, kernels: int = 24) -> str:
             "  unsigned t = (blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;",
             "  if (t >= (unsigned)n) return;",
             "  unsigned a0 = in[t], a1 = t * 7u;",
+            "  float f0 = 0.f;",
             *("  " + s for s in body),
             f"  out[t * {SLOTS}] ^= a0 + a1;",
+            f"  out[t * {SLOTS} + 3] ^= __float_as_uint(f0);",
             "}",
         ]
         bx, by = rng.choice([(32, 1), (48, 2), (16, 4), (7, 3), (64, 1)])

@@ -15,18 +15,21 @@ safe here):
   which case one copy serves every lane;
 - a `for` loop whose bounds and step are uniform stays a loop, with the lanes inside it (the loop
   interchange that makes a column walk contiguous and a chain of FMAs a vector operation);
+- a loop whose trip count differs between threads (grid-stride, `while`) runs under a mask of the
+  lanes still looping; `break` and `continue` clear a lane's bit in the loop's mask or in this
+  iteration's;
 - `if (cond) return;` clears the lane's bit in an *alive* mask; an `if` on a thread-dependent
   condition around such a loop runs both branches under per-lane masks;
-- every other statement runs once per live lane, in order, unchanged (a loop whose bounds depend
-  on the thread, a `while`, a `switch`, a call); a `return` inside one clears the lane's bit;
+- every other statement runs once per live lane, in order, unchanged (a `switch`, a call, a
+  `do` loop); a `return`, `break` or `continue` that leaves it clears the lane's bit;
 - a statement that only computes a local from locals, constants and pure math runs for all 32
   lanes without a mask, so the compiler vectorises it.
 
 Threads of a block that never synchronise may run in any interleaving on a GPU, so any per-lane
 statement order is a legal execution: for a correct program the outputs are the same bits.
 A kernel that uses anything outside this subset (shared memory, `goto`, lambdas, `auto`
-locals, a parameter it assigns, a macro that names one of its locals, a `break` leaving a loop
-over lanes, `assert`, whose message would quote the copy's text, ...) simply gets no copy and
+locals, a parameter it assigns, a macro that names one of its locals, `assert`, whose message
+would quote the copy's text, anything that may wait for another thread, ...) simply gets no copy and
 runs as before. Each generated line carries a `#line` of the statement it comes from, so
 `__LINE__`, sanitizer reports and debuggers point at the user's source. A build that fails in
 a copy (its name starts with COPY_PREFIX) is redone without copies (`toolchain.compile_program`).
@@ -118,7 +121,8 @@ class FileFacts:
 
 
 def _is_const_literal_text(text: str, uniform: set[str]) -> bool:
-    words = set(_WORD.findall(text))
+    # numbers first, so the suffixes of `0.5f` and `1024u` are not taken for names
+    words = set(_WORD.findall(re.sub(r"(?<![\w.])\.?\d[\w.]*", " ", text)))
     return all(w in uniform or w in ("sizeof", "int", "unsigned", "float", "double", "long", "size_t")
                or re.fullmatch(r"[0-9]\w*", w) for w in words) and not re.search(r"[\[\]{};=]|->", text)
 
@@ -250,6 +254,8 @@ class _Kernel:
         self.lines: list[str] = []
         self.depth = 1
         self.scopes: list[dict[str, str]] = []
+        # loops run across lanes, innermost last: (mask of this iteration, mask of the loop)
+        self.loops: list[tuple[str, str]] = []
         self.counter = 0
         self.has_loop = False
         self.assigned: set[str] = set()
@@ -441,9 +447,14 @@ class _Kernel:
     def expr(self, n: Node) -> str:
         """n's text with each expanded local indexed by lane and the built-in indices replaced."""
         edits: list[tuple[int, int, str]] = []
-        stack = [n]
+        stack = [(n, False, False)]  # node, inside a loop of n, inside a switch of n
         while stack:
-            m = stack.pop()
+            m, in_loop, in_switch = stack.pop()
+            if m.type in ("break_statement", "continue_statement") and not in_loop and \
+                    not (m.type == "break_statement" and in_switch):
+                # leaves the statement: it targets the innermost loop run across lanes
+                edits.append((m.start_byte, m.end_byte, "{ " + self._leave(m.type, "__l") + "goto __LANE_NEXT; }"))
+                continue
             if m.type == "field_expression":
                 arg, fld = m.child_by_field_name("argument"), m.child_by_field_name("field")
                 if arg is not None and fld is not None and arg.type == "identifier" \
@@ -483,7 +494,9 @@ class _Kernel:
                 for name in _declared_names(m, self.src):
                     if self.kind(name) is not None or name in _BLOCK_NAMES or name == "threadIdx":
                         raise Unsupported(f"a local {name} shadows a name")
-            stack.extend(m.children)
+            loop = in_loop or m.type in _LOOPS
+            switch = in_switch or m.type == "switch_statement"
+            stack.extend((c, loop, switch) for c in m.children)
         out = self.src[n.start_byte : n.end_byte]
         for start, end, repl in sorted(edits, reverse=True):
             out = out[: start - n.start_byte] + repl.encode() + out[end - n.start_byte :]
@@ -556,10 +569,23 @@ class _Kernel:
         return d is not None and _text(self.src, d).strip() == "#pragma"
 
     def _has_return(self, n: Node) -> bool:
-        return any(m.type == "return_statement" for m in _walk(n))
+        """Whether the statement needs a label to jump to (a return, or a break/continue that
+        leaves it)."""
+        return any(m.type == "return_statement" for m in _walk(n)) or _escaping(n)
+
+    def _leave(self, kind: str, lane: str) -> str:
+        """Statements that take lane `lane` out of the innermost loop run across lanes for the
+        rest of this iteration (continue) or for good (break)."""
+        if not self.loops:
+            raise Unsupported("break/continue outside a loop")
+        cont, brk = self.loops[-1]
+        out = f"{cont}[{lane}] = false; "
+        if kind == "break_statement":
+            out += f"{brk}[{lane}] = false; "
+        return out
 
     def lane_statement(self, n: Node, mask: str) -> None:
-        if _escaping(n):
+        if _escaping(n) and not self.loops:
             raise Unsupported("break/continue leaves a loop over lanes")
         pure = False
         if n.type == "expression_statement" and n.named_children:
@@ -605,6 +631,8 @@ class _Kernel:
             if n.named_children:
                 raise Unsupported("return with a value")
             self.emit(f"for (int __l = 0; __l < {LANES}; ++__l) if ({mask}) __a[__l] = false;")
+        elif t in ("break_statement", "continue_statement"):
+            self.emit(f"for (int __l = 0; __l < {LANES}; ++__l) if ({mask}) {{ {self._leave(t, '__l')}}}")
         elif t == "if_statement":
             self.if_statement(n, mask)
         elif t == "for_statement" and self.uniform_for(n):
@@ -690,8 +718,8 @@ class _Kernel:
         else_stmt = None
         if alt is not None:
             else_stmt = next((c for c in alt.named_children if c.type != "comment"), None)
-        if _escaping(n):
-            raise Unsupported("break/continue in an if")
+        if _escaping(n) and not self.loops:
+            raise Unsupported("break/continue outside a loop")
         if self.uniform(cond):
             self.emit(f"if ({self.expr(cond)})")
             self.statement_block(cons, mask)
@@ -699,10 +727,13 @@ class _Kernel:
                 self.emit("else")
                 self.statement_block(else_stmt, mask)
             return
-        if else_stmt is None and self._is_return(cons):
+        leave = self._leaving(cons) if else_stmt is None else None
+        if leave is not None:
+            # `if (cond) return;`, `if (cond) continue;`, `if (cond) break;`: clear mask bits
+            action = "__a[__l] = false; " if leave == "return_statement" else self._leave(leave, "__l")
             tls = "threadIdx = ::uint3{__tx[__l], __ty[__l], __tz[__l]}; " if self._calls(cond) else ""
             self.emit(f"for (int __l = 0; __l < {LANES}; ++__l) {{ if (!({mask})) continue; "
-                      f"{tls}if ({self.expr(cond)}) __a[__l] = false; }}")
+                      f"{tls}if ({self.expr(cond)}) {{ {action}}} }}")
             return
         if not any(m.type == "for_statement" for m in _walk(n)):
             self.lane_statement(n, mask)
@@ -717,9 +748,11 @@ class _Kernel:
         self.emit(f"for (int __l = 0; __l < {LANES}; ++__l) {{ {then_mask}[__l] = false; {else_mask}[__l] = false; "
                   f"if (!({mask})) continue; {tls}{then_mask}[__l] = ({self.expr(cond)}); "
                   f"{else_mask}[__l] = !{then_mask}[__l]; }}")
-        self.statement_block(cons, f"(__a[__l] && {then_mask}[__l])")
+        # The enclosing mask stays part of the branch's: a `break` or `continue` in the branch
+        # clears a loop mask it names.
+        self.statement_block(cons, f"({mask} && {then_mask}[__l])")
         if else_stmt is not None:
-            self.statement_block(else_stmt, f"(__a[__l] && {else_mask}[__l])")
+            self.statement_block(else_stmt, f"({mask} && {else_mask}[__l])")
 
     def statement_block(self, n: Node, mask: str) -> None:
         if n.type == "compound_statement":
@@ -733,13 +766,16 @@ class _Kernel:
         self.depth -= 1
         self.emit("}")
 
-    def _is_return(self, n: Node) -> bool:
+    def _leaving(self, n: Node) -> str | None:
+        """The kind of a statement that is only a `return;`, `break;` or `continue;`."""
         if n.type == "return_statement":
-            return not n.named_children
+            return None if n.named_children else n.type
+        if n.type in ("break_statement", "continue_statement"):
+            return n.type if self.loops else None
         if n.type == "compound_statement":
             inner = [c for c in n.named_children if c.type != "comment"]
-            return len(inner) == 1 and self._is_return(inner[0])
-        return False
+            return self._leaving(inner[0]) if len(inner) == 1 else None
+        return None
 
     def uniform_for(self, n: Node) -> bool:
         init = n.child_by_field_name("initializer")
@@ -768,7 +804,7 @@ class _Kernel:
             ok = self.uniform(cond) and self._uniform_update(update, name)
         finally:
             self.scopes.pop()
-        if not ok or _escaping(body):
+        if not ok:
             return False
         # the loop variable is written only by the update
         for m in _walk(body):
@@ -805,19 +841,46 @@ class _Kernel:
         live = f"__y{self.counter}"
         # Skip the loop when no lane takes it (a tail chunk past the end of the data).
         self.emit(f"bool {live} = false; for (int __l = 0; __l < {LANES}; ++__l) {live} |= bool({mask});")
+        leaves = _escaping(body)
+        if leaves:
+            # lanes that left with `break` stay out; `continue` skips one iteration
+            self.emit(f"bool __b{self.counter}[{LANES}]; "
+                      f"for (int __l = 0; __l < {LANES}; ++__l) __b{self.counter}[__l] = bool({mask});")
         self.emit(f"if ({live})")
         self.scopes.append({var: "U"})
         self.emit(f"for ({type_text} {var} = {self.expr(decl.child_by_field_name('value'))}; "
                   f"{self.expr(cond)}; {self.expr(update)})")
-        self.statement_block(body, mask)
+        if leaves:
+            self.loop_body(body, f"__b{self.counter}", f"__c{self.counter}")
+        else:
+            self.statement_block(body, mask)
         self.scopes.pop()
+
+    def loop_body(self, body: Node, looping: str, this_iteration: str) -> None:
+        """The body of a loop with a `break` or `continue` for some lanes: it runs under a mask
+        of this iteration's lanes, taken from the loop's own mask at the top."""
+        self.emit("{")
+        self.depth += 1
+        self.scopes.append({})
+        self.emit(f"bool {this_iteration}[{LANES}]; bool {this_iteration}_any = false; "
+                  f"for (int __l = 0; __l < {LANES}; ++__l) {{ {this_iteration}[__l] = {looping}[__l] && __a[__l]; "
+                  f"{this_iteration}_any |= {this_iteration}[__l]; }}")
+        self.emit(f"if (!{this_iteration}_any) break;")
+        self.loops.append((this_iteration, looping))
+        inner = f"(__a[__l] && {this_iteration}[__l])"
+        for c in body.named_children if body.type == "compound_statement" else [body]:
+            self.statement(c, inner)
+        self.loops.pop()
+        self.scopes.pop()
+        self.depth -= 1
+        self.emit("}")
 
     def divergent_loop_ok(self, n: Node) -> bool:
         """A loop whose trip count differs between threads (a grid-stride loop, a `while`) can
         run with the lanes together under a mask of the lanes still looping, when nothing in
         its body leaves it but the condition and `return`."""
         body = n.child_by_field_name("body")
-        if body is None or _escaping(body):
+        if body is None:
             return False
         if n.type == "while_statement":
             cond = n.child_by_field_name("condition")
@@ -837,7 +900,7 @@ class _Kernel:
         else:
             init, update = n.child_by_field_name("initializer"), n.child_by_field_name("update")
         self.counter += 1
-        looping, live = f"__w{self.counter}", f"__y{self.counter}"
+        looping, live, this_iteration = f"__w{self.counter}", f"__y{self.counter}", f"__c{self.counter}"
         self.emit("{")
         self.depth += 1
         self.scopes.append({})
@@ -854,7 +917,10 @@ class _Kernel:
                   f"{tls}{looping}[__l] = __a[__l] && ({test}); {live} |= {looping}[__l]; }}")
         self.emit(f"if (!{live}) break;")
         inner_mask = f"(__a[__l] && {looping}[__l])"
-        self.statement_block(body, inner_mask)
+        if _escaping(body):
+            self.loop_body(body, looping, this_iteration)
+        else:
+            self.statement_block(body, inner_mask)
         if update is not None:
             self.line = update.start_point[0] + 1
             self.lane_loop(self.expr(update) + ";", inner_mask, False, self._calls(update), False)
@@ -882,8 +948,10 @@ class _Kernel:
         sep = ", " if inner else ""
         head = [
             f'#line {self.node.start_point[0] + 1} "{self.filename}"',
-            "template <int __D>",
-            f"static void {COPY_PREFIX}{self.name}(const ::std::atomic<bool>* __abort{sep}{inner}) {{",
+            # A template only so that a copy no launch uses is never compiled; the direction is
+            # a run-time argument (it only orders the lanes), so one instantiation serves both.
+            "template <int = 0>",
+            f"static void {COPY_PREFIX}{self.name}(int __D, const ::std::atomic<bool>* __abort{sep}{inner}) {{",
             "  const ::uint3 __bI = blockIdx; const ::dim3 __bD = blockDim, __gD = gridDim;",
             "  (void)__bI; (void)__gD;",
             # Lanes are 32 consecutive linear thread indices (x fastest), as a warp's are; in

@@ -215,8 +215,7 @@ def _launch_edit(
         ls = f"__cudashim_ls_{kernel.strip()}"
         lanes = (
             ", [](const ::std::atomic<bool>* cudashim_ab, int cudashim_d, auto&&... cudashim_a) { "
-            f"if (cudashim_d > 0) {ls}<1>(cudashim_ab, cudashim_a...); "
-            f"else {ls}<-1>(cudashim_ab, cudashim_a...); }}"
+            f"{ls}<>(cudashim_d, cudashim_ab, cudashim_a...); }}"
         )
     repl = (
         f'{fn}("{name}", {config[0]}, {config[1]}, {config[2]}, {config[3]}, '

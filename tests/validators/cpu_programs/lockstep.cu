@@ -133,6 +133,30 @@ __global__ void strided(const int* v, int* out, int n, int stop) {
   }
 }
 
+// `continue` and `break` in a uniform loop and in a grid-stride loop, at the loop's level and
+// inside a per-lane statement.
+__global__ void leaving(const int* v, int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int acc = 0;
+  for (int k = 0; k < 40; ++k) {
+    if ((v[(i + k) % n] & 3) == 0) continue;
+    acc += v[(i + k) % n];
+    if (acc > 300 + i) break;
+  }
+  for (int j = i; j < n; j += 37) {
+    if (v[j] % 5 == 0) { acc -= 1; continue; }
+    switch (v[j] % 4) {
+      case 1: acc += 2; break;
+      case 2: if (acc > 1000) break; acc *= 3; break;
+      default: continue;
+    }
+    acc ^= j;
+    if (acc < -50) break;
+  }
+  out[i] = acc;
+}
+
 // A spin lock between the threads of a block: a thread's release comes in a later statement
 // than its acquire, so lanes taking statements in turn would wait forever. No copy.
 __global__ void locked(int* lock, int* total, int n) {
@@ -324,6 +348,35 @@ int main(int argc, char** argv) {
     int *dv = to_device(v), *dout = to_device(std::vector<int>(n, -1));
     strided<<<blocks, threads>>>(dv, dout, n, stop);
     bad += compare("strided", from_device(dout, n), ref);
+  }
+  if (want("leaving")) {
+    const int n = 150;
+    std::vector<int> v(n), ref(n);
+    for (int i = 0; i < n; ++i) v[i] = (i * 17 + 3) % 23;
+    for (int i = 0; i < n; ++i) {
+      int acc = 0;
+      for (int k = 0; k < 40; ++k) {
+        if ((v[(i + k) % n] & 3) == 0) continue;
+        acc += v[(i + k) % n];
+        if (acc > 300 + i) break;
+      }
+      for (int j = i; j < n; j += 37) {
+        if (v[j] % 5 == 0) { acc -= 1; continue; }
+        bool skip = false;
+        switch (v[j] % 4) {
+          case 1: acc += 2; break;
+          case 2: if (acc > 1000) break; acc *= 3; break;
+          default: skip = true;
+        }
+        if (skip) continue;
+        acc ^= j;
+        if (acc < -50) break;
+      }
+      ref[i] = acc;
+    }
+    int *dv = to_device(v), *dout = to_device(std::vector<int>(n, 0));
+    leaving<<<(n + 63) / 64, 64>>>(dv, dout, n);
+    bad += compare("leaving", from_device(dout, n), ref);
   }
   if (want("locked")) {
     const int n = 100;
