@@ -225,22 +225,7 @@ def test_a_launch_before_the_definition_uses_the_thread_loop():
     assert result.text.index("launch_lockstep(") > result.text.index("void again")
 
 
-INTERLEAVE = r"""
-#include <cstdio>
-__global__ void order(int* log, int* pos) {
-  for (int k = 0; k < 2; ++k) log[(*pos)++] = (int)threadIdx.x;
-}
-int main() {
-  int *log, *pos, h[8];
-  cudaMalloc(&log, 8 * sizeof(int)); cudaMalloc(&pos, sizeof(int));
-  cudaMemset(pos, 0, sizeof(int));
-  order<<<1, 4>>>(log, pos);
-  cudaMemcpy(h, log, sizeof h, cudaMemcpyDeviceToHost);
-  for (int i = 0; i < 8; ++i) printf("%d ", h[i]);
-  printf("\n");
-  return 0;
-}
-"""
+INTERLEAVE = (Path(__file__).resolve().parent / "cpu_programs" / "interleave.cu").read_text()
 
 
 @pytest.mark.parametrize(

@@ -207,21 +207,7 @@ def test_a_folder_closed_to_other_users_is_a_clear_error(tmp_path):
     assert cli(str(prog)).returncode == 0
 
 
-INTERLEAVE = r"""
-#include <cstdio>
-__global__ void order(int* log, int* pos) {
-  for (int k = 0; k < 2; ++k) log[(*pos)++] = (int)threadIdx.x;
-}
-int main() {
-  int *log, *pos, h[8];
-  cudaMalloc(&log, 8 * sizeof(int)); cudaMalloc(&pos, sizeof(int));
-  cudaMemset(pos, 0, sizeof(int));
-  order<<<1, 4>>>(log, pos);
-  cudaMemcpy(h, log, sizeof h, cudaMemcpyDeviceToHost);
-  for (int i = 0; i < 8; ++i) printf("%d ", h[i]);
-  return 0;
-}
-"""
+INTERLEAVE = (Path(__file__).resolve().parent / "cpu_programs" / "interleave.cu").read_text()
 
 
 def test_no_lockstep_runs_one_thread_at_a_time(tmp_path):

@@ -42,6 +42,9 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
+from validators.cpu.syntax import text as _text
+from validators.cpu.syntax import walk as _walk
+
 LANES = 32
 COPY_PREFIX = "__cudashim_ls_"  # a copy's name: the kernel's, after this
 
@@ -93,18 +96,6 @@ _NONZERO_INT = re.compile(r"(0[xX][0-9a-fA-F]*[1-9a-fA-F][0-9a-fA-F]*|[1-9][0-9]
 
 class Unsupported(Exception):
     """The kernel uses something the lockstep copy does not handle: it keeps the plain path."""
-
-
-def _walk(node: Node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
-
-
-def _text(src: bytes, node: Node) -> str:
-    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
 @dataclass
@@ -359,39 +350,46 @@ class _Kernel:
     # ------------------------------------------------------------ expressions
     def uniform(self, n: Node) -> bool:
         """Same value in every thread, and safe to compute for a block whose threads all left."""
+        return self._value_only(n, ("U",), thread=False)
+
+    def pure(self, n: Node) -> bool:
+        """Reads only locals, parameters (not through them), constants and the thread index, and
+        calls only pure math: may run for a lane that is not live."""
+        return self._value_only(n, ("U", "E"), thread=True)
+
+    def _value_only(self, n: Node, kinds: tuple[str, ...], thread: bool) -> bool:
+        """n reads no memory, calls nothing but pure math, cannot trap, and names only names of
+        these kinds (and the thread index when `thread`)."""
         t = n.type
-        if t in ("number_literal", "true", "false", "char_literal", "null", "nullptr"):
+        if t in ("number_literal", "true", "false", "char_literal", "null", "nullptr", "comment",
+                 "sizeof_expression"):
             return True
         if t == "identifier":
-            return self.kind(_text(self.src, n)) == "U" or _text(self.src, n) == "warpSize"
+            name = _text(self.src, n)
+            return self.kind(name) in kinds or name == "warpSize"
         if t == "field_expression":
             arg, fld = n.child_by_field_name("argument"), n.child_by_field_name("field")
             op = _text(self.src, n.children[1]) if len(n.children) > 1 else ""
             if arg is None or fld is None or op != ".":
-                return False
-            if arg.type == "identifier" and _text(self.src, arg) in _BLOCK_NAMES:
-                return _text(self.src, fld) in ("x", "y", "z")
-            return self.uniform(arg)
+                return False  # `p->x` reads memory
+            builtins = (*_BLOCK_NAMES, "threadIdx") if thread else tuple(_BLOCK_NAMES)
+            if arg.type == "identifier" and _text(self.src, arg) in (*_BLOCK_NAMES, "threadIdx"):
+                return _text(self.src, arg) in builtins and _text(self.src, fld) in ("x", "y", "z")
+            return self._value_only(arg, kinds, thread)
         if t == "binary_expression":
-            left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
             op = _text(self.src, n.child_by_field_name("operator"))
-            if op in ("/", "%") and not self._safe_divisor(right):
+            if op in ("/", "%") and not self._safe_divisor(n.child_by_field_name("right")):
                 return False
-            return self.uniform(left) and self.uniform(right)
-        if t == "unary_expression":
-            return self.uniform(n.child_by_field_name("argument"))
-        if t in ("parenthesized_expression", "conditional_expression"):
-            return all(self.uniform(c) for c in n.named_children if c.type != "comment")
+            return all(self._value_only(n.child_by_field_name(f), kinds, thread) for f in ("left", "right"))
+        if t in ("unary_expression", "parenthesized_expression", "conditional_expression"):
+            return all(self._value_only(c, kinds, thread) for c in n.named_children)
         if t == "cast_expression":
             v = n.child_by_field_name("value")
-            return v is not None and self.uniform(v)
-        if t == "sizeof_expression":
-            return True
+            return v is not None and self._value_only(v, kinds, thread)
         if t == "call_expression":
-            fn = n.child_by_field_name("function")
             args = n.child_by_field_name("arguments")
-            return (self._pure_callee(fn) and args is not None
-                    and all(self.uniform(a) for a in args.named_children if a.type != "comment"))
+            return (self._pure_callee(n.child_by_field_name("function")) and args is not None
+                    and all(self._value_only(a, kinds, thread) for a in args.named_children))
         return False
 
     def _safe_divisor(self, n: Node | None) -> bool:
@@ -406,42 +404,6 @@ class _Kernel:
         if n.type == "field_expression":
             arg = n.child_by_field_name("argument")
             return arg is not None and _text(self.src, arg) in ("blockDim", "gridDim")
-        return False
-
-    def pure(self, n: Node) -> bool:
-        """Reads only locals, parameters (not through them), constants and the thread index, and
-        calls only pure math: may run for a lane that is not live."""
-        t = n.type
-        if t in ("number_literal", "true", "false", "char_literal", "comment"):
-            return True
-        if t == "identifier":
-            name = _text(self.src, n)
-            return self.kind(name) in ("U", "E") or name == "warpSize"
-        if t == "field_expression":
-            arg, fld = n.child_by_field_name("argument"), n.child_by_field_name("field")
-            op = _text(self.src, n.children[1]) if len(n.children) > 1 else ""
-            if arg is None or fld is None or op != ".":
-                return False
-            if arg.type == "identifier" and _text(self.src, arg) in (*_BLOCK_NAMES, "threadIdx"):
-                return _text(self.src, fld) in ("x", "y", "z")
-            return self.pure(arg)
-        if t == "binary_expression":
-            op = _text(self.src, n.child_by_field_name("operator"))
-            if op in ("/", "%") and not self._safe_divisor(n.child_by_field_name("right")):
-                return False
-            return self.pure(n.child_by_field_name("left")) and self.pure(n.child_by_field_name("right"))
-        if t in ("unary_expression", "parenthesized_expression", "conditional_expression"):
-            return all(self.pure(c) for c in n.named_children)
-        if t == "cast_expression":
-            v = n.child_by_field_name("value")
-            return v is not None and self.pure(v)
-        if t == "sizeof_expression":
-            return True
-        if t == "call_expression":
-            fn = n.child_by_field_name("function")
-            args = n.child_by_field_name("arguments")
-            return (self._pure_callee(fn) and args is not None
-                    and all(self.pure(a) for a in args.named_children))
         return False
 
     def expr(self, n: Node) -> str:

@@ -22,6 +22,8 @@ import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser
 
 from validators.cpu.lockstep import lockstep_copies
+from validators.cpu.syntax import text as _text
+from validators.cpu.syntax import walk as _walk
 
 _SPECIFIER_JUNK = re.compile(
     r"\bextern\b|\b__shared__\b|\bstatic\b|__align__\s*\(\s*\w+\s*\)|alignas\s*\([^)]*\)"
@@ -74,18 +76,6 @@ class _Edit:
     start: int
     end: int
     text: bytes
-
-
-def _walk(node: Node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
-
-
-def _text(src: bytes, node: Node) -> str:
-    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
 def _pad_lines(original: bytes, replacement: str, newline: str = "\n") -> bytes:

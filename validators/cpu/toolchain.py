@@ -95,7 +95,7 @@ def shim_version() -> str:
     h = hashlib.sha256()
     headers = [f for ext in ("*.h", "*.cuh", "*.hpp") for f in INCLUDE_DIR.rglob(ext)]
     runtime = sorted((HERE / "runtime").glob("*.h"))
-    files = sorted(headers) + [RUNTIME_SOURCE, *runtime, HERE / "rewrite.py", HERE / "lockstep.py", Path(__file__)]
+    files = sorted(headers) + [RUNTIME_SOURCE, *runtime, HERE / "rewrite.py", HERE / "lockstep.py", HERE / "syntax.py", Path(__file__)]
     for f in files:
         h.update(str(f.relative_to(HERE)).encode() + b"\0" + f.read_bytes() + b"\0")
     h.update(gxx_version().encode())
