@@ -15,6 +15,22 @@ for folder in (HERE, HERE / "sources", HERE / "builder"):
         sys.path.append(str(folder))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_cpu_shim(tmp_path_factory):
+    """One build of the emulator's runtime and precompiled header for the whole session: tests
+    that give a build its own cache directory (a cold build, a resumed build) still rebuild every
+    program and stage, but not the emulator itself (13 s a directory)."""
+    import os
+
+    old = os.environ.get("CKD_SHIM_DIR")
+    os.environ["CKD_SHIM_DIR"] = str(tmp_path_factory.mktemp("cpu-shim"))
+    yield
+    if old is None:
+        os.environ.pop("CKD_SHIM_DIR", None)
+    else:
+        os.environ["CKD_SHIM_DIR"] = old
+
+
 @pytest.fixture
 def no_login(monkeypatch, tmp_path) -> None:
     """No Hugging Face token from the environment or a stored login, whatever the machine has

@@ -158,7 +158,11 @@ def program_flags(variant: str) -> list[str]:
 
 
 def _shim_dir(variant: str) -> Path:
-    return cache_root() / "cpu-shim" / shim_version() / variant
+    """Where the runtime object and the precompiled header of `variant` are built, once per shim
+    version: `$CKD_SHIM_DIR` (several caches can share one; the test suite does), by default
+    `$CKD_CACHE_DIR/cpu-shim`."""
+    root = os.environ.get("CKD_SHIM_DIR")
+    return (Path(root) if root else cache_root() / "cpu-shim") / shim_version() / variant
 
 
 def _locked_build(target: Path, build) -> Path:
