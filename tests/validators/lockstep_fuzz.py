@@ -156,3 +156,44 @@ def program(seed: int, kernels: int = 24) -> str:
         "}",
     ]
     return "\n".join(parts) + "\n"
+
+
+def main() -> int:
+    """`python tests/validators/lockstep_fuzz.py FIRST LAST`: build the programs of seeds
+    FIRST..LAST-1 once each and compare their output with the copies off (forward) against
+    the copies on and off under both schedules."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from validators.cpu.toolchain import compile_program
+
+    first, last = (int(a) for a in sys.argv[1:3])
+    copied = differ = 0
+    for seed in range(first, last):
+        with tempfile.TemporaryDirectory() as tmp:
+            made = compile_program(program(seed), Path(tmp))
+            if not made.ok:
+                print(f"seed {seed}: does not build\n{made.diagnostics[-2000:]}")
+                differ += 1
+                continue
+            copied += len(made.rewrite.lockstep)
+            outs = {}
+            for lockstep in ("0", "1"):
+                for schedule in ("forward", "reverse"):
+                    env = {**os.environ, "CUDASHIM_SCHEDULE": schedule, "CUDASHIM_LOCKSTEP": lockstep}
+                    p = subprocess.run([str(made.exe)], capture_output=True, text=True, env=env, timeout=120)
+                    outs[lockstep, schedule] = (p.returncode, p.stdout)
+            for key, out in outs.items():
+                if out != outs["0", "forward"]:
+                    differ += 1
+                    print(f"seed {seed}: copies {key[0]}, {key[1]}: output differs")
+    print(f"seeds {first}..{last - 1}: {copied} kernels copied, {differ} differences")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
