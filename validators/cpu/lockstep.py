@@ -259,6 +259,9 @@ class _Kernel:
         for n in _walk(self.body):
             if n.type in _REJECTED_NODES:
                 raise Unsupported(n.type)
+            if n.is_error or n.is_missing:
+                # text the grammar could not place: the copy would be built from a guess
+                raise Unsupported("a syntax tree with errors")
             if n.child_count == 0 and _text(self.src, n) in _REJECTED_WORDS:
                 raise Unsupported(_text(self.src, n))
             if n.type == "assignment_expression":
@@ -964,6 +967,10 @@ def lockstep_copies(root: Node, src: bytes, barrier_free: set[str], filename: st
             code = _Kernel(node, src, facts, name, filename).generate()
         except Unsupported as e:
             out[name] = (node.end_byte, "", str(e))
+            continue
+        except (ValueError, AttributeError, TypeError, IndexError, KeyError, RecursionError) as e:
+            # the copy is an optimisation: a kernel this module fails on runs as it always did
+            out[name] = (node.end_byte, "", f"not copied ({type(e).__name__}: {e})")
             continue
         out[name] = (node.end_byte, code, "")
     return out

@@ -539,46 +539,52 @@ struct _Literal_of { using type = _Tp; };
 template <class _Lit>
 struct _Literal_of<null_arg<_Lit>> { using type = _Lit; };
 
+// No lockstep copy (see launch_lockstep).
+struct _No_lanes {};
+
 // Arguments are evaluated once on the host (as CUDA does), copied into a tuple, and every
 // CUDA thread calls the kernel with copies of them. When the kernel cannot take a null_arg
 // (a template parameter deduced from it, a class-type parameter), it gets the literal's own
 // type, as nvcc would deduce.
+// `ls` is null (_No_lanes) or calls the kernel's lockstep copy with the same argument copies.
+template <bool _MaySync, class _Fn, class _Ls, class... _Ap>
+void _Launch(const char* name, dim3 grid, dim3 block, size_t shmem, _Fn& f, _Ls* ls, _Ap&&... a) {
+  using _Args = std::conditional_t<std::is_invocable_v<_Fn&, std::decay_t<_Ap>&...>,
+                                   std::tuple<std::decay_t<_Ap>...>,
+                                   std::tuple<typename _Literal_of<std::decay_t<_Ap>>::type...>>;
+  _Args args(std::forward<_Ap>(a)...);
+  auto body = [&]() { std::apply(f, args); };
+  using _Body = decltype(body);
+  LaunchSpec spec{name, grid, block, shmem, [](void* p) { (*static_cast<_Body*>(p))(); }, &body, _MaySync,
+                  false, _MaySync ? nullptr : &_Run_threads<_Body>};
+  if constexpr (std::is_same_v<_Ls, _No_lanes>) {
+    (void)ls;
+    run_kernel(spec);
+  } else {
+    auto lanes = [&](int dir, const std::atomic<bool>* abort) {
+      std::apply([&](auto&... xs) { (*ls)(abort, dir, xs...); }, args);
+    };
+    using _Lanes = decltype(lanes);
+    spec.lockstep = [](void* p, int dir, const std::atomic<bool>* abort) { (*static_cast<_Lanes*>(p))(dir, abort); };
+    spec.lockstep_arg = &lanes;
+    run_kernel(spec);
+  }
+}
 template <bool _MaySync = true, class _Fn, class... _Ap>
 void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t, _Fn&& f, _Ap&&... a) {
-  using _Args = std::conditional_t<std::is_invocable_v<_Fn&, std::decay_t<_Ap>&...>,
-                                   std::tuple<std::decay_t<_Ap>...>,
-                                   std::tuple<typename _Literal_of<std::decay_t<_Ap>>::type...>>;
-  _Args args(std::forward<_Ap>(a)...);
-  auto body = [&]() { std::apply(f, args); };
-  using _Body = decltype(body);
-  run_kernel(LaunchSpec{name, grid, block, shmem, [](void* p) { (*static_cast<_Body*>(p))(); }, &body, _MaySync,
-                        false, _MaySync ? nullptr : &_Run_threads<_Body>});
+  _Launch<_MaySync>(name, grid, block, shmem, f, static_cast<_No_lanes*>(nullptr), std::forward<_Ap>(a)...);
 }
-// A launch of a kernel with a lockstep copy (`ls` calls it with the launch's arguments). The
-// race build judges writes by the CUDA thread that makes them, so it keeps one thread at a time.
+// A launch of a barrier-free kernel with a lockstep copy (`ls` calls it with the launch's
+// arguments). The race build judges writes by the CUDA thread that makes them, so it keeps one
+// thread at a time.
 template <class _Fn, class _Ls, class... _Ap>
-void launch_lockstep(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t st, _Fn&& f, _Ls&& ls,
+void launch_lockstep(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t, _Fn&& f, _Ls&& ls,
                      _Ap&&... a) {
 #ifdef CUDASHIM_RACE
+  _Launch<false>(name, grid, block, shmem, f, static_cast<_No_lanes*>(nullptr), std::forward<_Ap>(a)...);
   (void)ls;
-  launch<false>(name, grid, block, shmem, st, std::forward<_Fn>(f), std::forward<_Ap>(a)...);
 #else
-  (void)st;
-  using _Args = std::conditional_t<std::is_invocable_v<_Fn&, std::decay_t<_Ap>&...>,
-                                   std::tuple<std::decay_t<_Ap>...>,
-                                   std::tuple<typename _Literal_of<std::decay_t<_Ap>>::type...>>;
-  _Args args(std::forward<_Ap>(a)...);
-  auto body = [&]() { std::apply(f, args); };
-  auto lanes = [&](int dir, const std::atomic<bool>* abort) {
-    std::apply([&](auto&... xs) { ls(abort, dir, xs...); }, args);
-  };
-  using _Body = decltype(body);
-  using _Lanes = decltype(lanes);
-  LaunchSpec spec{name, grid, block, shmem, [](void* p) { (*static_cast<_Body*>(p))(); }, &body, false,
-                  false, &_Run_threads<_Body>};
-  spec.lockstep = [](void* p, int dir, const std::atomic<bool>* abort) { (*static_cast<_Lanes*>(p))(dir, abort); };
-  spec.lockstep_arg = &lanes;
-  run_kernel(spec);
+  _Launch<false>(name, grid, block, shmem, f, &ls, std::forward<_Ap>(a)...);
 #endif
 }
 template <class... _Pp, std::size_t... _Ip>
