@@ -194,6 +194,7 @@ SKIPPED = {
     "shadows": "int k = 2; for (int j = 0; j < n; ++j) { for (int k = 0; k < 2; ++k) out[i] += k; }",
     "macro": "int base = 1; for (int k = 0; k < n; ++k) out[i] += USES_BASE;",
     "no loop": "out[i] = n;",
+    "syntax errors": "for (int k = 0; k < n; ++k) out[i] += k @ 2;",
 }
 
 
