@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -44,7 +45,8 @@ class Task(Contract):
 
     name: str = Field(pattern=IDENT_RE)
     description: str = Field(min_length=1)
-    inputs: list[TensorSpec] = Field(min_length=1)
+    inputs: list[TensorSpec] = Field(default_factory=list)
+    """May be empty: a generator (fill, iota, a pattern) computes its outputs from the sizes."""
     outputs: list[TensorSpec] = Field(min_length=1)
     sizes: dict[str, int] = Field(default_factory=dict)
     """Default size parameters, as written in the program (`#ifndef N / #define N ...`)."""
@@ -61,6 +63,14 @@ class Task(Contract):
     """Sizes as the source wrote them, when they were scaled down to validate on a CPU."""
     scaling: str = ""
     """The rule that turned `original_sizes` into `sizes`, in words (empty: not scaled)."""
+
+    @field_validator("sizes")
+    @classmethod
+    def _sizes_ok(cls, v: dict[str, int]) -> dict[str, int]:
+        for k, n in v.items():
+            if n < 0:
+                raise ValueError(f"size {k}={n} is negative")
+        return v
 
     @field_validator("cases")
     @classmethod
@@ -91,6 +101,7 @@ class Task(Contract):
             bad = set(c.distributions) - {t.name for t in self.inputs}
             if bad:
                 raise ValueError(f"case {c.name!r} has distributions for non-inputs {sorted(bad)}")
+            self._check_distributions(c)
         outs = {t.name for t in self.outputs}
         bad = set(self.tolerances) - outs
         if bad:
@@ -99,6 +110,26 @@ class Task(Contract):
         if unknown_macros:
             raise ValueError(f"size_macros for unknown sizes {sorted(unknown_macros)}")
         return self
+
+    def _check_distributions(self, case: InputCase) -> None:
+        # Refused here, with the case and input named, so that a schema-valid task always
+        # generates (validators.cases.CaseError is for what bypassed this check).
+        sizes = self.case_sizes(case)
+        for t in self.inputs:
+            dist = case.distributions.get(t.name)
+            if dist is None:
+                continue
+            if dist.kind == "reference":
+                if self.reference.language != "torch":
+                    raise ValueError(
+                        f"case {case.name!r}, input {t.name!r}: the 'reference' distribution is "
+                        f"drawn by a torch reference; this task's reference is "
+                        f"{self.reference.language}")
+                continue
+            count = math.prod(t.resolve_shape(sizes))
+            why = dist.problem(t.dtype, count)
+            if why:
+                raise ValueError(f"case {case.name!r}, input {t.name!r} ({t.dtype}): {why}")
 
     def case_sizes(self, case: InputCase) -> dict[str, int]:
         """The full size assignment of a case: the task defaults overridden by the case."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -16,6 +17,18 @@ DType = Literal[
 
 FLOAT_DTYPES: frozenset[str] = frozenset({"float32", "float64"})
 
+INT_RANGES: dict[str, tuple[int, int]] = {
+    f"{'u' if unsigned else ''}int{bits}": ((0, 2**bits - 1) if unsigned
+                                          else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1))
+    for bits in (8, 16, 32, 64) for unsigned in (False, True)
+}
+"""Smallest and largest value of each integer dtype."""
+
+FLOAT_MAX: dict[str, float] = {"float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+"""Largest finite value of each float dtype."""
+
+FLOAT_EXACT_INT: dict[str, int] = {"float32": 2**24, "float64": 2**53}
+"""Every integer of magnitude up to this is exact in the float dtype; beyond it some are not."""
 
 
 class TensorSpec(Contract):
@@ -55,18 +68,43 @@ class TensorSpec(Contract):
 
 
 class ValueDistribution(Contract):
-    """How one input's values are drawn. Deterministic given the case seed."""
+    """How one input's values are drawn. Deterministic given the case seed
+    (`validators.cases.generate` draws them).
+
+    Every kind is defined for every dtype; `problem` names the few combinations that cannot
+    be drawn (the task schema refuses them, so a schema-valid task always generates):
+
+    - `uniform`: floats uniform in [low, high); integers uniform in [low, high], both ends
+      included (as `randint`).
+    - `normal`: N(mean, std); integers are rounded to the nearest and clipped to the dtype.
+    - `randint`: integers in [low, high], both ends included; on a float dtype, integer-valued
+      floats in that range (at most 2**24 in magnitude for float32, 2**53 for float64, so that
+      every one is exact).
+    - `constant`: every element is `value`; on an integer dtype `value` must be an integer the
+      dtype holds.
+    - `arange`: 0, 1, 2, ... in row-major order (low and high are not used); the dtype must
+      hold every index exactly.
+    - `permutation`: the values of `arange` in a random order (each index once).
+    - `edge`: each element is, with equal chance, one of the special values (low, high, 0 when
+      in range; for floats also -0.0, the dtype's smallest normal number and 1e-30, when in
+      range) or a uniform draw from [low, high] as `uniform` draws.
+    - `reference`: the task's torch reference draws the values itself from the case seed
+      (KernelBench's `get_inputs()`, a model's parameter initialisation); only a task whose
+      reference is torch may use it.
+
+    low and high are clipped to the dtype's range (an int8 input with `randint` in [-1000, 1000]
+    gets [-128, 127]); a range that then holds no value of the dtype is refused. Every number
+    must be finite.
+    """
 
     kind: Literal[
         "uniform", "normal", "randint", "constant", "arange", "edge", "permutation", "reference"
     ] = "uniform"
-    """`reference`: the task's torch reference draws the values itself from the case seed
-    (KernelBench's `get_inputs()`, a model's parameter initialisation)."""
-    low: float = -1.0
-    high: float = 1.0
-    mean: float = 0.0
-    std: float = 1.0
-    value: float = 0.0
+    low: float = Field(default=-1.0, allow_inf_nan=False)
+    high: float = Field(default=1.0, allow_inf_nan=False)
+    mean: float = Field(default=0.0, allow_inf_nan=False)
+    std: float = Field(default=1.0, allow_inf_nan=False)
+    value: float = Field(default=0.0, allow_inf_nan=False)
     """For `constant`."""
 
     @model_validator(mode="after")
@@ -76,6 +114,39 @@ class ValueDistribution(Contract):
         if self.kind == "normal" and self.std < 0:
             raise ValueError("std must be non-negative")
         return self
+
+    def problem(self, dtype: str, count: int) -> str:
+        """Why this distribution cannot fill `count` elements of `dtype`, or '' when it can."""
+        kind = self.kind
+        if dtype in FLOAT_DTYPES:
+            exact = FLOAT_EXACT_INT[dtype]
+            if kind == "randint":
+                lo, hi = max(math.ceil(self.low), -exact), min(math.floor(self.high), exact)
+                if lo > hi:
+                    return (f"randint on {dtype} draws integer-valued floats within "
+                            f"[-{exact}, {exact}]; [{self.low:g}, {self.high:g}] holds none")
+            elif kind == "constant" and abs(self.value) > FLOAT_MAX[dtype]:
+                return f"constant value {self.value:g} is beyond {dtype}'s largest value"
+            elif kind in ("arange", "permutation") and count - 1 > exact:
+                return (f"{kind} of {count} elements is not exact in {dtype} (indices up to "
+                        f"{exact}); use a wider dtype or fewer elements")
+            return ""
+        if dtype not in INT_RANGES:
+            return f"unknown dtype {dtype!r}"
+        tmin, tmax = INT_RANGES[dtype]
+        if kind in ("uniform", "randint", "edge"):
+            lo, hi = max(math.ceil(self.low), tmin), min(math.floor(self.high), tmax)
+            if lo > hi:
+                return (f"{kind} range [{self.low:g}, {self.high:g}] holds no {dtype} value "
+                        f"(the dtype holds [{tmin}, {tmax}])")
+        elif kind == "constant":
+            if self.value != math.floor(self.value) or not tmin <= self.value <= tmax:
+                return (f"constant value {self.value:g} is not a {dtype} value (an integer in "
+                        f"[{tmin}, {tmax}])")
+        elif kind in ("arange", "permutation") and count - 1 > tmax:
+            return (f"{kind} of {count} elements needs indices up to {count - 1}, beyond "
+                    f"{dtype}'s largest value {tmax}; use a wider dtype or fewer elements")
+        return ""
 
 
 class InputCase(Contract):
