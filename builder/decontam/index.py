@@ -46,6 +46,7 @@ from typing import Any, Literal
 
 from .boilerplate import CUDA_IDIOMS, PYTHON_IDIOMS
 from .model import BenchmarkItem, Language, Match
+from .parts import Part, code_parts, prompt_parts
 from .tokens import code_tokens, ngrams, prompt_tokens
 
 _SHOWN_CHARS = 160
@@ -83,20 +84,24 @@ class _Hit:
 
 
 class _GramIndex:
-    """n-gram -> item numbers for one kind (code or prompt), with per-item distinctive counts."""
+    """n-gram -> unit numbers for one kind (code or prompt), with per-unit distinctive counts.
+    A unit is one part of one item (its kernels, its module, its prompts); document frequency
+    counts distinct items, so an item's own parts never make each other look like template."""
 
-    def __init__(self, per_item: list[set[str]], stop: set[str], max_df: int):
-        df = Counter(g for grams in per_item for g in grams)
-        self.table: dict[str, tuple[int, ...]] = {}
-        self.sizes = [0] * len(per_item)
+    def __init__(self, units: list[tuple[int, set[str]]], stop: set[str], max_df: int):
+        per_item: dict[int, set[str]] = {}
+        for item_no, grams in units:
+            per_item.setdefault(item_no, set()).update(grams)
+        df = Counter(g for grams in per_item.values() for g in grams)
+        self.sizes = [0] * len(units)
         self.dropped = sum(1 for g, c in df.items() if c >= max_df or g in stop)
         owners: dict[str, list[int]] = {}
-        for i, grams in enumerate(per_item):
+        for u, (_, grams) in enumerate(units):
             for g in grams:
                 if df[g] < max_df and g not in stop:
-                    owners.setdefault(g, []).append(i)
-                    self.sizes[i] += 1
-        self.table = {g: tuple(v) for g, v in owners.items()}
+                    owners.setdefault(g, []).append(u)
+                    self.sizes[u] += 1
+        self.table: dict[str, tuple[int, ...]] = {g: tuple(v) for g, v in owners.items()}
 
     def score(self, streams: Iterable[list[str]], n: int) -> dict[int, _Hit]:
         hits: dict[int, _Hit] = {}
@@ -132,7 +137,8 @@ def _idiom_grams(n: int) -> set[str]:
 
 
 class DecontamIndex:
-    """Benchmark items indexed by distinctive code and prompt n-grams."""
+    """Benchmark items indexed by the distinctive n-grams of their task-specific parts
+    (`parts.py`): kernels, modules and prompts without the file convention."""
 
     def __init__(self, items: Sequence[BenchmarkItem], cfg: DecontamConfig | None = None):
         self.cfg = cfg or DecontamConfig()
@@ -142,16 +148,25 @@ class DecontamIndex:
             seen.setdefault((it.benchmark, it.item_id), it)
         self.items = list(seen.values())
         c = self.cfg
-        code_sets = [
-            {g for text in it.code for g in ngrams(code_tokens(text, it.language), c.code_n)}
-            for it in self.items
+        self._code_units: list[tuple[int, Part]] = []
+        code_grams: list[tuple[int, set[str]]] = []
+        for i, it in enumerate(self.items):
+            by_part: dict[Part, set[str]] = {}
+            for text in it.code:
+                for part, chunk in code_parts(text, it.language):
+                    by_part.setdefault(part, set()).update(
+                        ngrams(code_tokens(chunk, it.language), c.code_n))
+            for part, grams in by_part.items():
+                self._code_units.append((i, part))
+                code_grams.append((i, grams))
+        self._prompt_units: list[tuple[int, Part]] = [(i, "prompt") for i in range(len(self.items))]
+        prompt_grams = [
+            (i, {g for text in it.prompts for chunk in prompt_parts(text)
+                 for g in ngrams(prompt_tokens(chunk), c.prompt_n)})
+            for i, it in enumerate(self.items)
         ]
-        prompt_sets = [
-            {g for text in it.prompts for g in ngrams(prompt_tokens(text), c.prompt_n)}
-            for it in self.items
-        ]
-        self._code = _GramIndex(code_sets, _idiom_grams(c.code_n), c.boilerplate_df)
-        self._prompt = _GramIndex(prompt_sets, set(), c.boilerplate_df)
+        self._code = _GramIndex(code_grams, _idiom_grams(c.code_n), c.boilerplate_df)
+        self._prompt = _GramIndex(prompt_grams, set(), c.boilerplate_df)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -159,18 +174,22 @@ class DecontamIndex:
     def stats(self) -> dict[str, Any]:
         """Sizes for the manifest and the build report."""
         by_bench = Counter(it.benchmark for it in self.items)
+        code_items = {i for (i, _), s in zip(self._code_units, self._code.sizes, strict=True) if s}
+        prompt_items = {i for (i, _), s in zip(self._prompt_units, self._prompt.sizes, strict=True)
+                        if s}
         return {
             "items": dict(sorted(by_bench.items())),
             "code_ngrams": len(self._code.table),
             "code_ngrams_dropped_as_boilerplate": self._code.dropped,
             "prompt_ngrams": len(self._prompt.table),
             "prompt_ngrams_dropped_as_boilerplate": self._prompt.dropped,
+            "items_compared_by_kernels": len({i for i, part in self._code_units
+                                              if part == "kernel"}),
             "items_without_distinctive_code": sum(
-                1 for it, s in zip(self.items, self._code.sizes, strict=True) if it.code and s == 0
+                1 for i, it in enumerate(self.items) if it.code and i not in code_items
             ),
             "items_without_distinctive_prompt": sum(
-                1 for it, s in zip(self.items, self._prompt.sizes, strict=True)
-                if it.prompts and s == 0
+                1 for i, it in enumerate(self.items) if it.prompts and i not in prompt_items
             ),
         }
 
@@ -178,13 +197,17 @@ class DecontamIndex:
         return {**self.cfg.config(), "benchmarks": self.stats()["items"]}
 
     def score_code(self, texts: Iterable[tuple[str, Language]]) -> list[Match]:
-        """Every item sharing at least one distinctive code n-gram, best first (for measuring)."""
-        streams = [code_tokens(t, lang) for t, lang in texts if t]
-        return self._matches(self._code, self._code.score(streams, self.cfg.code_n), "code")
+        """Every item part sharing at least one distinctive code n-gram with the task-specific
+        parts of `texts`, best first (for measuring)."""
+        streams = [code_tokens(chunk, lang) for t, lang in texts
+                   for _, chunk in code_parts(t, lang)]
+        hits = self._code.score(streams, self.cfg.code_n)
+        return self._matches(self._code, self._code_units, hits, "code")
 
     def score_prompt(self, text: str) -> list[Match]:
-        hits = self._prompt.score([prompt_tokens(text)], self.cfg.prompt_n)
-        return self._matches(self._prompt, hits, "prompt")
+        hits = self._prompt.score([prompt_tokens(chunk) for chunk in prompt_parts(text)],
+                                  self.cfg.prompt_n)
+        return self._matches(self._prompt, self._prompt_units, hits, "prompt")
 
     def match_code(self, text: str, language: Language = "cuda", *,
                    extra: Iterable[tuple[str, Language]] = ()) -> list[Match]:
@@ -198,18 +221,19 @@ class DecontamIndex:
         return [m for m in self.score_prompt(text)
                 if _contaminated(m, c.prompt_min_run, c.prompt_min_overlap, c.prompt_min_shared)]
 
-    def _matches(self, index: _GramIndex, hits: dict[int, _Hit],
+    def _matches(self, index: _GramIndex, units: list[tuple[int, Part]], hits: dict[int, _Hit],
                  kind: Literal["code", "prompt"]) -> list[Match]:
         n = self.cfg.code_n if kind == "code" else self.cfg.prompt_n
         out = []
-        for i, hit in hits.items():
+        for u, hit in hits.items():
+            i, part = units[u]
             it = self.items[i]
             out.append(Match(
-                benchmark=it.benchmark, item_id=it.item_id, kind=kind,
-                overlap=len(hit.shared) / index.sizes[i], ngram=hit.shown,
+                benchmark=it.benchmark, item_id=it.item_id, kind=kind, part=part,
+                overlap=len(hit.shared) / index.sizes[u], ngram=hit.shown,
                 run=hit.run + n - 1, shared=len(hit.shared),
             ))
-        out.sort(key=lambda m: (-m.overlap, -m.run, m.benchmark, m.item_id))
+        out.sort(key=lambda m: (-m.overlap, -m.run, m.benchmark, m.item_id, m.part))
         return out
 
 

@@ -53,9 +53,13 @@ class Match:
     """Length of that shared run, in tokens (code) or words (prompt)."""
     shared: int = 0
     """How many distinct distinctive n-grams of the item the record contains."""
+    part: Literal["kernel", "code", "module", "prompt"] = "code"
+    """The item's part that matched (`builder.decontam.parts.Part`): its kernels and device
+    functions, its CUDA code without functions, its Python module, or its prompts."""
 
     def describe(self) -> str:
+        unit = "words" if self.kind == "prompt" else "tokens"
         return (
-            f"{self.benchmark} item {self.item_id}: {self.overlap:.0%} of its {self.kind} "
-            f"n-grams, longest shared run {self.run} tokens ({self.ngram!r})"
+            f"{self.benchmark} item {self.item_id} ({self.part}): {self.overlap:.0%} of its "
+            f"{self.part} n-grams, longest shared run {self.run} {unit} ({self.ngram!r})"
         )
