@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from sources.licenses import parse_allowed
+
 from .config import BuildConfig, default_workers
 from .pipeline import BuildError, BuildResult, build
 from .pipeline import Progress as PipelineProgress
+
+EXIT_EMPTY = 3
+"""Exit status of a build that ran but kept no record (2: it could not start or stopped)."""
 
 
 class RichProgress(PipelineProgress):
@@ -75,8 +81,9 @@ def parser() -> argparse.ArgumentParser:
     src.add_argument("--github-api-url", default=None,
                      help="GitHub REST base URL (default $GITHUB_API_URL or https://api.github.com)")
     src.add_argument("--licenses", default=None,
-                     help="SPDX ids allowed for crawled code (default: MIT, BSD-2/3-Clause, "
-                          "Apache-2.0, ISC, Unlicense, CC0-1.0 and other permissive ones)")
+                     help="SPDX ids allowed, for every source (default: MIT, BSD-2/3-Clause, "
+                          "Apache-2.0, ISC, Unlicense, BSL-1.0, Zlib, CC0-1.0, CC-BY-4.0 and "
+                          "other permissive ones); other records are refused at gather")
     src.add_argument("--hf-dataset", action="append", default=None,
                      help="a Hub dataset id or a local Parquet/JSONL file or folder (repeatable)")
     src.add_argument("--hf-columns", default=None,
@@ -149,7 +156,8 @@ def source_options(args: argparse.Namespace, sources: list[str]) -> dict[str, di
     put("github", "ref", args.github_ref)
     put("github", "cache_dir", str(args.github_cache_dir) if args.github_cache_dir else None)
     put("github", "refresh", args.github_refresh)
-    put("github", "licenses", args.licenses)
+    if "github" in sources:  # the crawl skips a refused repository before fetching its tree
+        put("github", "licenses", args.licenses)
     if args.hf_dataset:
         put("hf", "dataset", args.hf_dataset[0] if len(args.hf_dataset) == 1 else args.hf_dataset)
     put("hf", "columns", args.hf_columns)
@@ -201,6 +209,11 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"error: --llm-concurrency {args.llm_concurrency}: must be at least 1", markup=False)
         return 2
     try:
+        parse_allowed(args.licenses)
+    except ValueError as exc:
+        err.print(f"error: --licenses {args.licenses!r}: {exc}", markup=False)
+        return 2
+    try:
         llm = llm_config(args)
     except Exception as exc:
         err.print(f"error: LLM settings: {exc}", markup=False)
@@ -222,6 +235,7 @@ def run(args: argparse.Namespace) -> int:
         repair_rounds=args.repair_rounds,
         min_kernel_kept=args.min_kernel_kept,
         decontaminate=list(args.decontaminate),
+        licenses=args.licenses,
     )
     progress = None if args.no_progress else RichProgress(err)
     try:
@@ -248,6 +262,16 @@ def run(args: argparse.Namespace) -> int:
               f"rejected {total_in - kept}; dataset: {res.out}", markup=False, highlight=False)
     for note in res.notes:
         out.print(f"note: {note}", markup=False, highlight=False)
+    if kept == 0 and total_in > 0:
+        # An empty dataset is never a success: say why every record went.
+        reasons = Counter()
+        for st in m.stages:
+            for why, n in st.rejected.items():
+                reasons[f"{st.name}: {why}"] += n
+        listed = ", ".join(f"{why} {n}" for why, n in reasons.most_common())
+        err.print(f"error: the build kept no record of {total_in} ({listed}); see "
+                  f"{res.out / 'rejections.jsonl'}", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_EMPTY
     return 0
 
 

@@ -33,6 +33,9 @@ class BuildConfig:
     source_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Source name -> the options its `records()` takes (from the `--github-*`, `--hf-*`, ...
     flags)."""
+    licenses: str | None = None
+    """Allowed SPDX ids, comma-separated (`--licenses`); None: `sources.licenses.DEFAULT_ALLOWED`.
+    Gather refuses every record of any source whose licence they do not cover."""
     llm: Any = None
     """`builder.llm.LLMConfig`, or None: records without a task are rejected `no_task_specifier`."""
     repair_rounds: int = 1

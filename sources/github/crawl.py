@@ -10,6 +10,7 @@ from typing import Any
 from schemas import RawRecord
 from sources.base import UnreadableRecord
 from sources.files import FilePolicy, Refusal, ScanSummary, scan_tree
+from sources.licenses import Found, LicenseMap, is_unknown
 
 from .client import GitHubClient, GitHubError, RateLimitError
 from .licenses import license_refusal
@@ -122,9 +123,11 @@ class Crawl:
     def _licensed(
         self, facts: dict[str, Any], spdx: str | None, report: RepoReport
     ) -> dict[str, Any] | UnreadableRecord:
-        """`facts`, or the record that skips the repository for its licence."""
+        """`facts`, or the record that skips the repository for its licence. Only a licence
+        GitHub names and the policy refuses skips it here, before its tree is fetched; with none
+        named (`NOASSERTION`, `OTHER`, no licence), the files say (`sources.licenses`)."""
         report.license = spdx
-        refused = license_refusal(spdx, self.allowed)
+        refused = None if is_unknown(spdx) else license_refusal(spdx, self.allowed)
         if refused is None:
             return facts
         code, why = refused
@@ -150,6 +153,14 @@ class Crawl:
                 self.client, owner, name, fetch_tree(self.client, owner, name, facts["commit"])
             )
             found = list(scan_tree(tree, self.policy, summary=report.summary))
+            api = facts.get("license")
+            licenses = LicenseMap(
+                tree, None if is_unknown(api) else Found(api, "the repository licence (GitHub API)")
+            )
+            found_licenses = {
+                item.path: licenses.for_path(item.path, item.text)
+                for item in found if not isinstance(item, Refusal)
+            }
         except RateLimitError:
             raise
         except GitHubError as exc:
@@ -164,7 +175,7 @@ class Crawl:
             if isinstance(item, Refusal):
                 yield refusal_record(facts, item)
             else:
-                for record in kernel_records(facts, item, extra):
+                for record in kernel_records(facts, item, extra, found_licenses[item.path]):
                     report.kernel_records += 1
                     yield record
         self.state.finish(str(spec))

@@ -10,6 +10,7 @@ from urllib.parse import quote
 from schemas import Provenance, RawRecord
 from sources.base import UnreadableRecord
 from sources.files import KernelFile, Refusal, include_meta
+from sources.licenses import UNKNOWN, Found
 
 
 def blob_url(facts: dict[str, Any], path: str) -> str:
@@ -26,14 +27,17 @@ def refusal_record(facts: dict[str, Any], refusal: Refusal) -> UnreadableRecord:
 
 
 def kernel_records(
-    facts: dict[str, Any], kf: KernelFile, extra_meta: dict[str, str]
+    facts: dict[str, Any], kf: KernelFile, extra_meta: dict[str, str], license: Found | None = None
 ) -> Iterator[RawRecord]:
+    """One record per kernel of `kf`, under `license` (the file's, from `LicenseMap`; default:
+    the repository licence GitHub reports)."""
     url = blob_url(facts, kf.path)
+    license = license or Found(facts.get("license") or UNKNOWN, "the repository licence")
     provenance = Provenance(
-        source="github", origin=url, url=url, license=facts["license"],
+        source="github", origin=url, url=url, license=license.spdx,
         repo=facts["full_name"], commit=facts["commit"], path=kf.path, stars=facts.get("stars"),
     )
-    meta = {**include_meta(kf), **extra_meta}
+    meta = {**include_meta(kf), **extra_meta, "license_from": license.origin}
     for kernel in kf.kernels:
         yield RawRecord(
             id=f"github/{facts['full_name']}/{kf.path}#{kernel}", text=kf.text,

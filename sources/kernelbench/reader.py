@@ -17,32 +17,21 @@ from typing import Literal
 from schemas import Provenance, RawRecord
 
 from ..base import SourceError, UnreadableRecord
+from ..licenses import UNKNOWN, is_license_file
+from ..licenses import detect_license as _detect
 
 SOURCE_NAME = "kernelbench"
 REQUIRED = ("Model", "get_inputs", "get_init_inputs")
-LICENSE_FILES = ("LICENSE", "LICENSE.md", "LICENSE.txt", "COPYING")
 _LEVEL_RE = re.compile(r"level[_-]?(\d+)", re.IGNORECASE)
 
 
 def detect_license(folder: Path) -> str:
-    """`MIT` when a licence file in `folder` or its parent is the MIT licence, else `unknown`."""
+    """The licence of the licence files in `folder`, else in its parent (a benchmark's level
+    folders sit under the repository root), else `unknown` (`sources.licenses`)."""
     for d in (folder, folder.parent):
-        for name in LICENSE_FILES:
-            path = d / name
-            if not path.is_file():
-                continue
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            return "MIT" if _is_mit(text) else "unknown"
-    return "unknown"
-
-
-def _is_mit(text: str) -> bool:
-    flat = " ".join(text.split()).lower()
-    return ("permission is hereby granted, free of charge" in flat
-            and "the above copyright notice and this permission notice shall be included" in flat)
+        if any(is_license_file(p.name) for p in d.iterdir() if p.is_file()):
+            return _detect(d).spdx
+    return UNKNOWN
 
 
 def _level(folder: Path) -> str:

@@ -2,8 +2,9 @@
 
 `records(path, license=None, include_dirs=None, max_file_bytes=None, split="train")` applies
 the file policy and include gathering of `sources.files` to the folder, never following a
-symbolic link. The licence is the option, else the one the folder's root licence file states,
-else `unknown` (which the builder filters out).
+symbolic link. The licence is the option (the user knows), else what `sources.licenses.LicenseMap`
+finds for each file (its SPDX line, its header's licence text, the nearest licence file above
+it), else `unknown`; the build's gather stage refuses what the licence policy does not allow.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from sources.files import (
     include_meta,
     scan_tree,
 )
+from sources.licenses import Found, LicenseMap
 
 from .license import detect_license, spdx_of_text
 from .tree import LocalTree
@@ -69,15 +71,17 @@ def records(
     if max_file_bytes is not None and int(max_file_bytes) <= 0:
         raise SourceError(f"local: max_file_bytes {max_file_bytes!r} must be positive")
     root = root.absolute()
-    spdx = license.strip() if license and license.strip() else detect_license(root)
+    given = license.strip() if license and license.strip() else None
+    forced = Found(given, "--local-license") if given else None
     policy = FilePolicy(int(max_file_bytes) if max_file_bytes else DEFAULT_MAX_FILE_BYTES)
-    return _records(root, spdx, policy, _include_dirs(root, include_dirs), split)
+    return _records(root, forced, policy, _include_dirs(root, include_dirs), split)
 
 
 def _records(
-    root: Path, spdx: str, policy: FilePolicy, include_dirs: list[str], split: str
+    root: Path, forced: Found | None, policy: FilePolicy, include_dirs: list[str], split: str
 ) -> Iterator[RawRecord | UnreadableRecord]:
     tree = LocalTree(root)
+    licenses = LicenseMap(tree)
     summary = ScanSummary()
     for item in scan_tree(tree, policy, include_dirs, summary):
         origin = str(root / item.path)
@@ -86,15 +90,17 @@ def _records(
                 id=f"local/{item.path}", origin=origin, reason=item.detail, code=item.code
             )
             continue
-        yield from _kernel_records(item, origin, spdx, split, len(tree.pruned) + summary.vendored)
+        found = forced or licenses.for_path(item.path, item.text)
+        yield from _kernel_records(item, origin, found, split, len(tree.pruned) + summary.vendored)
 
 
 def _kernel_records(
-    kf: KernelFile, origin: str, spdx: str, split: str, vendored: int
+    kf: KernelFile, origin: str, found: Found, split: str, vendored: int
 ) -> Iterator[RawRecord]:
     meta = include_meta(kf)
     meta["vendored_skipped"] = str(vendored)
-    provenance = Provenance(source="local", origin=origin, license=spdx, path=kf.path)
+    meta["license_from"] = found.origin
+    provenance = Provenance(source="local", origin=origin, license=found.spdx, path=kf.path)
     for kernel in kf.kernels:
         yield RawRecord(
             id=f"local/{kf.path}#{kernel}", text=kf.text, provenance=provenance, split=split,

@@ -25,6 +25,7 @@ from sources.github import (
     search_repos,
 )
 from sources.local import records as local_records
+from tests.sources.license_texts import BSD_3, MIT
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 GITHUB = DATA / "github"
@@ -394,16 +395,43 @@ def test_licence_policy_skips_and_counts(tmp_path):
     with gh:
         rows = list(records(repos=names, api_url=gh.url, cache_dir=tmp_path))
         codes = Counter(r.code for r in rows if isinstance(r, UnreadableRecord))
-        assert codes == {"license_copyleft": 1, "license_none": 2, "license_not_allowed": 1}
-        assert [r.id for r in rows if isinstance(r, RawRecord)] == ["github/x/mit/k.cu#k"]
+        assert codes == {"license_copyleft": 1, "license_not_allowed": 1}
+        # No licence GitHub can name: the files decide, here none, so the records say unknown
+        # (gather refuses them before anything costs).
+        kept = {r.id: r.provenance.license for r in rows if isinstance(r, RawRecord)}
+        assert kept == {"github/x/none/k.cu#k": "unknown", "github/x/other/k.cu#k": "unknown",
+                        "github/x/mit/k.cu#k": "MIT"}
         gpl = next(r for r in rows if getattr(r, "code", "") == "license_copyleft")
         assert gpl.id == "github/x/gpl" and "GPL-3.0" in gpl.reason
         # the skipped repositories' trees were never asked for
-        assert not any("/x/gpl/" in r.path or "/x/none/" in r.path for r in gh.log)
+        assert not any("/x/gpl/" in r.path or "/x/wtf/" in r.path for r in gh.log)
         rows = list(records(repos=names, api_url=gh.url, cache_dir=tmp_path,
                             licenses="WTFPL, GPL-3.0"))
     assert sorted(r.id for r in rows if isinstance(r, RawRecord)) == [
-        "github/x/gpl/k.cu#k", "github/x/wtf/k.cu#k"]
+        "github/x/gpl/k.cu#k", "github/x/none/k.cu#k", "github/x/other/k.cu#k",
+        "github/x/wtf/k.cu#k"]
+
+
+def test_licence_from_the_files_when_github_names_none(tmp_path):
+    """GitHub reports no licence for a lower-case `license.txt` it cannot match; the files do:
+    the nearest licence file above each kernel, a kernel's own SPDX line before that."""
+    gh = GitHubStandin()
+    gh.add(StandinRepo("x/files", {
+        "license.txt": BSD_3.encode(),
+        "a/k.cu": b"__global__ void k() {}\n",
+        "vendor_mit/COPYING.md": ("# Licence\n\n" + MIT).encode(),
+        "vendor_mit/deep/m.cu": b"__global__ void m() {}\n",
+        "tagged.cu": b"// SPDX-License-Identifier: GPL-2.0-only\n__global__ void t() {}\n",
+    }, license="NOASSERTION"))
+    with gh:
+        rows = list(records(repos="x/files", api_url=gh.url, cache_dir=tmp_path))
+    got = {r.id: (r.provenance.license, r.meta["license_from"]) for r in rows
+           if isinstance(r, RawRecord)}
+    assert got == {
+        "github/x/files/a/k.cu#k": ("BSD-3-Clause", "license.txt"),
+        "github/x/files/vendor_mit/deep/m.cu#m": ("MIT", "vendor_mit/COPYING.md"),
+        "github/x/files/tagged.cu#t": ("GPL-2.0-only", "tagged.cu: SPDX-License-Identifier"),
+    }
 
 
 def test_unknown_repository_is_reported_and_the_rest_continues(tmp_path):

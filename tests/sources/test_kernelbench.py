@@ -10,6 +10,7 @@ from schemas import RawRecord
 from sources.base import SourceError, UnreadableRecord, get_source
 from sources.kernelbench import records
 from sources.kernelbench.reader import detect_license
+from tests.sources import license_texts
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 LEVEL1 = DATA / "kernelbench_level1"
@@ -30,20 +31,7 @@ def get_init_inputs():
     return []
 """
 
-MIT = """MIT License
-
-Copyright (c) 2024 Someone
-
-Permission is hereby granted, free of charge, to any person obtaining a copy
-of this software and associated documentation files (the "Software"), to deal
-in the Software without restriction, including without limitation the rights
-to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
-copies of the Software, and to permit persons to whom the Software is
-furnished to do so, subject to the following conditions:
-
-The above copyright notice and this permission notice shall be included in all
-copies or substantial portions of the Software.
-"""
+MIT = license_texts.MIT  # the whole text: a licence is identified by all of it
 
 
 def test_real_level1_folder():
