@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from schemas import InputCase, Reference, Task, TensorSpec, ValueDistribution
-from validators.cases import generate, materialize, write_case
+from validators.cases import CaseError, generate, materialize, write_case
 
 
 def _case(seed=7, **dists):
@@ -92,3 +92,43 @@ def test_write_case_raw_little_endian(tmp_path):
     write_case(task, task.cases[0], tmp_path)
     assert (tmp_path / "data" / "a.bin").read_bytes() == b"".join(
         i.to_bytes(4, "little") for i in range(3))
+
+
+def test_randint_on_floats_gives_integer_valued_floats():
+    """Issue 20: `randint` in [-8, 8] for a float32 input (exact sums) lost the record."""
+    ref = Reference(code="def reference(i, s):\n    return {}\n")
+    task = Task(name="t", description="d", inputs=[_spec("float32", name="a")],
+                outputs=[_spec(name="o")], sizes={"N": 2000},
+                cases=[_case(a={"kind": "randint", "low": -8, "high": 8})], reference=ref)
+    a = materialize(task, task.cases[0])["a"]
+    assert a.dtype == np.float32 and np.array_equal(a, np.rint(a))
+    assert set(a.tolist()) == set(range(-8, 9))  # both ends included
+
+
+@pytest.mark.parametrize("dtype,dist,sizes,why", [
+    ("uint8", {"kind": "randint", "low": -10, "high": -1}, {"N": 4}, "holds no uint8 value"),
+    ("int32", {"kind": "uniform", "low": 0.2, "high": 0.8}, {"N": 4}, "holds no int32 value"),
+    ("int8", {"kind": "arange"}, {"N": 200}, "beyond int8's largest value 127"),
+    ("uint8", {"kind": "permutation"}, {"N": 257}, "beyond uint8's largest value 255"),
+    ("int16", {"kind": "constant", "value": 2.5}, {"N": 4}, "is not a int16 value"),
+    ("float32", {"kind": "constant", "value": 1e39}, {"N": 4}, "beyond float32's largest"),
+    ("float32", {"kind": "randint", "low": 1e30, "high": 2e30}, {"N": 4}, "holds none"),
+])
+def test_undrawable_distributions_are_refused_by_the_schema(dtype, dist, sizes, why):
+    ref = Reference(code="def reference(i, s):\n    return {}\n")
+    case = _case(a=dist)
+    with pytest.raises(ValueError, match=f"case 'c', input 'a' \\({dtype}\\): .*{why}"):
+        Task(name="t", description="d", inputs=[_spec(dtype, name="a")],
+             outputs=[_spec(name="o")], sizes=sizes, cases=[case], reference=ref)
+    # Built without validation, generation raises the documented error with the same reason.
+    with pytest.raises(CaseError, match=why):
+        generate(_spec(dtype, name="a"), case.distributions["a"], case, sizes)
+
+
+def test_non_finite_bounds_and_numpy_reference_draws_are_refused():
+    with pytest.raises(ValueError, match="finite"):
+        ValueDistribution(kind="uniform", low=float("-inf"), high=0)
+    with pytest.raises(ValueError, match="drawn by a torch reference"):
+        Task(name="t", description="d", inputs=[_spec(name="a")], outputs=[_spec(name="o")],
+             sizes={"N": 4}, cases=[_case(a={"kind": "reference"})],
+             reference=Reference(code="def reference(i, s):\n    return {}\n"))
