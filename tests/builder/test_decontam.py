@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,9 +14,13 @@ from builder_helpers import SCALE_PROGRAM
 
 from builder.decontam import DecontamConfig, DecontamIndex, build_index, load_benchmark
 from builder.decontam.model import BenchmarkItem
+from builder.decontam.parts import prompt_parts
 from builder.item import Item
 from builder.stages.decontaminate import decontaminate_code, decontaminate_prompts
+from builder.stages.specify import Specify
 from schemas import Provenance, RawRecord
+from sources.builtin import HELD_OUT
+from sources.builtin import records as builtin_records
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 REPO = Path(__file__).resolve().parents[2]
@@ -309,3 +315,117 @@ def test_config_is_a_plain_dict_for_the_manifest(index):
     json.dumps(cfg)
     stats = index.stats()
     assert stats["code_ngrams"] > 0 and stats["code_ngrams_dropped_as_boilerplate"] > 0
+
+
+# --- the default build against its own tasks ------------------------------------------------
+#
+# Train records that share task-specific text with a held-out task (not the convention's
+# harness or sentences): spmv_csr's row-offset scan repeats radix_sort's block scan loop (a
+# 42-token run of kernel code), and the maxpool2d and avgpool2d descriptions share the sentence
+# "... pooling with stride 2 and no padding to each of the CHANNELS channels of a channel-major
+# input (CHANNELS planes of H rows and W columns) ..." (31 words). Under the unchanged rule both
+# are copies; the pairs are symmetric.
+SHARES_TASK_TEXT = {("spmv_csr", "radix_sort"): "kernel", ("radix_sort", "spmv_csr"): "kernel",
+                    ("maxpool2d", "avgpool2d"): "prompt", ("avgpool2d", "maxpool2d"): "prompt"}
+
+
+def export_as_cudabench(names: list[str], folder: Path) -> Path:
+    """The named built-in tasks as a CUDABench JSONL file, exported with the command a user runs:
+    one row per case (CUDABench writes one per input scale) with the task's description as the
+    level-1 prompt and its program as `bench.cu`, the fields `builder.decontam.loaders` reads."""
+    out = folder / "exported"
+    subprocess.run([sys.executable, "-m", "sources.builtin", "export", str(out), *names],
+                   check=True, cwd=REPO, capture_output=True, timeout=120)
+    rows = []
+    for name in names:
+        task = json.loads((out / name / "task.json").read_text())
+        program = (out / name / "main.cu").read_text()
+        for case in task["cases"]:
+            sizes = {**task["sizes"], **case.get("sizes", {})}
+            def spec(t, sizes=sizes):
+                return {"name": t["name"], "dtype": t["dtype"],
+                        "shape": [sizes.get(d, d) if isinstance(d, str) else d for d in t["shape"]]}
+            rows.append({"id": len(rows), "task_name": name,
+                         "inputs": [spec(t) for t in task["inputs"]],
+                         "outputs": [spec(t) for t in task["outputs"]],
+                         "level1_prompt": task["description"], "bench.cu": program,
+                         "gen.py": "import numpy as np\n", "compare.py": "import numpy as np\n"})
+    path = folder / "CUDABench-Set.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture(scope="module")
+def builtin_raw() -> list[RawRecord]:
+    recs = [r for r in builtin_records() if isinstance(r, RawRecord)]
+    assert len(recs) >= 50
+    return recs
+
+
+def build_decontaminated(raw: list[RawRecord], index: DecontamIndex) -> dict[str, str]:
+    """The default build's driver passes over the built-in records (code stage, specify without
+    an LLM, prompt stage): {removed task: rejection detail}."""
+    items = [Item(raw=r) for r in raw]
+    decontaminate_code(items, index)
+    spec = Specify()
+    items = [spec.process(it) if it.alive else it for it in items]
+    decontaminate_prompts(items, index)
+    assert all(it.rejection is None or it.rejection.stage == "decontaminate" for it in items)
+    return {it.raw.task.name: it.rejection.detail for it in items if it.rejection is not None}
+
+
+def named_part(detail: str, item: str) -> str | None:
+    m = re.match(rf"cudabench item {re.escape(item)} \((kernel|prompt)\): ", detail)
+    return m.group(1) if m else None
+
+
+def test_the_held_out_tasks_as_a_benchmark_remove_those_tasks(builtin_raw, tmp_path):
+    index = build_index([str(export_as_cudabench(list(HELD_OUT), tmp_path))])[0]
+    assert index.stats()["items_compared_by_kernels"] == len(HELD_OUT)
+    removed = build_decontaminated(builtin_raw, index)
+    for name in HELD_OUT:
+        assert name in removed, name
+        assert named_part(removed[name], name) in ("kernel", "prompt"), removed[name]
+    # no train record goes for the harness or the file convention they share with every task
+    others = {name: detail for name, detail in removed.items() if name not in HELD_OUT}
+    expected = {a: (b, part) for (a, b), part in SHARES_TASK_TEXT.items() if b in HELD_OUT}
+    assert set(others) == set(expected), others
+    for name, (item, part) in expected.items():
+        assert named_part(others[name], item) == part, others[name]
+
+
+def test_a_one_row_benchmark_removes_its_own_task(builtin_raw, tmp_path):
+    bench = export_as_cudabench([r.task.name for r in builtin_raw], tmp_path)
+    lines = bench.read_text().splitlines()
+    for r in builtin_raw:
+        name = r.task.name
+        row = next(line for line in lines if json.loads(line)["task_name"] == name)
+        one = tmp_path / f"{name}.jsonl"
+        one.write_text(row + "\n")
+        removed = build_decontaminated(builtin_raw, build_index([str(one)])[0])
+        assert named_part(removed.pop(name, ""), name) in ("kernel", "prompt"), name
+        expected = {a: part for (a, b), part in SHARES_TASK_TEXT.items() if b == name}
+        assert {k: named_part(v, name) for k, v in removed.items()} == expected, name
+
+
+def test_prompt_parts_drop_the_file_convention_in_any_wording():
+    text = ("Leaky ReLU. Apply max(x, 0.01 x) to each element of a 3-D volume. Read x from "
+            "data/x.bin and write the result to data/y.bin! Sizes are #ifndef macros. Other sizes "
+            "can be set with -D N=10. Outputs:\n- `y`: float32 array of shape [N]\n\nFile "
+            "convention: the program reads each input from data/<name>.bin.")
+    assert prompt_parts(text) == [
+        "Leaky ReLU. Apply max(x, 0.01 x) to each element of a 3-D volume.",
+        "Outputs:\n- `y`: float32 array of shape [N]",
+    ]
+
+
+def test_kernelbench_items_are_compared_by_their_module_text():
+    folder = DATA / "kernelbench_level1"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} not present")
+    items = load_benchmark(folder).items
+    idx = DecontamIndex(items)
+    assert idx.stats()["items_compared_by_kernels"] == 0
+    for it in items:
+        best = idx.match_code("", extra=[(it.code[0].replace("    ", "  "), "python")])[0]
+        assert (best.item_id, best.part) == (it.item_id, "module")
