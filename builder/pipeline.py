@@ -192,7 +192,8 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
 
     # gather
     t0 = time.perf_counter()
-    gathered = gather(cfg.sources, limit=cfg.limit, options=cfg.source_options)
+    gathered = gather(cfg.sources, limit=cfg.limit, options=cfg.source_options,
+                      licenses=cfg.licenses)
     notes += gathered.errors
     if decontam is not None:
         notes += decontam.notes()
