@@ -1,10 +1,12 @@
 """Decontaminate: drop records whose code or prompt overlaps a benchmark given with
 `--decontaminate PATH` (driver-side, like `dedup`).
 
-`decontaminate_code` runs on the gathered records (after dedup): the record's text, its
-PyTorch module (a KernelBench task given as a record is contaminated) and its companion files
-are matched against the index. `decontaminate_prompts` runs after the LLM wrote the prompts
-and matches `item.prompt`. Records already rejected pass through untouched. The rule and its
+`decontaminate_code` runs on the gathered records (after dedup): the kernels and device
+functions of the record's text and companion files, and its PyTorch module (a KernelBench task
+given as a record is contaminated), are matched against the index. `decontaminate_prompts` runs
+after specify wrote the prompts and matches `item.prompt` without its file-convention
+sentences. The index reduces both sides to these task-specific parts (`builder.decontam.parts`);
+the rejection detail names the benchmark item and the part that matched. Records already rejected pass through untouched. The rule and its
 thresholds are in `builder.decontam.index`; the index is built once, before the build starts,
 with `builder.decontam.build_index(paths)`, which raises `DecontamError` for a bad path.
 """
