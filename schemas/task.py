@@ -101,7 +101,9 @@ class Task(Contract):
             bad = set(c.distributions) - {t.name for t in self.inputs}
             if bad:
                 raise ValueError(f"case {c.name!r} has distributions for non-inputs {sorted(bad)}")
-            self._check_distributions(c)
+        undrawable = [why for c in self.cases for why in self._distribution_problems(c)]
+        if undrawable:
+            raise ValueError("; ".join(undrawable))
         outs = {t.name for t in self.outputs}
         bad = set(self.tolerances) - outs
         if bad:
@@ -111,25 +113,26 @@ class Task(Contract):
             raise ValueError(f"size_macros for unknown sizes {sorted(unknown_macros)}")
         return self
 
-    def _check_distributions(self, case: InputCase) -> None:
-        # Refused here, with the case and input named, so that a schema-valid task always
-        # generates (validators.cases.CaseError is for what bypassed this check).
+    def _distribution_problems(self, case: InputCase) -> list[str]:
+        # Refused here, every one with its case and input named, so that a schema-valid task
+        # always generates (validators.cases.CaseError is for what bypassed this check).
         sizes = self.case_sizes(case)
+        problems = []
         for t in self.inputs:
             dist = case.distributions.get(t.name)
             if dist is None:
                 continue
             if dist.kind == "reference":
                 if self.reference.language != "torch":
-                    raise ValueError(
+                    problems.append(
                         f"case {case.name!r}, input {t.name!r}: the 'reference' distribution is "
                         f"drawn by a torch reference; this task's reference is "
                         f"{self.reference.language}")
                 continue
-            count = math.prod(t.resolve_shape(sizes))
-            why = dist.problem(t.dtype, count)
+            why = dist.problem(t.dtype, math.prod(t.resolve_shape(sizes)))
             if why:
-                raise ValueError(f"case {case.name!r}, input {t.name!r} ({t.dtype}): {why}")
+                problems.append(f"case {case.name!r}, input {t.name!r} ({t.dtype}): {why}")
+        return problems
 
     def case_sizes(self, case: InputCase) -> dict[str, int]:
         """The full size assignment of a case: the task defaults overridden by the case."""

@@ -54,7 +54,8 @@ class KernelAnswer(_Answer):
 
     task_name: str = Field(pattern=IDENT_RE, max_length=80)
     description: str = Field(min_length=40)
-    inputs: list[TensorSpec] = Field(min_length=1)
+    inputs: list[TensorSpec] = Field(default_factory=list)
+    """Empty for a generator (fill, iota): its outputs follow from the sizes alone."""
     outputs: list[TensorSpec] = Field(min_length=1)
     sizes: dict[str, int] = Field(default_factory=dict)
     cases: list[CaseAnswer] = Field(min_length=CASES_PER_TASK, max_length=CASES_PER_TASK)
@@ -146,7 +147,9 @@ def check_program_io(program: str, task: Task) -> list[str]:
 
 def check_cases(task: Task) -> list[str]:
     """What five cases must cover (the paper's and CUDABench's design): a size that is not a
-    multiple of the block size (when the task has sizes), and edge values."""
+    multiple of the block size (when the task has sizes), and edge values (when it has inputs;
+    a generator has no values to choose). Distributions a dtype cannot hold were refused when
+    the task was built (`schemas.ValueDistribution.problem`)."""
     problems = []
     if task.sizes:
         odd = any(v % _BLOCK_MULTIPLE for c in task.cases for v in task.case_sizes(c).values() if v > 1)
@@ -155,6 +158,6 @@ def check_cases(task: Task) -> list[str]:
                 f"no case has a size that is not a multiple of {_BLOCK_MULTIPLE} "
                 "(add one, e.g. 1000 or 1023, so missing bounds checks fail)")
     edge = any(d.kind in ("edge", "constant") for c in task.cases for d in c.distributions.values())
-    if not edge:
+    if task.inputs and not edge:
         problems.append("no case uses edge values (a distribution of kind 'edge' or 'constant')")
     return problems

@@ -174,3 +174,24 @@ def test_stages_with_an_llm_pickle_for_ray_workers(tmp_path: Path) -> None:
             assert back.config() == stage.config()
         again = pickle.loads(pickle.dumps(spec)).specify(Item(raw=add_record()))
     assert again.synthesis.cached_calls == 1  # a worker's fresh client reads the same cache
+
+
+def _with_distribution(dist: dict) -> dict:
+    ans = add_answer(right_add())
+    ans["cases"][4]["distributions"] = {"b": dist}
+    return ans
+
+
+def test_an_undrawable_distribution_is_told_to_the_model_and_the_fix_validates(tmp_path: Path) -> None:
+    # Issue 20: randint on a float32 input (integer-valued floats, for exact sums) is drawn;
+    # a range that holds no integer is refused before anything runs, and the model hears why.
+    with StandIn() as srv:
+        srv.push(ok(_with_distribution({"kind": "randint", "low": 0.2, "high": 0.8})),
+                 ok(_with_distribution({"kind": "randint", "low": -8, "high": 8})))
+        item = chain(Item(raw=add_record()), config(srv, tmp_path, schema_retries=1))
+        asks = srv.chat_requests()
+    told = asks[1].body["messages"][-1]["content"] if len(asks) > 1 else ""
+    assert "case 'single', input 'b' (float32)" in told and "holds none" in told, told
+    assert item.alive, item.rejection
+    assert item.validation is not None and item.validation.passed
+    assert item.task.cases[4].distributions["b"].kind == "randint"
