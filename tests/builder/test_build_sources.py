@@ -137,17 +137,18 @@ def test_github_build_end_to_end(tmp_path: Path, capsys) -> None:
         # A rebuild (fresh output folder, same caches) asks GitHub and the LLM nothing.
         assert run_build(tmp_path, gh, llm, names, tmp_path / "again") == 0
         assert len(llm.chat_requests()) == first_llm
-        # Finished repositories are not asked again; the two refused ones are re-checked with a
+        # Finished repositories are not asked again; the refused one is re-checked with a
         # conditional request (a licence can change), answered 304 (free of rate limit).
         again = [(r.path, r.status, r.conditional) for r in gh.log[first_gh:]]
         assert all(status == 304 and cond for _, status, cond in again), again
-        assert sorted(p for p, _, _ in again) == ["/repos/copyleft/kernels", "/repos/nolicense/kernels"]
+        # (`nolicense` is not refused whole: GitHub names no licence, so its files are read.)
+        assert sorted(p for p, _, _ in again) == ["/repos/copyleft/kernels"]
     capsys.readouterr()
 
     manifest = json.loads((out / "manifest.json").read_text())
     stages = {s["name"]: s for s in manifest["stages"]}
     gather = stages["gather"]["rejected"]
-    for reason in ("license_copyleft", "license_none", "file_too_large", "binary_file",
+    for reason in ("license_copyleft", "license_unknown", "file_too_large", "binary_file",
                    "not_utf8", "symlink"):
         assert gather.get(reason, 0) >= 1, (reason, gather)
     rejections = [json.loads(line) for line in (out / "rejections.jsonl").read_text().splitlines()]
