@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from schemas import Program, Task, ValidationResult
 from ..item import Item, Synthesis
 from ..stages.specify import SYSTEM_PROMPT, Specification, SpecifyError, chat
 from . import answers
+from .context import ContextOptions, kernel_context
 from .fidelity import kernel_kept
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
@@ -63,30 +64,36 @@ def untrusted(text: str) -> str:
     return text.replace("END UNTRUSTED", "END_UNTRUSTED_")
 
 
-def code_context(item: Item, limit: int = MAX_CONTEXT_CHARS) -> tuple[str, str]:
-    """(the code shown to the LLM, a note about what it holds): the record's text, then the
-    local headers it includes, each labelled with its path, within `limit` characters."""
+def code_context(item: Item, limit: int = MAX_CONTEXT_CHARS,
+                 options: ContextOptions | None = None) -> tuple[str, str]:
+    """(the code shown to the LLM, a note about what it holds): the focus kernel's excerpt of
+    the record's text (`context.kernel_context`: the kernel, what it uses, its short launchers;
+    the whole file when it is small or has one kernel), then the local headers it includes,
+    large ones excerpted the same way, each labelled with its path, within `limit` characters."""
     raw = item.raw
-    parts = [f"// ===== file: {raw.provenance.path or raw.id} =====\n{raw.text}"]
+    ctx = kernel_context(raw.text, raw.focus, raw.files, path=raw.provenance.path or raw.id,
+                         options=options)
+    parts = [f"// ===== file: {ctx.main.path} =====\n{ctx.main.text}"]
     used = len(parts[0])
     shown, skipped = [], []
-    for path, text in sorted(raw.files.items()):
-        block = f"// ===== local header: {path} =====\n{text}"
+    for h in ctx.headers:
+        cut = "" if h.whole else " (excerpt)"
+        block = f"// ===== local header: {h.path}{cut} =====\n{h.text}"
         if used + len(block) > limit:
-            skipped.append(path)
+            skipped.append(h.path)
             continue
         parts.append(block)
         used += len(block)
-        shown.append(path)
-    note = ""
+        shown.append(h.path)
+    notes = [ctx.note(raw.focus)]
     if shown:
-        note = f"The code includes local headers, shown after the file: {', '.join(shown)}."
+        notes.append(f"The code includes local headers, shown after the file: {', '.join(shown)}.")
     if skipped:
-        note += f" Headers too large to show: {', '.join(skipped)}."
+        notes.append(f"Headers too large to show: {', '.join(skipped)}.")
     text = "\n\n".join(parts)
     if len(text) > limit:
         text = text[:limit] + "\n// ... (truncated)"
-    return untrusted(text), note
+    return untrusted(text), " ".join(n for n in notes if n)
 
 
 def _client(cfg: Any):
@@ -114,6 +121,8 @@ class _LLMSpecifier:
     llm: Any
     """`builder.llm.LLMConfig`."""
     min_kernel_kept: float = 0.9
+    context: ContextOptions = field(default_factory=ContextOptions)
+    """How much of a scraped file the prompt shows (`context.py`)."""
     _client: Any = field(default=None, repr=False, compare=False)
 
     name = "llm"
@@ -132,7 +141,7 @@ class _LLMSpecifier:
 
     def config(self) -> dict[str, Any]:
         return {"llm": self.llm.params(), "prompts": prompts_digest(),
-                "min_kernel_kept": self.min_kernel_kept}
+                "min_kernel_kept": self.min_kernel_kept, "context": asdict(self.context)}
 
     def _synthesis(self) -> Synthesis:
         return Synthesis(specifier=self.name, model=self.llm.model, prompt_version=PROMPT_VERSION)
@@ -158,14 +167,14 @@ class KernelSpecifier(_LLMSpecifier):
     """CUDA code without a task -> task, cases, NumPy reference and program (see module doc)."""
 
     name = "llm_kernel"
-    version = 1
+    version = 2  # 2: the prompt holds the focus kernel's excerpt, not the whole file
 
     def applies(self, item: Item) -> bool:
         raw = item.raw
         return raw.task is None and raw.module is None and bool(raw.text.strip())
 
     def messages(self, item: Item) -> list[dict[str, str]]:
-        code, note = code_context(item)
+        code, note = code_context(item, options=self.context)
         focus = item.raw.focus
         user = fill(prompt("kernel"), RECORD_ID=item.id, CODE=code, FILES_NOTE=note,
                     FOCUS=focus if focus else "(every __global__ function of the code)")
@@ -216,7 +225,7 @@ class ModuleSpecifier(_LLMSpecifier):
     description and program from the LLM (see module doc)."""
 
     name = "llm_module"
-    version = 1
+    version = 2  # 2: the prompt holds the focus kernel's excerpt, not the whole file
 
     def applies(self, item: Item) -> bool:
         return item.raw.task is None and item.raw.module is not None
@@ -225,7 +234,7 @@ class ModuleSpecifier(_LLMSpecifier):
         raw = item.raw
         has_kernel = bool(raw.text.strip())
         if has_kernel:
-            code, note = code_context(item)
+            code, note = code_context(item, options=self.context)
             kernel_code = f"\nThe original CUDA implementation (a PyTorch extension):\n\nBEGIN UNTRUSTED\n{code}\nEND UNTRUSTED\n"
             kernel_note = ("An original CUDA implementation follows the module. " + note).strip()
             keep = (" copied verbatim from the original CUDA implementation (same names and "
