@@ -122,7 +122,7 @@ def card_yaml(records: list[DatasetRecord], manifest: BuildManifest) -> str:
                 "config_name": "default",
                 "data_files": [{"split": s, "path": f"data/{s}-*"} for s in splits],
             }
-        ],
+        ] if splits else None,
         dataset_info=info,
     )
     return data.to_yaml()
@@ -150,7 +150,9 @@ def card_markdown(
     lics = Counter(r.provenance.license for r in records)
     sources = Counter(r.provenance.source for r in records)
     env = manifest.environment
-    split_line = ", ".join(f"`{k}` {v}" for k, v in manifest.splits.items()) or "none"
+    # A split without records has no shard (an empty Parquet file does not load): say so.
+    split_line = ", ".join(f"`{k}` {v}" + (" (no shard written)" if not v else "")
+                           for k, v in manifest.splits.items()) or "none"
     body = [
         "# Validated CUDA kernels",
         "",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
@@ -16,6 +17,9 @@ from sources.licenses import parse_allowed
 from .config import BuildConfig, default_workers
 from .pipeline import BuildError, BuildResult, build
 from .pipeline import Progress as PipelineProgress
+
+EXIT_EMPTY = 3
+"""Exit status of a build that ran but kept no record (2: it could not start or stopped)."""
 
 
 class RichProgress(PipelineProgress):
@@ -258,6 +262,16 @@ def run(args: argparse.Namespace) -> int:
               f"rejected {total_in - kept}; dataset: {res.out}", markup=False, highlight=False)
     for note in res.notes:
         out.print(f"note: {note}", markup=False, highlight=False)
+    if kept == 0 and total_in > 0:
+        # An empty dataset is never a success: say why every record went.
+        reasons = Counter()
+        for st in m.stages:
+            for why, n in st.rejected.items():
+                reasons[f"{st.name}: {why}"] += n
+        listed = ", ".join(f"{why} {n}" for why, n in reasons.most_common())
+        err.print(f"error: the build kept no record of {total_in} ({listed}); see "
+                  f"{res.out / 'rejections.jsonl'}", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_EMPTY
     return 0
 
 

@@ -12,6 +12,7 @@ import json
 import shutil
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
@@ -24,6 +25,7 @@ from .card import card_markdown
 from .config import BuildConfig
 from .environment import environment
 from .executors import ExecutorError, StageResources, make_executor, probe_address
+from .failfast import FailFast
 from .item import Envelope, Item
 from .records import make_record
 from .report import FUNNEL_PNG, REPORT_MD, plot_funnel, report_markdown
@@ -272,7 +274,8 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
         gpu = 1.0 if backend.name == "cuda" else 0.0
         resources = {"validate": StageResources(num_cpus=1.0, num_gpus=gpu)}
         t0 = time.perf_counter()
-        envs = _run(executor, chain, envs, cache, resources, progress, "validate")
+        envs = _run(executor, chain, envs, cache, resources, progress, "validate",
+                    watch=FailFast(BuildError))
         phases["chain"] = time.perf_counter() - t0
         stats.count_events(envs, [s.name for s in chain])
     finally:
@@ -458,7 +461,10 @@ def synthesis_summary(items: list[Item], records: list[DatasetRecord]) -> dict[s
 
 
 def _run(executor, stages: list[Stage], envs: list[Envelope], cache: StageCache,
-         resources: dict[str, StageResources], progress: Progress, phase: str) -> list[Envelope]:
+         resources: dict[str, StageResources], progress: Progress, phase: str,
+         watch: Callable[[Envelope], None] | None = None) -> list[Envelope]:
+    """Run `stages` over the live envelopes; `watch` sees each one as it finishes and may stop
+    the build by raising."""
     alive = [e for e in envs if e.item.alive]
     dead = [e for e in envs if not e.item.alive]
     progress.phase(phase, len(alive))
@@ -466,6 +472,8 @@ def _run(executor, stages: list[Stage], envs: list[Envelope], cache: StageCache,
     for env in executor.run(stages, alive, cache, resources):
         done.append(env)
         progress.advance(phase)
+        if watch is not None:
+            watch(env)
     progress.done(phase)
     if len(done) != len(alive):
         missing = {e.item.id for e in alive} - {e.item.id for e in done}

@@ -1,7 +1,9 @@
 """Parquet shards in the Hugging Face Hub's layout: `data/<split>-0000i-of-0000N.parquet`.
 
 Rows are `schemas.record_to_row`, sorted by id, under one explicit Arrow schema so every
-shard (and an empty split) has the same columns. Each shard is written to a temporary file
+shard has the same columns. A split with no records gets no shard: `datasets` cannot load a
+shard without rows ("BatchSize must be greater than 0"), so whatever is written loads, and the
+card and manifest list only the splits that exist. Each shard is written to a temporary file
 and renamed into place; shards of a previous build that the new one does not produce are
 removed afterwards, so the folder never mixes two builds' layouts for long.
 """
@@ -67,15 +69,14 @@ def table_bytes(rows: list[dict]) -> bytes:
 
 
 def write_shards(out: Path, records: Iterable[DatasetRecord], *, shard_records: int = 5000) -> list[ShardInfo]:
-    """Write every split that has records (and `train` even when empty, so the folder always
-    loads); returns the shards written."""
+    """Write every split that has records; returns the shards written (none for no records)."""
     by_split: dict[str, list[DatasetRecord]] = {s: [] for s in SPLITS}
     for rec in records:
         by_split[rec.split].append(rec)
     shards: list[ShardInfo] = []
     for split in SPLITS:
         recs = sorted(by_split[split], key=lambda r: r.id)
-        if not recs and split != "train":
+        if not recs:
             continue
         count = max(1, math.ceil(len(recs) / shard_records))
         for i in range(count):

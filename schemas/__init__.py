@@ -19,6 +19,7 @@ from .tensor import FLOAT_DTYPES, DType, InputCase, TensorSpec, Tolerance, Value
 from .validation import (
     CaseResult,
     CompileInfo,
+    ErrorOrigin,
     KernelResources,
     OutputCheck,
     Status,
@@ -32,5 +33,6 @@ __all__ = [
     "ValidationSummary", "CUDA_MASK_KINDS", "SPAN_KINDS", "Span", "SpanKind", "CASES_PER_TASK",
     "Reference", "Task", "FLOAT_DTYPES", "DType", "InputCase", "TensorSpec", "Tolerance",
     "ValueDistribution", "CaseResult", "CompileInfo", "KernelResources", "OutputCheck", "Status",
+    "ErrorOrigin",
     "ValidationResult", "worst_status", "record_to_row", "row_to_record", "row_spans",
 ]

@@ -20,17 +20,36 @@ class Status(StrEnum):
     """Cannot be judged on this backend (a GPU-only feature, or no GPU answered): skipped."""
     REJECTED = "rejected"
     """Caught cheating or breaking the rules (anti-cheat checks, forbidden file access)."""
+    ERROR = "error"
+    """No verdict on the program: the check itself could not be carried out (see
+    `ValidationResult.error_origin`). Never counted as a failure, a reward of 0 or a lower
+    pass@k: builds retry it, evaluations leave it out and report it, the service answers it as
+    an error."""
+
+
+class ErrorOrigin(StrEnum):
+    """Whose failure an `error` result is."""
+
+    VALIDATOR = "validator"
+    """Our machinery: the reference or benchmark harness could not start or crashed in our
+    code, the sandbox could not be set up, a worker died. Transient or environmental: retry."""
+    TASK = "task"
+    """The task's own reference (NumPy, torch, a benchmark's gen.py/compare.py) failed, timed
+    out or returned malformed outputs: the task is broken, not the program."""
 
 
 # Worst first: the overall verdict of several cases is the worst of theirs.
 STATUS_SEVERITY: dict[Status, int] = {
     Status.PASSED: 0,
     Status.NEEDS_GPU: 1,
-    Status.FAILED: 2,
-    Status.TIMEOUT: 3,
-    Status.RUNTIME_ERROR: 4,
-    Status.REJECTED: 5,
-    Status.COMPILE_ERROR: 6,
+    # Below every verdict on the program: a case that ran and failed says more than one that
+    # could not be checked, but an unchecked case is never a pass.
+    Status.ERROR: 2,
+    Status.FAILED: 3,
+    Status.TIMEOUT: 4,
+    Status.RUNTIME_ERROR: 5,
+    Status.REJECTED: 6,
+    Status.COMPILE_ERROR: 7,
 }
 
 
@@ -84,6 +103,8 @@ class CaseResult(Contract):
     """Thread schedules the case ran under (CPU backend), e.g. `forward`, `reverse`."""
     stdout_tail: str = ""
     stderr_tail: str = ""
+    error_origin: ErrorOrigin | None = None
+    """Set for an `error` case: whose failure it was."""
     seed: int | None = None
     """The seed the case's inputs were drawn from (for a fresh case, drawn at validation time)."""
     fresh: bool = False
@@ -117,6 +138,8 @@ class ValidationResult(Contract):
     notes: list[str] = Field(default_factory=list)
     """Checks that did not run as planned, e.g. a slower checking build that hit a time limit
     and whose run was replaced by the plain build's."""
+    error_origin: ErrorOrigin | None = None
+    """Set for an `error` result: `validator` (ours: retry) or `task` (its reference failed)."""
 
     @property
     def passed(self) -> bool:

@@ -24,6 +24,11 @@ Order of decisions:
    kernels"; `ValidationResult.kernel_check` says what was done);
 5. the overall status is the worst case status (`schemas.worst_status`).
 
+`error` is no verdict: our own machinery failed (the sandbox or a reference harness could not
+start: `ErrorOrigin.VALIDATOR`), or the task's reference did (`ErrorOrigin.TASK`). It ranks
+below every verdict on the program (a case that ran and failed still fails the program) and
+above `passed` (an unchecked case is no pass); `ValidationResult.error_origin` says whose.
+
 Before any of this, `validators.caps` refuses a task whose sizes are negative or too large
 (CapExceeded, nothing allocated) and a program too large to analyse (`rejected`). Every run
 gets its own workspace (`validators.sandbox.workspace`: a size- and inode-limited tmpfs) with
@@ -42,6 +47,7 @@ import numpy as np
 from schemas import (
     CaseResult,
     CompileInfo,
+    ErrorOrigin,
     InputCase,
     OutputCheck,
     Program,
@@ -162,7 +168,8 @@ class Engine:
             try:
                 exe = self.backend.build(program, task.defines_for(task.cases[0]))
             except SandboxError as exc:
-                return self._finish(result, Status.COMPILE_ERROR, started,
+                result.error_origin = ErrorOrigin.VALIDATOR
+                return self._finish(result, Status.ERROR, started,
                                     reason=f"could not build: {exc}")
             result.compile = exe.compile
             if exe.needs_gpu:
@@ -201,6 +208,11 @@ class Engine:
         status = worst_status([c.status for c in result.cases])
         worst = next((c for c in result.cases if c.status == status), None)
         reason = f"case {worst.case}: {worst.reason}" if worst and status != Status.PASSED else ""
+        if status == Status.ERROR:
+            # Ours outranks the task's: a validator failure may hide what the task would do.
+            origins = {c.error_origin for c in result.cases if c.status == Status.ERROR}
+            result.error_origin = (ErrorOrigin.VALIDATOR if ErrorOrigin.VALIDATOR in origins
+                                   or None in origins else ErrorOrigin.TASK)
         return self._finish(result, status, started, reason=reason)
 
     def _kernel_check_plan(self, features: list[str]) -> str:
@@ -235,9 +247,8 @@ class Engine:
             try:
                 inputs, _, _ = self.references.case_data(task, case)  # type: ignore[union-attr]
             except (ReferenceError, SandboxError) as exc:
-                return CaseResult(case=case.name, status=Status.FAILED,
-                                  reason=f"no reference inputs: {exc}",
-                                  seconds=time.monotonic() - t0)
+                return _error_case(case.name, f"no reference inputs: {exc}", exc,
+                                   time.monotonic() - t0)
         else:
             inputs = materialize(task, case)
         defines = task.defines_for(case)
@@ -251,9 +262,9 @@ class Engine:
         for variant in variants:
             try:
                 exe = self.backend.build(program, defines, variant=variant)
-            except SandboxError as exc:  # not cached; the program may have asked for it (-I)
-                return CaseResult(case=case.name, status=Status.COMPILE_ERROR,
-                                  reason=f"could not build: {exc}", seconds=time.monotonic() - t0)
+            except SandboxError as exc:  # the build's sandbox could not be set up: ours
+                return _error_case(case.name, f"could not build: {exc}", exc,
+                                   time.monotonic() - t0)
             if result.compile is None or (not defines and variant == variants[0]):
                 result.compile = exe.compile
             planned = self.backend.schedules_for(variant, variants, schedules)
@@ -309,6 +320,9 @@ class Engine:
             result.kernel_check = note or f"outputs depend on the kernels (case {case.name})"
             if note.startswith("outputs do not depend"):
                 judged.status, judged.reason = Status.REJECTED, note
+            elif note.startswith(NO_KERNEL_CHECK):  # a pass without its check is no pass
+                judged.status, judged.reason = Status.ERROR, note
+                judged.error_origin = ErrorOrigin.VALIDATOR
             judged.seconds = time.monotonic() - t0
         return judged
 
@@ -357,6 +371,8 @@ class Engine:
                 return (f"outputs do not depend on the kernels: output {name} was uploaded to the "
                         f"device whole before any kernel ran (computed on the host; a kernel "
                         f"only copied it)")
+        if run.status == Status.ERROR:
+            return f"{NO_KERNEL_CHECK}{run.reason}"
         if run.status is not None or len(run.arrays) < len(task.outputs):
             return ""  # it crashed or wrote nothing usable without its kernels: they matter
         try:
@@ -400,9 +416,9 @@ class Engine:
             try:
                 outcome = run_sandboxed(argv, work, limits=limits, env=env, preload=preload,
                                         protect=sorted(protect))
-            except SandboxError as exc:
+            except SandboxError as exc:  # set-up failed before the program started: ours
                 return _Run(variant, schedule, RunOutcome(exit_code=None, stderr=str(exc)),
-                            Status.RUNTIME_ERROR, f"could not run: {exc}")
+                            Status.ERROR, f"could not run: {exc}")
             outcome.schedule = schedule
             run = _Run(variant, schedule, outcome)
             entries = anticheat.read_access_log(work) if self._shim is not None else None
@@ -469,11 +485,14 @@ class Engine:
             return CaseResult(**base, **{**tails, "exit_code": r.outcome.exit_code,
                                          "stdout_tail": _tail(r.outcome.stdout),
                                          "stderr_tail": _tail(r.outcome.stderr)},
-                              status=r.status, reason=r.reason + where)
+                              status=r.status, reason=r.reason + where,
+                              error_origin=(ErrorOrigin.VALIDATOR if r.status == Status.ERROR
+                                            else None))
         try:
             refs, _ = self.references.outputs(task, case, inputs)  # type: ignore[union-attr]
         except (ReferenceError, SandboxError) as exc:
-            return CaseResult(**base, **tails, status=Status.FAILED,
+            return CaseResult(**base, **tails, status=Status.ERROR,
+                              error_origin=_origin_of(exc),
                               reason=f"no reference outputs: {exc}")
         # Results must agree across schedules/variants: a difference is a race.
         first = runs[0]
@@ -506,6 +525,7 @@ class Engine:
         return CaseResult(**base, **tails, outputs=checks, status=Status.PASSED)
 
 
+NO_KERNEL_CHECK = "the kernel-dependence run could not be carried out: "
 UPLOAD_LOG = anticheat.UPLOAD_LOG
 POISON_LOG = anticheat.POISON_LOG
 POISON_BYTES = (0xA5, 0x5A)
@@ -584,6 +604,17 @@ def with_fresh_case(task: Task, seed: int | None = None) -> tuple[list[InputCase
             fresh = case.model_copy(update={"seed": new_seed, "name": f"{case.name}+fresh"})
             return [*task.cases[:i], fresh, *task.cases[i + 1:]], fresh
     return list(task.cases), None
+
+
+def _origin_of(exc: BaseException) -> ErrorOrigin:
+    """A reference that ran and failed is the task's fault; a sandbox or harness that could not
+    start is ours."""
+    return ErrorOrigin.VALIDATOR if isinstance(exc, SandboxError) else ErrorOrigin.TASK
+
+
+def _error_case(case: str, reason: str, exc: BaseException, seconds: float) -> CaseResult:
+    return CaseResult(case=case, status=Status.ERROR, error_origin=_origin_of(exc),
+                      reason=reason, seconds=seconds)
 
 
 def _severity(status: Status | None) -> int:

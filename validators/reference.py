@@ -34,7 +34,6 @@ import io
 import json
 import os
 import shutil
-import sys
 import tempfile
 from functools import cache
 from importlib import metadata
@@ -47,7 +46,16 @@ from schemas import InputCase, Task, TensorSpec
 from .build_cache import BuildCache, cache_root
 from .cases import arrays_digest, drawn_by_reference, little_endian, materialize, write_arrays
 from .compare import read_no_follow
-from .sandbox import Limits, python_prefixes, run_sandboxed, workspace
+from .sandbox import (
+    READY_LINE,
+    Limits,
+    harness_failure,
+    harness_reached,
+    python_executable,
+    python_prefixes,
+    run_sandboxed,
+    workspace,
+)
 from .torch_module import COMMON, GUARD, TORCH_ENV, substitute_constants
 
 HARNESS_VERSION = 1
@@ -63,6 +71,7 @@ for t in spec["inputs"]:
     a = np.fromfile("data/%s.bin" % t["name"], dtype=np.dtype(t["dtype"]).newbyteorder("<"))
     inputs[t["name"]] = a.reshape(t["shape"])
 namespace = {"__name__": "reference"}
+''' + READY_LINE + r'''
 try:
     exec(compile(open("reference.py").read(), "reference.py", "exec"), namespace)
     fn = namespace.get(spec["entrypoint"])
@@ -166,6 +175,7 @@ def run():
         outs[t["name"]] = to_numpy(r, t["dtype"], "output %r" % t["name"])
     return outs, drawn
 
+''' + READY_LINE + r'''
 try:
     outs, drawn = run()
 except BaseException as exc:
@@ -381,7 +391,7 @@ class ReferenceRunner:
             (work / "ref.json").write_text(json.dumps(_spec_json(task, case)))
             env = {"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1",
                    "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-            out = run_sandboxed([sys.executable, "-I", "-c", HARNESS], work, limits=self.limits,
+            out = run_sandboxed([python_executable(), "-I", "-c", HARNESS], work, limits=self.limits,
                                 env=env, expose=python_prefixes())
             self._raise_for(out, task, case, inputs)
             result: dict[str, np.ndarray] = {}
@@ -413,7 +423,7 @@ class ReferenceRunner:
             write_arrays(given, work)
             (work / "module.py").write_text(code)
             (work / "ref.json").write_text(json.dumps(spec))
-            out = run_sandboxed([sys.executable, "-I", "-c", TORCH_HARNESS], work,
+            out = run_sandboxed([python_executable(), "-I", "-c", TORCH_HARNESS], work,
                                 limits=self.limits, env=TORCH_ENV, expose=python_prefixes())
             self._raise_for(out, task, case, given)
             drawn = {}
@@ -427,6 +437,11 @@ class ReferenceRunner:
             return outs, drawn
 
     def _raise_for(self, out, task: Task, case: InputCase, inputs: dict[str, np.ndarray]) -> None:
+        """ReferenceError for a reference that failed; HarnessError (the validator's failure)
+        for a harness that never reached the reference's code."""
+        failed = out.timed_out or out.limit_hit or out.exit_code != 0
+        if failed and not harness_reached(out.stderr):
+            raise harness_failure("reference", out.stderr, out.exit_code)
         if out.timed_out:
             raise ReferenceError(f"reference timed out after {out.seconds:.1f}s")
         if out.limit_hit:

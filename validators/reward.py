@@ -9,9 +9,11 @@ message lists `[{"role": "assistant", "content": ...}]` (conversational ones). R
 per completion: `alpha * correct + beta * compiled` as the service computes it (the weights are
 the server's unless given here).
 
-A service that cannot be reached after the client's retries raises by default: a silent zero
-would teach the policy that every program is wrong. With `on_error="none"` the affected
-completions get `None`, which TRL turns into NaN and leaves out of the advantage.
+A service that cannot be reached after the client's retries, or a completion the service could
+not judge (reward `null`: status `error`, `service_timeout`, `service_error`), raises by
+default: a silent zero would teach the policy that every program is wrong. With
+`on_error="none"` the affected completions get `None`, which TRL turns into NaN and leaves out
+of the advantage.
 """
 
 from __future__ import annotations
@@ -88,8 +90,13 @@ class ServiceReward:
                     statuses[i] = f"service error: {exc}"
                 continue
             for i, item in zip(where, answer["results"], strict=True):
-                rewards[i] = float(item["reward"])
                 statuses[i] = item["status"]
+                if item.get("reward") is None:
+                    if self.on_error == "raise":
+                        raise ServiceError(f"task {task_id}: completion {i} was not judged "
+                                           f"({item['status']}: {item.get('reason', '')})")
+                    continue
+                rewards[i] = float(item["reward"])
         log_extra, log_metric = kwargs.get("log_extra"), kwargs.get("log_metric")
         if callable(log_extra):
             log_extra("validation", statuses)

@@ -114,6 +114,31 @@ class SandboxError(RuntimeError):
     """The sandbox itself could not be set up (not the program's fault); the message says why."""
 
 
+class HarnessError(SandboxError):
+    """Our harness around untrusted Python (a reference, a benchmark's gen.py or compare.py)
+    failed before it reached that code: the interpreter could not start in the sandbox, NumPy
+    did not import, the harness itself crashed. The validator's failure, never the code's."""
+
+
+HARNESS_READY = "CKD-HARNESS-READY"
+"""Written to stderr by our harnesses just before they hand over to untrusted code: a failed
+run whose stderr lacks it never reached that code (`harness_reached`)."""
+READY_LINE = f"import sys as _s; _s.stderr.write({HARNESS_READY!r} + '\\n'); _s.stderr.flush()"
+"""The Python statement that writes the marker (put it last before the untrusted code runs)."""
+
+
+def harness_reached(stderr: str) -> bool:
+    """Whether a harness got as far as running the untrusted code (see `HARNESS_READY`)."""
+    return any(line.strip() == HARNESS_READY for line in stderr.splitlines())
+
+
+def harness_failure(what: str, stderr: str, exit_code: int | None) -> HarnessError:
+    """The error for a harness run that failed before reaching the code it runs."""
+    lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
+    why = lines[-1][:300] if lines else f"exit code {exit_code}"
+    return HarnessError(f"{what} harness could not start: {why}")
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resource limits of one sandboxed run. `None` means unlimited."""
@@ -159,10 +184,21 @@ class Limits:
 
 
 def python_prefixes() -> list[Path]:
-    """Directories a Python process (e.g. a NumPy reference) needs readable in the sandbox."""
+    """Directories a Python process (e.g. a NumPy reference) needs readable in the sandbox,
+    resolved: the sandbox binds real paths only, so a virtual environment reached through a
+    link (`.venv -> /elsewhere/venv`) is exposed where it really lives."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sysconfig.get_paths()["purelib"],
              sysconfig.get_paths()["platlib"], str(Path(sys.executable).resolve().parent.parent)}
-    return sorted({Path(p) for p in paths if p and Path(p).exists()})
+    return sorted({Path(p).resolve() for p in paths if p and Path(p).exists()})
+
+
+def python_executable() -> str:
+    """This interpreter as the sandbox can start it: its folder resolved (a linked `.venv`
+    does not exist in the sandbox's view), its own name kept, because a venv's `bin/python` is
+    itself a link and Python finds its `pyvenv.cfg` (so its site-packages) next to the name it
+    was started by, not next to the link's target."""
+    exe = Path(sys.executable)
+    return str(exe.parent.resolve() / exe.name)
 
 
 def scrubbed_env(extra: dict[str, str] | None = None, home: str = "/nonexistent") -> dict[str, str]:

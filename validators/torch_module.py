@@ -17,13 +17,22 @@ from __future__ import annotations
 
 import ast
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .compare import read_no_follow
-from .sandbox import GIB, Limits, python_prefixes, run_sandboxed, workspace
+from .sandbox import (
+    GIB,
+    READY_LINE,
+    Limits,
+    harness_failure,
+    harness_reached,
+    python_executable,
+    python_prefixes,
+    run_sandboxed,
+    workspace,
+)
 
 REQUIRED_NAMES = ("get_inputs", "get_init_inputs")
 
@@ -242,6 +251,7 @@ DESCRIBE_HARNESS = COMMON + GUARD + r'''
 import contextlib, inspect, json, os, sys, traceback
 spec = json.load(open("describe.json"))
 _ckd_install_guard(spec["prefixes"])
+''' + READY_LINE + r'''
 
 def jsonable(v):
     if v is None or isinstance(v, (bool, int, float, str)):
@@ -425,7 +435,7 @@ def describe_many(code: str, variants: list[dict[str, int]], *, entrypoint: str 
         (work / "describe.json").write_text(json.dumps({
             "entrypoint": entrypoint, "seed": seed, "device": device,
             "variants": [dict(s) for s in variants], "prefixes": prefixes}))
-        out = run_sandboxed([sys.executable, "-I", "-c", DESCRIBE_HARNESS], work,
+        out = run_sandboxed([python_executable(), "-I", "-c", DESCRIBE_HARNESS], work,
                             limits=limits or DESCRIBE_LIMITS, env=TORCH_ENV,
                             expose=python_prefixes())
         try:
@@ -436,6 +446,8 @@ def describe_many(code: str, variants: list[dict[str, int]], *, entrypoint: str 
             found = []
     results = [_from_json(dict(s), device, r) for s, r in zip(variants, found, strict=False)
                if isinstance(r, dict)]
+    if len(results) < len(variants) and not harness_reached(out.stderr):
+        raise harness_failure("module describe", out.stderr, out.exit_code)
     if len(results) < len(variants):
         kind, why = _run_failure(out)
         results += [ModuleDescription(sizes=dict(s), device=device, reason=why, kind=kind)

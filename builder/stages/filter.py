@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from schemas import CASES_PER_TASK, Status
+from schemas import CASES_PER_TASK, ErrorOrigin, Status
 
 from ..item import Item
 from ..records import make_record
@@ -44,6 +44,11 @@ class Filter(Stage):
         v = item.validation
         if v is None:
             return item.reject(self.name, "not_validated")
+        if v.status == Status.ERROR:
+            # No verdict on the program, counted apart from every verdict: ours is retried by
+            # a resumed build; the task's (its reference failed) marks a broken task.
+            why = "task_error" if v.error_origin == ErrorOrigin.TASK else "validator_error"
+            return item.reject(self.name, why, v.reason[:500])
         if v.status != Status.PASSED:
             return item.reject(self.name, f"validation_{v.status.value}", v.reason[:500])
         passed = [c for c in v.cases if c.status == Status.PASSED]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from schemas import Status
+from schemas import ErrorOrigin, Status, ValidationResult
 
 from ..fingerprint import code_fingerprint, toolchain_fingerprint
 from ..item import Item
@@ -45,9 +45,10 @@ class Validate(Stage):
         return cfg
 
     def keep(self, result: Item) -> bool:
-        # A timeout may be the machine's load, not the program: a resumed build retries it.
+        # A timeout may be the machine's load, not the program, and an error of the validator's
+        # own machinery is no verdict at all: a resumed build retries both.
         v = result.validation
-        return v is None or v.status != Status.TIMEOUT
+        return v is None or not (v.status == Status.TIMEOUT or is_validator_error(v))
 
     def process(self, item: Item) -> Item:
         from validators.caps import CapExceeded
@@ -76,6 +77,11 @@ class Validate(Stage):
             item.validation = check(item.task, program, backend=self.backend, thorough=self.thorough,
                                     fresh_seed=seed)
         return item
+
+
+def is_validator_error(v: ValidationResult | None) -> bool:
+    """An `error` result whose cause is ours (or of unknown origin): retried, never a verdict."""
+    return v is not None and v.status == Status.ERROR and v.error_origin != ErrorOrigin.TASK
 
 
 def fresh_seed(key: bytes, task_json: str) -> int:

@@ -1,5 +1,10 @@
-"""summary.json (exactly `n_tasks`, `n_samples`, `compile_pass_at_k`, `function_pass_at_k`,
-`avg_tokens`, `backend`) and summary.md (the paper's table, then one row per task)."""
+"""summary.json (exactly `n_tasks`, `n_samples`, `n_errors`, `compile_pass_at_k`,
+`function_pass_at_k`, `avg_tokens`, `backend`) and summary.md (the paper's table, then one row
+per task).
+
+`n_samples` counts the judged samples, the ones pass@k is computed from; `n_errors` the samples
+with no verdict (`error`: our machinery or the task's reference failed), which are left out of
+pass@k rather than counted as wrong. A task with no judged sample is left out of the mean."""
 
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ class TaskStats:
     compiled: int = 0
     passed: int = 0
     needs_gpu: int = 0
+    errors: int = 0
+    """Samples with no verdict (status `error`): not in `samples`, not in pass@k."""
     tokens: int = 0
     statuses: Counter = field(default_factory=Counter)
 
@@ -35,12 +42,15 @@ def summarise(tasks: list[EvalTask], records: list[dict[str, Any]], n: int, ks: 
         s = stats.get(task)
         if s is None:
             continue
+        s.statuses[r["status"]] += 1
+        if r["status"] == "error":
+            s.errors += 1
+            continue
         s.samples += 1
         s.compiled += bool(r["compiled"])
         s.passed += bool(r["passed"])
         s.needs_gpu += r["status"] == "needs_gpu"
         s.tokens += int(r.get("tokens") or 0)
-        s.statuses[r["status"]] += 1
     per_task = list(stats.values())
     judged = [s for s in per_task if s.samples]
     usable_ks = [k for k in ks if all(k <= s.samples for s in judged)]
@@ -48,6 +58,7 @@ def summarise(tasks: list[EvalTask], records: list[dict[str, Any]], n: int, ks: 
     summary = {
         "n_tasks": len(per_task),
         "n_samples": n_samples,
+        "n_errors": sum(s.errors for s in per_task),
         "compile_pass_at_k": mean_pass_at_k([(s.samples, s.compiled) for s in judged], usable_ks),
         "function_pass_at_k": mean_pass_at_k([(s.samples, s.passed) for s in judged], usable_ks),
         "avg_tokens": sum(s.tokens for s in per_task) / n_samples if n_samples else 0.0,
@@ -76,6 +87,7 @@ def _line(cells: list[str]) -> str:
 
 def markdown(summary: dict[str, Any], per_task: list[TaskStats], label: str) -> str:
     needs_gpu = sum(s.needs_gpu for s in per_task)
+    errors = sum(s.errors for s in per_task)
     lines = [f"# Evaluation: {label}", "",
              f"{summary['n_tasks']} tasks, {summary['n_samples']} samples, backend "
              f"`{summary['backend']}`. Pass@k in percent (unbiased estimator, Chen et al. 2021).",
@@ -83,15 +95,21 @@ def markdown(summary: dict[str, Any], per_task: list[TaskStats], label: str) -> 
     if needs_gpu:
         lines += [f"{needs_gpu} samples are `needs_gpu` (not judgeable on this backend): counted "
                   "as neither compiled nor passed.", ""]
+    if errors:
+        unjudged = [s.task for s in per_task if s.errors and not s.samples]
+        lines += [f"{errors} samples are `error` (the validator or the task's reference failed: "
+                  "no verdict on the program): left out of pass@k, validated again on resume."
+                  + (f" Tasks with no judged sample, left out of the mean: "
+                     f"{', '.join(unjudged)}." if unjudged else ""), ""]
     lines += ["## Per task", "",
-              _line(["task", "samples", "compiled", "passed", "needs_gpu", "avg tokens",
-                     "statuses"]),
-              _line(["---"] * 7)]
+              _line(["task", "samples", "compiled", "passed", "needs_gpu", "errors",
+                     "avg tokens", "statuses"]),
+              _line(["---"] * 8)]
     for s in per_task:
         avg = s.tokens / s.samples if s.samples else 0.0
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(s.statuses.items()))
         lines.append(_line([s.task, str(s.samples), str(s.compiled), str(s.passed),
-                            str(s.needs_gpu), f"{avg:.1f}", statuses]))
+                            str(s.needs_gpu), str(s.errors), f"{avg:.1f}", statuses]))
     return "\n".join(lines) + "\n"
 
 

@@ -2,7 +2,9 @@
 append each finished sample to `samples.jsonl` (flushed, so a crash loses at most the samples in
 flight), then summarise every sample of the benchmark's tasks.
 
-Resume is by (task, sample index): a line in `samples.jsonl` is never asked or validated again.
+Resume is by (task, sample index): a line in `samples.jsonl` is never asked or validated again,
+except an `error` line (no verdict: our machinery failed), whose completion is validated again
+(not sampled again) and whose new line replaces it.
 An out folder belongs to one configuration (model, benchmark, sampling options); reusing it with
 another mixes their samples. A last line cut by a crash is dropped on start.
 """
@@ -23,7 +25,7 @@ from .errors import EvalError
 from .extract import extract_program
 from .report import summarise, write_reports
 from .samplers import Completion, Sampler
-from .verdict import Verdict, validate
+from .verdict import ERROR, Verdict, error_verdict, validate
 
 SAMPLES = "samples.jsonl"
 
@@ -80,10 +82,13 @@ def run_eval(tasks: list[EvalTask], sampler: Sampler | None, opts: RunOptions) -
         raise EvalError("no model: give --base-url/--model, --model-path, or --reference-solutions")
     opts.out.mkdir(parents=True, exist_ok=True)
     path = opts.out / SAMPLES
-    done = {(r["task"], int(r["sample"])) for r in read_samples(path)}
+    previous = read_samples(path)
+    done = {(r["task"], int(r["sample"])) for r in previous if r.get("status") != ERROR}
+    # An error had no verdict: validate its completion again rather than ask the model again.
+    retry = {(r["task"], int(r["sample"])): r for r in previous if r.get("status") == ERROR}
     missing = [(t, i) for t in tasks for i in range(n) if (t.id, i) not in done]
     if missing:
-        _sample_and_validate(missing, sampler, opts, path)
+        _sample_and_validate(missing, sampler, opts, path, retry)
     records = read_samples(path)
     summary, per_task = summarise(tasks, records, n, opts.ks if not opts.reference else (1,),
                                   opts.backend)
@@ -92,23 +97,30 @@ def run_eval(tasks: list[EvalTask], sampler: Sampler | None, opts: RunOptions) -
 
 
 def _completions(missing: list[tuple[EvalTask, int]], sampler: Sampler | None,
-                 reference: bool):
+                 reference: bool, retry: dict[tuple[str, int], dict[str, Any]]):
     if reference:
         for t, i in missing:
             yield Completion(t.id, i, "", 0)
-    else:
+        return
+    again = [(t, i) for t, i in missing if (t.id, i) in retry]
+    for t, i in again:
+        r = retry[(t.id, i)]
+        yield Completion(t.id, i, r.get("completion") or "", int(r.get("tokens") or 0))
+    fresh = [(t, i) for t, i in missing if (t.id, i) not in retry]
+    if fresh:
         assert sampler is not None
-        yield from sampler.sample(missing)
+        yield from sampler.sample(fresh)
 
 
 def _sample_and_validate(missing: list[tuple[EvalTask, int]], sampler: Sampler | None,
-                         opts: RunOptions, path: Path) -> None:
+                         opts: RunOptions, path: Path,
+                         retry: dict[tuple[str, int], dict[str, Any]] | None = None) -> None:
     by_id = {t.id: t for t, _ in missing}
     results: queue.Queue[tuple[str, Any, Any]] = queue.Queue()
 
     def feed(pool: ProcessPoolExecutor) -> None:
         try:
-            for c in _completions(missing, sampler, opts.reference):
+            for c in _completions(missing, sampler, opts.reference, retry or {}):
                 task = by_id[c.task_id]
                 program = task.reference_program if opts.reference else extract_program(c.text)
                 fut = pool.submit(validate, task, program, opts.backend, opts.reference)
@@ -146,7 +158,9 @@ def _verdict_of(fut: Future) -> Verdict:
 
         if isinstance(exc, BackendUnavailable):
             raise EvalError(f"--backend: {exc}") from None
-        raise
+        # The validation itself crashed (a bug of ours, a worker killed): no verdict on the
+        # program. Recorded as an error, left out of pass@k and retried on resume.
+        return error_verdict(f"validation crashed: {type(exc).__name__}: {exc}"[:500])
 
 
 def _progress(total: int, enabled: bool):

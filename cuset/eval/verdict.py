@@ -4,7 +4,9 @@ Verdicts: `compiled` = a code block existed and the program built (status is nei
 `compile_error` nor `needs_gpu`); `passed` = status `passed`. A `needs_gpu` sample (the backend
 cannot judge it: a GPU-only feature on the cpu backend) gets neither compile nor function credit,
 so the figures are a lower bound, and the summary counts these samples separately so a reader
-sees how much went unjudged.
+sees how much went unjudged. An `error` sample (our machinery, or the task's reference, failed:
+no verdict on the program, including a validation that crashed its worker) is left out of
+pass@k, reported apart, and validated again on resume.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ NO_CODE_BLOCK = "no_code_block"
 EMPTY_CODE_BLOCK = "empty_code_block"
 
 
+ERROR = "error"
+
+
 @dataclass(frozen=True)
 class Verdict:
     status: str
@@ -24,8 +29,19 @@ class Verdict:
     compiled: bool
     passed: bool
 
+    @property
+    def error(self) -> bool:
+        """No verdict on the program (see the module docstring)."""
+        return self.status == ERROR
+
+
+def error_verdict(reason: str) -> Verdict:
+    return Verdict(ERROR, reason, False, False)
+
 
 def _verdict(status: str, reason: str) -> Verdict:
+    if status == ERROR:
+        return error_verdict(reason)
     return Verdict(status, reason, status not in ("compile_error", "needs_gpu"), status == "passed")
 
 

@@ -99,3 +99,25 @@ def test_funnel_plot(tmp_path):
     plot_funnel(manifest([], {"train": 4}), tmp_path / "funnel.png")
     data = (tmp_path / "funnel.png").read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+
+
+def test_an_empty_split_gets_no_shard_and_what_is_written_loads(tmp_path):
+    """A shard without rows does not load ("BatchSize must be greater than 0"): a split with
+    no record is left out, and the card says so."""
+    recs = [record("h/0", "test")]
+    shards = write_shards(tmp_path, recs)
+    assert [s.path for s in shards] == ["data/test-00000-of-00001.parquet"]
+    m = manifest(shards, {"train": 0, "test": 1})
+    text = card_markdown(recs, m, schedules=["forward"], variants=["plain"])
+    (tmp_path / "README.md").write_text(text)
+    meta = yaml.safe_load(text.split("---\n")[1])
+    assert [c["split"] for c in meta["configs"][0]["data_files"]] == ["test"]
+    assert "`train` 0 (no shard written)" in text
+    ds = datasets.load_dataset(str(tmp_path), cache_dir=str(tmp_path / ".hf"))
+    assert set(ds) == {"test"} and ds["test"]["id"] == ["h/0"]
+
+
+def test_no_record_writes_no_shard_and_removes_old_ones(tmp_path):
+    write_shards(tmp_path, [record("r/0")])
+    assert write_shards(tmp_path, []) == []
+    assert list((tmp_path / "data").glob("*.parquet")) == []

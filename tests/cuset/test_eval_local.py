@@ -52,7 +52,7 @@ def test_local_model_with_adapter_counts_and_resume(adapter_run, tmp_path, monke
                              ("dot_product", 1)]
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary) == {"n_tasks", "n_samples", "compile_pass_at_k", "function_pass_at_k",
-                            "avg_tokens", "backend"}
+                            "avg_tokens", "backend", "n_errors"}
     assert (summary["n_tasks"], summary["n_samples"], summary["backend"]) == (2, 4, "cpu")
     assert set(summary["compile_pass_at_k"]) == {"1", "2"}
     lines = (out / "samples.jsonl").read_text().splitlines()

@@ -88,7 +88,7 @@ def test_eval_against_the_standin_exact_pass_at_k_and_resume(tmp_path, capsys):
         assert {r.body["messages"][0]["role"] for r in srv.chat_requests()} == {"system"}
         summary = json.loads((out / "summary.json").read_text())
         assert set(summary) == {"n_tasks", "n_samples", "compile_pass_at_k",
-                                "function_pass_at_k", "avg_tokens", "backend"}
+                                "function_pass_at_k", "avg_tokens", "backend", "n_errors"}
         assert summary["n_tasks"] == 4 and summary["n_samples"] == 12
         assert summary["backend"] == "cpu"
         for key, want in EXPECTED.items():

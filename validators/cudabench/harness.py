@@ -2,8 +2,9 @@
 
 Order of decisions (statuses as in `validators.engine`):
 1. `gen.py` runs (or its cached result is used, see `scripts`); when it fails or is refused the
-   verdict is `failed` with reason `harness: gen.py failed: ...` (the benchmark's fault, not the
-   program's; a caller checking reference solutions sees it as a failure of the harness);
+   result is `error` (no verdict on the program) with reason `harness: gen.py failed: ...` and
+   `error_origin` `task` (the benchmark's script failed) or `validator` (our harness or sandbox
+   could not start it);
 2. static analysis: GPU-only features the backend cannot run -> `needs_gpu`; no kernel launch or
    a hard-coded table of results -> `rejected` once the program builds;
 3. build -> `compile_error` / `needs_gpu` (the backend names a GPU-only construct);
@@ -18,7 +19,9 @@ Order of decisions (statuses as in `validators.engine`):
    cannot forge a reference), except at a declared output's own path (`data/<output>.bin`),
    where the program's file is what compare.py must judge; then `compare.py` runs: the last
    non-empty line of its stdout `T` -> `passed`, `F` -> `failed`; a crash or anything else ->
-   `failed` with the reason (stricter than CUDABench, which fails only on an `F` anywhere).
+   `failed` with the reason (stricter than CUDABench, which fails only on an `F` anywhere),
+   except that compare.py never reached (the interpreter or the sandbox could not start) is
+   `error` (`validator`): the program was not judged.
 
 With `thorough=True` every build variant and thread schedule of the backend (cpu: an
 AddressSanitizer build, reversed thread order) is run and judged; the worst verdict wins.
@@ -32,7 +35,7 @@ import os
 import time
 from pathlib import Path
 
-from schemas import CaseResult, Program, Status, ValidationResult, worst_status
+from schemas import CaseResult, ErrorOrigin, Program, Status, ValidationResult, worst_status
 
 from .. import anticheat
 from ..backends import Backend, Executable
@@ -141,8 +144,8 @@ class _Checker:
             limits = self.limits.with_overrides(self.backend.sandbox_overrides(exe))
             try:
                 outcome = run_sandboxed(argv, work, limits=limits, env=env, preload=preload)
-            except SandboxError as exc:
-                return CaseResult(case=name, status=Status.RUNTIME_ERROR,
+            except SandboxError as exc:  # set-up failed before the program started: ours
+                return CaseResult(case=name, status=Status.ERROR, error_origin=ErrorOrigin.VALIDATOR,
                                   reason=f"could not run: {exc}", seconds=time.monotonic() - t0)
             tails = dict(exit_code=outcome.exit_code, stdout_tail=outcome.stdout[-TAIL:],
                          stderr_tail=outcome.stderr[-TAIL:], schedules=[schedule])
@@ -166,6 +169,9 @@ class _Checker:
             _copy(gen_dir, [h for h in hidden if h not in outputs], work)
             try:
                 cmp_out = run_script("compare.py", self.scale.compare_py, work)
+            except SandboxError as exc:  # compare.py never ran: the program is not judged
+                return CaseResult(case=name, status=Status.ERROR, error_origin=ErrorOrigin.VALIDATOR,
+                                  reason=f"{HARNESS}{exc}", seconds=time.monotonic() - t0, **tails)
             except ScriptError as exc:
                 why = f"{exc}" + (f" (the program wrote no {', '.join(missing)})" if missing else "")
                 return CaseResult(case=name, status=Status.FAILED, reason=why,
@@ -194,15 +200,17 @@ def check(scale: CudaBenchScale, program_source: str, backend: str | Backend = "
     result = ValidationResult(task=scale.task_name, program_digest=digest, backend=be.name,
                               status=Status.PASSED)
 
-    def finish(status: Status, reason: str = "") -> ValidationResult:
-        result.status, result.reason = status, reason
+    def finish(status: Status, reason: str = "", origin: ErrorOrigin | None = None
+               ) -> ValidationResult:
+        result.status, result.reason, result.error_origin = status, reason, origin
         result.seconds = time.monotonic() - started
         return result
 
     try:
         gen_dir, _ = generated_data(scale.row_id, scale.gen_py, cache_dir=gen_cache_dir)
     except (ScriptError, SandboxError) as exc:
-        return finish(Status.FAILED, f"{HARNESS}{exc}")
+        origin = ErrorOrigin.VALIDATOR if isinstance(exc, SandboxError) else ErrorOrigin.TASK
+        return finish(Status.ERROR, f"{HARNESS}{exc}", origin)
     files = sorted(p.relative_to(gen_dir).as_posix() for p in gen_dir.rglob("*") if p.is_file())
     given, hidden = split_generated(files, scale)
     if program is None:
@@ -216,8 +224,8 @@ def check(scale: CudaBenchScale, program_source: str, backend: str | Backend = "
     for variant in be.variants(thorough=thorough):
         try:
             exe = be.build(program, {}, variant=variant)
-        except SandboxError as exc:
-            return finish(Status.COMPILE_ERROR, f"could not build: {exc}")
+        except SandboxError as exc:  # the build's sandbox could not be set up: ours
+            return finish(Status.ERROR, f"could not build: {exc}", ErrorOrigin.VALIDATOR)
         if result.compile is None:
             result.compile = exe.compile
         if exe.needs_gpu:
@@ -238,5 +246,6 @@ def check(scale: CudaBenchScale, program_source: str, backend: str | Backend = "
             break
     status = worst_status([c.status for c in result.cases])
     worst = next((c for c in result.cases if c.status == status), None)
-    return finish(status, worst.reason if worst and status != Status.PASSED else "")
+    return finish(status, worst.reason if worst and status != Status.PASSED else "",
+                  worst.error_origin if worst is not None and status == Status.ERROR else None)
 

@@ -22,14 +22,22 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
 from ..anticheat import ACCESS_LOG, read_access_log, shim_library
 from ..backends import RunOutcome
 from ..build_cache import BuildCache, cache_root
-from ..sandbox import Limits, python_prefixes, run_sandboxed, workspace
+from ..sandbox import (
+    READY_LINE,
+    Limits,
+    harness_failure,
+    harness_reached,
+    python_executable,
+    python_prefixes,
+    run_sandboxed,
+    workspace,
+)
 from ..torch_module import TORCH_ENV
 
 GEN_VERSION = 1
@@ -38,7 +46,8 @@ SCRIPT_LIMITS = Limits(cpu_seconds=120, wall_seconds=180, memory_bytes=16 << 30,
                        disk_bytes=8 << 30)
 # `python -I -c`: a script path would be made absolute; running by a relative name via runpy
 # also sets `__name__ == "__main__"`, which CUDABench's scripts test.
-RUNNER = "import runpy, sys; sys.argv = [sys.argv[1]]; runpy.run_path(sys.argv[0], run_name='__main__')"
+RUNNER = ("import runpy, sys; sys.argv = [sys.argv[1]]; " + READY_LINE
+          + "; runpy.run_path(sys.argv[0], run_name='__main__')")
 
 
 class ScriptError(RuntimeError):
@@ -81,15 +90,19 @@ def place_file(work: Path, rel: str, data: bytes) -> None:
 
 
 def run_script(name: str, code: str, work: Path, *, limits: Limits = SCRIPT_LIMITS) -> RunOutcome:
-    """Run `code` as `work/<name>` in the sandbox; raises ScriptError when it fails."""
+    """Run `code` as `work/<name>` in the sandbox; raises ScriptError when it fails, and
+    HarnessError (the validator's failure) when the interpreter never reached the script."""
     place_file(work, name, code.encode("utf-8", "surrogatepass"))
     prefixes = python_prefixes()
     shim = shim_library(BuildCache())
     env = {**TORCH_ENV, "MPLBACKEND": "Agg"}
     if shim is not None:
         env["CKD_ACCESS_LOG"] = str(work / ACCESS_LOG)
-    out = run_sandboxed([sys.executable, "-I", "-c", RUNNER, name], work, limits=limits, env=env,
+    out = run_sandboxed([python_executable(), "-I", "-c", RUNNER, name], work, limits=limits, env=env,
                         expose=prefixes, preload=shim)
+    failed = out.timed_out or out.limit_hit or out.exit_code != 0
+    if failed and not harness_reached(out.stderr):
+        raise harness_failure(name, out.stderr, out.exit_code)
     problems = _network_attempts(work)
     if problems:
         raise ScriptError(f"{name} refused: {'; '.join(problems)}")

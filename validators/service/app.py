@@ -267,12 +267,16 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
         async def one(i: int) -> ScoreItem:
             try:
                 r = await svc.run_check(task, Program(source=sources[i] or ""), req.thorough)
-            except JobTimeout as exc:
+            except JobTimeout as exc:  # the service's limit, not the program's: no reward
                 return ScoreItem(index=i, program_found=True, compiled=False, correct=False,
-                                 reward=0.0, status="service_timeout", reason=str(exc))
+                                 reward=None, status="service_timeout", reason=str(exc))
             except WorkerFailed as exc:
                 return ScoreItem(index=i, program_found=True, compiled=False, correct=False,
-                                 reward=0.0, status="service_error", reason=str(exc))
+                                 reward=None, status="service_error", reason=str(exc))
+            if r["status"] == Status.ERROR:  # no verdict on the program: never a reward of 0
+                return ScoreItem(index=i, program_found=True, compiled=False, correct=False,
+                                 reward=None, status=r["status"], reason=r.get("reason", ""),
+                                 error_origin=r.get("error_origin"))
             compiled = bool(r.get("compile") and r["compile"].get("ok"))
             correct = r["status"] == Status.PASSED
             reward = alpha * correct + beta * compiled

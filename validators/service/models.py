@@ -60,10 +60,14 @@ class ScoreItem(BaseModel):
     program_found: bool
     compiled: bool
     correct: bool
-    reward: float
+    reward: float | None
+    """None when there is no verdict on the program (`status` `error`, `service_timeout`,
+    `service_error`): our failure must not reach a policy as a reward of 0."""
     status: str
     """A `schemas.Status` value, `no_code_block`, or `service_timeout`/`service_error`."""
     reason: str = ""
+    error_origin: str | None = None
+    """For `error`: `validator` (ours: retry) or `task` (its reference failed)."""
     speedup: float | None = None
 
 
