@@ -167,7 +167,7 @@ def test_launchers_longer_than_the_limit_are_sketched_and_shorter_ones_whole() -
     (FILE, "not_a_kernel", "no kernel not_a_kernel"),
     ("__global__ void only(float* x) { x[0] = 1.0f; }\n" + "// pad\n" * 200, "only", "one kernel"),
     ("__global__ void a(float* x) {}\n__global__ void b(float* x) {}\n", "a", "under"),
-])
+], ids=["no-focus", "unknown-focus", "one-kernel", "small-file"])
 def test_the_whole_file_is_shown_when_an_excerpt_is_not_worth_it(text: str, focus: str | None,
                                                                  why: str) -> None:
     ctx = kernel_context(text, focus, path="k.cu")
@@ -179,7 +179,7 @@ def test_the_whole_file_is_shown_when_an_excerpt_is_not_worth_it(text: str, focu
 @pytest.mark.parametrize("text", [
     "", "\x00\x01\x02binary" * 100, "__global__ void k(( {{{{ <<<" * 500,
     "#if X\n__global__ void k(float* x) {\n#else\n}\n" * 300,
-])
+], ids=["empty", "binary", "garbage", "unbalanced-if"])
 def test_bad_input_never_raises_and_keeps_the_text(text: str) -> None:
     ctx = kernel_context(text, "k", {"h.cuh": text}, path="k.cu",
                          options=ContextOptions(whole_below=10))
