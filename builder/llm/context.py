@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["ContextOptions", "Context", "Shown", "kernel_context", "excerpt_units"]
+__all__ = ["ContextOptions", "Context", "Shown", "kernel_context"]
 
 _COMMENT_OR_STRING = re.compile(
     r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])'", re.DOTALL)
@@ -378,7 +378,7 @@ class _Walker:
         return out
 
 
-def excerpt_units(units: list[_Unit], roots: Iterable[_Unit], focus: str | None,
+def _excerpt_units(units: list[_Unit], roots: Iterable[_Unit], focus: str | None,
                   opts: ContextOptions) -> dict[int, list[int]]:
     """The units kept (by id) with the rows shown of each: the closure of `roots` over the
     names they use."""
@@ -500,13 +500,13 @@ def _context(text: str, focus: str | None, files: dict[str, str], path: str,
         fallback = f"the file is under {opts.whole_below} characters"
     if fallback is None:
         roots = [u for u in main.units if u.kind == "kernel" and focus in u.names]
-        kept = excerpt_units(units, roots, focus, opts)
+        kept = _excerpt_units(units, roots, focus, opts)
         shown_main = _render(main, kept)
         if shown_main.lines_shown >= shown_main.lines_total:
             shown_main = _whole(path, text)
     else:
         roots = list(main.units)
-        kept = excerpt_units(units, roots, None, opts)
+        kept = _excerpt_units(units, roots, None, opts)
         shown_main = _whole(path, text)
     shown_headers: list[Shown] = []
     unused: list[str] = []
