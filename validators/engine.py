@@ -19,7 +19,8 @@ Order of decisions:
    with the reference outputs -> `failed` with the first mismatch, or `passed`;
 4. integrity: the first case with random inputs runs with a seed drawn now (`+fresh`,
    `ValidationResult.fresh_seed`; answers prepared from the published seeds fail it), and,
-   once it passed, once more with every kernel launch a no-op (`Backend.no_launch_env`): if
+   once it passed, once more with every kernel launch a no-op (`Backend.no_launch_env`; with
+   no random input, a generator's for one, the first case does): if
    the outputs still match the reference, it is `rejected` ("outputs do not depend on the
    kernels"; `ValidationResult.kernel_check` says what was done);
 5. the overall status is the worst case status (`schemas.worst_status`).
@@ -193,18 +194,19 @@ class Engine:
         result.fresh_seed = fresh.seed if fresh is not None else None
         kernels = self._kernel_check_plan(features)
         plan = case_variants(task, cases, variants, self.backend.first_build_variants())
+        # The no-launch check needs no random input: a generator (no inputs at all) or a task
+        # of fixed inputs is checked on its first case.
+        probe = fresh if fresh is not None else cases[0]
         for case, case_vars in zip(cases, plan, strict=True):
             is_fresh = fresh is not None and case is fresh
             res = self._check_case(task, program, case, case_vars, schedules, result,
-                                   kernel_check=is_fresh and not kernels)
+                                   kernel_check=case is probe and not kernels)
             res.seed, res.fresh = case.seed, is_fresh
             result.cases.append(res)
             if res.status == Status.COMPILE_ERROR and not task.defines_for(case):
                 break  # the default build does not compile: no other case will
         if kernels:
             result.kernel_check = kernels
-        elif fresh is None:
-            result.kernel_check = "skipped: no case with random inputs"
         status = worst_status([c.status for c in result.cases])
         worst = next((c for c in result.cases if c.status == status), None)
         reason = f"case {worst.case}: {worst.reason}" if worst and status != Status.PASSED else ""
