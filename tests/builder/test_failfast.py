@@ -74,3 +74,44 @@ def test_errors_are_counted_apart_and_ours_are_retried():
     v = Validate("cpu")
     assert not v.keep(ours)  # not cached: a resumed build validates it again
     assert v.keep(task) and v.keep(_item("r/2", Status.FAILED))
+
+
+@pytest.mark.slow
+def test_a_build_whose_harness_cannot_start_fails_loudly_and_resumes(tmp_path, monkeypatch, capsys):
+    """The interpreter unreachable in the sandbox (as with a linked .venv before it was
+    handled): no record is judged; the build says so and exits non-zero, and once the
+    environment is mended the same command validates them again (errors are not cached)."""
+    from builder.cli import EXIT_EMPTY
+    from builder.cli import main as builder_main
+    from validators import reference
+
+    monkeypatch.setenv("CKD_CACHE_DIR", str(tmp_path / "ckd"))
+    monkeypatch.setenv("CKD_FRESH_SEED_KEY", "5eed" * 16)
+    real = reference.python_executable
+    monkeypatch.setattr(reference, "python_executable", lambda: "/nonexistent/venv/bin/python")
+
+    def run(out: str, limit: int) -> int:
+        return builder_main(["run", "--out", str(tmp_path / out), "--backend", "cpu",
+                             "--executor", "local", "--quick", "--no-progress",
+                             "--limit", str(limit)])
+
+    assert run("small", 2) == EXIT_EMPTY
+    err = capsys.readouterr().err
+    assert "kept no record of 2" in err and "filter: validator_error 2" in err
+    assert not list((tmp_path / "small" / "data").glob("*.parquet"))
+
+    assert run("eight", 8) == 2
+    err = capsys.readouterr().err
+    assert "first 8 records" in err and "reference harness could not start" in err
+
+    monkeypatch.setattr(reference, "python_executable", real)
+    assert run("small", 2) == 0
+    manifest = (tmp_path / "small" / "manifest.json").read_text()
+    assert '"validator_error"' not in manifest
+    assert datasets_rows(tmp_path / "small") == 2
+
+
+def datasets_rows(out) -> int:
+    datasets = pytest.importorskip("datasets")
+    ds = datasets.load_dataset(str(out), cache_dir=str(out.parent / ".hf"))
+    return sum(len(ds[s]) for s in ds)

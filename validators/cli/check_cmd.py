@@ -1,7 +1,8 @@
 """`python -m validators check --task TASK.json --program PROG.cu`: validate a program.
 
 Prints a per-case verdict table (or the ValidationResult as JSON with --json) and writes the
-result to --out. Exit code: 0 passed, 1 any other verdict, 2 bad input or unusable backend.
+result to --out. Exit code: 0 passed, 1 any other verdict, 2 bad input, an unusable backend or
+an `error` result (no verdict: the validator's machinery or the task's reference failed).
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from validators.cli.errors import fail, internal_error
 STATUS_STYLE = {
     Status.PASSED: "green", Status.NEEDS_GPU: "yellow", Status.FAILED: "red",
     Status.TIMEOUT: "red", Status.RUNTIME_ERROR: "red", Status.REJECTED: "magenta",
-    Status.COMPILE_ERROR: "red",
+    Status.COMPILE_ERROR: "red", Status.ERROR: "yellow",
 }
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "check", help="validate a CUDA program against a task's cases and reference",
+        epilog="exit status: 0 passed, 1 another verdict, 2 bad input or no verdict (`error`)",
         description="Build the program, run every case in the sandbox, compare with the "
                     "reference outputs and apply the anti-cheat checks.",
     )
@@ -97,6 +99,8 @@ def main(args: argparse.Namespace) -> int:
         print(result.to_json(indent=2))
     else:
         print_table(result, args.program)
+    if result.status == Status.ERROR:  # no verdict: the exit status of our own failures
+        return 2
     return 0 if result.status == Status.PASSED else 1
 
 
