@@ -217,7 +217,8 @@ def test_compare_verdicts(bench, gen_cache, compare_py, reason):
 def test_failing_gen_is_a_harness_error(bench, gen_cache):
     scale = _with(_vecadd(bench), gen_py="raise SystemExit('no inputs today')\n")
     result = check(scale, scale.bench_cu, "cpu", gen_cache_dir=gen_cache)
-    assert result.status == Status.FAILED
+    # No verdict on the program: the benchmark's own script failed.
+    assert result.status == Status.ERROR and result.error_origin == "task"
     assert result.reason == "harness: gen.py failed: no inputs today"
     assert result.cases == [] and result.compile is None
 
@@ -262,12 +263,12 @@ def test_gen_cannot_exfiltrate(bench, gen_cache, listener, tmp_path):
         "except OSError as exc:\n"
         "    print('blocked', exc)\n")
     result = check(_with(base, gen_py=leak), base.bench_cu, "cpu", gen_cache_dir=gen_cache)
-    assert result.status == Status.FAILED
+    assert result.status == Status.ERROR and result.error_origin == "task"
     assert result.reason == "harness: gen.py refused: opened a network socket (inet)"
     assert got == []
     peek = base.gen_py + f"print(open({str(secret)!r}).read())\n"
     result = check(_with(base, gen_py=peek), base.bench_cu, "cpu", gen_cache_dir=gen_cache)
-    assert result.status == Status.FAILED
+    assert result.status == Status.ERROR and result.error_origin == "task"
     assert result.reason.startswith("harness: gen.py failed: FileNotFoundError")
 
 

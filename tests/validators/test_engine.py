@@ -185,7 +185,8 @@ def test_broken_reference_is_reported(shared):
     task = task.model_copy(update={"reference": task.reference.model_copy(
         update={"code": "def reference(inputs, sizes):\n    raise KeyError('nope')\n"})})
     res = _engine(shared).check(task, MUTANT)
-    assert res.status == Status.FAILED and "no reference outputs" in res.reason and "nope" in res.reason
+    assert res.status == Status.ERROR and "no reference outputs" in res.reason and "nope" in res.reason
+    assert res.error_origin == "task"
 
 
 @pytest.mark.skipif(sandbox_mode() == "rlimits", reason="needs namespaces")
