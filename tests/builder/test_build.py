@@ -190,8 +190,13 @@ def test_corrupted_cache_entry_is_recomputed(reference_build, tmp_path):
 
 @pytest.mark.slow
 def test_full_default_build(tmp_path):
+    """Cold stage cache, but the validators' build and reference caches are the session's
+    (`$CKD_CACHE_DIR`): the acceptance table (tests/validators/test_cpu_corpus.py) validates 30
+    of the same programs under the same builds and reuses them instead of compiling again."""
+    from validators.build_cache import cache_root
+
     out = tmp_path / "full"
-    proc = run_build(out, tmp_path / "ckd", timeout=1800)
+    proc = run_build(out, cache_root(), timeout=1800)
     rows = check_dataset(out)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["splits"]["test"] >= 10
