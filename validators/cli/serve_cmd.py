@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 
 from validators.backends import BACKEND_NAMES
 from validators.cli.errors import fail
@@ -101,8 +102,12 @@ def serve(config: object, task_set: object, *, host: str, port: int,
     drain = config.drain_bound()
 
     class DrainingServer(uvicorn.Server):
+        stopped_by: int | None = None
+
         # Refuse new work from the first signal on, while uvicorn waits for in-flight requests.
         def handle_exit(self, sig: int, frame: object) -> None:
+            if self.stopped_by is None:
+                self.stopped_by = sig
             if ref.service is not None:
                 ref.begin_drain()
             super().handle_exit(sig, frame)  # type: ignore[arg-type]
@@ -116,4 +121,21 @@ def serve(config: object, task_set: object, *, host: str, port: int,
     except KeyboardInterrupt:
         # uvicorn re-raises the SIGINT it handled once the shutdown is complete.
         return 130
+    if server.stopped_by is not None:
+        return _exit_for_signal(server.stopped_by)
     return 0 if server.started else 2
+
+
+def _exit_for_signal(sig: int) -> int:
+    """The exit status of a server that a signal stopped, when uvicorn's re-raise of it did
+    not end the process. uvicorn re-raises through the disposition the process inherited, and
+    a process started in the background by a non-interactive shell (or by any parent that
+    ignores the signal) inherits SIG_IGN for SIGINT: the re-raise is then a no-op and the
+    server exited 0, as if nothing had stopped it. A supervisor must see the signal either
+    way: SIGINT ends as the shell's 130 (what KeyboardInterrupt gives), any other signal is
+    raised again with its default action, so the process ends killed by it."""
+    if sig == signal.SIGINT:
+        return 130
+    signal.signal(sig, signal.SIG_DFL)
+    signal.raise_signal(sig)
+    return 128 + sig  # not reached for a signal whose default action ends the process

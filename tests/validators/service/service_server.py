@@ -47,9 +47,11 @@ class Server:
 
 
 def start_server(tmp: Path, *args: str, token: str | None = None,
-                 ready_seconds: float = 120.0, prefix: str = "") -> Server:
+                 ready_seconds: float = 120.0, prefix: str = "",
+                 ignored_signals: tuple[int, ...] = ()) -> Server:
     """Start the server with `args` (after `serve`) and wait until /healthz answers; the API is
-    at `prefix` below the root (Ray Serve's `--route-prefix`)."""
+    at `prefix` below the root (Ray Serve's `--route-prefix`). `ignored_signals` start out
+    ignored in the server, as SIGINT is in a background job of a non-interactive shell."""
     port = free_port()
     env = dict(os.environ)
     cmd = [sys.executable, "-m", "validators", "serve", "--host", "127.0.0.1",
@@ -59,7 +61,8 @@ def start_server(tmp: Path, *args: str, token: str | None = None,
         cmd += ["--token-env", TOKEN_ENV]
     log = tmp / f"server-{port}.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                preexec_fn=_ignoring(ignored_signals) if ignored_signals else None)
     server = Server(proc, f"http://127.0.0.1:{port}{prefix}", log, token)
     deadline = time.monotonic() + ready_seconds
     while time.monotonic() < deadline:
@@ -73,6 +76,13 @@ def start_server(tmp: Path, *args: str, token: str | None = None,
         time.sleep(0.2)
     server.stop(signal.SIGKILL)
     raise RuntimeError(f"the server did not become ready:\n{server.log_text()}")
+
+
+def _ignoring(signals: tuple[int, ...]):
+    def ignore() -> None:
+        for sig in signals:
+            signal.signal(sig, signal.SIG_IGN)
+    return ignore
 
 
 def reference_program(task: str = TASK) -> str:

@@ -84,3 +84,22 @@ def test_a_signal_finishes_in_flight_work_and_refuses_new_work(tmp_path, sig):
     assert any(e["msg"] == "draining" for e in events)
     served = [e for e in events if e["msg"] == "request" and e["path"] == "/v1/validate"]
     assert sum(e["status"] == 200 for e in served) == n
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_the_exit_status_names_the_signal_even_when_the_server_started_ignoring_it(tmp_path, sig):
+    # A background job of a non-interactive shell (`bash scripts/test.sh &`, many CI runners)
+    # starts with SIGINT ignored; uvicorn still handles the signal, and the exit status must
+    # say so rather than depend on the disposition the server inherited.
+    server = start_server(tmp_path, "--backend", "cpu", "--workers", "1", "--queue", "0",
+                          ignored_signals=(signal.SIGINT, signal.SIGTERM))
+    try:
+        server.proc.send_signal(sig)
+        code = server.proc.wait(60)
+    finally:
+        if server.proc.poll() is None:
+            server.stop(signal.SIGKILL)
+    assert code == (-signal.SIGTERM if sig == signal.SIGTERM else 130), server.log_text()
+    events = [json.loads(line) for line in server.log_text().splitlines()
+              if line.startswith("{")]
+    assert [e["unfinished"] for e in events if e["msg"] == "stopped"] == [0]
