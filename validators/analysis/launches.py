@@ -3,11 +3,11 @@ configuration."""
 
 from __future__ import annotations
 
-from tree_sitter import Node, QueryCursor
+from tree_sitter import Node
 
 from .functions import declarator_name, last_name
 from .model import ApiLaunch, Dim3Decl, Launch, TextRange
-from .parse import Source, query, squash
+from .parse import Source, captures, query, squash
 
 MAX_FOLLOW_DEPTH = 4
 """How many definition hops to follow back from a configuration identifier."""
@@ -128,9 +128,7 @@ class Definitions:
         self.decls: dict[bytes, list[tuple[Node, Node | None, Node]]] = {}
         # name -> [(statement, right-hand side)]
         self.assigns: dict[bytes, list[_Entry]] = {}
-        cursor = QueryCursor(query(_STATEMENTS))
-        cursor.set_byte_range(body.start_byte, body.end_byte)
-        caps = cursor.captures(body)
+        caps = captures(query(_STATEMENTS), body)
         for n in caps.get("decl", ()):
             scope = n.parent if n.parent is not None else body
             if scope.type == "condition_clause" and scope.parent is not None:

@@ -115,9 +115,22 @@ def parse_bytes(data: bytes, deadline: float | None = None) -> Tree:
 
 
 def captures(q: Query, node: Node) -> dict[str, list[Node]]:
+    """Every capture of `q` under `node`, by capture name, each list in source order."""
     # No progress callback here: py-tree-sitter 0.26 crashed (SIGSEGV) with callbacks passed to
     # `QueryCursor.captures`; the query costs about a third of the parse, which is bounded.
-    return QueryCursor(q).captures(node)
+    cursor = QueryCursor(q)
+    cursor.set_byte_range(node.start_byte, node.end_byte)
+    found = cursor.captures(node)
+    # The cursor's own order is not source order and not even stable: for one tree of a host
+    # function with four launches it gave five different orders over 200 parses (it follows the
+    # memory layout of the tree). Everything built from captures in visiting order (a span
+    # label joining the kernels whose launches share a configuration statement) would then
+    # differ from one process to the next; source order makes the analysis a function of the
+    # text. Ties (same extent) are different node types, or zero-width nodes of a broken parse.
+    return {
+        name: sorted(nodes, key=lambda n: (n.start_byte, -n.end_byte, n.type))
+        for name, nodes in found.items()
+    }
 
 
 @dataclass
