@@ -30,10 +30,7 @@ Known gaps: a KernelBench folder of one or two items matches other KernelBench m
 through the scaffolding they share (measured: a one-item index of each level-1 task flags
 other level-1 modules for 67 of the 100; the whole folder flags 3, all near-identical
 variants such as the transposed matmuls). A record holding only a tiny benchmark kernel
-(an elementwise one-liner, under 40 distinctive tokens) is not flagged. Since the corpus grew
-to 59 tasks two pairs of built-in tasks share task text above the thresholds: spmv_csr and
-radix_sort a 42-token block-scan loop, maxpool2d and avgpool2d a 31-word sentence
-(`tests/builder/test_decontam.py::SHARES_TASK_TEXT`).
+(an elementwise one-liner, under 40 distinctive tokens) is not flagged.
 
 Distinctive n-grams. Plain n-gram overlap fires on boilerplate: error-check macros, file I/O
 helpers, `blockIdx.x * blockDim.x + threadIdx.x`, KernelBench's `get_init_inputs`. An n-gram is

@@ -52,32 +52,46 @@ static void write_file(const char* path, const void* src, size_t bytes) {
 #endif
 
 #define SCAN_THREADS 256
+#define SCAN_WARPS (SCAN_THREADS / 32)
 #define WARPS_PER_BLOCK 4
 
-// row_ptr[r] = number of nonzeros in rows before r; row_ptr[rows] = total. One block scans the
-// counts a tile at a time, carrying the running total between tiles.
+// row_ptr[r] = number of nonzeros in rows before r; row_ptr[rows] = total. One block walks the
+// counts in chunks of SCAN_THREADS: every warp scans its 32 counts with register shuffles, warp 0
+// then scans the per-warp totals, and the chunk's total is added to a running offset that each
+// thread keeps in a register (all threads add the same totals, so no shared carry is needed).
 __global__ void build_row_ptr(const int* __restrict__ row_nnz, int* __restrict__ row_ptr, int rows) {
-    __shared__ int tile[SCAN_THREADS];
-    __shared__ int carry;
-    if (threadIdx.x == 0) carry = 0;
-    __syncthreads();
-    for (int base = 0; base < rows; base += SCAN_THREADS) {
-        int r = base + threadIdx.x;
-        int v = r < rows ? row_nnz[r] : 0;
-        tile[threadIdx.x] = v;
-        __syncthreads();
-        for (int off = 1; off < SCAN_THREADS; off <<= 1) {
-            int add = threadIdx.x >= off ? tile[threadIdx.x - off] : 0;
-            __syncthreads();
-            tile[threadIdx.x] += add;
-            __syncthreads();
+    __shared__ int warp_sums[SCAN_WARPS];
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    int running = 0;
+    for (int chunk = 0; chunk < rows; chunk += SCAN_THREADS) {
+        const int r = chunk + threadIdx.x;
+        const int count = r < rows ? row_nnz[r] : 0;
+        int inclusive = count;
+#pragma unroll
+        for (int step = 1; step < 32; step *= 2) {
+            const int lower = __shfl_up_sync(0xffffffffu, inclusive, step);
+            if (lane >= step) inclusive += lower;
         }
-        if (r < rows) row_ptr[r] = carry + tile[threadIdx.x] - v;
+        if (lane == 31) warp_sums[warp] = inclusive;
         __syncthreads();
-        if (threadIdx.x == 0) carry += tile[SCAN_THREADS - 1];
+        if (warp == 0) {
+            int total = lane < SCAN_WARPS ? warp_sums[lane] : 0;
+#pragma unroll
+            for (int step = 1; step < SCAN_WARPS; step *= 2) {
+                const int lower = __shfl_up_sync(0xffffffffu, total, step);
+                if (lane >= step) total += lower;
+            }
+            if (lane < SCAN_WARPS) warp_sums[lane] = total;  // now inclusive over warps
+        }
+        __syncthreads();
+        const int warps_before = warp == 0 ? 0 : warp_sums[warp - 1];
+        if (r < rows) row_ptr[r] = running + warps_before + inclusive - count;
+        running += warp_sums[SCAN_WARPS - 1];
+        // warp_sums is overwritten by the next chunk only after every thread has read it.
         __syncthreads();
     }
-    if (threadIdx.x == 0) row_ptr[rows] = carry;
+    if (threadIdx.x == 0) row_ptr[rows] = running;
 }
 
 // Packs the first row_nnz[r] entries of each padded row into the CSR arrays.
