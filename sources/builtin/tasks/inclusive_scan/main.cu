@@ -47,14 +47,11 @@ static void write_file(const char* path, const void* src, size_t bytes) {
 
 #define BLOCK_SIZE 256
 
-// Phase 1: Hillis-Steele inclusive scan of each block's tile in shared memory (double
-// buffered so no thread reads a slot another thread is writing in the same step).
-__global__ void block_scan(const int* __restrict__ in, int* __restrict__ out,
-                           int* __restrict__ block_sums, int n) {
-    __shared__ int buf[2][BLOCK_SIZE];
-    int gid = blockIdx.x * BLOCK_SIZE + threadIdx.x;
+// Hillis-Steele inclusive scan of one value per thread across the block, double buffered so no
+// thread reads a slot another thread is writing in the same step. Returns this thread's prefix.
+__device__ int block_inclusive_scan(int (*buf)[BLOCK_SIZE], int value) {
     int cur = 0;
-    buf[cur][threadIdx.x] = gid < n ? in[gid] : 0;
+    buf[cur][threadIdx.x] = value;
     __syncthreads();
     for (int offset = 1; offset < BLOCK_SIZE; offset <<= 1) {
         int v = buf[cur][threadIdx.x];
@@ -63,31 +60,37 @@ __global__ void block_scan(const int* __restrict__ in, int* __restrict__ out,
         cur ^= 1;
         __syncthreads();
     }
-    if (gid < n) out[gid] = buf[cur][threadIdx.x];
-    if (threadIdx.x == BLOCK_SIZE - 1) block_sums[blockIdx.x] = buf[cur][threadIdx.x];
+    return buf[cur][threadIdx.x];
 }
 
-// Phase 2: one block turns the block totals into exclusive offsets, a tile at a time.
+// Phase 1: inclusive scan of each block's tile; the last thread's prefix is the tile total.
+__global__ void block_scan(const int* __restrict__ in, int* __restrict__ out,
+                           int* __restrict__ block_sums, int n) {
+    __shared__ int buf[2][BLOCK_SIZE];
+    int gid = blockIdx.x * BLOCK_SIZE + threadIdx.x;
+    int prefix = block_inclusive_scan(buf, gid < n ? in[gid] : 0);
+    if (gid < n) out[gid] = prefix;
+    if (threadIdx.x == BLOCK_SIZE - 1) block_sums[blockIdx.x] = prefix;
+}
+
+// Phase 2: one block turns the block totals into exclusive offsets by raking: each thread owns a
+// contiguous run of totals, adds it up serially, the run sums are scanned across the block, and
+// each thread walks its run again writing offsets. A thread reads and writes only its own run,
+// so the update can be in place.
 __global__ void scan_block_sums(int* sums, int count) {
-    __shared__ int tile[BLOCK_SIZE];
-    __shared__ int carry;
-    if (threadIdx.x == 0) carry = 0;
-    __syncthreads();
-    for (int base = 0; base < count; base += BLOCK_SIZE) {
-        int i = base + threadIdx.x;
-        int v = i < count ? sums[i] : 0;
-        tile[threadIdx.x] = v;
-        __syncthreads();
-        for (int offset = 1; offset < BLOCK_SIZE; offset <<= 1) {
-            int add = threadIdx.x >= offset ? tile[threadIdx.x - offset] : 0;
-            __syncthreads();
-            tile[threadIdx.x] += add;
-            __syncthreads();
-        }
-        if (i < count) sums[i] = carry + tile[threadIdx.x] - v;  // exclusive
-        __syncthreads();
-        if (threadIdx.x == 0) carry += tile[BLOCK_SIZE - 1];
-        __syncthreads();
+    __shared__ int buf[2][BLOCK_SIZE];
+    const int per_thread = (count + BLOCK_SIZE - 1) / BLOCK_SIZE;
+    int first = (int)threadIdx.x * per_thread;
+    if (first > count) first = count;
+    int last = first + per_thread;
+    if (last > count) last = count;
+    int run = 0;
+    for (int k = first; k < last; ++k) run += sums[k];
+    int running = block_inclusive_scan(buf, run) - run;
+    for (int k = first; k < last; ++k) {
+        const int total = sums[k];
+        sums[k] = running;
+        running += total;
     }
 }
 
