@@ -31,6 +31,8 @@ def _local_prefixes() -> tuple[tuple[str, str], ...]:
 
     pairs = {
         os.environ.get("CKD_CACHE_DIR") or str(Path.home() / ".cache" / "cuda-kernel-data"): "$CKD_CACHE_DIR",
+        # The emulator's runtime and precompiled header, in the command of every cpu build.
+        **({os.environ["CKD_SHIM_DIR"]: "$CKD_SHIM_DIR"} if os.environ.get("CKD_SHIM_DIR") else {}),
         str(Path(validators.__file__).resolve().parent): "$VALIDATORS",
         str(Path.home()): "~",
     }

@@ -396,19 +396,24 @@ def _excerpt_units(units: list[_Unit], roots: Iterable[_Unit], focus: str | None
         queue += [(u, False) for u in units
                   if focus in u.refs and u.kind not in ("kernel", "container")
                   and (u.size <= opts.max_host_lines or u.sketch is not None)]
+    # A unit is visited again when it is reached as device code after being reached as host
+    # code only: what it brings in then grows. Keeping the first visit instead would make the
+    # excerpt depend on the queue's order, which follows set iteration (the hash seed).
+    as_device: dict[int, bool] = {}
     while queue:
         u, device = queue.pop()
-        if id(u) in kept:
+        if id(u) in as_device and (as_device[id(u)] or not device):
             continue
+        as_device[id(u)] = device
         sketched = u.size > opts.max_host_lines and u.sketch is not None and u.kind == "host"
         kept[id(u)] = u.sketch if sketched and u.sketch is not None else u.rows
         p = u.parent
-        while p is not None and id(p) not in kept:
+        while p is not None and (id(p) not in as_device or device and not as_device[id(p)]):
             queue.append((p, device))
             p = p.parent
         for ref in u.sketch_refs if sketched else u.refs:
             for v in index.get(ref, ()):
-                if id(v) in kept:
+                if as_device.get(id(v)) is True:
                     continue
                 if v.kind == "kernel" and not (device and u.kind in ("kernel", "device", "macro")):
                     continue

@@ -65,3 +65,19 @@ def test_filter_keeps_only_five_passed_cases_with_cuda_spans():
     unknown = Annotate().process(Specify().process(unknown))
     unknown.validation = result()
     assert Filter().process(unknown).rejection.reason == "license_unknown"
+
+
+def test_the_emulator_folder_of_this_run_is_a_placeholder(tmp_path, monkeypatch):
+    # The cpu build command names the emulator's runtime and precompiled header; with
+    # CKD_SHIM_DIR (the test suite sets one per session) they live outside every other prefix.
+    from builder import records
+
+    monkeypatch.setenv("CKD_SHIM_DIR", str(tmp_path / "shim"))
+    records._local_prefixes.cache_clear()
+    try:
+        res = result()
+        res.compile.command.append(f"{tmp_path}/shim/0123/plain/runtime.o")
+        assert summarise_validation(res).compile.command[-1] == "$CKD_SHIM_DIR/0123/plain/runtime.o"
+    finally:
+        monkeypatch.undo()
+        records._local_prefixes.cache_clear()
