@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from .base import IDENT_RE, Contract
-from .tensor import FLOAT_DTYPES, InputCase, TensorSpec, Tolerance
+from .tensor import FLOAT_DTYPES, InputCase, TensorSpec, Tolerance, non_negative_sizes
 
 CASES_PER_TASK = 5
 """The paper and DESIGN.md: every dataset task carries five input cases."""
@@ -67,10 +67,7 @@ class Task(Contract):
     @field_validator("sizes")
     @classmethod
     def _sizes_ok(cls, v: dict[str, int]) -> dict[str, int]:
-        for k, n in v.items():
-            if n < 0:
-                raise ValueError(f"size {k}={n} is negative")
-        return v
+        return non_negative_sizes(v)
 
     @field_validator("cases")
     @classmethod

@@ -149,6 +149,14 @@ class ValueDistribution(Contract):
         return ""
 
 
+def non_negative_sizes(sizes: dict[str, int]) -> dict[str, int]:
+    """A pydantic check shared by tasks and cases: a size is never negative."""
+    for k, n in sizes.items():
+        if n < 0:
+            raise ValueError(f"size {k}={n} is negative")
+    return sizes
+
+
 class InputCase(Contract):
     """One of a task's cases: sizes (passed to the program as -D definitions when they differ
     from the program's defaults), a seed and per-input value distributions."""
@@ -162,10 +170,7 @@ class InputCase(Contract):
     @field_validator("sizes")
     @classmethod
     def _sizes_ok(cls, v: dict[str, int]) -> dict[str, int]:
-        for k, n in v.items():
-            if n < 0:
-                raise ValueError(f"size {k}={n} is negative")
-        return v
+        return non_negative_sizes(v)
 
 
 class Tolerance(Contract):
