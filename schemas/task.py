@@ -45,8 +45,9 @@ class Task(Contract):
 
     name: str = Field(pattern=IDENT_RE)
     description: str = Field(min_length=1)
-    inputs: list[TensorSpec] = Field(default_factory=list)
-    """May be empty: a generator (fill, iota, a pattern) computes its outputs from the sizes."""
+    inputs: list[TensorSpec]
+    """May be empty (a generator: fill, iota, random spikes) but must be given: a task that
+    forgot its inputs is an error, not a generator."""
     outputs: list[TensorSpec] = Field(min_length=1)
     sizes: dict[str, int] = Field(default_factory=dict)
     """Default size parameters, as written in the program (`#ifndef N / #define N ...`)."""

@@ -442,8 +442,16 @@ def test_task_caps(sizes, match):
 
     engine = Engine.__new__(Engine)  # no backend at all: the check must stop before using one
     engine.caps = Caps()
+    # The schema refuses a negative size; the caps still hold for a task that bypassed it
+    # (model_copy does not validate).
+    task = _task("N", {"N": 1}).model_copy(update={"sizes": sizes})
     with pytest.raises(CapExceeded, match=match):
-        Engine.check(engine, _task("N", sizes), Program(source="int main(){}"))
+        Engine.check(engine, task, Program(source="int main(){}"))
+
+
+def test_the_schema_refuses_a_negative_size():
+    with pytest.raises(ValueError, match="negative"):
+        _task("N", {"N": -5})
 
 
 def test_argument_list_cap_leaks_nothing(bins, tmp_path):
