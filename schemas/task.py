@@ -106,6 +106,9 @@ class Task(Contract):
         bad = set(self.tolerances) - outs
         if bad:
             raise ValueError(f"tolerances given for unknown outputs {sorted(bad)}")
+        loose = self.tolerance_problems()
+        if loose:
+            raise ValueError("; ".join(loose))
         unknown_macros = set(self.size_macros) - known
         if unknown_macros:
             raise ValueError(f"size_macros for unknown sizes {sorted(unknown_macros)}")
@@ -143,6 +146,16 @@ class Task(Contract):
             if v != self.sizes.get(k):
                 out[self.size_macros.get(k, k)] = v
         return out
+
+    def tolerance_problems(self) -> list[str]:
+        """Each output whose tolerance is looser than its dtype's bound
+        (`schemas.tensor.TOLERANCE_BOUNDS`), named with the dtype, the value and the bound."""
+        problems = []
+        for t in self.outputs:
+            why = self.tolerance_for(t.name).problem(t.dtype)
+            if why:
+                problems.append(f"output {t.name!r} ({t.dtype}): tolerance {why}")
+        return problems
 
     def tolerance_for(self, output: str) -> Tolerance:
         if output in self.tolerances:

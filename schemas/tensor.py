@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -182,6 +183,51 @@ class Tolerance(Contract):
     """
 
     mode: Literal["allclose", "exact", "max_abs"] = "allclose"
-    atol: float = Field(default=1e-5, ge=0)
-    rtol: float = Field(default=1e-4, ge=0)
-    max_abs: float = Field(default=1e-4, ge=0)
+    atol: float = Field(default=1e-5, ge=0, allow_inf_nan=False)
+    rtol: float = Field(default=1e-4, ge=0, allow_inf_nan=False)
+    max_abs: float = Field(default=1e-4, ge=0, allow_inf_nan=False)
+
+    def problem(self, dtype: str) -> str:
+        """Why this tolerance is too loose for an output of `dtype` (`TOLERANCE_BOUNDS`), or
+        '' when it is within the bounds. Only the parameters `mode` uses are judged."""
+        bound = TOLERANCE_BOUNDS.get(dtype)
+        if bound is None or self.mode == "exact":
+            return ""
+        used = ("atol", "rtol") if self.mode == "allclose" else ("max_abs",)
+        for name in used:
+            value, most = getattr(self, name), getattr(bound, name)
+            if value > most:
+                hint = (" (integer outputs compare exactly or within an absolute bound)"
+                        if dtype not in FLOAT_DTYPES else
+                        " (large values: use allclose with rtol)" if name != "rtol" else "")
+                return f"{name}={value:g} ({self.mode}) is looser than the {dtype} bound {most:g}{hint}"
+        return ""
+
+
+@dataclass(frozen=True)
+class ToleranceBound:
+    """The loosest tolerance a task may give an output of one dtype, per parameter."""
+
+    atol: float
+    rtol: float
+    max_abs: float
+
+
+_INT_BOUND = ToleranceBound(atol=1.0, rtol=0.0, max_abs=1.0)
+TOLERANCE_BOUNDS: dict[str, ToleranceBound] = {
+    # float32 is also how a task stores results computed in half, bfloat16 or tf32 (a WMMA
+    # GEMM with a half accumulator over 80 products is off by ~3e-2), which DType cannot name:
+    # the bound leaves that room and no more. Pure float32 math needs far less (the built-in
+    # reductions over 2^20 elements use atol <= 5e-3, module tasks rtol 1e-3).
+    "float32": ToleranceBound(atol=1e-1, rtol=1e-2, max_abs=1e-1),
+    # float64 is computed in float64 by both sides: reordered sums and 1-ulp libm differences
+    # stay near 1e-12 relative; 1e-6 leaves room for cancellation, not for float32 math.
+    "float64": ToleranceBound(atol=1e-6, rtol=1e-6, max_abs=1e-6),
+    # Integers are exact; off by one allows a float computation rounded to an integer (a
+    # quantisation) to land on the other side of a .5, never a relative slack.
+    **{dtype: _INT_BOUND for dtype in INT_RANGES},
+}
+"""Per output dtype, the loosest `Tolerance` a task may carry. `schemas.Task` refuses looser
+ones (naming the output, the dtype, the value and the bound), so a task author (an LLM) cannot
+make a comparison that accepts wrong outputs; `validators.engine` refuses a task that bypassed
+the schema before anything runs."""

@@ -31,7 +31,9 @@ below every verdict on the program (a case that ran and failed still fails the p
 above `passed` (an unchecked case is no pass); `ValidationResult.error_origin` says whose.
 
 Before any of this, `validators.caps` refuses a task whose sizes are negative or too large
-(CapExceeded, nothing allocated) and a program too large to analyse (`rejected`). Every run
+(CapExceeded, nothing allocated) and a program too large to analyse (`rejected`); a task
+whose tolerance is looser than its output dtype's bound (`schemas.TOLERANCE_BOUNDS`, which
+the schema enforces; a task built around it) is `error` of origin `task`, nothing run. Every run
 gets its own workspace (`validators.sandbox.workspace`: a size- and inode-limited tmpfs) with
 the inputs root-owned and read-only; "never read" comes from their access times.
 """
@@ -150,6 +152,12 @@ class Engine:
         check_task(task, self.caps)
         result = ValidationResult(task=task.name, program_digest=program.digest(),
                                   backend=self.backend.name, status=Status.PASSED)
+        loose = task.tolerance_problems()
+        if loose:
+            # A task built without the schema's check (model_construct, model_copy) gets no
+            # silently loose comparison: no verdict on the program, the task is at fault.
+            result.error_origin = ErrorOrigin.TASK
+            return self._finish(result, Status.ERROR, started, reason="; ".join(loose))
         too_big = program_reason(program, self.caps)
         if too_big:
             return self._finish(result, Status.REJECTED, started, reason=too_big)

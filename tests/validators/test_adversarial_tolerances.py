@@ -1,0 +1,94 @@
+"""Issue 21, class 5: a task's tolerance is bounded per output dtype and comparison mode.
+
+A task author (an LLM) that chose `max_abs` 1e30 made every output within 1e30 of the
+reference pass: a program off by 1000 passed. The schema refuses tolerances looser than
+`schemas.TOLERANCE_BOUNDS` (the answer checks re-ask with the reason), and the engine refuses
+a task that bypassed the schema before anything runs: an error of the task, never a verdict.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from engine_programs import KERNEL_VECADD, vecadd_task
+from pydantic import ValidationError
+
+from schemas import TOLERANCE_BOUNDS, ErrorOrigin, Program, Status, Task, Tolerance
+from sources.builtin.loader import load_all
+from validators.backends.cpu import CpuBackend
+from validators.build_cache import BuildCache
+from validators.engine import Engine
+from validators.reference import ReferenceRunner
+
+OFF_BY_1000 = Program(source=KERNEL_VECADD.source.replace(
+    "  size_t count = N;", "  for (int i = 0; i < N; i++) c[i] += 1000.0f;\n  size_t count = N;", 1))
+
+
+def _task_dict(dtype: str, tolerance: dict) -> dict:
+    task = vecadd_task(cases=1).model_dump()
+    task["outputs"][0]["dtype"] = dtype
+    task["tolerances"] = {"c": tolerance}
+    return task
+
+
+@pytest.mark.parametrize("dtype, tol, named", [
+    ("float32", {"mode": "max_abs", "max_abs": 1e30}, "max_abs=1e+30 (max_abs) is looser than the float32 bound 0.1"),
+    ("float32", {"mode": "allclose", "atol": 0.0, "rtol": 0.5}, "rtol=0.5 (allclose) is looser than the float32 bound 0.01"),
+    ("float32", {"mode": "allclose", "atol": float("inf"), "rtol": 0.0}, "atol"),
+    ("float64", {"mode": "allclose", "atol": 1e-4, "rtol": 1e-3}, "atol=0.0001 (allclose) is looser than the float64 bound 1e-06"),
+    ("int32", {"mode": "max_abs", "max_abs": 1000}, "max_abs=1000 (max_abs) is looser than the int32 bound 1"),
+    ("uint8", {"mode": "allclose", "atol": 0, "rtol": 1e-4}, "rtol=0.0001 (allclose) is looser than the uint8 bound 0"),
+])
+def test_schema_refuses_a_loose_tolerance_naming_output_dtype_value_and_bound(dtype, tol, named):
+    with pytest.raises(ValidationError) as err:
+        Task.model_validate(_task_dict(dtype, tol))
+    text = str(err.value)
+    assert named in text, text
+    if not math.isinf(tol.get("atol", 0)):
+        assert f"output 'c' ({dtype}): tolerance" in text, text
+
+
+def test_task_wide_default_is_judged_for_each_float_output():
+    task = vecadd_task(cases=1).model_dump()
+    task["tolerance"] = {"mode": "max_abs", "max_abs": 5.0}
+    with pytest.raises(ValidationError, match=r"output 'c' \(float32\): tolerance max_abs=5 \(max_abs\)"):
+        Task.model_validate(task)
+
+
+@pytest.mark.parametrize("dtype", sorted(TOLERANCE_BOUNDS))
+def test_the_bound_itself_and_exact_are_accepted(dtype):
+    b = TOLERANCE_BOUNDS[dtype]
+    for tol in ({"mode": "exact"}, {"mode": "max_abs", "max_abs": b.max_abs},
+                {"mode": "allclose", "atol": b.atol, "rtol": b.rtol}):
+        Task.model_validate(_task_dict(dtype, tol))
+
+
+def test_every_builtin_task_is_within_the_bounds():
+    loaded = load_all()
+    assert len(loaded.tasks) == 59 and not loaded.errors, loaded.errors
+    assert [p for task, _ in loaded.tasks for p in task.tolerance_problems()] == []
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory) -> Engine:
+    root = tmp_path_factory.mktemp("tol")
+    cache = BuildCache(root / "builds")
+    return Engine(CpuBackend(cache=cache), cache=cache, references=ReferenceRunner(root / "refs"))
+
+
+def test_a_task_that_bypassed_the_schema_is_no_verdict_on_the_program(engine):
+    # The exploit: the schema never saw this tolerance (model_copy does not validate).
+    loose = vecadd_task(cases=1).model_copy(
+        update={"tolerance": Tolerance(mode="max_abs", max_abs=1e30)})
+    res = engine.check(loose, OFF_BY_1000, thorough=False)
+    assert res.status == Status.ERROR and res.error_origin == ErrorOrigin.TASK, res.reason
+    assert "output 'c' (float32): tolerance max_abs=1e+30 (max_abs)" in res.reason
+    assert "bound 0.1" in res.reason and not res.cases  # nothing ran
+
+
+def test_within_the_bounds_the_wrong_program_fails_and_the_honest_one_passes(engine):
+    task = vecadd_task(cases=1, tolerance=Tolerance(mode="max_abs", max_abs=0.1))
+    wrong = engine.check(task, OFF_BY_1000, thorough=False)
+    assert wrong.status == Status.FAILED and "max_abs 0.1" in wrong.reason, wrong.reason
+    assert engine.check(task, KERNEL_VECADD, thorough=False).status == Status.PASSED
