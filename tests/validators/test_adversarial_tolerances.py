@@ -92,3 +92,33 @@ def test_within_the_bounds_the_wrong_program_fails_and_the_honest_one_passes(eng
     wrong = engine.check(task, OFF_BY_1000, thorough=False)
     assert wrong.status == Status.FAILED and "max_abs 0.1" in wrong.reason, wrong.reason
     assert engine.check(task, KERNEL_VECADD, thorough=False).status == Status.PASSED
+
+
+def test_the_llm_is_told_the_bound_and_its_corrected_answer_is_kept(tmp_path):
+    from llm_scripts import LIU, add_answer, right_add
+    from openai_standin import StandIn, ok
+
+    from builder.item import Item
+    from builder.llm import LLMConfig
+    from builder.llm.specify import KernelSpecifier
+    from builder.stages import Specify
+    from schemas import Provenance, RawRecord
+
+    if not LIU.is_dir():
+        pytest.skip("../shared/data is not here")
+    path = LIU / "elementwise" / "elementwise_add.cu"
+    raw = RawRecord(id="github/x/y/elementwise_add.cu#add", text=path.read_text(), focus="add",
+                    kind="kernel", provenance=Provenance(source="github", origin="https://github.com/x",
+                                                         license="MIT", repo="x/y", path="elementwise_add.cu"))
+    with StandIn() as srv:
+        srv.push(ok(add_answer(right_add(), tolerance={"mode": "max_abs", "max_abs": 1e30})),
+                 ok(add_answer(right_add())))
+        llm = LLMConfig(model="scripted", base_url=srv.url, cache_dir=tmp_path / "llm",
+                        max_retries=0, schema_retries=1)
+        item = Specify([KernelSpecifier(llm)]).process(Item(raw=raw))
+        asks = srv.chat_requests()
+    told = asks[1].body["messages"][-1]["content"] if len(asks) > 1 else ""
+    assert ("output 'c' (float32): tolerance max_abs=1e+30 (max_abs) is looser than the float32 "
+            "bound 0.1") in told, told
+    assert item.alive, item.rejection
+    assert item.task.tolerance_for("c") == Tolerance(atol=1e-6, rtol=1e-6)
