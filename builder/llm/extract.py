@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*(?:\r\n?|\n)(.*?)```", re.DOTALL)
 _MAX_ERRORS = 12
 _MAX_FEEDBACK = 2000
 _MAX_STARTS = 50
