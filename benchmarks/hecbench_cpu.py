@@ -13,14 +13,15 @@ Programs that need GPU-only features are `needs_gpu` with the feature named.
 
 Local `#include "x.h"` files are inlined, from the program's folder, then from its Makefile's
 `-I../sibling` folders; a sibling missing from the data is taken from `hecbench_support/` (our
-stand-ins, see its README). `--variants plain,asan` also runs the AddressSanitizer build.
+stand-ins, see its README). Only files beneath those folders are read: an absolute path, a `..`
+component or a symbolic link on the way makes the program `refused`, with the include named. `--variants plain,asan` also runs the AddressSanitizer build.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import re
+import stat
 import sys
 import time
 from pathlib import Path
@@ -34,6 +35,7 @@ from schemas import Program, Status  # noqa: E402
 from validators.analysis import analyze  # noqa: E402
 from validators.backends.cpu import CpuBackend  # noqa: E402
 from validators.engine import run_program  # noqa: E402
+from validators.safe_fs import read_regular, stat_beneath  # noqa: E402
 from validators.sandbox import Limits  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "hecbench"
@@ -103,33 +105,61 @@ SOURCE_SCALING: dict[str, list[tuple[str, str, str]]] = {
 
 def include_dirs(folder: Path) -> tuple[list[Path], list[str]]:
     """The program's folder, then its Makefile's `-I../sibling` folders; a sibling missing from
-    the data is replaced by our stand-in in hecbench_support/ (named in the returned notes)."""
+    the data is replaced by our stand-in in hecbench_support/ (named in the returned notes).
+    A sibling is a plain folder beside the program's (never `..` itself, never a link)."""
     dirs, notes = [folder], []
     mk = folder / "Makefile"
     text = mk.read_text(errors="replace") if mk.is_file() else ""
-    for rel in re.findall(r"-I(\.\./[\w.-]+)", text):
-        sibling = (folder / rel).resolve()
-        if sibling.is_dir():
-            dirs.append(sibling)
-        elif (SUPPORT / sibling.name).is_dir():
-            dirs.append(SUPPORT / sibling.name)
-            notes.append(f"{sibling.name} is not in the data: our stand-in header")
+    for name in re.findall(r"-I\.\./([\w.-]+)", text):
+        if name in (".", ".."):
+            notes.append(f"-I../{name} ignored: not a sibling folder")
+            continue
+        where = stat_beneath(folder.parent, name)
+        if where is not None and stat.S_ISDIR(where.st_mode):
+            dirs.append(folder.parent / name)
+        elif where is not None:
+            notes.append(f"-I../{name} ignored: not a folder (a symbolic link?)")
+        elif (SUPPORT / name).is_dir():
+            dirs.append(SUPPORT / name)
+            notes.append(f"{name} is not in the data: our stand-in header")
     return dirs, notes
 
 
+class IncludeRefused(ValueError):
+    """A quoted `#include` the harness will not inline: it names a file outside the include
+    folders (an absolute path, a `..` component, a symbolic link on the way) or one that is no
+    regular file of at most 4 MiB."""
+
+
+def _include_problem(name: str) -> str:
+    if Path(name).is_absolute():
+        return "an absolute path"
+    if ".." in Path(name).parts:
+        return "a '..' component climbs out of the include folders"
+    return ""
+
+
 def inline_local_includes(folder: Path | list[Path], text: str, depth: int = 0) -> str:
+    """`text` with each quoted `#include` replaced by the header's text, looked up beneath the
+    include folders only (each path component reached without following a link), recursively
+    up to 8 levels. A header found in none of them stays an `#include` (the compiler reports
+    it); one that would be read from outside them raises `IncludeRefused` naming it."""
     dirs = folder if isinstance(folder, list) else [folder]
 
     def repl(m: re.Match[str]) -> str:
-        from validators.compare import read_no_follow
-
+        name = m.group(1)
+        why = _include_problem(name)
+        if why:
+            raise IncludeRefused(f'#include "{name}" refused: {why}')
         for d in dirs:
             if depth >= 8:
                 break
-            try:  # the folder is third-party: the header itself no link, a bounded read
-                data = read_no_follow(Path(os.path.normpath(d / m.group(1))), max_bytes=4 << 20)
-            except OSError:
+            try:  # the folder is third-party: no link anywhere on the path, a bounded read
+                data = read_regular(d, name, 4 << 20)
+            except FileNotFoundError:
                 continue
+            except OSError as exc:  # UnsafePath included: a link, a FIFO, a huge file
+                raise IncludeRefused(f'#include "{name}" refused: {exc.strerror or exc}') from None
             return inline_local_includes(dirs, data.decode(errors="replace"), depth + 1)
         return m.group(0)
 
@@ -230,7 +260,12 @@ def run_one(
 ) -> dict[str, str]:
     name = folder.name
     dirs, notes = include_dirs(folder)
-    source = inline_local_includes(dirs, (folder / "main.cu").read_text(errors="replace"))
+    try:
+        source = inline_local_includes(dirs, (folder / "main.cu").read_text(errors="replace"))
+    except IncludeRefused as exc:
+        return {"program": name, "args": "", "makefile": "", "check": "-", "build_s": "0.0",
+                "run_s": "0.0", "notes": "; ".join(notes), "verdict": "refused",
+                "reason": str(exc)}
     for old, new, _why in SOURCE_SCALING.get(name, []):
         if old not in source:
             raise SystemExit(f"{name}: scaling edit no longer applies: {old!r}")

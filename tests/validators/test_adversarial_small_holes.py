@@ -1,9 +1,14 @@
 """Issue 21, class 8: smaller holes. Each exploit fails with its reason; the honest form passes.
 
 - a closing code fence followed by CRLF (or a lone CR) ends the extracted program;
+- the HeCBench harness reads a quoted `#include` only from beneath the program's folder and its
+  Makefile's sibling folders: an absolute path, a `..` component or a link is refused, named;
 """
 
 from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
 
 import pytest
 
@@ -32,3 +37,81 @@ def test_a_json_answer_in_a_fence_parses_whatever_the_line_ending(eol):
     # An object before the fence is not the answer: the fenced one is, once its fence is seen.
     text = eol.join(['For example {"program": "not this"}:', f"{F}json", '{"program": "x"}', F, ""])
     assert extract_json(text) == {"program": "x"}
+
+
+# --- the HeCBench harness inlines quoted includes from beneath the include folders only ---
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _harness():
+    spec = importlib.util.spec_from_file_location("hecbench_cpu_small_holes", REPO / "benchmarks" / "hecbench_cpu.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> dict[str, Path]:
+    """data/prog-cuda (the program), data/sib-cuda (a sibling), and a secret outside both."""
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "key.h").write_text("SECRET_KEY_MATERIAL\n")
+    prog = tmp_path / "data" / "prog-cuda"
+    (prog / "sub").mkdir(parents=True)
+    (tmp_path / "data" / "sib-cuda").mkdir()
+    (tmp_path / "data" / "sib-cuda" / "common.h").write_text("int sibling_helper;\n")
+    (prog / "local.h").write_text('#include "sub/inner.h"\nint local_helper;\n')
+    (prog / "sub" / "inner.h").write_text("int inner_helper;\n")
+    (prog / "Makefile").write_text("CFLAGS := -I../sib-cuda\nrun:\n\t./main 1\n")
+    (prog / "linked.h").symlink_to(secret / "key.h")
+    (prog / "linkdir").symlink_to(secret)
+    return {"prog": prog, "secret": secret}
+
+
+def test_honest_includes_are_inlined_from_the_folder_and_its_siblings(tree):
+    h = _harness()
+    dirs, _ = h.include_dirs(tree["prog"])
+    out = h.inline_local_includes(dirs, '#include "local.h"\n#include "common.h"\n#include <cstdio>\n')
+    assert out == "int inner_helper;\n\nint local_helper;\n\nint sibling_helper;\n\n#include <cstdio>\n"
+    # Found nowhere: left for the compiler to report.
+    assert h.inline_local_includes(dirs, '#include "missing.h"\n') == '#include "missing.h"\n'
+
+
+@pytest.mark.parametrize("include, why", [
+    ("{secret}/key.h", "an absolute path"),
+    ("../../secret/key.h", "'..' component"),
+    ("sub/../../../secret/key.h", "'..' component"),
+    ("linked.h", "symbolic link"),
+    ("linkdir/key.h", "symbolic link"),
+])
+def test_an_include_outside_the_folders_is_refused_and_never_read(tree, include, why):
+    h = _harness()
+    include = include.format(secret=tree["secret"])
+    dirs, _ = h.include_dirs(tree["prog"])
+    with pytest.raises(h.IncludeRefused, match=why) as err:
+        h.inline_local_includes(dirs, f'int x;\n#include "{include}"\n')
+    assert f'#include "{include}" refused' in str(err.value)
+
+
+def test_a_header_cannot_smuggle_an_escape_either(tree):
+    h = _harness()
+    (tree["prog"] / "local.h").write_text(f'#include "{tree["secret"]}/key.h"\n')
+    with pytest.raises(h.IncludeRefused, match="an absolute path"):
+        h.inline_local_includes(h.include_dirs(tree["prog"])[0], '#include "local.h"\n')
+
+
+def test_makefile_include_folders_are_siblings_only(tree):
+    h = _harness()
+    (tree["prog"].parent / "linksib").symlink_to(tree["secret"])
+    (tree["prog"] / "Makefile").write_text("CFLAGS := -I../.. -I../linksib -I../sib-cuda\n")
+    dirs, notes = h.include_dirs(tree["prog"])
+    assert dirs == [tree["prog"], tree["prog"].parent / "sib-cuda"]
+    assert any("-I../.. ignored" in n for n in notes) and any("-I../linksib ignored" in n for n in notes)
+
+
+def test_the_harness_reports_the_program_refused(tree):
+    h = _harness()
+    (tree["prog"] / "main.cu").write_text(f'#include "{tree["secret"]}/key.h"\nint main() {{}}\n')
+    row = h.run_one(None, tree["prog"], ["forward"], ["plain"])
+    assert row["verdict"] == "refused" and "an absolute path" in row["reason"], row

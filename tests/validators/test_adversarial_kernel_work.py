@@ -1,0 +1,162 @@
+"""Issue 21, class 1: the kernels must have done the work.
+
+Each cheat below computes its outputs on the host and passed the old no-launch check (which
+only asked whether *some* kernel effect reached the outputs, and could be detected). The
+kernel-work run gives the device another draw of the inputs than the host reads: outputs that
+follow the host's inputs are rejected. The honest programs beside them (inputs uploaded whole,
+in pieces, padded, through managed memory, transformed on the host, a copy task) must pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemas import InputCase, Program, Reference, Status, Task, TensorSpec
+
+N = 1024
+SQUARE = Task(
+    name="square_kw", description="y = x * x",
+    inputs=[TensorSpec(name="x", dtype="float32", shape=["N"])],
+    outputs=[TensorSpec(name="y", dtype="float32", shape=["N"])],
+    sizes={"N": N}, cases=[InputCase(name="a", seed=21)],
+    reference=Reference(code="def reference(inputs, sizes):\n    return {'y': inputs['x'] * inputs['x']}\n"),
+)
+COPY = SQUARE.model_copy(update={
+    "name": "copy_kw", "description": "y = x",
+    "reference": Reference(code="def reference(inputs, sizes):\n    return {'y': inputs['x'].copy()}\n")})
+
+IO = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#define N 1024
+static float x[N], y[N];
+static void load() { FILE* f = fopen("data/x.bin", "rb"); if (!f || fread(x, 4, N, f) != N) exit(1); fclose(f); }
+static void save() { FILE* f = fopen("data/y.bin", "wb"); fwrite(y, 4, N, f); fclose(f); }
+__global__ void sq(const float* a, float* b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] = a[i] * a[i]; }
+__global__ void sqd(const double* a, float* b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] = (float)(a[i] * a[i]); }
+__global__ void copy(const float* a, float* b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] = a[i]; }
+__global__ void fill(float* b, float v, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] = v; }
+__global__ void flag(int* f) { *f = 1; }
+static float *da, *db;
+static void dev() { cudaMalloc(&da, N * 4); cudaMalloc(&db, N * 4); }
+"""
+
+CHEATS = {
+    # The host's answer times a kernel-written mask of ones.
+    "times_a_kernel_mask_of_ones": IO + r"""
+int main() { load(); dev(); fill<<<N / 256, 256>>>(db, 1.0f, N);
+  static float ones[N]; cudaMemcpy(ones, db, N * 4, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < N; i++) y[i] = x[i] * x[i] * ones[i]; save(); }
+""",
+    # The host's answer plus a kernel-written zero, computed from the uploaded input.
+    "plus_a_kernel_zero_from_the_input": IO + r"""
+int main() { load(); dev(); cudaMemcpy(da, x, N * 4, cudaMemcpyHostToDevice);
+  sq<<<N / 256, 256>>>(da, db, N); static float k[N];
+  cudaMemcpy(k, db, N * 4, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < N; i++) y[i] = x[i] * x[i] + 0.0f * k[i]; save(); }
+""",
+    # The host's answer uploaded in pieces, each copied by a kernel.
+    "answer_uploaded_in_pieces": IO + r"""
+int main() { load(); dev(); static float h[N]; for (int i = 0; i < N; i++) h[i] = x[i] * x[i];
+  cudaMemcpy(da, x, N * 4, cudaMemcpyHostToDevice);
+  for (int c = 0; c < N; c += 64) cudaMemcpy(da + c, h + c, 64 * 4, cudaMemcpyHostToDevice);
+  copy<<<N / 256, 256>>>(da, db, N); cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save(); }
+""",
+    # A sentinel kernel tells the no-launch run apart: wrong outputs only there.
+    "detects_the_no_launch_run": IO + r"""
+int main() { load(); dev(); int* f; cudaMalloc(&f, 4); cudaMemset(f, 0, 4); flag<<<1, 1>>>(f);
+  int h = 0; cudaMemcpy(&h, f, 4, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < N; i++) y[i] = h ? x[i] * x[i] : -1.0f; save(); }
+""",
+    # The inputs go up and a kernel copies them back: the host computes on what it downloaded.
+    "reads_the_inputs_back_from_the_device": IO + r"""
+int main() { load(); dev(); cudaMemcpy(da, x, N * 4, cudaMemcpyHostToDevice);
+  copy<<<N / 256, 256>>>(da, db, N); static float back[N];
+  cudaMemcpy(back, db, N * 4, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < N; i++) y[i] = back[i] * back[i]; save(); }
+""",
+}
+
+HONEST = {
+    "whole": IO + r"""
+int main() { load(); dev(); cudaMemcpy(da, x, N * 4, cudaMemcpyHostToDevice);
+  sq<<<N / 256, 256>>>(da, db, N); cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save(); }
+""",
+    "in_pieces_async": IO + r"""
+int main() { load(); dev(); cudaStream_t s; cudaStreamCreate(&s);
+  for (int c = 0; c < N; c += 128) cudaMemcpyAsync(da + c, x + c, 128 * 4, cudaMemcpyHostToDevice, s);
+  sq<<<N / 256, 256, 0, s>>>(da, db, N); cudaMemcpyAsync(y, db, N * 4, cudaMemcpyDeviceToHost, s);
+  cudaStreamSynchronize(s); save(); }
+""",
+    "padded_rows_default_kind": IO + r"""
+int main() { load(); float* p; size_t pitch; cudaMallocPitch((void**)&p, &pitch, 64 * 4, N / 64);
+  static float staging[N / 64][80]; memset(staging, 0, sizeof staging);
+  for (int r = 0; r < N / 64; r++) memcpy(staging[r], x + r * 64, 64 * 4);
+  cudaMemcpy2D(p, pitch, staging, 80 * 4, 64 * 4, N / 64, cudaMemcpyDefault);
+  float* out; cudaMalloc(&out, N * 4);
+  for (int r = 0; r < N / 64; r++) sq<<<1, 64>>>((float*)((char*)p + r * pitch), out + r * 64, 64);
+  cudaMemcpy(y, out, N * 4, cudaMemcpyDefault); save(); }
+""",
+    "managed_memory": IO + r"""
+int main() { load(); float *a, *b; cudaMallocManaged(&a, N * 4); cudaMallocManaged(&b, N * 4);
+  memcpy(a, x, N * 4); sq<<<N / 256, 256>>>(a, b, N); cudaDeviceSynchronize();
+  memcpy(y, b, N * 4); save(); }
+""",
+    "transformed_on_the_host": IO + r"""
+int main() { load(); static double xd[N]; for (int i = 0; i < N; i++) xd[i] = x[i];
+  double* d; cudaMalloc(&d, N * 8); cudaMalloc(&db, N * 4);
+  cudaMemcpy(d, xd, N * 8, cudaMemcpyHostToDevice); sqd<<<N / 256, 256>>>(d, db, N);
+  cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save(); }
+""",
+}
+
+COPY_HONEST = IO + r"""
+int main() { load(); dev(); cudaMemcpy(da, x, N * 4, cudaMemcpyHostToDevice);
+  copy<<<N / 256, 256>>>(da, db, N); cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save(); }
+"""
+
+
+@pytest.fixture(scope="module")
+def engine():
+    from validators.backends import get_backend
+    from validators.engine import Engine
+
+    backend = get_backend("cpu")
+    backend._schedules = ["forward"]
+    return Engine(backend)
+
+
+@pytest.mark.parametrize("name", sorted(CHEATS))
+def test_host_computed_outputs_are_rejected(engine, name):
+    res = engine.check(SQUARE, Program(source=CHEATS[name]), thorough=False)
+    assert res.status == Status.REJECTED, (res.status, res.reason, res.kernel_check)
+    assert "outputs do not depend on the kernels" in res.reason
+
+
+@pytest.mark.parametrize("name", sorted(HONEST))
+def test_honest_programs_pass(engine, name):
+    res = engine.check(SQUARE, Program(source=HONEST[name]), thorough=False)
+    assert res.status == Status.PASSED, (res.status, res.reason)
+    assert res.kernel_check.startswith(("outputs depend on the kernels",
+                                        "the device-input run could not tell")), res.kernel_check
+
+
+def test_uploads_reach_the_device_as_the_second_draw(engine):
+    """Whole, chunked and padded uploads, and managed memory kernels read in place, are all
+    recognised: the check decides on the device's inputs (not the no-launch fallback)."""
+    for name in ("whole", "in_pieces_async", "padded_rows_default_kind", "managed_memory"):
+        res = engine.check(SQUARE, Program(source=HONEST[name]), thorough=False)
+        assert "they follow the inputs the kernels saw" in res.kernel_check, (name, res.kernel_check)
+
+
+def test_where_it_cannot_tell_it_says_why(engine):
+    """Inputs converted on the host give the device no run of their bytes to replace: the
+    check falls back to the no-launch run and names the reason."""
+    res = engine.check(SQUARE, Program(source=HONEST["transformed_on_the_host"]), thorough=False)
+    assert res.kernel_check.startswith("the device-input run could not tell"), res.kernel_check
+    assert "no input reached the device" in res.kernel_check
+
+
+def test_a_copy_task_is_not_mistaken_for_the_host_reading_back(engine):
+    res = engine.check(COPY, Program(source=COPY_HONEST), thorough=False)
+    assert res.status == Status.PASSED, (res.reason, res.kernel_check)

@@ -1,0 +1,190 @@
+"""The kernel-work check: did the kernels compute the outputs, or the host?
+
+One case runs once more with the device seeing other inputs than the host: the runtime
+(`validators/cpu/runtime/kernel_inputs.h`, shared with the cuda backend's interposer) replaces
+every run of an input's bytes that the host copies to the device with a second draw of that
+input (same case, another seed), and gives the host its own bytes back whenever it copies them
+from the device. Outputs computed by the kernels follow the second draw; outputs computed on the
+host follow the first, whatever the program combines them with (a kernel-written mask of ones,
+a kernel-written zero), however it uploads its answer (whole or in pieces), and whatever it
+knows about the run.
+
+Verdicts (`Verdict.kind`):
+- `device`: the outputs match the reference on the inputs the device saw: the kernels did the
+  work;
+- `host`: they match the reference on the host's inputs, which differs from the device's: the
+  outputs were computed on the host (rejected);
+- `unknown`: the check cannot tell (no input reached the device by a copy: mapped or managed
+  memory, inputs transformed on the host before the upload; the outputs follow neither input
+  set: the host uses its inputs too; the program did not finish; the outputs do not change with
+  the inputs replaced; the task's answer is a copy of an input that the host read back). The
+  engine then falls back to the no-launch run, and says so.
+
+Which inputs are replaced: the floating-point arrays of more than one element (the data a
+kernel computes on), or, when there are none, the integer arrays. Sizes, scalars and (in
+float tasks) integer structure (indices, offsets) stay the host's: a host legitimately reads
+them to plan its launches, and replacing them would only make the check say `unknown`.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from schemas import InputCase, Task
+
+from .compare import compare_arrays
+
+INPUTS_FILE = ".ckd-kernel-inputs"
+LOG_FILE = ".ckd-kernel-inputs.log"
+MAGIC = b"CKDSUB1\n"
+NOTHING_UPLOADED = ("outputs do not depend on the kernels: nothing the device received changed "
+                    "when the host read other inputs (case {case}), yet the outputs follow the "
+                    "inputs (computed on the host)")
+SEED_MIX = 0x5851F42D
+"""The second draw's seed is derived from the case's (reproducible from `fresh_seed`)."""
+
+
+@dataclass
+class Plan:
+    """The inputs replaced on the device (`names`, in file order) and their second draw."""
+
+    names: list[str]
+    second: dict[str, np.ndarray]
+    reason: str = ""
+    """Why no input can be replaced (then `names` is empty)."""
+
+
+@dataclass
+class Verdict:
+    kind: str  # device | host | unknown
+    note: str
+    replaced: dict[str, float] = field(default_factory=dict)
+    """Share of each replaced input's bytes that reached the device as the second draw."""
+
+
+def second_case(case: InputCase) -> InputCase:
+    seed = (case.seed * SEED_MIX + 1) % (2**31)
+    return case.model_copy(update={"seed": seed, "name": f"{case.name}+device"})
+
+
+def plan(task: Task, case: InputCase, inputs: dict[str, np.ndarray],
+         second: dict[str, np.ndarray]) -> Plan:
+    """Which inputs to replace, given the case's inputs and a second draw of the same case."""
+    def differs(name: str) -> bool:
+        a, b = inputs[name], second.get(name)
+        return (b is not None and a.size > 1 and a.shape == b.shape and a.dtype == b.dtype
+                and a.tobytes() != b.tobytes())
+
+    floats = [t.name for t in task.inputs if t.name in inputs and inputs[t.name].dtype.kind == "f"
+              and differs(t.name)]
+    names = floats or [t.name for t in task.inputs if t.name in inputs
+                       and inputs[t.name].dtype.kind in "iub" and differs(t.name)]
+    if not names:
+        return Plan([], {}, reason="no input array changes with the seed")
+    return Plan(names, {n: second[n] for n in names})
+
+
+def inputs_file(plan: Plan, inputs: dict[str, np.ndarray]) -> bytes:
+    """The runtime's file (format in runtime/kernel_inputs.h `parse`): A is the input file's
+    bytes exactly as the program reads them, B the second draw."""
+    parts = [MAGIC, struct.pack("<I", len(plan.names))]
+    for name in plan.names:
+        a = np.ascontiguousarray(inputs[name]).tobytes()
+        b = np.ascontiguousarray(plan.second[name]).tobytes()
+        parts += [struct.pack("<IQ", inputs[name].dtype.itemsize, len(a)), a, b]
+    return b"".join(parts)
+
+
+def parse_log(text: str, plan: Plan) -> tuple[dict[str, list[tuple[int, int]]], int]:
+    """(byte ranges of each input the device got from the second draw, bytes given back)."""
+    ranges: dict[str, list[tuple[int, int]]] = {n: [] for n in plan.names}
+    returned = 0
+    for line in text.splitlines():
+        parts = line.split()
+        try:
+            if parts[0] == "up" and len(parts) == 4:
+                ranges[plan.names[int(parts[1])]].append((int(parts[2]), int(parts[3])))
+            elif parts[0] == "down" and len(parts) >= 3:
+                returned += int(parts[2])
+        except (IndexError, ValueError):
+            continue  # a torn line: what it would have said is in the others
+    return ranges, returned
+
+
+def device_inputs(inputs: dict[str, np.ndarray], plan: Plan,
+                  ranges: dict[str, list[tuple[int, int]]]) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """The inputs as the kernels saw them (the host's bytes, with the ranges replaced), and
+    the share of each replaced input's bytes that was replaced."""
+    seen = dict(inputs)
+    share: dict[str, float] = {}
+    for name in plan.names:
+        a = np.ascontiguousarray(inputs[name])
+        buf = bytearray(a.tobytes())
+        b = np.ascontiguousarray(plan.second[name]).tobytes()
+        covered = np.zeros(len(buf), dtype=bool)
+        for lo, hi in ranges.get(name, []):
+            lo, hi = max(0, lo), min(len(buf), hi)
+            if hi > lo:
+                buf[lo:hi] = b[lo:hi]
+                covered[lo:hi] = True
+        share[name] = float(covered.mean()) if len(buf) else 0.0
+        seen[name] = np.frombuffer(bytes(buf), dtype=a.dtype).reshape(a.shape)
+    return seen, share
+
+
+def _matches(task: Task, outputs: dict[str, np.ndarray], refs: dict[str, np.ndarray]) -> bool:
+    for spec in task.outputs:
+        out = outputs[spec.name]
+        ref = refs[spec.name].reshape(out.shape)
+        if not compare_arrays(spec.name, out, ref, task.tolerance_for(spec.name)).ok:
+            return False
+    return True
+
+
+def _windows(data: bytes, step: int) -> np.ndarray:
+    """A hash of each 16-byte window of `data` starting every `step` bytes."""
+    raw = np.frombuffer(data[: len(data) - len(data) % 8], dtype="<u8")
+    if raw.size < 2:
+        return np.zeros(0, dtype=np.uint64)
+    words = step // 8 if step >= 8 and step % 8 == 0 else 1
+    pairs = np.stack([raw[:-1], raw[1:]], axis=1)[::words]
+    with np.errstate(over="ignore"):
+        return pairs[:, 0] * np.uint64(0x9E3779B97F4A7C15) ^ pairs[:, 1]
+
+
+def copies_an_input(refs: dict[str, np.ndarray], device: dict[str, np.ndarray], plan: Plan) -> bool:
+    """Whether the task's own answer holds long runs of a replaced input's bytes (a copy,
+    a gather, a concatenation): giving the host its bytes back then changes an honest answer."""
+    known = np.concatenate([_windows(device[n].tobytes(), 64) for n in plan.names] or
+                           [np.zeros(0, dtype=np.uint64)])
+    if known.size == 0:
+        return False
+    for arr in refs.values():
+        if np.isin(_windows(np.ascontiguousarray(arr).tobytes(), 8), known).any():
+            return True
+    return False
+
+
+def judge(task: Task, outputs: dict[str, np.ndarray], refs_host: dict[str, np.ndarray],
+          refs_device: dict[str, np.ndarray], device: dict[str, np.ndarray], plan: Plan,
+          share: dict[str, float], returned: int, case: str) -> Verdict:
+    replaced = ", ".join(f"{n} ({share[n]:.0%})" for n in plan.names if share[n] > 0)
+    where = f"case {case}; the device saw another draw of {replaced}"
+    if _matches(task, refs_device, refs_host) and _matches(task, refs_host, refs_device):
+        return Verdict("unknown", f"{where}, which leaves the reference outputs unchanged", share)
+    if _matches(task, outputs, refs_device):
+        return Verdict("device", f"outputs depend on the kernels: they follow the inputs the kernels "
+                       f"saw ({where})", share)
+    if _matches(task, outputs, refs_host):
+        if returned and copies_an_input(refs_device, device, plan):
+            return Verdict("unknown", f"{where}: the answer copies an input, which the host read "
+                           "back from the device", share)
+        return Verdict("host", (
+            f"outputs do not depend on the kernels: when the device saw other inputs than the "
+            f"host ({where}), the outputs still followed the host's inputs (computed on the "
+            f"host{'; it read its inputs back from the device' if returned else ''})"), share)
+    return Verdict("unknown", f"{where}: the outputs follow neither input set (the host uses or "
+                   "transforms its inputs too)", share)
