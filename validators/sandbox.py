@@ -28,12 +28,22 @@ The program CANNOT:
   capabilities and `no_new_privs`). -> bind mounts read-only, uid switch, `protect`.
 - reach a network: no interface but its own namespace's loopback, and no socket but AF_UNIX
   (seccomp). -> network namespace + seccomp.
-- use ptrace, process_vm_*, mount, pivot_root, chroot, unshare/setns or a clone with new
-  namespaces, keyctl/add_key/request_key, bpf, perf_event_open, io_uring (whose operations no
-  filter sees), inotify/fanotify (would tell it when another run opens a shared file),
-  userfaultfd, kernel modules, kexec, reboot, clocks, swap, quotas, syslog, the i386/x32
-  system-call ABIs; file locks (flock, fcntl) succeed and do nothing, so no lock on a shared
-  read-only file is a channel between concurrent runs. -> seccomp filter (`Limits.seccomp`).
+- make a system call the filter does not list. The filter is an allow-list
+  (`validators.sandbox_launcher.SYSCALLS_ALLOWED`, grouped with the reason for each group,
+  measured on honest runs by `benchmarks/measure_syscalls.py`): anything else fails with ENOSYS,
+  as on a kernel without it, so a call nobody thought to deny is refused too. Named and refused
+  with EPERM: ptrace, process_vm_*, pidfd_getfd, process_madvise, kcmp, mount and the new mount
+  API, pivot_root, chroot, unshare/setns and a clone with new namespaces,
+  keyctl/add_key/request_key, bpf, perf_event_open, userfaultfd, file handles, kernel modules,
+  kexec, reboot, clocks, swap, quotas, syslog; ENOSYS for io_uring (whose operations no filter
+  sees) and clone3 (whose flags it cannot read; glibc falls back to clone); the i386 ABI kills
+  the run, x32 gets ENOSYS. -> seccomp filter (`Limits.seccomp`).
+- observe another run through the kernel's file-event interfaces: inotify, fanotify,
+  directory notifications (`fcntl(F_NOTIFY)`) and leases (`F_SETLEASE`, `F_GETLEASE`) are
+  refused (EPERM; each would signal a run when another reads or opens a shared read-only
+  file), file locks (flock, fcntl's record locks) succeed and do nothing, and fcntl commands
+  not listed get EINVAL. What runs sharing a machine can still sense of each other is load:
+  CPU time, memory pressure, timing. -> seccomp filter.
 - signal, trace or see another run or the validator: PID and IPC namespaces, its own uid.
 - use more than its share: CPU seconds (RLIMIT_CPU), address space (RLIMIT_AS, lifted for
   ASan), resident memory of the whole run including tmpfs pages it writes (a memory cgroup),
@@ -167,8 +177,9 @@ class Limits:
     tmp_files: int = 4096
     network: bool = False
     seccomp: bool = True
-    """The system-call filter (C launcher): no ptrace, mount, keyctl, bpf, perf_event_open,
-    namespace changes, io_uring, inotify, file locks (made no-ops), or sockets but AF_UNIX."""
+    """The system-call filter (C launcher): an allow-list (`sandbox_launcher.SYSCALLS_ALLOWED`;
+    no ptrace, mount, keyctl, bpf, namespace changes, io_uring, inotify, F_NOTIFY or leases,
+    file locks made no-ops, sockets but AF_UNIX)."""
     allowlist: bool = True
     """The run's root holds only the allow-list (C launcher); False: the host's `/` read-only
     with some directories covered (the shell set-up's view)."""
