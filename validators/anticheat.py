@@ -34,6 +34,7 @@ import numpy as np
 
 from schemas import Task
 
+from . import kernel_work
 from .build_cache import BuildCache
 from .compare import read_no_follow
 
@@ -42,7 +43,8 @@ UPLOAD_LOG = ".ckd-uploads"
 """Written by the cpu runtime in the no-launch run (see validators.engine.upload_hash)."""
 POISON_LOG = ".ckd-poison"
 """Written by the cpu runtime in the poisoned runs (the buffers it filled, by number)."""
-RUNTIME_FILES = {ACCESS_LOG, UPLOAD_LOG, POISON_LOG}
+RUNTIME_FILES = {ACCESS_LOG, UPLOAD_LOG, POISON_LOG, kernel_work.INPUTS_FILE,
+                 kernel_work.LOG_FILE}
 HARDCODED_FLOATS = 256
 ALLOWED_PREFIXES = ("/usr/", "/lib/", "/lib64/", "/lib32/", "/proc/", "/sys/", "/dev/",
                     "/etc/ld.so.", "/etc/localtime", "/run/nvidia", "/var/run/nvidia")

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,7 +61,7 @@ from schemas import (
     worst_status,
 )
 
-from . import anticheat
+from . import anticheat, kernel_work
 from .backends import Backend, BackendUnavailable, Executable, RunOutcome, get_backend
 from .build_cache import BuildCache
 from .caps import Caps, check_task, program_reason
@@ -131,6 +132,10 @@ class Engine:
     """Run one case with every kernel launch a no-op: outputs that still match are rejected."""
     fresh_case: bool = True
     """Re-seed one case at validation time (off only to measure what it costs)."""
+    fresh_per_check: bool = False
+    """Draw the fresh seed anew for every check instead of once per task for the process's
+    life: a service whose callers see verdicts (and may learn a case from one) sets it, at the
+    cost of one reference run of the fresh case per check."""
     _shim: Path | None = None
     _fresh_seeds: dict[str, int] = field(default_factory=lambda: _PROCESS_FRESH_SEEDS)
     """Shared by every engine of the process (the module-level `check()` makes one per call)."""
@@ -196,7 +201,8 @@ class Engine:
             # reference computed once however many programs are checked against the task (an
             # eval's samples, an RL batch). Programs cannot learn it: each run is sealed off.
             key = _task_key(task)
-            fresh_seed = self._fresh_seeds.setdefault(key, secrets.randbits(31))
+            fresh_seed = (secrets.randbits(31) if self.fresh_per_check
+                          else self._fresh_seeds.setdefault(key, secrets.randbits(31)))
         cases, fresh = (with_fresh_case(task, fresh_seed) if self.fresh_case
                         else (list(task.cases), None))
         result.fresh_seed = fresh.seed if fresh is not None else None
@@ -326,7 +332,7 @@ class Engine:
                                   stdout_tail=_tail(last.stdout), stderr_tail=_tail(last.stderr))
         judged = self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
         if kernel_check and judged.status == Status.PASSED and exe is not None:
-            note = self._without_kernels(task, exe, case, inputs, sizes, runs[0].arrays)
+            note = self._kernel_work(task, exe, case, inputs, sizes, runs[0].arrays)
             result.kernel_check = note or f"outputs depend on the kernels (case {case.name})"
             if note.startswith("outputs do not depend"):
                 judged.status, judged.reason = Status.REJECTED, note
@@ -364,6 +370,81 @@ class Engine:
                         f"shared memory start as 0x{a.poison:02x} instead of 0x{b.poison:02x}: "
                         f"{diff})")
         return ""
+
+    def _kernel_work(self, task: Task, exe: Executable, case: InputCase,
+                     inputs: dict[str, np.ndarray], sizes: dict[str, int],
+                     outputs: dict[str, np.ndarray]) -> str:
+        """The kernel-work check (`validators.kernel_work`): a rejection reason when the outputs
+        follow the host's inputs while the device saw others, '' or a note when the kernels did
+        the work; where it cannot tell, the no-launch run decides and the note says both."""
+        why = self._device_inputs_run(task, exe, case, inputs, sizes)
+        if isinstance(why, kernel_work.Verdict):
+            if why.kind == "host":
+                return why.note
+            if why.kind == "device":
+                return why.note
+            why = why.note
+        fallback = self._without_kernels(task, exe, case, inputs, sizes, outputs)
+        if fallback.startswith(("outputs do not depend", NO_KERNEL_CHECK)):
+            return fallback
+        said = fallback or f"outputs depend on the kernels (case {case.name})"
+        return f"{said}, by the no-launch run: the device-input run could not tell ({why})"
+
+    def _device_inputs_run(self, task: Task, exe: Executable, case: InputCase,
+                           inputs: dict[str, np.ndarray], sizes: dict[str, int]
+                           ) -> kernel_work.Verdict | str:
+        """Run the case with the device seeing a second draw of its inputs; a Verdict, or why
+        the run could not be made."""
+        if self.references.draws_inputs(task, case):  # type: ignore[union-attr]
+            return "the reference draws inputs itself"
+        if self.backend.kernel_inputs_env("x", "y") is None:
+            return f"the {self.backend.name} backend cannot replace the device's inputs"
+        second = materialize(task, kernel_work.second_case(case))
+        plan = kernel_work.plan(task, case, inputs, second)
+        if not plan.names:
+            return plan.reason
+        files = {kernel_work.INPUTS_FILE: kernel_work.inputs_file(plan, inputs)}
+        logs: dict[str, str] = {}
+
+        def env_for(work: Path) -> dict[str, str]:
+            return self.backend.kernel_inputs_env(  # type: ignore[return-value]
+                str(work / kernel_work.INPUTS_FILE), str(work / kernel_work.LOG_FILE))
+
+        logged = self.backend.upload_log_env() or {}
+        run = self._run_once(task, exe, case, inputs, sizes, exe.variant, "default",
+                             extra_env=logged, extra_files=files, env_for=env_for, logs=logs)
+        if run.status is not None:
+            return f"the program did not finish ({run.reason})"
+        if len(run.arrays) < len(task.outputs):
+            return "the program wrote no usable outputs"
+        ranges, returned = kernel_work.parse_log(logs.get(kernel_work.LOG_FILE, ""), plan)
+        device, share = kernel_work.device_inputs(inputs, plan, ranges)
+        try:
+            refs_host, _ = self.references.outputs(task, case, inputs)  # type: ignore[union-attr]
+            refs_device, _ = self.references.outputs(  # type: ignore[union-attr]
+                task, case, device if any(share.values()) else {**inputs, **plan.second})
+        except (ReferenceError, SandboxError) as exc:
+            return f"no reference outputs ({exc})"
+        if not any(share.values()):
+            # No run of an input reached the device: either the host transformed its inputs
+            # before the upload (honest), or the device never got anything that depends on them
+            # (a mask of ones, a sentinel): the host alone computed the outputs. One run with
+            # the host reading the second draw tells them apart by what it uploads.
+            if not logged or not run.uploads:
+                if logged and _informative(task, refs_host, refs_device):
+                    return kernel_work.Verdict("host", kernel_work.NOTHING_UPLOADED.format(
+                        case=case.name), share)
+                return "no input reached the device by a copy"
+            other = self._run_once(task, exe, case, {**inputs, **plan.second}, sizes,
+                                   exe.variant, "default", extra_env=logged)
+            if (other.status is None and other.uploads == run.uploads
+                    and _informative(task, refs_host, refs_device)):
+                return kernel_work.Verdict("host", kernel_work.NOTHING_UPLOADED.format(
+                    case=case.name), share)
+            return ("no input reached the device by a copy (mapped or managed memory, or "
+                    "inputs transformed on the host)")
+        return kernel_work.judge(task, run.arrays, refs_host, refs_device, device, plan, share,
+                                 returned, case.name)
 
     def _without_kernels(self, task: Task, exe: Executable, case: InputCase,
                          inputs: dict[str, np.ndarray], sizes: dict[str, int],
@@ -404,17 +485,25 @@ class Engine:
 
     def _run_once(self, task: Task, exe: Executable, case: InputCase, inputs: dict[str, np.ndarray],
                   sizes: dict[str, int], variant: str, schedule: str,
-                  extra_env: dict[str, str] | None = None) -> _Run:
+                  extra_env: dict[str, str] | None = None,
+                  extra_files: dict[str, bytes] | None = None,
+                  env_for: Callable[[Path], dict[str, str]] | None = None,
+                  logs: dict[str, str] | None = None) -> _Run:
+        """One sandboxed run. `extra_files` are written beside the inputs (the program's to
+        read or remove), `env_for(work)` adds settings that name the work folder, and the
+        runtime's files named in `logs` are read back into it after the run."""
         limits = self.limits.with_overrides(self.backend.sandbox_overrides(exe))
         reserve = sum(int(a.nbytes) for a in inputs.values())
         with workspace(limits, reserve_bytes=reserve) as root:
             work = root / "work"
             work.mkdir()
             write_arrays(inputs, work)
+            for rel, data in (extra_files or {}).items():
+                (work / rel).write_bytes(data)
             protect = {f"data/{name}.bin" for name in inputs}
             before = anticheat.input_digests(work, task)
             argv, env = self.backend.command(exe, [], schedule=schedule)
-            env = {**env, **(extra_env or {})}
+            env = {**env, **(extra_env or {}), **(env_for(work) if env_for else {})}
             if any(k.startswith("CUDASHIM_") for k in env):  # the cpu runtime's own logs
                 env["CUDASHIM_UPLOAD_LOG"] = str(work / UPLOAD_LOG).ljust(SHIM_LOG_WIDTH)
                 env["CUDASHIM_POISON_LOG"] = str(work / POISON_LOG).ljust(SHIM_LOG_WIDTH)
@@ -469,6 +558,14 @@ class Engine:
             self._compare(task, work, sizes, run)
             run.uploads = _read_uploads(work)
             run.poison_log = _read_poison_log(work)
+            if logs is not None:
+                from .safe_fs import read_regular
+
+                for rel in (kernel_work.LOG_FILE,):
+                    try:
+                        logs[rel] = read_regular(work, rel, 1 << 24).decode("ascii", "replace")
+                    except OSError:
+                        logs[rel] = ""
             return run
 
     def _compare(self, task: Task, work: Path, sizes: dict[str, int], run: _Run) -> None:
@@ -545,6 +642,15 @@ MAX_POISON_PROBES = 16
 SHIM_LOG_WIDTH = 160
 """Log paths are padded like the shim's other settings (see backends/cpu.py `_padded`)."""
 _C0, _C1, _C2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+
+
+def _informative(task: Task, a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+    """Whether two reference outputs differ beyond the task's tolerance."""
+    for spec in task.outputs:
+        if not compare_arrays(spec.name, a[spec.name], b[spec.name].reshape(a[spec.name].shape),
+                              task.tolerance_for(spec.name)).ok:
+            return True
+    return False
 
 
 def upload_hash(data: bytes) -> tuple[int, int]:

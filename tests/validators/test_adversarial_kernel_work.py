@@ -137,8 +137,7 @@ def test_host_computed_outputs_are_rejected(engine, name):
 def test_honest_programs_pass(engine, name):
     res = engine.check(SQUARE, Program(source=HONEST[name]), thorough=False)
     assert res.status == Status.PASSED, (res.status, res.reason)
-    assert res.kernel_check.startswith(("outputs depend on the kernels",
-                                        "the device-input run could not tell")), res.kernel_check
+    assert res.kernel_check.startswith("outputs depend on the kernels"), res.kernel_check
 
 
 def test_uploads_reach_the_device_as_the_second_draw(engine):
@@ -153,7 +152,8 @@ def test_where_it_cannot_tell_it_says_why(engine):
     """Inputs converted on the host give the device no run of their bytes to replace: the
     check falls back to the no-launch run and names the reason."""
     res = engine.check(SQUARE, Program(source=HONEST["transformed_on_the_host"]), thorough=False)
-    assert res.kernel_check.startswith("the device-input run could not tell"), res.kernel_check
+    assert "by the no-launch run: the device-input run could not tell" in res.kernel_check, \
+        res.kernel_check
     assert "no input reached the device" in res.kernel_check
 
 

@@ -94,6 +94,17 @@ class Backend(ABC):
         this backend cannot (the check is then skipped and the result says so)."""
         return None
 
+    def upload_log_env(self) -> dict[str, str] | None:
+        """Settings that note every upload (and the memory kernels read in place at each
+        launch) in the runtime's upload log, or None where the backend cannot."""
+        return None
+
+    def kernel_inputs_env(self, inputs_file: str, log_file: str) -> dict[str, str] | None:
+        """Settings of the kernel-work run (`validators.kernel_work`): the device sees the
+        inputs in `inputs_file` in place of the host's, and `log_file` says which bytes it saw.
+        None where the backend cannot run it."""
+        return None
+
     def poison_env(self, byte: int, *, only: int | None = None,
                    alt: int | None = None) -> dict[str, str] | None:
         """Environment that starts device and shared memory filled with `byte` (with `only`,

@@ -223,6 +223,13 @@ class CpuBackend(Backend):
     def no_launch_env(self) -> dict[str, str] | None:
         return _padded({"CUDASHIM_NO_LAUNCH": "1"})
 
+    def upload_log_env(self) -> dict[str, str] | None:
+        return _padded({"CUDASHIM_LOG_UPLOADS": "1"})
+
+    def kernel_inputs_env(self, inputs_file: str, log_file: str) -> dict[str, str] | None:
+        return _padded({"CUDASHIM_KERNEL_INPUTS": inputs_file,
+                        "CUDASHIM_KERNEL_INPUTS_LOG": log_file})
+
     def poison_env(self, byte: int, *, only: int | None = None,
                    alt: int | None = None) -> dict[str, str] | None:
         env = {"CUDASHIM_POISON": f"0x{byte:02x}"}

@@ -382,6 +382,8 @@ void shared_decl(void* p, size_t n, const char* name, unsigned line);
 void* symbol_check(const void* p);
 void set_error(cudaError_t e);
 void note_upload(const void* src, size_t n);
+void symbol_upload(const void* src, void* dst, size_t n);
+void symbol_download(void* dst, size_t n);
 [[noreturn]] void fatal(const char* fmt, ...);
 }  // namespace cudashim
 
@@ -391,6 +393,7 @@ cudaError_t cudaMemcpyToSymbol(const _Tp& symbol, const void* src, size_t n, siz
   if (offset + n > sizeof(_Tp)) { cudashim::set_error(cudaErrorInvalidValue); return cudaErrorInvalidValue; }
   cudashim::note_upload(src, n);
   memcpy(reinterpret_cast<char*>(const_cast<_Tp*>(&symbol)) + offset, src, n);
+  cudashim::symbol_upload(src, reinterpret_cast<char*>(const_cast<_Tp*>(&symbol)) + offset, n);
   (void)kind;
   return cudaSuccess;
 }
@@ -404,6 +407,7 @@ cudaError_t cudaMemcpyFromSymbol(void* dst, const _Tp& symbol, size_t n, size_t 
                                  cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
   if (offset + n > sizeof(_Tp)) { cudashim::set_error(cudaErrorInvalidValue); return cudaErrorInvalidValue; }
   memcpy(dst, reinterpret_cast<const char*>(&symbol) + offset, n);
+  cudashim::symbol_download(dst, n);
   (void)kind;
   return cudaSuccess;
 }
@@ -577,15 +581,15 @@ void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t,
 // A launch of a barrier-free kernel with a lockstep copy (`ls` calls it with the launch's
 // arguments). The race build judges writes by the CUDA thread that makes them, so it keeps one
 // thread at a time.
+// Asked at run time: no macro tells the program's own code which build it is in.
+bool race_build();
 template <class _Fn, class _Ls, class... _Ap>
 void launch_lockstep(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t, _Fn&& f, _Ls&& ls,
                      _Ap&&... a) {
-#ifdef CUDASHIM_RACE
-  _Launch<false>(name, grid, block, shmem, f, static_cast<_No_lanes*>(nullptr), std::forward<_Ap>(a)...);
-  (void)ls;
-#else
-  _Launch<false>(name, grid, block, shmem, f, &ls, std::forward<_Ap>(a)...);
-#endif
+  if (race_build())
+    _Launch<false>(name, grid, block, shmem, f, static_cast<_No_lanes*>(nullptr), std::forward<_Ap>(a)...);
+  else
+    _Launch<false>(name, grid, block, shmem, f, &ls, std::forward<_Ap>(a)...);
 }
 template <class... _Pp, std::size_t... _Ip>
 void call_with_void_args(void (*k)(_Pp...), void** args, std::index_sequence<_Ip...>) {

@@ -10,6 +10,7 @@
 // The order in which runnable threads are resumed is the *schedule* (CUDASHIM_SCHEDULE =
 // forward | reverse | random:<seed>); a program whose outputs depend on it has a race.
 #include "cuda_runtime.h"
+#include "kernel_inputs.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -20,10 +21,15 @@
 #include <string>
 #include <system_error>
 #include <cerrno>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <thread>
 #include <unistd.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <malloc.h>
 #include <map>
 #include <pthread.h>
@@ -135,8 +141,63 @@ static cudaError_t ret(cudaError_t e) {
 // /proc/self/environ shows): the program cannot read which schedule, worker count or check it
 // runs under. The validator pads every value to a fixed width, so the wiped block has the same
 // shape in every run of a check.
-static char g_shim_env[8][2][64];
+static char g_shim_env[16][2][256];
 static int g_shim_nenv;
+static const char* shim_env(const char* name);
+
+// CUDASHIM_KERNEL_INPUTS=<file>: the kernel-work run (runtime/kernel_inputs.h). The file is
+// read here, before any code of the program runs, and unlinked, so the program never finds it
+// on disk; CUDASHIM_KERNEL_INPUTS_LOG receives which bytes of each input the device got in
+// place of the host's ("up <input> <begin> <end>") and how many it gave back ("down <input> <n>").
+static ckd_subst::Substitution g_subst;
+static std::mutex g_subst_mutex;
+
+static void load_kernel_inputs() {
+  const char* path = shim_env("CUDASHIM_KERNEL_INPUTS");
+  if (!path || !*path) return;
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fatal("cudashim: cannot open the kernel-input file %s", path);
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size <= 0) fatal("cudashim: cannot read the kernel-input file %s", path);
+  void* m = mmap(nullptr, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  syscall(SYS_unlinkat, AT_FDCWD, path, 0);  // raw: the access-log shim would name it
+  if (m == MAP_FAILED || !ckd_subst::parse(static_cast<const unsigned char*>(m), (size_t)st.st_size, g_subst))
+    fatal("cudashim: malformed kernel-input file %s", path);
+}
+
+static void log_kernel_inputs(const char* kind, size_t input, size_t a, size_t b) {
+  static const char* path = shim_env("CUDASHIM_KERNEL_INPUTS_LOG");
+  if (!path || !*path) return;
+  char line[96];
+  int n = kind[0] == 'u' ? snprintf(line, sizeof line, "up %zu %zu %zu\n", input, a, b)
+                         : snprintf(line, sizeof line, "down %zu %zu\n", input, a);
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  if (write(fd, line, (size_t)n) < 0) {}
+  close(fd);
+}
+
+static void kernel_input_upload(const void* src, void* dst, size_t n) {
+  if (!g_subst.active()) return;
+  std::lock_guard<std::mutex> lk(g_subst_mutex);
+  std::vector<size_t> before(g_subst.inputs.size());
+  for (size_t i = 0; i < before.size(); i++) before[i] = g_subst.inputs[i].uploaded.size();
+  g_subst.on_upload(src, dst, n);
+  for (size_t i = 0; i < before.size(); i++)
+    for (size_t k = before[i]; k < g_subst.inputs[i].uploaded.size(); k++)
+      log_kernel_inputs("up", i, g_subst.inputs[i].uploaded[k].first, g_subst.inputs[i].uploaded[k].second);
+}
+
+static void kernel_input_download(void* dst, size_t n) {
+  if (!g_subst.active()) return;
+  std::lock_guard<std::mutex> lk(g_subst_mutex);
+  std::vector<size_t> before(g_subst.inputs.size());
+  for (size_t i = 0; i < before.size(); i++) before[i] = g_subst.inputs[i].returned;
+  g_subst.on_download(dst, n);
+  for (size_t i = 0; i < before.size(); i++)
+    if (g_subst.inputs[i].returned > before[i]) log_kernel_inputs("down", i, g_subst.inputs[i].returned - before[i], 0);
+}
 
 static void capture_shim_env(int, char**, char** envp) {
   if (!envp) return;
@@ -144,11 +205,11 @@ static void capture_shim_env(int, char**, char** envp) {
   for (char** e = envp; *e; e++) {
     if (strncmp(*e, "CUDASHIM_", 9) != 0) { *out++ = *e; continue; }
     const char* eq = strchr(*e, '=');
-    if (eq && g_shim_nenv < 8) {
-      size_t kn = std::min<size_t>(eq - *e, 63);
+    if (eq && g_shim_nenv < 16) {
+      size_t kn = std::min<size_t>(eq - *e, 255);
       memcpy(g_shim_env[g_shim_nenv][0], *e, kn);
       g_shim_env[g_shim_nenv][0][kn] = 0;
-      size_t vn = std::min<size_t>(strlen(eq + 1), 63);
+      size_t vn = std::min<size_t>(strlen(eq + 1), 255);
       memcpy(g_shim_env[g_shim_nenv][1], eq + 1, vn);
       while (vn && g_shim_env[g_shim_nenv][1][vn - 1] == ' ') vn--;  // the padding
       g_shim_env[g_shim_nenv][1][vn] = 0;
@@ -157,8 +218,66 @@ static void capture_shim_env(int, char**, char** envp) {
     memset(*e, 0, strlen(*e));
   }
   *out = nullptr;
+  load_kernel_inputs();
 }
 __attribute__((section(".preinit_array"), used)) static void (*g_capture_shim_env)(int, char**, char**) = capture_shim_env;
+
+// The capture above is worth something only if no code of the program ran before it. The
+// build links the runtime first, so its entry leads the executable's .preinit_array; code the
+// dynamic loader runs even earlier (an ifunc resolver, IRELATIVE relocations) and a
+// .preinit_array entry of the program placed ahead of ours (sanitizer runtimes' entries live in
+// their own libraries) are refused here, before main, whatever they read.
+extern "C" {
+extern void (*__preinit_array_start[])(int, char**, char**) __attribute__((visibility("hidden")));
+extern void (*__preinit_array_end[])(int, char**, char**) __attribute__((visibility("hidden")));
+extern char __executable_start[] __attribute__((visibility("hidden")));
+extern char etext[] __attribute__((visibility("hidden")));
+}
+
+static int main_has_irelative(struct dl_phdr_info* info, size_t, void* found) {
+  // The first object reported is the executable.
+  const ElfW(Dyn)* dyn = nullptr;
+  for (int i = 0; i < info->dlpi_phnum; i++)
+    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+      dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+  uintptr_t rela = 0, jmprel = 0;
+  size_t relasz = 0, pltsz = 0;
+  for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+    if (dyn->d_tag == DT_RELA) rela = dyn->d_un.d_ptr;
+    if (dyn->d_tag == DT_RELASZ) relasz = dyn->d_un.d_val;
+    if (dyn->d_tag == DT_JMPREL) jmprel = dyn->d_un.d_ptr;
+    if (dyn->d_tag == DT_PLTRELSZ) pltsz = dyn->d_un.d_val;
+  }
+  // The loader rewrites these addresses in place for a position-independent executable.
+  auto scan = [&](uintptr_t at, size_t bytes) {
+    if (!at || !bytes) return;
+    if (at < info->dlpi_addr) at += info->dlpi_addr;
+    const ElfW(Rela)* r = reinterpret_cast<const ElfW(Rela)*>(at);
+    for (size_t i = 0; i < bytes / sizeof(ElfW(Rela)); i++)
+      if (ELF64_R_TYPE(r[i].r_info) == R_X86_64_IRELATIVE) *static_cast<bool*>(found) = true;
+  };
+  scan(rela, relasz);
+  scan(jmprel, pltsz);
+  return 1;
+}
+
+static void check_nothing_ran_first(int, char**, char**) {
+  // Our two entries are adjacent, in either order.
+  for (auto* e = __preinit_array_start;
+       e < __preinit_array_end && *e != capture_shim_env && *e != check_nothing_ran_first; e++) {
+    const char* f = reinterpret_cast<const char*>(*e);
+    if (f >= __executable_start && f < etext)
+      fatal("cudashim: the program runs code before the runtime starts (a .preinit_array entry "
+            "ahead of the runtime's): not supported");
+  }
+  bool irelative = false;
+  dl_iterate_phdr(main_has_irelative, &irelative);
+  if (irelative)
+    fatal("cudashim: the program runs code before the runtime starts (an ifunc resolver, e.g. "
+          "__attribute__((ifunc)) or target_clones): not supported");
+}
+__attribute__((section(".preinit_array"), used)) static void (*g_check_nothing_ran_first)(int, char**, char**) =
+    check_nothing_ran_first;
 
 static const char* shim_env(const char* name) {
   for (int i = 0; i < g_shim_nenv; i++)
@@ -177,9 +296,16 @@ static bool no_launch() {
 // CUDASHIM_UPLOAD_LOG: an output that the host uploaded whole before any kernel ran was
 // computed on the host, and a kernel only copied it. The hash is one numpy can compute fast
 // (validators/engine.py `upload_hash`).
+// CUDASHIM_LOG_UPLOADS=1 notes them in any run, with the memory kernels read in place at each
+// launch (managed, pinned, registered): the kernel-work check compares what reached the device
+// when the host read other inputs.
+static bool log_uploads() {
+  static const bool on = [] { const char* v = shim_env("CUDASHIM_LOG_UPLOADS"); return v && v[0] == '1'; }();
+  return on;
+}
 static void note_upload_impl(const void* src, size_t n) {
   static const char* path = shim_env("CUDASHIM_UPLOAD_LOG");
-  if (!no_launch() || !path || !*path || !src || n == 0) return;
+  if (!(no_launch() || log_uploads()) || !path || !*path || !src || n == 0) return;
   const unsigned long long C0 = 0x9E3779B97F4A7C15ull, C1 = 0xBF58476D1CE4E5B9ull, C2 = 0x94D049BB133111EBull;
   unsigned long long h = (unsigned long long)n * C0;
   const unsigned char* p = static_cast<const unsigned char*>(src);
@@ -473,6 +599,14 @@ static void check_block_barrier(Worker* w) {
 [[noreturn]] static void barrier_in_direct_mode(const char* what, const char* file, unsigned line) {
   fatal("cudashim: internal error: kernel '%s' was judged barrier-free but reached %s at %s:%u",
         tw->spec->name, what, file, line);
+}
+
+bool race_build() {
+#ifdef CUDASHIM_RACE
+  return true;
+#else
+  return false;
+#endif
 }
 
 int block_barrier(int mode, int pred, unsigned line, const char* file) {
@@ -1232,6 +1366,8 @@ static bool valid_config(const LaunchSpec& s) {
   return true;
 }
 
+static void launch_memory(bool before);
+
 void run_kernel(const LaunchSpec& s) {
   if (tw && tw->cur) fatal("cudashim: kernel '%s' launched from device code (dynamic parallelism) is not supported", s.name);
   if (!valid_config(s)) {
@@ -1244,6 +1380,8 @@ void run_kernel(const LaunchSpec& s) {
   }
   if (g_sticky.load() != cudaSuccess) return;  // a GPU context after a device assert runs nothing
   if (no_launch()) return;
+  launch_memory(true);
+  struct After { ~After() { launch_memory(false); } } after;
   const Config& c = config();
   const unsigned long long nb = (unsigned long long)s.grid.x * s.grid.y * s.grid.z;
   std::vector<unsigned long long> perm;
@@ -1371,6 +1509,42 @@ static std::unordered_set<void*>& host_allocs() {
   return *s;
 }
 
+// Device allocations by address, for the copies that name no direction (cudaMemcpyDefault).
+static std::map<uintptr_t, size_t>& device_ranges() {
+  static auto* m = new std::map<uintptr_t, size_t>();
+  return *m;
+}
+static bool is_device_memory(const void* p) {
+  std::lock_guard<std::mutex> lk(g_alloc_mutex);
+  auto& m = device_ranges();
+  auto it = m.upper_bound(reinterpret_cast<uintptr_t>(p));
+  if (it == m.begin()) return false;
+  --it;
+  return reinterpret_cast<uintptr_t>(p) < it->first + it->second;
+}
+
+// Memory a kernel reads in place, without a copy: managed, pinned and registered host memory.
+// In the kernel-work run its runs of the host's inputs are the device's second draw for the
+// duration of each launch (then given back); with CUDASHIM_LOG_UPLOADS each launch notes it.
+static std::map<uintptr_t, size_t>& mapped_ranges() {
+  static auto* m = new std::map<uintptr_t, size_t>();
+  return *m;
+}
+static void launch_memory(bool before) {
+  if (!g_subst.active() && !(before && log_uploads())) return;
+  std::vector<std::pair<uintptr_t, size_t>> ranges;
+  {
+    std::lock_guard<std::mutex> lk(g_alloc_mutex);
+    ranges.assign(mapped_ranges().begin(), mapped_ranges().end());
+  }
+  for (auto& r : ranges) {
+    void* p = reinterpret_cast<void*>(r.first);
+    if (before && log_uploads()) note_upload_impl(p, r.second);
+    if (before) kernel_input_upload(p, p, r.second);
+    else kernel_input_download(p, r.second);
+  }
+}
+
 static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n) {
   if (!p) return ret(cudaErrorInvalidValue);
   *p = nullptr;
@@ -1390,6 +1564,7 @@ static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n
   }
   std::lock_guard<std::mutex> lk(g_alloc_mutex);
   set.insert(m);
+  if (&set == &device_allocs()) device_ranges()[reinterpret_cast<uintptr_t>(m)] = n;
   *p = m;
   return cudaSuccess;
 }
@@ -1401,6 +1576,7 @@ static cudaError_t free_from(std::unordered_set<void*>& set, void* p) {
     auto it = set.find(p);
     if (it == set.end()) return ret(cudaErrorInvalidValue);
     set.erase(it);
+    device_ranges().erase(reinterpret_cast<uintptr_t>(p));
   }
 #ifdef CUDASHIM_RACE
   race::note_free(p);
@@ -1484,10 +1660,30 @@ const char* cudaGetErrorString(cudaError_t e) {
 }
 
 cudaError_t cudaMalloc(void** p, size_t n) { return alloc_into(device_allocs(), p, n); }
-cudaError_t cudaMallocManaged(void** p, size_t n, unsigned int) { return alloc_into(device_allocs(), p, n); }
+static cudaError_t mapped(cudaError_t r, void* p, size_t n) {
+  if (r == cudaSuccess && p && n) {
+    std::lock_guard<std::mutex> lk(g_alloc_mutex);
+    mapped_ranges()[reinterpret_cast<uintptr_t>(p)] = n;
+  }
+  return r;
+}
+static void unmapped(void* p) {
+  std::lock_guard<std::mutex> lk(g_alloc_mutex);
+  mapped_ranges().erase(reinterpret_cast<uintptr_t>(p));
+}
+cudaError_t cudaMallocManaged(void** p, size_t n, unsigned int) {
+  cudaError_t r = alloc_into(device_allocs(), p, n);  // before *p is read
+  return mapped(r, p ? *p : nullptr, n);
+}
 cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t) { return alloc_into(device_allocs(), p, n); }
-cudaError_t cudaMallocHost(void** p, size_t n) { return alloc_into(host_allocs(), p, n); }
-cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int) { return alloc_into(host_allocs(), p, n); }
+cudaError_t cudaMallocHost(void** p, size_t n) {
+  cudaError_t r = alloc_into(host_allocs(), p, n);  // before *p is read
+  return mapped(r, p ? *p : nullptr, n);
+}
+cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int) {
+  cudaError_t r = alloc_into(host_allocs(), p, n);  // before *p is read
+  return mapped(r, p ? *p : nullptr, n);
+}
 cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
   if (!pitch) return ret(cudaErrorInvalidValue);
   *pitch = (width + 255) & ~size_t(255);
@@ -1500,11 +1696,11 @@ cudaError_t cudaMalloc3D(cudaPitchedPtr* p, cudaExtent e) {
   *p = cudaPitchedPtr{m, pitch, e.width, e.height};
   return r;
 }
-cudaError_t cudaFree(void* p) { return free_from(device_allocs(), p); }
+cudaError_t cudaFree(void* p) { unmapped(p); return free_from(device_allocs(), p); }
 cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return free_from(device_allocs(), p); }
-cudaError_t cudaFreeHost(void* p) { return free_from(host_allocs(), p); }
-cudaError_t cudaHostRegister(void*, size_t, unsigned int) { return cudaSuccess; }
-cudaError_t cudaHostUnregister(void*) { return cudaSuccess; }
+cudaError_t cudaFreeHost(void* p) { unmapped(p); return free_from(host_allocs(), p); }
+cudaError_t cudaHostRegister(void* p, size_t n, unsigned int) { return mapped(cudaSuccess, p, n); }
+cudaError_t cudaHostUnregister(void* p) { unmapped(p); return cudaSuccess; }
 cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned int) {
   *d = h;
   return cudaSuccess;
@@ -1526,12 +1722,21 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind
   if (n == 0) return cudaSuccess;
   if (!dst || !src) return ret(cudaErrorInvalidValue);
   if ((int)kind < 0 || (int)kind > 4) return ret(cudaErrorInvalidMemcpyDirection);
-  if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDefault) note_upload_impl(src, n);
+  if (kind == cudaMemcpyDefault) {
+    bool from_device = is_device_memory(src), to_device = is_device_memory(dst);
+    kind = from_device == to_device ? (from_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToHost)
+           : to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  }
+  if (kind == cudaMemcpyHostToDevice) note_upload_impl(src, n);
   memmove(dst, src, n);
+  if (kind == cudaMemcpyHostToDevice) kernel_input_upload(src, dst, n);
+  else if (kind == cudaMemcpyDeviceToHost) kernel_input_download(dst, n);
   return cudaSuccess;
 }
 namespace cudashim {
 void note_upload(const void* src, size_t n) { note_upload_impl(src, n); }
+void symbol_upload(const void* src, void* dst, size_t n) { kernel_input_upload(src, dst, n); }
+void symbol_download(void* dst, size_t n) { kernel_input_download(dst, n); }
 }
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t) {
   return cudaMemcpy(dst, src, n, kind);
