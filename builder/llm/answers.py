@@ -3,7 +3,8 @@ program is ever built from it.
 
 An answer is untrusted: these checks only decide whether it is worth validating (it names the
 task's tensors, declares its sizes, keeps the original kernel, gives a reference that stays
-inside NumPy). Whether the program is right is decided by the validator, never here.
+inside NumPy: an allow-list, `reference_rules`). Whether the program is right is decided by the
+validator, never here.
 """
 
 from __future__ import annotations
@@ -25,13 +26,8 @@ from schemas import (
 )
 from schemas.base import IDENT_RE
 
-REFERENCE_IMPORTS = frozenset({"numpy", "math", "cmath", "functools", "itertools", "operator"})
-"""Modules an LLM-written reference may import: pure computation. The sandbox is the real guard
-(no network, no files outside its folder); refusing the rest here makes the error readable and
-gives the LLM a chance to fix it."""
+from .reference_rules import reference_problems
 
-_FORBIDDEN_CALLS = frozenset({"open", "exec", "eval", "compile", "__import__", "input", "breakpoint",
-                              "globals", "vars", "getattr", "setattr", "delattr"})
 _BLOCK_MULTIPLE = 32
 """A case size that is not a multiple of the warp size is not a multiple of any usual block edge
 either, so it exercises the bounds checks a CUDA kernel needs."""
@@ -101,25 +97,14 @@ def task_from_answer(ans: KernelAnswer, record_id: str) -> Task:
 
 def check_reference(code: str, entrypoint: str = "reference") -> list[str]:
     """Problems that make a NumPy reference not worth running: syntax, a missing entry point,
-    imports beyond pure computation, file/process/introspection calls."""
+    anything outside the allow-list of `builder.llm.reference_rules` (what it may import, the
+    builtins and attributes it may use). The sandbox it runs in is the guarantee; this gives
+    the LLM a readable reason to fix."""
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
         return [f"reference: syntax error at line {exc.lineno}: {exc.msg}"]
-    problems: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            for n in names:
-                if n.split(".")[0] not in REFERENCE_IMPORTS:
-                    problems.append(f"reference imports {n!r}; only {', '.join(sorted(REFERENCE_IMPORTS))} are allowed")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FORBIDDEN_CALLS:
-            problems.append(f"reference calls {node.func.id}() (line {node.lineno}); a reference only computes")
-        elif isinstance(node, ast.Attribute) and node.attr.startswith("__") and node.attr.endswith("__"):
-            problems.append(f"reference uses the dunder attribute {node.attr} (line {node.lineno})")
-        elif isinstance(node, ast.Attribute) and node.attr in {"fromfile", "tofile", "load", "save",
-                                                               "loadtxt", "savetxt", "memmap", "genfromtxt"}:
-            problems.append(f"reference reads or writes files (np.{node.attr}, line {node.lineno})")
+    problems = reference_problems(tree)
     if not any(isinstance(n, ast.FunctionDef) and n.name == entrypoint for n in tree.body):
         problems.append(f"reference defines no top-level function {entrypoint}(inputs, sizes)")
     return sorted(set(problems))

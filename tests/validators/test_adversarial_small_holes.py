@@ -3,6 +3,8 @@
 - a closing code fence followed by CRLF (or a lone CR) ends the extracted program;
 - the HeCBench harness reads a quoted `#include` only from beneath the program's folder and its
   Makefile's sibling folders: an absolute path, a `..` component or a link is refused, named;
+- the static check of an LLM-written reference is an allow-list (imports, builtins, attributes):
+  aliases, `__builtins__` and NumPy's file and foreign-function namespaces are refused by name.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pytest
 
 from builder.llm.extract import extract_json
 from cuset.eval.extract import extract_program
+from sources.builtin.loader import load_all
 
 F = "```"
 PROGRAM = "int main() {\n  return 0;\n}\n"
@@ -115,3 +118,65 @@ def test_the_harness_reports_the_program_refused(tree):
     (tree["prog"] / "main.cu").write_text(f'#include "{tree["secret"]}/key.h"\nint main() {{}}\n')
     row = h.run_one(None, tree["prog"], ["forward"], ["plain"])
     assert row["verdict"] == "refused" and "an absolute path" in row["reason"], row
+
+
+# --- an LLM-written NumPy reference: an allow-list, which aliases cannot walk around ---
+
+def _ref(body: str, head: str = "import numpy as np\n") -> str:
+    return head + "def reference(inputs, sizes):\n" + "".join(f"    {ln}\n" for ln in body.splitlines())
+
+
+@pytest.mark.parametrize("code, named", [
+    (_ref("return {'c': ld('c.npy')}", "import numpy as np\nfrom numpy import load as ld\n"), "'load' from numpy"),
+    (_ref("g = getattr\nf = g(np, 'load')\nreturn {'c': f('c.npy')}"), "builtin getattr()"),
+    (_ref("o = open\nreturn {'c': np.array(len(o('/etc/passwd').read()))}"), "builtin open()"),
+    (_ref("f = __builtins__['open']\nreturn {'c': f('/etc/hostname')}"), "the name __builtins__"),
+    (_ref("m = np.lib.format.open_memmap('c.npy', mode='r')\nreturn {'c': m}"), ".lib"),
+    (_ref("lib = np.ctypeslib.load_library('libc', '/lib')\nreturn {'c': inputs['a']}"), ".ctypeslib"),
+    (_ref("return {'c': npyio.DataSource().open('/etc/hostname')}", "import numpy.lib.npyio as npyio\n"), "'numpy.lib.npyio'"),
+    (_ref("f = operator.attrgetter('__globals__')\nreturn {'c': f(reference)}", "import operator\n"), ".attrgetter"),
+    (_ref("s = '{0.__globals__}'.format(reference)\nreturn {'c': inputs['a']}"), ".format"),
+    (_ref("rng = np.random.default_rng()\nreturn {'c': rng.random(3)}"), ".random"),
+    (_ref("open = np.add\nreturn {'c': inputs['a']}"), "builtin open()"),
+])
+def test_a_reference_that_aliases_its_way_past_a_deny_list_is_refused(code, named):
+    from builder.llm.answers import check_reference
+
+    problems = check_reference(code)
+    assert any(named in p for p in problems), problems
+
+
+HONEST_REFERENCE = """
+import math
+import functools
+import itertools
+import operator
+import numpy as np
+from numpy.linalg import norm
+
+
+def reference(inputs, sizes):
+    a = inputs["a"].astype(np.float64)
+    n = int(sizes["N"])
+    with np.errstate(over="ignore", invalid="ignore"):
+        spectrum = np.abs(np.fft.rfft(a))
+    hist = np.zeros(8, dtype=np.int64)
+    np.add.at(hist, (np.arange(n) % 8), 1)
+    pairs = sum(i * j for i, j in itertools.product(range(3), repeat=2))
+    prod = functools.reduce(operator.mul, [1, 2, 3], 1)
+    if n < 0:
+        raise ValueError("negative size")
+    out = {"c": (a / max(norm(a), 1e-30) + math.sqrt(2) + pairs + prod).astype(np.float32),
+           "h": hist.astype(np.int32), "s": spectrum.sum(keepdims=True).astype(np.float32)}
+    return {k: np.ascontiguousarray(v) for k, v in out.items()}
+"""
+
+
+def test_honest_references_pass_the_allow_list():
+    from builder.llm.answers import check_reference
+
+    assert check_reference(HONEST_REFERENCE) == []
+    loaded = load_all()
+    assert len(loaded.tasks) == 59
+    refused = {t.name: check_reference(t.reference.code, t.reference.entrypoint) for t, _ in loaded.tasks}
+    assert {k: v for k, v in refused.items() if v} == {}

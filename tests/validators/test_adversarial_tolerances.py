@@ -21,8 +21,17 @@ from validators.build_cache import BuildCache
 from validators.engine import Engine
 from validators.reference import ReferenceRunner
 
-OFF_BY_1000 = Program(source=KERNEL_VECADD.source.replace(
-    "  size_t count = N;", "  for (int i = 0; i < N; i++) c[i] += 1000.0f;\n  size_t count = N;", 1))
+
+def _edit(src: str, old: str, new: str) -> str:
+    assert old in src, old
+    return src.replace(old, new, 1)
+
+
+# The kernel computes a + b + 1000; the output buffer starts as NaN (0xff bytes), so with
+# every launch a no-op the outputs are NaN and the no-launch check sees the kernels' work.
+OFF_BY_1000 = Program(source=_edit(_edit(
+    KERNEL_VECADD.source, "if (i < n) c[i] = a[i] + b[i]; }", "if (i < n) c[i] = a[i] + b[i] + 1000.0f; }"),
+    " add<<<", " cudaMemset(dc, 0xff, N * 4); add<<<"))
 
 
 def _task_dict(dtype: str, tolerance: dict) -> dict:
