@@ -9,7 +9,10 @@ here under the same rules. It wants to (a) escape: read, change or talk to anyth
 run, starve the host, outlive its run; or (b) cheat: pass without computing its outputs on
 the device. (b) is the engine's business (`validators.engine`, `validators/cpu/README.md`);
 this module guarantees (a). Each line names the mechanism that holds it, in the strongest mode
-(`namespaces+uid`: root, `unshare` and the C launcher, `validators.sandbox_launcher`).
+(`namespaces+uid`: root, `unshare` and the C launcher, `validators.sandbox_launcher`). Static
+checks before a run (the allow-list of what an LLM-written reference may import and use,
+`builder.llm.reference_rules`; the HeCBench harness reading headers only beneath the
+program's folder) refuse early with a readable reason; nothing here relies on them.
 
 The program CANNOT:
 - see a file the validator did not list. Its root is a fresh tmpfs (pivot_root) holding only
