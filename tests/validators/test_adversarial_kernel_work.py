@@ -160,3 +160,40 @@ def test_where_it_cannot_tell_it_says_why(engine):
 def test_a_copy_task_is_not_mistaken_for_the_host_reading_back(engine):
     res = engine.check(COPY, Program(source=COPY_HONEST), thorough=False)
     assert res.status == Status.PASSED, (res.reason, res.kernel_check)
+
+
+POLY = Task(
+    name="poly_kw", description="y[i] = sum_k c[k] * (i / N)^k",
+    inputs=[TensorSpec(name="c", dtype="float32", shape=[8])],
+    outputs=[TensorSpec(name="y", dtype="float32", shape=["N"])],
+    sizes={"N": N}, cases=[InputCase(name="a", seed=5)],
+    reference=Reference(code=(
+        "import numpy as np\n"
+        "def reference(inputs, sizes):\n"
+        "    t = np.arange(sizes['N'], dtype=np.float64) / sizes['N']\n"
+        "    c = inputs['c'].astype(np.float64)\n"
+        "    return {'y': sum(c[k] * t**k for k in range(8)).astype(np.float32)}\n")),
+)
+POLY_BY_VALUE = r"""
+#include <cstdio>
+#define N 1024
+struct Coeffs { float c[8]; };
+__global__ void poly(Coeffs k, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= N) return;
+  double t = (double)i / N, p = 1.0, s = 0.0;
+  for (int j = 0; j < 8; j++) { s += k.c[j] * p; p *= t; }
+  y[i] = (float)s;
+}
+int main() { Coeffs k; FILE* f = fopen("data/c.bin", "rb"); if (fread(k.c, 4, 8, f) != 8) return 1; fclose(f);
+  float* d; cudaMalloc(&d, N * 4); poly<<<N / 256, 256>>>(k, d);
+  static float y[N]; cudaMemcpy(y, d, N * 4, cudaMemcpyDeviceToHost);
+  f = fopen("data/y.bin", "wb"); fwrite(y, 4, N, f); fclose(f); }
+"""
+
+
+def test_inputs_passed_as_kernel_arguments_count_as_reaching_the_device(engine):
+    """The only input goes to the device by value, in the launch's arguments: not an upload the
+    check can replace, but not "nothing input-dependent reached the device" either."""
+    res = engine.check(POLY, Program(source=POLY_BY_VALUE), thorough=False)
+    assert res.status == Status.PASSED, (res.status, res.reason)
+    assert "by the no-launch run" in res.kernel_check, res.kernel_check

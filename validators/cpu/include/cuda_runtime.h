@@ -551,12 +551,21 @@ struct _No_lanes {};
 // (a template parameter deduced from it, a class-type parameter), it gets the literal's own
 // type, as nvcc would deduce.
 // `ls` is null (_No_lanes) or calls the kernel's lockstep copy with the same argument copies.
+// Kernel arguments passed by value reach the device too: the kernel-work check notes them with
+// the uploads (pointers aside: their values change from run to run and carry no input).
+bool uploads_noted();
+template <class _Tp>
+void note_arg(const _Tp& x) {
+  if constexpr (std::is_trivially_copyable_v<_Tp> && !std::is_pointer_v<_Tp> && !std::is_empty_v<_Tp>)
+    note_upload(&x, sizeof x);
+}
 template <bool _MaySync, class _Fn, class _Ls, class... _Ap>
 void _Launch(const char* name, dim3 grid, dim3 block, size_t shmem, _Fn& f, _Ls* ls, _Ap&&... a) {
   using _Args = std::conditional_t<std::is_invocable_v<_Fn&, std::decay_t<_Ap>&...>,
                                    std::tuple<std::decay_t<_Ap>...>,
                                    std::tuple<typename _Literal_of<std::decay_t<_Ap>>::type...>>;
   _Args args(std::forward<_Ap>(a)...);
+  if (uploads_noted()) std::apply([](const auto&... xs) { (note_arg(xs), ...); }, args);
   auto body = [&]() { std::apply(f, args); };
   using _Body = decltype(body);
   LaunchSpec spec{name, grid, block, shmem, [](void* p) { (*static_cast<_Body*>(p))(); }, &body, _MaySync,
@@ -595,10 +604,15 @@ template <class... _Pp, std::size_t... _Ip>
 void call_with_void_args(void (*k)(_Pp...), void** args, std::index_sequence<_Ip...>) {
   k(*static_cast<std::remove_reference_t<_Pp>*>(args[_Ip])...);
 }
+template <class... _Pp, std::size_t... _Ip>
+void note_void_args(void (*)(_Pp...), void** args, std::index_sequence<_Ip...>) {
+  if (args && uploads_noted()) (note_arg(*static_cast<std::remove_reference_t<_Pp>*>(args[_Ip])), ...);
+}
 }  // namespace cudashim
 
 template <class... _Pp>
 cudaError_t cudaLaunchKernel(void (*k)(_Pp...), dim3 grid, dim3 block, void** args, size_t shmem = 0, cudaStream_t st = 0) {
+  cudashim::note_void_args(k, args, std::index_sequence_for<_Pp...>{});
   cudashim::launch("cudaLaunchKernel", grid, block, shmem, st, [&]() {
     cudashim::call_with_void_args(k, args, std::index_sequence_for<_Pp...>{});
   });
@@ -609,6 +623,7 @@ cudaError_t cudaLaunchKernel(void (*k)(_Pp...), dim3 grid, dim3 block, void** ar
 template <class... _Pp>
 cudaError_t _Cooperative_launch(const char* name, void (*k)(_Pp...), dim3 grid, dim3 block, void** args,
                                 size_t shmem = 0, cudaStream_t = 0) {
+  cudashim::note_void_args(k, args, std::index_sequence_for<_Pp...>{});
   auto body = [&]() { cudashim::call_with_void_args(k, args, std::index_sequence_for<_Pp...>{}); };
   using _Body = decltype(body);
   cudashim::run_kernel(cudashim::LaunchSpec{name, grid, block, shmem, [](void* p) { (*static_cast<_Body*>(p))(); },

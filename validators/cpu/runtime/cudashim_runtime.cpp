@@ -1735,6 +1735,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind
 }
 namespace cudashim {
 void note_upload(const void* src, size_t n) { note_upload_impl(src, n); }
+bool uploads_noted() { return no_launch() || log_uploads(); }
 void symbol_upload(const void* src, void* dst, size_t n) { kernel_input_upload(src, dst, n); }
 void symbol_download(void* dst, size_t n) { kernel_input_download(dst, n); }
 }
