@@ -19,10 +19,13 @@ Order of decisions:
    with the reference outputs -> `failed` with the first mismatch, or `passed`;
 4. integrity: the first case with random inputs runs with a seed drawn now (`+fresh`,
    `ValidationResult.fresh_seed`; answers prepared from the published seeds fail it), and,
-   once it passed, once more with every kernel launch a no-op (`Backend.no_launch_env`; with
-   no random input, a generator's for one, the first case does): if
-   the outputs still match the reference, it is `rejected` ("outputs do not depend on the
-   kernels"; `ValidationResult.kernel_check` says what was done);
+   once it passed, once more with the device seeing another draw of its inputs than the host
+   (`validators.kernel_work`): outputs that still follow the host's inputs, or a device that
+   received nothing that changes with the inputs, are `rejected` ("outputs do not depend on the
+   kernels"). Where that run cannot tell (inputs transformed on the host before the upload, no
+   random input, a reference that draws its own), the older no-launch run decides (every
+   kernel launch a no-op: outputs that still match are rejected), and
+   `ValidationResult.kernel_check` says which run decided and why;
 5. the overall status is the worst case status (`schemas.worst_status`).
 
 `error` is no verdict: our own machinery failed (the sandbox or a reference harness could not

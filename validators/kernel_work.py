@@ -20,6 +20,23 @@ Verdicts (`Verdict.kind`):
   the inputs replaced; the task's answer is a copy of an input that the host read back). The
   engine then falls back to the no-launch run, and says so.
 
+When no run of an input reached the device (the host converted its inputs before the upload, or
+the device got nothing from them: a mask of ones, a sentinel kernel), the program runs once more
+with the host reading the second draw, and the runtime notes a hash of everything the device
+receives (copies, constant-memory copies, kernel arguments passed by value, the memory kernels
+read in place at each launch). If nothing differs while the reference outputs do, the device
+never received anything that depends on the inputs: the host computed the outputs (rejected).
+Otherwise (an honest conversion on the host) the check cannot tell.
+
+What stays open, and is said in `ValidationResult.kernel_check` when it happens: a program the
+check cannot tell about is judged by the older no-launch run, which a program can detect (a
+sentinel kernel). To get there, a host-computing program must keep every run of its inputs off
+the device *and* send the device something that changes with its inputs (or from run to run);
+and a program whose kernels receive an encoding of the inputs (not their bytes) and whose host
+decodes what the kernels send back is not told apart from one whose kernels did the work. The
+cpu backend shares the host's address space: a program that undoes the runtime's memory
+protection can read the second draw; on the cuda backend it lives on the device.
+
 Which inputs are replaced: the floating-point arrays of more than one element (the data a
 kernel computes on), or, when there are none, the integer arrays. Sizes, scalars and (in
 float tasks) integer structure (indices, offsets) stay the host's: a host legitimately reads
