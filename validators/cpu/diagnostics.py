@@ -227,6 +227,11 @@ def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1) -> tupl
         return "runtime_error", _first_line(stderr, "cudashim: grid.sync()").removeprefix(
             "cudashim: "
         )[:600]
+    # Code of the program that the loader would run before the runtime's own start-up (which
+    # hides the run's settings from it): refused before main (runtime `check_nothing_ran_first`).
+    m = re.search(r"cudashim: (the program runs code before the runtime starts.*)", stderr)
+    if m:
+        return "runtime_error", m.group(1).strip()[:300]
     if "(dynamic parallelism) is not supported" in stderr:
         return "needs_gpu", "dynamic_parallelism (a kernel launched from device code)"
     # A library call of the shim's subset with arguments it does not compute (cudashim/libdata.h).

@@ -153,8 +153,17 @@ def flags(variant: str) -> list[str]:
     return [*_FLAGS[variant], *isa_flags()]
 
 
+# Macros that name the race build are the runtime's business: a program that saw them could use
+# atomics in that build only and race everywhere else. Its translation unit gets the plain
+# build's macros (the instrumentation's own `__SANITIZE_THREAD__` undefined), and the headers ask
+# the runtime (`cudashim::race_build()`) where they must differ.
+_HIDDEN_FROM_PROGRAM = {"race": ("-DCUDASHIM_RACE", ["-U__SANITIZE_THREAD__"])}
+
+
 def program_flags(variant: str) -> list[str]:
-    return [*flags(variant), *_INSTRUMENT.get(variant, [])]
+    hidden, undefine = _HIDDEN_FROM_PROGRAM.get(variant, ("", []))
+    kept = [f for f in flags(variant) if f != hidden]
+    return [*kept, *_INSTRUMENT.get(variant, []), *undefine]
 
 
 def _shim_dir(variant: str) -> Path:
@@ -368,19 +377,22 @@ def _compile(
         "-x",
         "none",
     ]
-    link_part = [str(runtime_object(variant)), "-o", "prog", "-lm"]
+    # The runtime's object is linked first: its .preinit_array entry, which captures and wipes the
+    # shim's settings, then runs before any the program's source could add.
+    link_part = ["-o", "prog", "-lm"]
     if variant in _INSTRUMENT:
         # Instrumented: compile and link apart, so g++ does not link the sanitizer's runtime
         # (the hooks are in ours); host flags such as -fopenmp and -l... also reach the link.
         cmd = [*compile_part[:-3], "-c", filename, "-o", "prog.o"]
         res = runner(cmd, out_dir, shim_paths(variant))
         if res.returncode == 0:
-            link = [gxx(), *flags(variant), *(extra_flags or []), "prog.o", *link_part]
+            link = [gxx(), *flags(variant), str(runtime_object(variant)), *(extra_flags or []),
+                    "prog.o", *link_part]
             linked = runner(link, out_dir, shim_paths(variant))
             res = CommandResult(linked.returncode, res.output + linked.output, linked.timed_out)
             cmd = [*cmd, "&&", *link]
     else:
-        cmd = [*compile_part, *link_part]
+        cmd = [compile_part[0], str(runtime_object(variant)), *compile_part[1:], *link_part]
         res = runner(cmd, out_dir, shim_paths(variant))
     diagnostics = res.output
     if rw.warnings:
