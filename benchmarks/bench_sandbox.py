@@ -11,6 +11,8 @@
   warm build and reference caches: before = the deny-list sandbox without a tmpfs workspace,
   no fresh-seed case, no kernel-dependence run; after = everything on. The two are interleaved
   round by round so the machine's drift hits both.
+- The kernel-dependence run of those checks: before = every kernel launch a no-op, after = the
+  device sees a second draw of the inputs (and, where that cannot tell, the no-launch run too).
 """
 
 from __future__ import annotations
@@ -92,6 +94,35 @@ def checks(n_tasks: int, rounds: int) -> dict[str, object]:
     }
 
 
+def kernel_work(n_tasks: int, rounds: int) -> dict[str, object]:
+    """The kernel-dependence run of a thorough check, before (every launch a no-op) and after
+    (the device sees a second draw of the inputs, `validators.kernel_work`): CPU seconds per
+    check, warm build and reference caches (the second draw's reference is computed once per
+    fresh seed, as the fresh case's is), interleaved round by round."""
+    from cuset.eval.benchmarks import load_benchmark
+    from schemas import Program
+    from validators.backends import get_backend
+    from validators.engine import Engine
+
+    tasks = [t for t in load_benchmark("builtin") if t.reference_program][:n_tasks]
+    backend = get_backend("cpu")
+    engines = {"no-launch": Engine(backend, kernel_work=False), "device-input": Engine(backend)}
+    decided: dict[str, str] = {}
+    for t in tasks:  # warm, and the verdicts must agree
+        res = {k: e.check(t.task, Program(source=t.reference_program)) for k, e in engines.items()}
+        assert res["no-launch"].status == res["device-input"].status, (t.id, res)
+        decided[t.id] = res["device-input"].kernel_check
+    cpu = dict.fromkeys(engines, 0.0)
+    for _ in range(rounds):
+        for label, engine in engines.items():
+            c0 = _cpu()
+            for t in tasks:
+                engine.check(t.task, Program(source=t.reference_program))
+            cpu[label] += _cpu() - c0
+    n = len(tasks) * rounds
+    return {"n": n, "decided": decided, "cpu_per_check": {k: v / n for k, v in cpu.items()}}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--startups", type=int, default=40)
@@ -111,6 +142,15 @@ def main() -> int:
           f"slowdown {100 * (pm['before'] / pm['after'] - 1):+.1f}%")
     print(f"  CPU per check: before {cpu['before'] * 1000:.0f} ms, after {cpu['after'] * 1000:.0f} ms, "
           f"slowdown {100 * (cpu['after'] / cpu['before'] - 1):+.1f}% (target <= 20%)")
+    k = kernel_work(args.tasks, args.rounds)
+    by_device = sum(1 for v in k["decided"].values() if "by the no-launch run" not in v)
+    print(f"kernel-dependence run ({k['n']} thorough checks per side, warm caches): "
+          f"{by_device}/{len(k['decided'])} tasks decided by the device-input run")
+    for tid, v in k["decided"].items():
+        print(f"  {tid}: {v}")
+    c = k["cpu_per_check"]
+    print(f"  CPU per check: no-launch run {c['no-launch'] * 1000:.0f} ms, device-input run "
+          f"{c['device-input'] * 1000:.0f} ms, ratio {c['device-input'] / c['no-launch']:.2f}")
     return 0
 
 

@@ -133,6 +133,9 @@ class Engine:
     caps: Caps = field(default_factory=Caps.from_env)
     kernel_check: bool = True
     """Run one case with every kernel launch a no-op: outputs that still match are rejected."""
+    kernel_work: bool = True
+    """Decide kernel dependence by the device-input run first (`validators.kernel_work`); off,
+    only the no-launch run (what checks did before it; kept to measure its cost)."""
     fresh_case: bool = True
     """Re-seed one case at validation time (off only to measure what it costs)."""
     fresh_per_check: bool = False
@@ -380,6 +383,8 @@ class Engine:
         """The kernel-work check (`validators.kernel_work`): a rejection reason when the outputs
         follow the host's inputs while the device saw others, '' or a note when the kernels did
         the work; where it cannot tell, the no-launch run decides and the note says both."""
+        if not self.kernel_work:
+            return self._without_kernels(task, exe, case, inputs, sizes, outputs)
         why = self._device_inputs_run(task, exe, case, inputs, sizes)
         if isinstance(why, kernel_work.Verdict):
             if why.kind == "host":
