@@ -5,7 +5,8 @@ Retries: a 429 or 503 answer, or a connection that could not be made, is retried
 exponential backoff (and jitter), waiting at least what the server's `Retry-After` asks. A
 request that reached the server and then lost its connection is not retried: it may have been
 validated, and the caller decides. `score` splits a long list of completions into batches of
-at most the server's capacity (workers + queue, from /healthz), the most it admits at once.
+at most what the server admits from one caller at once (`caller_capacity`, else
+`capacity`, from /healthz).
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ class _Policy:
         if retry_after is not None:
             wait = max(wait, min(retry_after, self.max_backoff))
         return wait
+
+
+def _admits(health: dict[str, Any]) -> int:
+    """The most jobs the server admits from this caller at once: its per-caller share when it
+    has one (a larger batch would never be admitted), else its whole capacity."""
+    return int(health.get("caller_capacity") or health["capacity"])
 
 
 def _headers(token: str | None) -> dict[str, str]:
@@ -161,7 +168,7 @@ class ValidationClient:
     def capacity(self) -> int:
         """Jobs the server admits at once (cached after the first call)."""
         if self._capacity is None:
-            self._capacity = int(_answer(self.request("GET", "/healthz"))["capacity"])
+            self._capacity = _admits(_answer(self.request("GET", "/healthz")))
         return self._capacity
 
 
@@ -230,5 +237,5 @@ class AsyncValidationClient:
 
     async def capacity(self) -> int:
         if self._capacity is None:
-            self._capacity = int(_answer(await self.request("GET", "/healthz"))["capacity"])
+            self._capacity = _admits(_answer(await self.request("GET", "/healthz")))
         return self._capacity

@@ -34,6 +34,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="'builtin', a folder of task folders, or a builder dataset folder")
     p.add_argument("--token-env", metavar="NAME",
                    help="require 'Authorization: Bearer <token>', the token read from $NAME")
+    p.add_argument("--caller-share", type=float, default=0.5,
+                   help="most of the workers + queue slots one client address may hold")
+    p.add_argument("--header-timeout", type=float, default=10.0,
+                   help="seconds a connection may take to send a request's headers")
+    p.add_argument("--body-timeout", type=float, default=30.0,
+                   help="seconds a request may take to send its body (408 beyond)")
+    p.add_argument("--max-connections", type=int, default=1024,
+                   help="open connections kept; more are closed as they arrive")
+    p.add_argument("--max-client-connections", type=int, default=64,
+                   help="open connections one client address may have")
+    p.add_argument("--public-metrics", action="store_true",
+                   help="serve /metrics without the token")
+    p.add_argument("--public-docs", action="store_true",
+                   help="serve /docs, /redoc and /openapi.json without the token")
     p.add_argument("--alpha", type=float, default=1.0, help="score: weight of correct")
     p.add_argument("--beta", type=float, default=0.1, help="score: weight of compiled")
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
@@ -51,16 +65,20 @@ def main(args: argparse.Namespace) -> int:
     from validators.service.app import ServiceConfig
     from validators.service.tasks import TaskSetError, load_task_set
 
-    for name in ("workers", "replicas"):
+    for name in ("workers", "replicas", "max_connections", "max_client_connections"):
         if getattr(args, name) < 1:
-            return fail(f"--{name} must be at least 1 (got {getattr(args, name)})")
+            return fail(f"--{name.replace('_', '-')} must be at least 1 "
+                        f"(got {getattr(args, name)})")
     for name in ("queue", "max_body_bytes"):
         if getattr(args, name) < 0:
             return fail(f"--{name.replace('_', '-')} must not be negative")
     if not args.route_prefix.startswith("/"):
         return fail(f"--route-prefix must start with '/' (got {args.route_prefix!r})")
-    if args.timeout <= 0:
-        return fail(f"--timeout must be positive (got {args.timeout})")
+    for name in ("timeout", "header_timeout", "body_timeout"):
+        if not getattr(args, name) > 0:
+            return fail(f"--{name.replace('_', '-')} must be positive (got {getattr(args, name)})")
+    if not 0 < args.caller_share <= 1:
+        return fail(f"--caller-share must be above 0 and at most 1 (got {args.caller_share})")
     token = None
     if args.token_env:
         token = os.environ.get(args.token_env)
@@ -69,7 +87,11 @@ def main(args: argparse.Namespace) -> int:
                         "empty (refusing to serve without the token it should hold)")
     config = ServiceConfig(backend=args.backend, workers=args.workers, queue=args.queue,
                            timeout=args.timeout, max_body_bytes=args.max_body_bytes,
-                           alpha=args.alpha, beta=args.beta, tasks=args.tasks, token=token)
+                           alpha=args.alpha, beta=args.beta, tasks=args.tasks, token=token,
+                           caller_share=args.caller_share, header_timeout=args.header_timeout,
+                           body_timeout=args.body_timeout, max_connections=args.max_connections,
+                           max_client_connections=args.max_client_connections,
+                           public_metrics=args.public_metrics, public_docs=args.public_docs)
     if args.ray:
         from validators.service.ray_app import RayUnavailable, deploy
 
@@ -94,7 +116,8 @@ def serve(config: object, task_set: object, *, host: str, port: int,
     import uvicorn
 
     from validators.service.app import ServiceConfig, create_app
-    from validators.service.logs import uvicorn_log_config
+    from validators.service.conn import http_protocol_class, limited_protocol
+    from validators.service.logs import get_logger, uvicorn_log_config
 
     assert isinstance(config, ServiceConfig)
     app = create_app(config, task_set)  # type: ignore[arg-type]
@@ -112,10 +135,17 @@ def serve(config: object, task_set: object, *, host: str, port: int,
                 ref.begin_drain()
             super().handle_exit(sig, frame)  # type: ignore[arg-type]
 
+    connections = _allow_open_files(config.max_connections)
+    if connections < config.max_connections:
+        get_logger().warning("connection cap lowered to fit the open-file limit", extra={
+            "max_connections": connections})
+    protocol = limited_protocol(http_protocol_class(), header_timeout=config.header_timeout,
+                                max_connections=connections,
+                                max_client_connections=config.max_client_connections)
     server = DrainingServer(uvicorn.Config(
         app, host=host, port=port, log_config=uvicorn_log_config(log_level),
         log_level=log_level, access_log=False, timeout_graceful_shutdown=int(drain) + 1,
-        lifespan="on"))
+        lifespan="on", http=protocol))
     try:
         server.run()
     except KeyboardInterrupt:
@@ -124,6 +154,27 @@ def serve(config: object, task_set: object, *, host: str, port: int,
     if server.stopped_by is not None:
         return _exit_for_signal(server.stopped_by)
     return 0 if server.started else 2
+
+
+FILES_RESERVED = 64
+"""Open files kept for what is not a connection: the listening socket, the pool's pipes, the
+log, /proc reads."""
+
+
+def _allow_open_files(connections: int) -> int:
+    """Raise the soft open-file limit so that `connections` sockets and `FILES_RESERVED` more
+    fit, and answer the connection cap that does fit: past the limit accept() fails and nobody
+    is served, so the cap must close connections before the limit is reached."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = connections + FILES_RESERVED
+    if soft != resource.RLIM_INFINITY and soft < want:
+        soft = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    if soft == resource.RLIM_INFINITY:
+        return connections
+    return max(1, min(connections, soft - FILES_RESERVED))
 
 
 def _exit_for_signal(sig: int) -> int:

@@ -21,6 +21,7 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
+from pydantic import ValidationError
 
 from schemas import Program, SchemaError, Status, Task, ValidationResult
 
@@ -36,7 +37,7 @@ from .models import (
     TasksResponse,
     ValidateRequest,
 )
-from .pool import JobTimeout, PoolClosed, PoolFull, WorkerFailed, WorkerPool
+from .pool import Admission, JobTimeout, PoolClosed, PoolFull, WorkerFailed, WorkerPool
 from .tasks import TaskSet, load_task_set
 
 SPEEDUP_CAP = 4.0
@@ -60,6 +61,20 @@ class ServiceConfig:
     """How long shutdown waits for admitted jobs (default: `drain_bound()`)."""
     wall_seconds: float | None = None
     """Sandbox wall-clock limit per run (default: the engine's)."""
+    caller_share: float = 0.5
+    """Most of the `workers + queue` slots one caller (client address) may hold at once."""
+    header_timeout: float = 10.0
+    """Seconds a connection may take to send a request's headers (then it is closed)."""
+    body_timeout: float = 30.0
+    """Seconds a request may take to send its body once its headers are in (then 408)."""
+    max_connections: int = 1024
+    """Open connections the server keeps; more are closed as they arrive."""
+    max_client_connections: int = 64
+    """Open connections one client address may have; more are closed as they arrive."""
+    public_metrics: bool = False
+    """Serve /metrics without the token (when a token is configured)."""
+    public_docs: bool = False
+    """Serve /docs, /redoc and /openapi.json without the token (when a token is configured)."""
 
     def drain_bound(self) -> float:
         """Long enough for every admitted job to finish: a full queue runs in rounds of
@@ -77,7 +92,8 @@ class Service:
         self.config = config
         self.tasks = task_set or load_task_set(config.tasks)
         self.pool = WorkerPool(config.backend, workers=config.workers, queue=config.queue,
-                               timeout=config.timeout, wall_seconds=config.wall_seconds)
+                               timeout=config.timeout, wall_seconds=config.wall_seconds,
+                               caller_share=config.caller_share)
         self.metrics = Metrics(queue_depth=lambda: self.pool.waiting,
                                busy=lambda: self.pool.running)
         self.draining = False
@@ -97,21 +113,23 @@ class Service:
 
     # --- running jobs ------------------------------------------------------------------------
 
-    async def run_check(self, task: Task, program: Program, thorough: bool) -> dict[str, Any]:
-        """One admitted job through the pool; records its metrics."""
+    async def run_check(self, task: Task, program: Program, thorough: bool,
+                        admission: Admission) -> dict[str, Any]:
+        """One job through the pool on a slot of `admission`; records its metrics."""
         job = {"task": task.model_dump_json(), "program": program.model_dump(mode="json"),
                "thorough": thorough}
         try:
-            outcome = await self.pool.run(job)
+            outcome = await self.pool.run(job, admission)
         except (JobTimeout, WorkerFailed):
             self.metrics.worker_restarts.inc()
             raise
         self.metrics.record_result(outcome.result, outcome.seconds)
         return outcome.result
 
-    def admit(self, n: int) -> None:
+    def admit(self, n: int, caller: str) -> Admission:
+        """Slots for `n` jobs of `caller`, to be used as `with svc.admit(...) as admission:`."""
         try:
-            self.pool.admit(n)
+            return self.pool.admit(n, caller)
         except PoolFull as exc:
             self.metrics.rejected.labels("queue_full").inc()
             raise HTTPException(429, str(exc),
@@ -127,10 +145,10 @@ class Service:
             fut = asyncio.get_running_loop().create_future()
             self._reference_seconds[task_id] = fut
             try:
-                self.admit(1)
-                result = await self.run_check(self.tasks.tasks[task_id],
-                                              Program(source=self.tasks.references[task_id]),
-                                              thorough=False)
+                with self.admit(1, "") as admission:
+                    result = await self.run_check(self.tasks.tasks[task_id],
+                                                  Program(source=self.tasks.references[task_id]),
+                                                  False, admission)
                 if result["status"] != Status.PASSED:
                     raise HTTPException(500, f"the reference program of task {task_id!r} "
                                              f"does not pass: {result['reason']}")
@@ -155,6 +173,25 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None,
 
 def _field(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(str(p) for p in loc if p != "body") or "body"
+
+
+def _caller(request: Request) -> str:
+    """Who holds slots, for fairness: the client's address (the token, when there is one, is
+    shared by every caller, so it authenticates but does not tell callers apart)."""
+    return request.client.host if request.client else ""
+
+
+def _program(where: str, source: str, filename: str = "main.cu",
+             extra_flags: list[str] | None = None) -> Program:
+    """The `Program` of a request, or 422 naming `where`: built before any slot is taken, so
+    that input a worker could not take (say, a lone UTF-16 surrogate) costs no slot."""
+    try:
+        program = Program(source=source, filename=filename, extra_flags=extra_flags or [])
+        program.model_dump_json().encode("utf-8")
+    except (ValidationError, ValueError) as exc:
+        reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise HTTPException(422, f"{where}: {reason}") from None
+    return program
 
 
 class _ServiceRef:
@@ -226,15 +263,14 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
               dependencies=[Depends(require_token)],
               responses={k: {"model": ErrorBody} for k in (400, 401, 404, 413, 422, 429, 503,
                                                            504)})
-    async def validate(req: ValidateRequest) -> Any:
+    async def validate(req: ValidateRequest, request: Request) -> Any:
         """Validate one program against a task (by id or inline)."""
         task = resolve_task(req.task_id, req.task)
         body = req.program_body()
-        program = Program(source=body.source, filename=body.filename,
-                          extra_flags=body.extra_flags)
-        svc.admit(1)
+        program = _program("program", body.source, body.filename, body.extra_flags)
         try:
-            return await svc.run_check(task, program, req.thorough)
+            with svc.admit(1, _caller(request)) as admission:
+                return await svc.run_check(task, program, req.thorough, admission)
         except JobTimeout as exc:
             raise HTTPException(504, f"{exc}; the worker was replaced") from None
         except WorkerFailed as exc:
@@ -242,7 +278,7 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
 
     @app.post("/v1/score", response_model=ScoreResponse, dependencies=[Depends(require_token)],
               responses={k: {"model": ErrorBody} for k in (400, 401, 404, 413, 422, 429, 503)})
-    async def score(req: ScoreRequest) -> ScoreResponse:
+    async def score(req: ScoreRequest, request: Request) -> ScoreResponse:
         """Reward each completion: alpha * correct + beta * compiled (+ speed * speed-up)."""
         from cuset.eval.extract import extract_program
 
@@ -256,17 +292,29 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
             raise HTTPException(400, f"speed: task {req.task_id!r} has no reference program")
         sources = [extract_program(c) for c in req.completions]
         found = [i for i, s in enumerate(sources) if s and s.strip()]
+        programs: dict[int, Program] = {}
+        bad: list[str] = []
+        for i in found:
+            try:
+                programs[i] = _program(f"completions[{i}]", sources[i] or "")
+            except HTTPException as exc:
+                bad.append(str(exc.detail))
+        if bad:
+            raise HTTPException(422, "invalid request: " + "; ".join(bad))
         ref_seconds = await svc.reference_seconds(req.task_id) if req.speed > 0 else None
         if len(found) > svc.pool.capacity:
             raise HTTPException(413, f"completions: {len(found)} programs exceed this server's "
                                      f"capacity of {svc.pool.capacity} (workers + queue, see "
                                      f"/healthz); send at most that many per request")
-        if found:
-            svc.admit(len(found))
+        if len(found) > svc.pool.caller_slots:
+            raise HTTPException(413, f"completions: {len(found)} programs exceed the "
+                                     f"{svc.pool.caller_slots} slots one caller may hold "
+                                     f"(caller_capacity in /healthz); send at most that many "
+                                     f"per request")
 
-        async def one(i: int) -> ScoreItem:
+        async def one(i: int, admission: Admission) -> ScoreItem:
             try:
-                r = await svc.run_check(task, Program(source=sources[i] or ""), req.thorough)
+                r = await svc.run_check(task, programs[i], req.thorough, admission)
             except JobTimeout as exc:  # the service's limit, not the program's: no reward
                 return ScoreItem(index=i, program_found=True, compiled=False, correct=False,
                                  reward=None, status="service_timeout", reason=str(exc))
@@ -289,7 +337,14 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
                              reward=reward, status=r["status"], reason=r.get("reason", ""),
                              speedup=speedup)
 
-        scored = dict(zip(found, await asyncio.gather(*(one(i) for i in found)), strict=True))
+        scored: dict[int, ScoreItem] = {}
+        if found:
+            with svc.admit(len(found), _caller(request)) as admission:
+                # A task group: should one job fail, the others are cancelled and waited for
+                # before the slots go back, so no slot is free while its job still runs.
+                async with asyncio.TaskGroup() as group:
+                    jobs = [group.create_task(one(i, admission)) for i in found]
+                scored = {i: job.result() for i, job in zip(found, jobs, strict=True)}
         items = [scored.get(i) or ScoreItem(
             index=i, program_found=False, compiled=False, correct=False, reward=0.0,
             status="no_code_block", reason="the completion has no fenced code block")
@@ -307,12 +362,16 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
-        """200 while serving, 503 while draining (load balancers stop routing here)."""
-        body = {"status": "draining" if svc.draining else "ok", "backend": svc.backend_name,
+        """200 while serving; 503 while draining or degraded (load balancers stop routing
+        here), `problems` saying what is wrong."""
+        problems = svc.pool.problems()
+        status = "draining" if svc.draining else "degraded" if problems else "ok"
+        body = {"status": status, "backend": svc.backend_name,
                 "workers": config.workers, "capacity": svc.pool.capacity,
-                "busy": svc.pool.running,
-                "queued": svc.pool.waiting, "tasks": len(svc.tasks.tasks)}
-        return JSONResponse(body, status_code=503 if svc.draining else 200)
+                "caller_capacity": svc.pool.caller_slots, "busy": svc.pool.running,
+                "queued": svc.pool.waiting, "tasks": len(svc.tasks.tasks),
+                "problems": problems}
+        return JSONResponse(body, status_code=200 if status == "ok" else 503)
 
     @app.get("/metrics")
     async def metrics() -> Response:
@@ -324,6 +383,7 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
 
 ROUTES = ("/v1/validate", "/v1/score", "/v1/tasks", "/healthz", "/metrics", "/docs",
           "/openapi.json")
+DOC_PATHS = ("/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 DISCARD_LIMIT = 64 << 20
 """Bytes of an oversized body read (and dropped) before the 413, so the client, still sending,
@@ -332,6 +392,10 @@ sees the answer instead of a reset connection; past this the connection is just 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class _TooLarge(Exception):
+    """The body passed `--max-body-bytes`."""
 
 
 class Guard:
@@ -376,31 +440,34 @@ class Guard:
             await _send_json(send, 503, {"error": "the server is shutting down"},
                              [(b"retry-after", b"5")])
             return
-        limit = self.svc.config.max_body_bytes
-        declared = _header(scope, b"content-length")
-        chunks: list[bytes] = []
-        size = 0
-        too_big = declared is not None and declared.isdigit() and int(declared) > limit
-        more = not too_big
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body = message.get("body", b"")
-            size += len(body)
-            more = message.get("more_body", False)
-            if size > limit:
-                too_big = True
-                break
-            chunks.append(body)
-        if too_big:
-            await self._discard(receive, size)
+        config = self.svc.config
+        # /v1/* checks the token in its routes; what else tells about the server does here.
+        guarded = ((path == "/metrics" and not config.public_metrics)
+                   or (path in DOC_PATHS and not config.public_docs))
+        if guarded and not token_ok(config.token, _header(scope, b"authorization")):
+            self.svc.metrics.rejected.labels("unauthorized").inc()
+            await _send_json(send, 401, {"error": f"{path}: missing or wrong bearer token "
+                                                  f"(Authorization: Bearer ...)"},
+                             [(b"www-authenticate", b"Bearer")])
+            return
+        try:
+            async with asyncio.timeout(config.body_timeout):
+                body = await self._read_body(scope, receive)
+        except _TooLarge:
             self.svc.metrics.rejected.labels("too_large").inc()
             await _send_json(send, 413, {"error": f"the request body is larger than the "
-                                                  f"{limit} byte limit (--max-body-bytes)"},
+                                                  f"{config.max_body_bytes} byte limit "
+                                                  f"(--max-body-bytes)"},
                              [(b"connection", b"close")])
             return
-        body = b"".join(chunks)
+        except TimeoutError:
+            self.svc.metrics.rejected.labels("slow_body").inc()
+            await _send_json(send, 408, {"error": f"the request body did not arrive within "
+                                                  f"{config.body_timeout:g} s (--body-timeout)"},
+                             [(b"connection", b"close")])
+            return
+        if body is None:
+            return
         sent = False
 
         async def replay() -> dict[str, Any]:
@@ -411,6 +478,30 @@ class Guard:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    async def _read_body(self, scope: Scope, receive: Receive) -> bytes | None:
+        """The whole body, or None when the client went away; `_TooLarge` past the limit."""
+        limit = self.svc.config.max_body_bytes
+        declared = _header(scope, b"content-length")
+        chunks: list[bytes] = []
+        size = 0
+        too_big = declared is not None and declared.isdigit() and int(declared) > limit
+        more = not too_big
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            body = message.get("body", b"")
+            size += len(body)
+            more = message.get("more_body", False)
+            if size > limit:
+                too_big = True
+                break
+            chunks.append(body)
+        if too_big:
+            await self._discard(receive, size)
+            raise _TooLarge
+        return b"".join(chunks)
 
     @staticmethod
     async def _discard(receive: Receive, size: int) -> None:

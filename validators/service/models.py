@@ -4,15 +4,40 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 MAX_COMPLETIONS = 256
 """Completions one score request may carry; the client splits larger batches."""
 
 
+def _check_text(value: Any, where: str) -> None:
+    """Refuse a string that is not Unicode text: JSON can carry a lone UTF-16 surrogate
+    (`"\\ud800"`), which no worker, file or log can take. Found here, in the request's own
+    validation, it is a 422 naming the item before any work or slot is spent on it."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"{where}: not valid Unicode text (a lone surrogate "
+                             f"{value[exc.start]!r} at character {exc.start})") from None
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_text(item, f"{where}[{i}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(key, f"{where} key")
+            _check_text(item, f"{where}.{key}")
+
+
 class _Body(BaseModel):
     # A misspelt field (`task_name` for `task_id`) must be an error, not silently ignored.
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _text_only(cls, value: Any, info: ValidationInfo) -> Any:
+        _check_text(value, info.field_name or "body")
+        return value
 
 
 class ProgramBody(_Body):

@@ -4,13 +4,17 @@ Each worker process builds one `Engine` and reuses it (its build and reference c
 warm). A job that outlives its timeout gets its worker killed with every process below it —
 the sandbox launcher included, and the sandbox kills the program's tree when its launcher dies
 — and a fresh worker takes the slot, so a program that never ends costs one request, not a
-worker. Admission is decided at once: when `workers + queue` jobs are already admitted the
-caller gets `PoolFull` and answers 429 rather than letting requests pile up unboundedly.
+worker. Admission is decided at once: when `workers + queue` jobs are already admitted, or the
+caller already holds its share of them, the caller gets `PoolFull` and answers 429 rather than
+letting requests pile up unboundedly. Admitted slots belong to an `Admission`, a context manager:
+whatever way a request ends (an answer, an exception, a cancellation), leaving the `with` block
+gives back every slot it still holds, so no failure after admission can shrink the pool.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import multiprocessing as mp
 import os
 import signal
@@ -23,13 +27,21 @@ SNAPSHOT_SECONDS = 0.5
 """While a job runs, how often the processes below its worker are listed (see `_Worker.call`)."""
 READY_SECONDS = 600.0
 """How long a new worker may take to build its Engine (a cold cache compiles the shims)."""
+PRIOR_JOB_SECONDS = 5.0
+"""The job time `Retry-After` assumes until a job has finished (then it is the observed mean)."""
+MEAN_WEIGHT = 0.2
+"""Weight of the newest job in the moving mean of job time (recent load counts most)."""
+STUCK_GRACE = 30.0
+"""A job on a worker longer than the timeout plus this was not stopped: the pool is unhealthy."""
+IDLE_HOLD_SECONDS = 10.0
+"""Slots admitted but given to no job for this long, while a worker is free, are blocked."""
 
 
 class PoolFull(Exception):
     """No room for the job now; retry after `retry_after` seconds."""
 
-    def __init__(self, retry_after: int) -> None:
-        super().__init__(f"the validation queue is full; retry after {retry_after} s")
+    def __init__(self, retry_after: int, why: str = "the validation queue is full") -> None:
+        super().__init__(f"{why}; retry after {retry_after} s")
         self.retry_after = retry_after
 
 
@@ -72,6 +84,7 @@ def _worker_main(conn: Any, backend: str, wall_seconds: float | None) -> None:
     from validators.backends import BackendUnavailable, get_backend
     from validators.build_cache import BuildCache
     from validators.engine import DEFAULT_LIMITS, Engine
+    from validators.reference import ReferenceRunner
 
     try:
         limits = DEFAULT_LIMITS
@@ -79,7 +92,10 @@ def _worker_main(conn: Any, backend: str, wall_seconds: float | None) -> None:
             limits = limits.with_overrides(wall_seconds=wall_seconds,
                                            cpu_seconds=min(limits.cpu_seconds or wall_seconds,
                                                            wall_seconds))
-        engine = Engine(get_backend(backend), limits=limits, cache=BuildCache())
+        # A fresh case per check: callers see verdicts, and one learned from an answer must
+        # not be met again (its reference, run every check, is not kept on disk).
+        engine = Engine(get_backend(backend), limits=limits, cache=BuildCache(),
+                        references=ReferenceRunner(persist=_published), fresh_per_check=True)
     except BackendUnavailable as exc:
         conn.send({"ready": False, "error": str(exc)})
         return
@@ -98,6 +114,11 @@ def _worker_main(conn: Any, backend: str, wall_seconds: float | None) -> None:
             conn.send({"ok": True, "result": result.model_dump(mode="json")})
         except Exception as exc:  # the engine's own failure is the job's answer, not a crash
             conn.send({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+
+
+def _published(task: Any, case: Any) -> bool:
+    """Whether `case` is one of the task's own cases (not one drawn for a check)."""
+    return case in task.cases
 
 
 def _die_with_parent() -> None:
@@ -248,17 +269,53 @@ def _kill_group(proc: Any) -> None:
         pass
 
 
+class Admission:
+    """Slots one request holds. Use it as a context manager: leaving the block gives back every
+    slot no job has given back yet, whatever ended the request."""
+
+    def __init__(self, pool: WorkerPool, caller: str, n: int) -> None:
+        self.pool, self.caller = pool, caller
+        self.held = n
+        """Slots not given back yet."""
+        self.unassigned = n
+        """Slots no job has started to use yet."""
+        self.since = time.monotonic()
+
+    def release(self, n: int = 1) -> None:
+        n = min(n, self.held)
+        if n > 0:
+            self.held -= n
+            self.unassigned = min(self.unassigned, self.held)
+            self.pool._release(self, n)
+
+    def __enter__(self) -> Admission:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release(self.held)
+
+
 class WorkerPool:
-    """`workers` processes on `backend`; at most `queue` admitted jobs wait for one."""
+    """`workers` processes on `backend`; at most `queue` admitted jobs wait for one, and one
+    caller holds at most `caller_slots` of the `workers + queue` slots."""
 
     def __init__(self, backend: str, *, workers: int = 2, queue: int = 16,
-                 timeout: float = 120.0, wall_seconds: float | None = None) -> None:
+                 timeout: float = 120.0, wall_seconds: float | None = None,
+                 caller_share: float = 1.0) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1 (got {workers})")
         if queue < 0:
             raise ValueError(f"queue must be 0 or more (got {queue})")
+        if not 0 < caller_share <= 1:
+            raise ValueError(f"caller_share must be in (0, 1] (got {caller_share})")
         self.backend = backend
         self.workers, self.queue, self.timeout = workers, queue, timeout
+        self.caller_slots = max(1, math.floor(caller_share * (workers + queue)))
+        self._by_caller: dict[str, int] = {}
+        self._admissions: set[Admission] = set()
+        self._started: dict[int, float] = {}
+        self.queued = 0
+        self.mean_seconds: float | None = None
         self._ctx = mp.get_context("spawn")  # the server has threads: fork would copy locks
         self._all = [_Worker(self._ctx, backend, wall_seconds) for _ in range(workers)]
         self._idle: list[_Worker] = []
@@ -307,46 +364,108 @@ class WorkerPool:
     def waiting(self) -> int:
         return max(0, self.admitted - self.running)
 
-    def admit(self, n: int = 1) -> None:
-        """Reserve room for `n` jobs, or raise `PoolClosed` / `PoolFull`; pair with `release`
-        for every job admitted that is not passed to `run`."""
+    def held_by(self, caller: str) -> int:
+        return self._by_caller.get(caller, 0)
+
+    def admit(self, n: int = 1, caller: str = "") -> Admission:
+        """Reserve room for `n` jobs of `caller`, or raise `PoolClosed` / `PoolFull`. Use the
+        answer as a context manager around the jobs (`with pool.admit(n, who) as a:`)."""
         if self.closing:
             raise PoolClosed("the server is shutting down")
+        held = self.held_by(caller)
+        if held + n > self.caller_slots:
+            # Room comes back as this caller's own jobs end; they are somewhere among all the
+            # admitted ones, so that many jobs ahead is the honest bound.
+            raise PoolFull(self.wait_for(self.admitted),
+                           f"this caller already holds {held} of its {self.caller_slots} "
+                           f"validation slots")
         if self.admitted + n > self.capacity:
-            # A rough wait: the admitted jobs ahead, spread over the workers, at ~1 s each.
-            raise PoolFull(retry_after=max(1, (self.admitted + n) // self.workers))
+            raise PoolFull(self.wait_for(self.admitted + n - self.capacity))
         self.admitted += n
+        self._by_caller[caller] = held + n
         assert self._drained is not None
         self._drained.clear()
+        admission = Admission(self, caller, n)
+        self._admissions.add(admission)
+        return admission
 
-    def release(self) -> None:
-        self.admitted -= 1
+    def wait_for(self, jobs: int) -> int:
+        """Seconds until `jobs` more jobs have finished: the observed mean job time, spread
+        over the workers (whole seconds, at least 1, as `Retry-After` takes)."""
+        mean = PRIOR_JOB_SECONDS if self.mean_seconds is None else self.mean_seconds
+        return max(1, math.ceil(max(1, jobs) * mean / self.workers))
+
+    def _release(self, admission: Admission, n: int) -> None:
+        self.admitted -= n
+        left = self._by_caller.get(admission.caller, 0) - n
+        if left > 0:
+            self._by_caller[admission.caller] = left
+        else:
+            self._by_caller.pop(admission.caller, None)
+        if admission.held == 0:
+            self._admissions.discard(admission)
         if self.admitted == 0 and self._drained is not None:
             self._drained.set()
 
-    async def run(self, job: dict[str, Any], timeout: float | None = None) -> JobOutcome:
-        """Run an admitted job on a free worker. Raises JobTimeout or WorkerFailed."""
+    def problems(self) -> list[str]:
+        """Why this pool cannot serve as it should now (empty when healthy): workers that are
+        not alive, a job running past its timeout, slots held that no job uses."""
+        now = time.monotonic()
+        out = []
+        dead = sum(1 for w in self._idle if w.process is None or not w.process.is_alive())
+        if dead:
+            out.append(f"{dead} of {self.workers} idle workers are not running")
+        overdue = [now - t for t in self._started.values() if now - t > self.timeout + STUCK_GRACE]
+        if overdue:
+            out.append(f"{len(overdue)} jobs have run {max(overdue):.0f} s, past the "
+                       f"{self.timeout:g} s timeout")
+        held = sum(a.held for a in self._admissions)
+        if held != self.admitted:
+            out.append(f"{self.admitted - held} admitted slots belong to no request")
+        idle_held = sum(a.unassigned for a in self._admissions
+                        if a.unassigned and now - a.since > IDLE_HOLD_SECONDS)
+        if idle_held and self.running < self.workers:
+            out.append(f"{idle_held} admitted slots have had no job for over "
+                       f"{IDLE_HOLD_SECONDS:g} s while a worker is free")
+        return out
+
+    async def run(self, job: dict[str, Any], admission: Admission,
+                  timeout: float | None = None) -> JobOutcome:
+        """Run a job on a free worker, on one slot of `admission`, which it gives back when it
+        ends. Raises JobTimeout or WorkerFailed."""
         assert self._slots is not None, "start() the pool first"
+        if admission.unassigned < 1:
+            raise RuntimeError("run() needs a slot of the admission that no job uses yet")
+        admission.unassigned -= 1
         try:
-            async with self._slots:
+            self.queued += 1
+            try:
+                await self._slots.acquire()
+            finally:
+                self.queued -= 1
+            try:
                 worker = self._idle.pop()
                 self.running += 1
                 started = time.monotonic()
+                self._started[id(worker)] = started
                 fut = asyncio.get_running_loop().run_in_executor(
                     self._threads, worker.call, job, timeout or self.timeout)
                 try:
                     answer = await _uncancelled(fut)
-                except JobTimeout:
-                    self.restarts += 1
-                    raise
-                except WorkerFailed:
+                except (JobTimeout, WorkerFailed):
                     self.restarts += 1
                     raise
                 finally:
+                    seconds = time.monotonic() - started
+                    self.mean_seconds = seconds if self.mean_seconds is None else (
+                        MEAN_WEIGHT * seconds + (1 - MEAN_WEIGHT) * self.mean_seconds)
+                    del self._started[id(worker)]
                     self.running -= 1
                     self._idle.append(worker)
-                if not answer.get("ok"):
-                    raise WorkerFailed(answer.get("error", "the worker gave no result"))
-                return JobOutcome(answer["result"], time.monotonic() - started)
+            finally:
+                self._slots.release()
+            if not answer.get("ok"):
+                raise WorkerFailed(answer.get("error", "the worker gave no result"))
+            return JobOutcome(answer["result"], seconds)
         finally:
-            self.release()
+            admission.release(1)

@@ -92,6 +92,6 @@ def test_grpo_trainer_trains_on_service_rewards(server, tmp_path):
     steps = [row for row in history if "rewards/cuda_validation/mean" in row]
     assert [row["step"] for row in steps] == [1, 2]
     # One score request per step (one prompt, two generations), all answered.
-    text = httpx.get(server.url + "/metrics").text
+    text = httpx.get(server.url + "/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).text
     calls = re.search(r'ckd_requests_total\{code="200",route="/v1/score"\} (\S+)', text)
     assert calls is not None and float(calls.group(1)) >= 2

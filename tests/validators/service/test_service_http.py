@@ -38,7 +38,10 @@ QUEUE = 2
 def server(tmp_path_factory):
     srv = start_server(tmp_path_factory.mktemp("service"), "--backend", "cpu", "--workers", "1",
                        "--queue", str(QUEUE), "--timeout", str(TIMEOUT),
-                       "--max-body-bytes", str(1 << 20), token=TOKEN)
+                       "--max-body-bytes", str(1 << 20),
+                       # One caller (this test) may use every slot: the burst and batch tests
+                       # measure the capacity (the per-caller share is test_adversarial_service's).
+                       "--caller-share", "1", token=TOKEN)
     yield srv
     srv.stop()
 
@@ -123,10 +126,11 @@ def test_wrong_or_missing_token_is_401_and_health_needs_none(server):
 def test_tasks_docs_and_metrics(server, client):
     ids = [t["id"] for t in client.tasks()]
     assert TASK in ids and len(ids) == len(set(ids))
-    assert httpx.get(server.url + "/docs").status_code == 200
-    assert "/v1/score" in httpx.get(server.url + "/openapi.json").json()["paths"]
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    assert httpx.get(server.url + "/docs", headers=auth).status_code == 200
+    assert "/v1/score" in httpx.get(server.url + "/openapi.json", headers=auth).json()["paths"]
     client.validate(reference_program(), task_id=TASK)
-    text = httpx.get(server.url + "/metrics").text
+    text = httpx.get(server.url + "/metrics", headers=auth).text
     assert 'ckd_verdicts_total{status="passed"}' in text
     assert 'ckd_build_cache_total{outcome="hit"}' in text
     assert "ckd_queue_depth" in text and "ckd_request_seconds_bucket" in text
@@ -149,7 +153,8 @@ def _endless_then_healthy(server, client) -> None:
     assert processes_running(marker) == []
     # One worker only: this answer comes from the replacement.
     assert client.validate(reference_program(), task_id=TASK)["status"] == "passed"
-    assert "ckd_worker_restarts_total 1.0" in httpx.get(server.url + "/metrics").text
+    assert "ckd_worker_restarts_total 1.0" in httpx.get(
+        server.url + "/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).text
 
 
 def test_a_burst_past_the_queue_is_refused_cleanly_and_nothing_is_lost(server):
