@@ -151,6 +151,14 @@ static const char* shim_env(const char* name);
 // place of the host's ("up <input> <begin> <end>") and how many it gave back ("down <input> <n>").
 static ckd_subst::Substitution g_subst;
 static std::mutex g_subst_mutex;
+// The second draw stays unreadable (PROT_NONE) except inside the runtime's copies, so a program
+// that scans its memory for it needs to undo the protection first.
+static void* g_subst_map = nullptr;
+static size_t g_subst_len = 0;
+struct SubstOpen {
+  SubstOpen() { if (g_subst_map) mprotect(g_subst_map, g_subst_len, PROT_READ); }
+  ~SubstOpen() { if (g_subst_map) mprotect(g_subst_map, g_subst_len, PROT_NONE); }
+};
 
 static void load_kernel_inputs() {
   const char* path = shim_env("CUDASHIM_KERNEL_INPUTS");
@@ -164,6 +172,9 @@ static void load_kernel_inputs() {
   syscall(SYS_unlinkat, AT_FDCWD, path, 0);  // raw: the access-log shim would name it
   if (m == MAP_FAILED || !ckd_subst::parse(static_cast<const unsigned char*>(m), (size_t)st.st_size, g_subst))
     fatal("cudashim: malformed kernel-input file %s", path);
+  g_subst_map = m;
+  g_subst_len = (size_t)st.st_size;
+  mprotect(m, g_subst_len, PROT_NONE);
 }
 
 static void log_kernel_inputs(const char* kind, size_t input, size_t a, size_t b) {
@@ -181,6 +192,7 @@ static void log_kernel_inputs(const char* kind, size_t input, size_t a, size_t b
 static void kernel_input_upload(const void* src, void* dst, size_t n) {
   if (!g_subst.active()) return;
   std::lock_guard<std::mutex> lk(g_subst_mutex);
+  SubstOpen open;
   std::vector<size_t> before(g_subst.inputs.size());
   for (size_t i = 0; i < before.size(); i++) before[i] = g_subst.inputs[i].uploaded.size();
   g_subst.on_upload(src, dst, n);
@@ -192,17 +204,10 @@ static void kernel_input_upload(const void* src, void* dst, size_t n) {
 static void kernel_input_download(void* dst, size_t n) {
   if (!g_subst.active()) return;
   std::lock_guard<std::mutex> lk(g_subst_mutex);
+  SubstOpen open;
   std::vector<size_t> before(g_subst.inputs.size());
   for (size_t i = 0; i < before.size(); i++) before[i] = g_subst.inputs[i].returned;
   g_subst.on_download(dst, n);
-// The second draw stays unreadable (PROT_NONE) except inside the runtime's copies, so a program
-// that scans its memory for it needs to undo the protection first.
-static void* g_subst_map = nullptr;
-static size_t g_subst_len = 0;
-struct SubstOpen {
-  SubstOpen() { if (g_subst_map) mprotect(g_subst_map, g_subst_len, PROT_READ); }
-  ~SubstOpen() { if (g_subst_map) mprotect(g_subst_map, g_subst_len, PROT_NONE); }
-};
   for (size_t i = 0; i < before.size(); i++)
     if (g_subst.inputs[i].returned > before[i]) log_kernel_inputs("down", i, g_subst.inputs[i].returned - before[i], 0);
 }
@@ -216,9 +221,6 @@ static void capture_shim_env(int, char**, char** envp) {
     if (eq && g_shim_nenv < 16) {
       size_t kn = std::min<size_t>(eq - *e, 255);
       memcpy(g_shim_env[g_shim_nenv][0], *e, kn);
-  g_subst_map = m;
-  g_subst_len = (size_t)st.st_size;
-  mprotect(m, g_subst_len, PROT_NONE);
       g_shim_env[g_shim_nenv][0][kn] = 0;
       size_t vn = std::min<size_t>(strlen(eq + 1), 255);
       memcpy(g_shim_env[g_shim_nenv][1], eq + 1, vn);
@@ -233,7 +235,6 @@ static void capture_shim_env(int, char**, char** envp) {
 }
 __attribute__((section(".preinit_array"), used)) static void (*g_capture_shim_env)(int, char**, char**) = capture_shim_env;
 
-  SubstOpen open;
 // The capture above is worth something only if no code of the program ran before it. The
 // build links the runtime first, so its entry leads the executable's .preinit_array; code the
 // dynamic loader runs even earlier (an ifunc resolver, IRELATIVE relocations) and a
@@ -245,7 +246,6 @@ extern void (*__preinit_array_end[])(int, char**, char**) __attribute__((visibil
 extern char __executable_start[] __attribute__((visibility("hidden")));
 extern char etext[] __attribute__((visibility("hidden")));
 }
-  SubstOpen open;
 
 static int main_has_irelative(struct dl_phdr_info* info, size_t, void* found) {
   // The first object reported is the executable.
