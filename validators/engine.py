@@ -383,6 +383,9 @@ class Engine:
         """The kernel-work check (`validators.kernel_work`): a rejection reason when the outputs
         follow the host's inputs while the device saw others, '' or a note when the kernels did
         the work; where it cannot tell, the no-launch run decides and the note says both."""
+        unusable = self.backend.kernel_work_unusable(exe)
+        if unusable:  # neither run would see the program's launches: no verdict either way
+            return f"{NO_KERNEL_CHECK}{unusable}"
         if not self.kernel_work:
             return self._without_kernels(task, exe, case, inputs, sizes, outputs)
         why = self._device_inputs_run(task, exe, case, inputs, sizes)
@@ -515,9 +518,11 @@ class Engine:
             if any(k.startswith("CUDASHIM_") for k in env):  # the cpu runtime's own logs
                 env["CUDASHIM_UPLOAD_LOG"] = str(work / UPLOAD_LOG).ljust(SHIM_LOG_WIDTH)
                 env["CUDASHIM_POISON_LOG"] = str(work / POISON_LOG).ljust(SHIM_LOG_WIDTH)
-            preload = None
+            preload: list[Path] = []
+            if variant not in ("memcheck", "racecheck"):
+                preload += self.backend.preloads(exe)  # an interposed runtime (cuda)
             if self._shim is not None and variant not in ("memcheck", "racecheck"):
-                preload = self._shim
+                preload.append(self._shim)
                 env["CKD_ACCESS_LOG"] = str(work / anticheat.ACCESS_LOG)
                 env.setdefault("ASAN_OPTIONS", "verify_asan_link_order=0")
             try:
@@ -534,7 +539,7 @@ class Engine:
                 run.status, run.reason = verdict.status, verdict.reason
                 return run
             # The runtime itself (e.g. ASan symbolising) may open the executable and the shim.
-            own = tuple(str(p.parent) + "/" for p in (exe.path, self._shim) if p is not None)
+            own = tuple(str(p.parent) + "/" for p in (exe.path, *preload) if p is not None)
             reasons = anticheat.access_reasons(entries, work, task, extra_allowed=own)
             forbidden = [r for r in reasons if not r.startswith("never read input")]
             if forbidden and verdict.status is not None and verdict.reason.startswith(

@@ -41,6 +41,10 @@ class NvccOptions:
     include_dirs: tuple[Path, ...] = ()
     timeout: float = 180.0
     ptxas_verbose: bool = True
+    cudart: str = "shared"
+    """How the CUDA runtime is linked: `shared` (with a run path to the toolkit's), so the cuda
+    backend's interposed runtime sees the program's calls (its kernel-work and no-launch runs);
+    `static` or '' (nvcc's default, static) leaves those runs impossible."""
     limits: Limits = field(default_factory=lambda: Limits(
         cpu_seconds=300, wall_seconds=600, memory_bytes=16 * GIB, file_size_bytes=1 * GIB,
         max_processes=128, output_bytes=4 << 20, disk_bytes=4 * GIB))
@@ -72,6 +76,16 @@ def _real_nvcc(path: str) -> str:
         if m and os.access(m.group(1).decode(), os.X_OK):
             return m.group(1).decode()
     return real
+
+
+def _toolkit_lib(nvcc: str) -> str:
+    """The folder of the toolkit's libcudart.so beside `nvcc` (the run path of a program
+    linked with the shared runtime: the sandbox shows /usr, not the loader's other paths)."""
+    root = os.path.dirname(os.path.dirname(nvcc))
+    for sub in ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"):
+        if os.path.isdir(os.path.join(root, sub)):
+            return os.path.realpath(os.path.join(root, sub))
+    return os.path.join(root, "lib64")
 
 
 @functools.cache
@@ -190,6 +204,10 @@ def nvcc_command(program: Program, defines: dict[str, int | str], options: NvccO
     if options.ptxas_verbose:
         cmd += ["-Xptxas", "-v"]
     cmd += [f"-I{d}" for d in options.include_dirs]
+    if options.cudart:
+        cmd += ["-cudart", options.cudart]
+        if options.cudart == "shared":
+            cmd += [f"-Xlinker=-rpath={_toolkit_lib(cmd[0])}"]
     cmd += define_flags(defines)
     cmd += [*options.extra_flags, *program.extra_flags, "-o", output, program.filename]
     return cmd

@@ -269,7 +269,7 @@ def _effective_hides(hide: list[str], expose: list[Path], workdir: Path) -> list
 
 
 def _launcher_cmd(launcher: Path, workdir: Path, uid: int, limits: Limits, expose: list[Path],
-                  hide: list[str], preload: Path | None, argv: list[str],
+                  hide: list[str], preload: str | None, argv: list[str],
                   cgroup: Path | None = None, report_fd: int | None = None) -> list[str]:
     cmd = [str(launcher), "--work", str(workdir), "--uid", str(uid),
            "--net", "1" if limits.network else "0", "--seccomp", "1" if limits.seccomp else "0",
@@ -313,7 +313,7 @@ def _use_launcher() -> Path | None:
 
 
 def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: list[str],
-                  preload: Path | None = None) -> str:
+                  preload: str | None = None) -> str:
     """sh run as (namespace) root before the program: mounts, then drop to the sandbox uid.
 
     The work directory and the exposed paths are opened before the directories above them
@@ -481,7 +481,7 @@ def run_sandboxed(
     limits: Limits | None = None,
     env: dict[str, str] | None = None,
     expose: list[Path] | tuple[Path, ...] = (),
-    preload: Path | None = None,
+    preload: Path | list[Path] | tuple[Path, ...] | None = None,
     protect: list[str] | tuple[str, ...] = (),
     _mode: str | None = None,
 ) -> RunOutcome:
@@ -491,8 +491,8 @@ def run_sandboxed(
 
     `env` is added to a scrubbed environment. `expose` lists paths outside `workdir` the
     program needs to read (bound read-only, beside the system allow-list); the directory of an
-    absolute `argv[0]` is exposed automatically. `preload` is an LD_PRELOAD library set for the
-    program only. `protect` names files under `workdir` (relative) the program must read but
+    absolute `argv[0]` is exposed automatically. `preload` is an LD_PRELOAD library (or several, in
+    order) set for the program only. `protect` names files under `workdir` (relative) the program must read but
     never change: with a uid switch they stay root's, mode 0444, in root-owned sticky
     directories, with their access time set to 0, so `inputs_read` can tell afterwards which
     were read. `RunOutcome.extra['sandbox']` names the mode used.
@@ -504,6 +504,9 @@ def run_sandboxed(
 
     check_args(argv, Caps.from_env())
     limits = limits or Limits()
+    preloads = [preload] if isinstance(preload, (str, Path)) else list(preload or ())
+    # One LD_PRELOAD value: the engine's access-log shim and a backend's interposed runtime.
+    preload_value = ":".join(str(p) for p in preloads) or None
     mode = _mode or sandbox_mode()
     workdir = Path(workdir).resolve()
     full_env = scrubbed_env(env, home=str(workdir))
@@ -514,22 +517,22 @@ def run_sandboxed(
     try:
         if mode == "rlimits":
             cmd = [*_prlimit_args(limits, mode), *argv] if shutil.which("prlimit") else list(argv)
-            if preload is not None:
-                full_env["LD_PRELOAD"] = str(preload)
+            if preload_value is not None:
+                full_env["LD_PRELOAD"] = preload_value
         else:
             uid = 1_000_000 + secrets.randbelow(1_000_000_000)
-            extra = [*expose, *([Path(preload).parent] if preload is not None else [])]
+            extra = [*expose, *dict.fromkeys(Path(p).parent for p in preloads)]
             exposures = _exposures(argv, workdir, extra)
             launcher = _use_launcher() if mode == "namespaces+uid" else None
             if launcher is not None:
                 cgroup = _make_memory_cgroup(uid, limits.rss_bytes)
                 report = os.pipe()
                 cmd = _launcher_cmd(launcher, workdir, uid, limits, exposures,
-                                    _hidden_dirs(workdir), preload, argv, cgroup,
+                                    _hidden_dirs(workdir), preload_value, argv, cgroup,
                                     report_fd=report[1])
             else:
                 script = _setup_script(workdir, mode, uid, exposures, _hidden_dirs(workdir),
-                                       preload)
+                                       preload_value)
                 ns = _ns_prefix(mode)
                 if limits.network:
                     ns.remove("--net")

@@ -105,6 +105,16 @@ class Backend(ABC):
         None where the backend cannot run it."""
         return None
 
+    def preloads(self, exe: Executable) -> list[Path]:
+        """LD_PRELOAD libraries every run of `exe` gets (an interposed runtime), beside the
+        engine's access-log shim; loaded in every run so no run of a check looks different."""
+        return []
+
+    def kernel_work_unusable(self, exe: Executable) -> str:
+        """Why the no-launch and kernel-work runs cannot be made on `exe` ('' when they can):
+        the engine then says the check could not be carried out, never passes or rejects on it."""
+        return ""
+
     def poison_env(self, byte: int, *, only: int | None = None,
                    alt: int | None = None) -> dict[str, str] | None:
         """Environment that starts device and shared memory filled with `byte` (with `only`,

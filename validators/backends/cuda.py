@@ -20,12 +20,14 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
-from schemas import Program, Status
+from schemas import CompileInfo, Program, Status
 
 from ..build_cache import BuildCache
 from ..nvcc import NvccOptions, NvccUnavailable, compile_program, nvcc_path
 from .base import Backend, Executable, RunOutcome, Verdict
+from .cpu import _padded
 
 PROBE_SOURCE = r"""
 #include <cstdio>
@@ -96,6 +98,58 @@ def probe_gpu() -> GpuProbe:
     return GpuProbe(0, f"probe printed nothing (exit {out.returncode})")
 
 
+INTERPOSER_SOURCE = Path(__file__).with_name("cuda_interposer.cpp")
+KERNEL_INPUTS_HEADER = Path(__file__).parents[1] / "cpu" / "runtime" / "kernel_inputs.h"
+
+
+def interposer_library(cache: BuildCache | None = None) -> tuple[Path | None, str]:
+    """(the interposed runtime, built with g++ and cached; or None and why it is not there)."""
+    gxx = shutil.which("g++")
+    if gxx is None:
+        return None, "g++ not found (it builds the interposed runtime)"
+    version = subprocess.run([gxx, "--version"], capture_output=True, text=True).stdout
+    cache = cache or BuildCache()
+    source, header = INTERPOSER_SOURCE.read_text(), KERNEL_INPUTS_HEADER.read_text()
+    key = BuildCache.key(kind="cuda-interposer", source=source, header=header, compiler=version)
+
+    def build(tmp: Path) -> CompileInfo:
+        (tmp / INTERPOSER_SOURCE.name).write_text(source)
+        (tmp / KERNEL_INPUTS_HEADER.name).write_text(header)
+        cmd = [gxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-I.", "-o", "libckdcudart.so",
+               INTERPOSER_SOURCE.name, "-ldl"]
+        out = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=300)
+        for name in (INTERPOSER_SOURCE.name, KERNEL_INPUTS_HEADER.name):
+            (tmp / name).unlink()
+        return CompileInfo(compiler="g++", command=cmd, ok=out.returncode == 0,
+                           diagnostics=out.stderr[-2000:])
+
+    path, info = cache.get_or_build(key, build, artifact="libckdcudart.so")
+    return path, "" if path is not None else f"the interposed runtime did not build: {info.diagnostics}"
+
+
+def runtime_linkage(path: Path) -> str:
+    """Why the interposed runtime would not see `path`'s CUDA calls ('' when it would): the
+    runtime must be a shared library the loader binds (a static one is inside the program), and
+    no code of the program may run before the interposer reads its settings."""
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        return "readelf not found (it checks how the program links the CUDA runtime)"
+    try:
+        out = subprocess.run([readelf, "-d", "-r", "-W", str(path)], capture_output=True,
+                             text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"readelf failed on the executable: {exc}"
+    if out.returncode != 0:
+        return f"readelf failed on the executable: {out.stderr.strip()[:200]}"
+    if not re.search(r"\(NEEDED\)\s+Shared library: \[libcudart\.so", out.stdout):
+        return ("the program does not link the CUDA runtime dynamically (a static runtime, e.g. "
+                "`-cudart static` among its flags): its calls cannot be interposed")
+    if "(PREINIT_ARRAY)" in out.stdout or "IRELATIV" in out.stdout:
+        return ("the program runs code before the interposed runtime starts (a .preinit_array "
+                "entry or an ifunc resolver): it could read the run's settings")
+    return ""
+
+
 SANITIZER_TOOLS = ("memcheck", "racecheck")
 _SANITIZER_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) error")
 
@@ -112,6 +166,7 @@ class CudaBackend(Backend):
         self.device = device if device is not None else os.environ.get("CUDA_VISIBLE_DEVICES", "0")
         self.gpu_check = gpu_check
         """False only to run host-only programs on a GPU-less machine (tests of the engine)."""
+        self._interposer: tuple[Path | None, str] | None = None
 
     def available(self) -> str | None:
         try:
@@ -139,6 +194,35 @@ class CudaBackend(Backend):
             sanitizer = shutil.which("compute-sanitizer") or "compute-sanitizer"
             argv = [sanitizer, "--tool", exe.variant, "--error-exitcode", "86", *argv]
         return argv, env
+
+    def interposer(self) -> tuple[Path | None, str]:
+        if self._interposer is None:
+            self._interposer = interposer_library(self.cache)
+        return self._interposer
+
+    def preloads(self, exe: Executable) -> list[Path]:
+        # Every run, not only the kernel-work one: a program cannot tell them apart by what the
+        # loader mapped. Without settings the interposer only forwards each call.
+        path, _ = self.interposer()
+        return [path] if path is not None else []
+
+    def kernel_work_unusable(self, exe: Executable) -> str:
+        path, why = self.interposer()
+        if path is None:
+            return why
+        if exe.path is None:
+            return "no executable"
+        return runtime_linkage(exe.path)
+
+    def no_launch_env(self) -> dict[str, str] | None:
+        return _padded({"CUDASHIM_NO_LAUNCH": "1"})
+
+    def upload_log_env(self) -> dict[str, str] | None:
+        return _padded({"CUDASHIM_LOG_UPLOADS": "1"})
+
+    def kernel_inputs_env(self, inputs_file: str, log_file: str) -> dict[str, str] | None:
+        return _padded({"CUDASHIM_KERNEL_INPUTS": inputs_file,
+                        "CUDASHIM_KERNEL_INPUTS_LOG": log_file})
 
     def variants(self, *, thorough: bool = True) -> list[str]:
         if thorough and shutil.which("compute-sanitizer") and probe_gpu().ok:

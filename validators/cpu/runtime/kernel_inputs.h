@@ -1,6 +1,6 @@
 // The kernel-work check's input substitution: in one run of a check, the device copy of each
 // input differs from the host's. Shared by the cpu runtime and the cuda backend's interposer
-// (validators/backends/cuda_interposer.c includes it), so both backends run the same logic.
+// (validators/backends/cuda_interposer.cpp includes it), so both backends run the same logic.
 //
 // The validator hands over, per input, the bytes the host reads (A, the input file) and the
 // bytes the kernels should see instead (B, the same input drawn with another seed). Every

@@ -1,0 +1,510 @@
+// The cuda backend's kernel-work and no-launch runs (validators/kernel_work.py): an LD_PRELOAD
+// library in front of the program's (dynamically linked) CUDA runtime. It runs the same
+// substitution as the cpu runtime (validators/cpu/runtime/kernel_inputs.h), with one difference a
+// GPU forces: device memory cannot be patched with memcpy, so an upload is substituted on its
+// SOURCE side (the host's bytes are copied to a staging buffer, runs of an input replaced there,
+// then the real copy is made from the staging buffer), and a read-back is patched in the host's
+// buffer after the copy completed. Memory a kernel reads in place (managed, pinned, registered)
+// holds the second draw for the duration of each launch, which is therefore made synchronous in
+// that run only (the host must not see the swap, and must not touch managed memory while a kernel
+// runs).
+//
+// Settings (read, then removed from the environment and wiped from the initial environment
+// block, in this library's constructor; same names as the cpu runtime):
+//   CUDASHIM_KERNEL_INPUTS=<file>      the validator's inputs file (unlinked once read)
+//   CUDASHIM_KERNEL_INPUTS_LOG=<file>  "up <input> <begin> <end>" / "down <input> <n>" lines
+//   CUDASHIM_LOG_UPLOADS=1             note every upload, and mapped memory at each launch, as
+//   CUDASHIM_UPLOAD_LOG=<file>         "<n> <hash>" lines (validators/engine.py `upload_hash`)
+//   CUDASHIM_NO_LAUNCH=1               every kernel launch is a no-op (and uploads are noted)
+// Values may be padded with trailing spaces (the validator pads them to one width).
+//
+// Built with g++ alone (no CUDA headers): the few types the wrapped functions take are declared
+// here with the runtime's ABI (enums are ints, dim3 three unsigned ints, handles pointers).
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "kernel_inputs.h"
+
+extern "C" {
+typedef int cudaError_t;
+typedef void* cudaStream_t;
+typedef void* cudaKernel_t;
+struct dim3 {
+  unsigned x, y, z;
+};
+struct cudaLaunchConfig_t;
+enum { kH2H = 0, kH2D = 1, kD2H = 2, kD2D = 3, kDefault = 4 };
+enum { kTypeDevice = 2, kTypeManaged = 3 };
+constexpr cudaError_t kUnknown = 999;  // cudaErrorUnknown: the real runtime is missing
+}
+
+namespace {
+
+// ---------------------------------------------------------------- settings
+
+char g_env[8][2][256];
+int g_nenv;
+
+const char* setting(const char* name) {
+  for (int i = 0; i < g_nenv; i++)
+    if (!strcmp(g_env[i][0], name)) return g_env[i][1];
+  return nullptr;
+}
+
+bool flag(const char* name) {
+  const char* v = setting(name);
+  return v && v[0] == '1';
+}
+
+// Made on first use: the constructor below fills it before the library's dynamic initialisers
+// would run (a global object would be constructed again, empty, after it).
+ckd_subst::Substitution& subst() {
+  static auto* s = new ckd_subst::Substitution();
+  return *s;
+}
+std::mutex g_mutex;  // the substitution's state, the logs and the mapped ranges
+bool g_no_launch, g_log_uploads;
+
+// Raw system calls: the access-log shim (preloaded beside this library) would otherwise record
+// the validator's own files as the program's.
+int raw_open(const char* path, int flags, int mode = 0) {
+  return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode);
+}
+
+void append(const char* path, const char* line, size_t n) {
+  if (!path || !*path) return;
+  int fd = raw_open(path, O_WRONLY | O_APPEND | O_CREAT, 0600);
+  if (fd < 0) return;
+  if (write(fd, line, n) < 0) {
+  }
+  close(fd);
+}
+
+[[noreturn]] void fatal(const char* what, const char* path) {
+  char msg[512];
+  int n = snprintf(msg, sizeof msg, "cuda_interposer: %s %s\n", what, path);
+  if (write(2, msg, (size_t)n) < 0) {
+  }
+  _exit(97);
+}
+
+void load_inputs() {
+  const char* path = setting("CUDASHIM_KERNEL_INPUTS");
+  if (!path || !*path) return;
+  int fd = raw_open(path, O_RDONLY);
+  if (fd < 0) fatal("cannot open the kernel-input file", path);
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size <= 0) fatal("cannot read the kernel-input file", path);
+  void* m = mmap(nullptr, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  syscall(SYS_unlinkat, AT_FDCWD, path, 0);  // the program never finds it on disk
+  if (m == MAP_FAILED || !ckd_subst::parse(static_cast<const unsigned char*>(m), (size_t)st.st_size, subst()))
+    fatal("malformed kernel-input file", path);
+}
+
+__attribute__((constructor(101))) void capture_settings() {
+
+  if (!environ) return;
+  char** out = environ;
+  for (char** e = environ; *e; e++) {
+    if (strncmp(*e, "CUDASHIM_", 9) != 0) {
+      *out++ = *e;
+      continue;
+    }
+    const char* eq = strchr(*e, '=');
+    if (eq && g_nenv < 8) {
+      size_t kn = std::min<size_t>(eq - *e, 255);
+      memcpy(g_env[g_nenv][0], *e, kn);
+      g_env[g_nenv][0][kn] = 0;
+      size_t vn = std::min<size_t>(strlen(eq + 1), 255);
+      memcpy(g_env[g_nenv][1], eq + 1, vn);
+      while (vn && g_env[g_nenv][1][vn - 1] == ' ') vn--;  // the padding
+      g_env[g_nenv][1][vn] = 0;
+      g_nenv++;
+    }
+    memset(*e, 0, strlen(*e));  // /proc/self/environ shows the initial block
+  }
+  *out = nullptr;
+  g_no_launch = flag("CUDASHIM_NO_LAUNCH");
+  g_log_uploads = flag("CUDASHIM_LOG_UPLOADS");
+  load_inputs();
+}
+
+// ---------------------------------------------------------------- logs
+
+// Same hash as the cpu runtime's note_upload_impl and validators/engine.py upload_hash.
+void note_upload(const void* src, size_t n) {
+  if (!(g_no_launch || g_log_uploads) || !src || n == 0) return;
+  const unsigned long long C0 = 0x9E3779B97F4A7C15ull, C1 = 0xBF58476D1CE4E5B9ull, C2 = 0x94D049BB133111EBull;
+  unsigned long long h = (unsigned long long)n * C0;
+  const unsigned char* p = static_cast<const unsigned char*>(src);
+  for (size_t i = 0; i < (n + 7) / 8; i++) {
+    unsigned long long w = 0;
+    memcpy(&w, p + i * 8, std::min<size_t>(8, n - i * 8));
+    h += (w ^ ((unsigned long long)i * C1)) * C2;
+  }
+  char line[64];
+  int k = snprintf(line, sizeof line, "%zu %llu\n", n, h);
+  std::lock_guard<std::mutex> lk(g_mutex);
+  append(setting("CUDASHIM_UPLOAD_LOG"), line, (size_t)k);
+}
+
+// Substitute runs of the inputs in `dst` (a copy of `src`'s n bytes); true when any was.
+// Caller holds g_mutex.
+bool substitute_upload(const void* src, void* dst, size_t n) {
+  std::vector<size_t> before(subst().inputs.size());
+  for (size_t i = 0; i < before.size(); i++) before[i] = subst().inputs[i].uploaded.size();
+  subst().on_upload(src, dst, n);
+  bool any = false;
+  const char* log = setting("CUDASHIM_KERNEL_INPUTS_LOG");
+  for (size_t i = 0; i < before.size(); i++)
+    for (size_t k = before[i]; k < subst().inputs[i].uploaded.size(); k++) {
+      char line[96];
+      int m = snprintf(line, sizeof line, "up %zu %zu %zu\n", i, subst().inputs[i].uploaded[k].first,
+                       subst().inputs[i].uploaded[k].second);
+      append(log, line, (size_t)m);
+      any = true;
+    }
+  return any;
+}
+
+// Give the host its own bytes back in `dst` (what the device returned). Caller holds g_mutex.
+void substitute_download(void* dst, size_t n) {
+  std::vector<size_t> before(subst().inputs.size());
+  for (size_t i = 0; i < before.size(); i++) before[i] = subst().inputs[i].returned;
+  subst().on_download(dst, n);
+  const char* log = setting("CUDASHIM_KERNEL_INPUTS_LOG");
+  for (size_t i = 0; i < before.size(); i++)
+    if (subst().inputs[i].returned > before[i]) {
+      char line[64];
+      int m = snprintf(line, sizeof line, "down %zu %zu\n", i, subst().inputs[i].returned - before[i]);
+      append(log, line, (size_t)m);
+    }
+}
+
+// Memory kernels read in place, by start address.
+std::map<uintptr_t, size_t>& mapped() {
+  static auto* m = new std::map<uintptr_t, size_t>();
+  return *m;
+}
+
+bool in_mapped(const void* p) {
+  auto& m = mapped();
+  auto it = m.upper_bound(reinterpret_cast<uintptr_t>(p));
+  if (it == m.begin()) return false;
+  --it;
+  return reinterpret_cast<uintptr_t>(p) < it->first + it->second;
+}
+
+template <class F>
+F real(const char* name) {
+  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- the wrapped runtime
+
+namespace {
+
+void synchronize(cudaStream_t stream) {
+  static auto sync = real<cudaError_t (*)(cudaStream_t)>("cudaStreamSynchronize");
+  static auto all = real<cudaError_t (*)()>("cudaDeviceSynchronize");
+  if (stream && sync) sync(stream);
+  else if (all) all();  // the default stream, legacy or per-thread
+}
+
+// Device or managed memory by the runtime's own account (cudaMemcpyDefault's rule).
+bool on_device(const void* p) {
+  static auto attrs = real<cudaError_t (*)(void*, const void*)>("cudaPointerGetAttributes");
+  if (!attrs || !p) return false;
+  alignas(16) unsigned char buf[256] = {};  // struct cudaPointerAttributes: type first
+  if (attrs(buf, p) != 0) return false;
+  int type;
+  memcpy(&type, buf, sizeof type);
+  return type == kTypeDevice || type == kTypeManaged;
+}
+
+int direction(int kind, const void* dst, const void* src) {
+  if (kind != kDefault) return kind;
+  bool to = on_device(dst), from = on_device(src);
+  return to == from ? (to ? kD2D : kH2H) : to ? kH2D : kD2H;
+}
+
+// An upload into memory the host reads in place (managed, pinned) is left as it is: the swap at
+// each launch gives the device the second draw there, and the host must keep seeing its own.
+bool substitutes(int dir, const void* dst) {
+  return dir == kH2D && subst().active() && !in_mapped(dst);
+}
+
+// The source an upload is made from: `src`, or `staging` holding the second draw's runs.
+const void* stage(const void* src, size_t n, std::vector<unsigned char>& staging) {
+  if (n < ckd_subst::MIN_RUN) return src;
+  std::lock_guard<std::mutex> lk(g_mutex);
+  staging.assign(static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + n);
+  return substitute_upload(src, staging.data(), n) ? staging.data() : src;
+}
+
+void returned(void* dst, size_t n) {
+  if (!subst().active() || n < ckd_subst::MIN_RUN) return;
+  std::lock_guard<std::mutex> lk(g_mutex);
+  substitute_download(dst, n);
+}
+
+void track(void** p, size_t n, cudaError_t e) {
+  if (e != 0 || !p || !*p || n == 0) return;
+  std::lock_guard<std::mutex> lk(g_mutex);
+  mapped()[reinterpret_cast<uintptr_t>(*p)] = n;
+}
+
+void untrack(void* p) {
+  std::lock_guard<std::mutex> lk(g_mutex);
+  mapped().erase(reinterpret_cast<uintptr_t>(p));
+}
+
+// Around every launch: mapped memory noted (upload log) and swapped to the second draw, then
+// given back once the kernel finished. Returns whether the launch must be waited for.
+bool before_launch() {
+  std::vector<std::pair<uintptr_t, size_t>> ranges;
+  {
+    std::lock_guard<std::mutex> lk(g_mutex);
+    ranges.assign(mapped().begin(), mapped().end());
+  }
+  for (auto& r : ranges) note_upload(reinterpret_cast<void*>(r.first), r.second);
+  if (!subst().active() || ranges.empty() || g_no_launch) return false;
+  synchronize(nullptr);  // no earlier kernel may be reading them while the host writes
+  std::lock_guard<std::mutex> lk(g_mutex);
+  for (auto& r : ranges) {
+    void* p = reinterpret_cast<void*>(r.first);
+    substitute_upload(p, p, r.second);
+  }
+  return true;
+}
+
+void after_launch() {
+  synchronize(nullptr);
+  std::lock_guard<std::mutex> lk(g_mutex);
+  for (auto& r : mapped()) substitute_download(reinterpret_cast<void*>(r.first), r.second);
+}
+
+template <class F, class... A>
+cudaError_t launch(F f, A... args) {
+  if (!f) return kUnknown;
+  bool swapped = before_launch();
+  if (g_no_launch) return 0;  // cudaSuccess: the launch is a no-op
+  cudaError_t e = f(args...);
+  if (swapped) after_launch();
+  return e;
+}
+
+template <class F>
+cudaError_t copy1d(F f, void* dst, const void* src, size_t n, int kind, cudaStream_t stream, bool async) {
+  if (!f) return kUnknown;
+  int dir = direction(kind, dst, src);
+  if (dir == kH2D) note_upload(src, n);
+  std::vector<unsigned char> staging;
+  const void* from = substitutes(dir, dst) ? stage(src, n, staging) : src;
+  cudaError_t e = async ? reinterpret_cast<cudaError_t (*)(void*, const void*, size_t, int, cudaStream_t)>(f)(
+                              dst, from, n, kind, stream)
+                        : reinterpret_cast<cudaError_t (*)(void*, const void*, size_t, int)>(f)(dst, from, n, kind);
+  bool waited = false;
+  if (async && e == 0 && (from != src || (dir == kD2H && subst().active()))) {
+    synchronize(stream);  // the staging buffer is freed, and the read-back patched, only after
+    waited = true;
+  }
+  if (e == 0 && dir == kD2H && (waited || !async)) returned(dst, n);
+  return e;
+}
+
+template <class F>
+cudaError_t copy2d(F f, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                   int kind, cudaStream_t stream, bool async) {
+  if (!f) return kUnknown;
+  int dir = direction(kind, dst, src);
+  size_t sspan = height ? spitch * (height - 1) + width : 0, dspan = height ? dpitch * (height - 1) + width : 0;
+  if (dir == kH2D) note_upload(src, sspan);
+  std::vector<unsigned char> staging;
+  const void* from = substitutes(dir, dst) ? stage(src, sspan, staging) : src;
+  using Sync = cudaError_t (*)(void*, size_t, const void*, size_t, size_t, size_t, int);
+  using Async = cudaError_t (*)(void*, size_t, const void*, size_t, size_t, size_t, int, cudaStream_t);
+  cudaError_t e = async ? reinterpret_cast<Async>(f)(dst, dpitch, from, spitch, width, height, kind, stream)
+                        : reinterpret_cast<Sync>(f)(dst, dpitch, from, spitch, width, height, kind);
+  bool waited = false;
+  if (async && e == 0 && (from != src || (dir == kD2H && subst().active()))) {
+    synchronize(stream);
+    waited = true;
+  }
+  if (e == 0 && dir == kD2H && (waited || !async)) returned(dst, dspan);
+  return e;
+}
+
+template <class F>
+cudaError_t to_symbol(F f, const void* symbol, const void* src, size_t n, size_t offset, int kind,
+                      cudaStream_t stream, bool async) {
+  if (!f) return kUnknown;
+  int dir = kind == kDefault ? (on_device(src) ? kD2D : kH2D) : kind;
+  if (dir == kH2D) note_upload(src, n);
+  std::vector<unsigned char> staging;
+  const void* from = dir == kH2D && subst().active() ? stage(src, n, staging) : src;
+  using Sync = cudaError_t (*)(const void*, const void*, size_t, size_t, int);
+  using Async = cudaError_t (*)(const void*, const void*, size_t, size_t, int, cudaStream_t);
+  cudaError_t e = async ? reinterpret_cast<Async>(f)(symbol, from, n, offset, kind, stream)
+                        : reinterpret_cast<Sync>(f)(symbol, from, n, offset, kind);
+  if (async && e == 0 && from != src) synchronize(stream);
+  return e;
+}
+
+template <class F>
+cudaError_t from_symbol(F f, void* dst, const void* symbol, size_t n, size_t offset, int kind,
+                        cudaStream_t stream, bool async) {
+  if (!f) return kUnknown;
+  int dir = kind == kDefault ? (on_device(dst) ? kD2D : kD2H) : kind;
+  using Sync = cudaError_t (*)(void*, const void*, size_t, size_t, int);
+  using Async = cudaError_t (*)(void*, const void*, size_t, size_t, int, cudaStream_t);
+  cudaError_t e = async ? reinterpret_cast<Async>(f)(dst, symbol, n, offset, kind, stream)
+                        : reinterpret_cast<Sync>(f)(dst, symbol, n, offset, kind);
+  if (e == 0 && dir == kD2H && subst().active()) {
+    if (async) synchronize(stream);
+    returned(dst, n);
+  }
+  return e;
+}
+
+void* sym(const char* name) { return dlsym(RTLD_NEXT, name); }
+
+}  // namespace
+
+// Each C entry point in both stream flavours: the legacy default stream and per-thread
+// (`--default-stream per-thread` builds call the _ptds/_ptsz forms).
+#define CKD_COPIES(SUFFIX_SYNC, SUFFIX_ASYNC)                                                                  \
+  cudaError_t cudaMemcpy##SUFFIX_SYNC(void* d, const void* s, size_t n, int k) {                               \
+    static void* f = sym("cudaMemcpy" #SUFFIX_SYNC);                                                         \
+    return copy1d(f, d, s, n, k, nullptr, false);                                                              \
+  }                                                                                                            \
+  cudaError_t cudaMemcpyAsync##SUFFIX_ASYNC(void* d, const void* s, size_t n, int k, cudaStream_t st) {        \
+    static void* f = sym("cudaMemcpyAsync" #SUFFIX_ASYNC);                                                   \
+    return copy1d(f, d, s, n, k, st, true);                                                                    \
+  }                                                                                                            \
+  cudaError_t cudaMemcpy2D##SUFFIX_SYNC(void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h,      \
+                                        int k) {                                                               \
+    static void* f = sym("cudaMemcpy2D" #SUFFIX_SYNC);                                                       \
+    return copy2d(f, d, dp, s, sp, w, h, k, nullptr, false);                                                   \
+  }                                                                                                            \
+  cudaError_t cudaMemcpy2DAsync##SUFFIX_ASYNC(void* d, size_t dp, const void* s, size_t sp, size_t w,          \
+                                              size_t h, int k, cudaStream_t st) {                              \
+    static void* f = sym("cudaMemcpy2DAsync" #SUFFIX_ASYNC);                                                 \
+    return copy2d(f, d, dp, s, sp, w, h, k, st, true);                                                         \
+  }                                                                                                            \
+  cudaError_t cudaMemcpyToSymbol##SUFFIX_SYNC(const void* y, const void* s, size_t n, size_t o, int k) {       \
+    static void* f = sym("cudaMemcpyToSymbol" #SUFFIX_SYNC);                                                 \
+    return to_symbol(f, y, s, n, o, k, nullptr, false);                                                        \
+  }                                                                                                            \
+  cudaError_t cudaMemcpyToSymbolAsync##SUFFIX_ASYNC(const void* y, const void* s, size_t n, size_t o, int k,   \
+                                                    cudaStream_t st) {                                         \
+    static void* f = sym("cudaMemcpyToSymbolAsync" #SUFFIX_ASYNC);                                           \
+    return to_symbol(f, y, s, n, o, k, st, true);                                                              \
+  }                                                                                                            \
+  cudaError_t cudaMemcpyFromSymbol##SUFFIX_SYNC(void* d, const void* y, size_t n, size_t o, int k) {           \
+    static void* f = sym("cudaMemcpyFromSymbol" #SUFFIX_SYNC);                                               \
+    return from_symbol(f, d, y, n, o, k, nullptr, false);                                                      \
+  }                                                                                                            \
+  cudaError_t cudaMemcpyFromSymbolAsync##SUFFIX_ASYNC(void* d, const void* y, size_t n, size_t o, int k,       \
+                                                      cudaStream_t st) {                                       \
+    static void* f = sym("cudaMemcpyFromSymbolAsync" #SUFFIX_ASYNC);                                         \
+    return from_symbol(f, d, y, n, o, k, st, true);                                                            \
+  }
+
+#define CKD_LAUNCHES(SUFFIX)                                                                                   \
+  cudaError_t cudaLaunchKernel##SUFFIX(const void* fn, dim3 g, dim3 b, void** a, size_t sm, cudaStream_t st) { \
+    using F = cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t);                          \
+    static F f = real<F>("cudaLaunchKernel" #SUFFIX);                                    \
+    return launch(f, fn, g, b, a, sm, st);                                         \
+  }                                                                                                            \
+  cudaError_t __cudaLaunchKernel##SUFFIX(cudaKernel_t k, dim3 g, dim3 b, void** a, size_t sm,                  \
+                                         cudaStream_t st) {                                                    \
+    using F = cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);                         \
+    static F f = real<F>("__cudaLaunchKernel" #SUFFIX);                                    \
+    return launch(f, k, g, b, a, sm, st);                                        \
+  }                                                                                                            \
+  cudaError_t cudaLaunchCooperativeKernel##SUFFIX(const void* fn, dim3 g, dim3 b, void** a, size_t sm,         \
+                                                  cudaStream_t st) {                                           \
+    using F = cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t);                          \
+    static F f = real<F>("cudaLaunchCooperativeKernel" #SUFFIX);                                    \
+    return launch(f, fn, g, b, a, sm, st);                              \
+  }                                                                                                            \
+  cudaError_t cudaLaunchKernelExC##SUFFIX(const cudaLaunchConfig_t* c, const void* fn, void** a) {             \
+    using F = cudaError_t (*)(const cudaLaunchConfig_t*, const void*, void**);                                 \
+    static F f = real<F>("cudaLaunchKernelExC" #SUFFIX);                                    \
+    return launch(f, c, fn, a);                                                 \
+  }
+
+extern "C" {
+CKD_COPIES(, )
+CKD_COPIES(_ptds, _ptsz)
+CKD_LAUNCHES()
+CKD_LAUNCHES(_ptsz)
+
+cudaError_t cudaMallocManaged(void** p, size_t n, unsigned flags) {
+  static auto f = real<cudaError_t (*)(void**, size_t, unsigned)>("cudaMallocManaged");
+  if (!f) return kUnknown;
+  cudaError_t e = f(p, n, flags);
+  track(p, n, e);
+  return e;
+}
+
+cudaError_t cudaMallocHost(void** p, size_t n) {
+  static auto f = real<cudaError_t (*)(void**, size_t)>("cudaMallocHost");
+  if (!f) return kUnknown;
+  cudaError_t e = f(p, n);
+  track(p, n, e);
+  return e;
+}
+
+cudaError_t cudaHostAlloc(void** p, size_t n, unsigned flags) {
+  static auto f = real<cudaError_t (*)(void**, size_t, unsigned)>("cudaHostAlloc");
+  if (!f) return kUnknown;
+  cudaError_t e = f(p, n, flags);
+  track(p, n, e);
+  return e;
+}
+
+cudaError_t cudaHostRegister(void* p, size_t n, unsigned flags) {
+  static auto f = real<cudaError_t (*)(void*, size_t, unsigned)>("cudaHostRegister");
+  if (!f) return kUnknown;
+  cudaError_t e = f(p, n, flags);
+  track(&p, n, e);
+  return e;
+}
+
+cudaError_t cudaHostUnregister(void* p) {
+  static auto f = real<cudaError_t (*)(void*)>("cudaHostUnregister");
+  if (!f) return kUnknown;
+  untrack(p);
+  return f(p);
+}
+
+cudaError_t cudaFree(void* p) {
+  static auto f = real<cudaError_t (*)(void*)>("cudaFree");
+  if (!f) return kUnknown;
+  untrack(p);  // managed memory is freed here
+  return f(p);
+}
+
+cudaError_t cudaFreeHost(void* p) {
+  static auto f = real<cudaError_t (*)(void*)>("cudaFreeHost");
+  if (!f) return kUnknown;
+  untrack(p);
+  return f(p);
+}
+}
