@@ -9,6 +9,32 @@ Whether a GPU answers is asked once per process by a tiny nvcc-built probe (cach
 on a machine without a driver every CUDA call fails with `cudaErrorInsufficientDriver` while
 the process exits 0, so an exit code proves nothing. The probe prints what
 `cudaGetDeviceCount` returned and we read that; with no GPU, every run is `needs_gpu`.
+
+The kernel-work and no-launch runs (`validators/kernel_work.py`, issue 21) go through an
+interposed runtime: `cuda_interposer.cpp`, an LD_PRELOAD library (g++-built, cached) loaded in
+front of the program's `libcudart.so` in every run but the compute-sanitizer ones. It shares
+the cpu runtime's substitution (`validators/cpu/runtime/kernel_inputs.h`) and settings
+(`CUDASHIM_*`, read and wiped in its constructor; the inputs file unlinked). A GPU's memory cannot
+be patched in place, so uploads are substituted on their source side (a staging copy of the
+host's bytes, then the real copy; an async copy waits for its stream before the staging buffer
+goes), read-backs are patched in the host's buffer after the copy, `cudaMemcpyDefault` is
+resolved with `cudaPointerGetAttributes`, and managed, pinned and registered memory holds the
+second draw while each launch runs (that run's launches are then synchronous). Wrapped: the
+1-D, 2-D and symbol copies (sync, async, per-thread-stream forms), `cudaLaunchKernel`,
+`__cudaLaunchKernel` (what CUDA 13's `<<<>>>` stubs call), `cudaLaunchKernelExC` and
+`cudaLaunchCooperativeKernel`. nvcc links the runtime shared (`-cudart shared`, run path to the
+toolkit's library folder) so the interposer sees those calls. Where it cannot (the program's
+own flags link the runtime statically; a `.preinit_array` entry or an ifunc resolver runs code
+before the interposer reads its settings; the interposer did not build) the check is not made
+and the case is an `error` saying so: never a pass, never a rejection on it.
+
+What it leaves open on cuda: copies it does not wrap (3-D, array, peer, graph memcpy nodes), the
+driver API (`cuMemcpy*`, `cuLaunchKernel`) and entry points fetched with
+`cudaGetDriverEntryPoint`/`cudaGetProcAddress` bypass it (a program that uploads its inputs that
+way looks as if nothing reached the device, and is rejected when its outputs follow the host's
+inputs); graph launches get no swap of managed memory; the interposer shows in
+`/proc/self/maps`, but in every run alike. It has run only against a stand-in runtime
+(tests/validators/test_cuda_kernel_work.py simulates the GPU), not yet on a GPU.
 """
 
 from __future__ import annotations
