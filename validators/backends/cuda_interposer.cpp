@@ -75,6 +75,14 @@ ckd_subst::Substitution& subst() {
 }
 std::mutex g_mutex;  // the substitution's state, the logs and the mapped ranges
 bool g_no_launch, g_log_uploads;
+void* g_map;  // the inputs file: PROT_NONE outside the substitution, so a read finds nothing
+size_t g_map_len;
+
+// Opens the inputs file's pages for the lifetime of one substitution (caller holds g_mutex).
+struct Readable {
+  Readable() { if (g_map) mprotect(g_map, g_map_len, PROT_READ); }
+  ~Readable() { if (g_map) mprotect(g_map, g_map_len, PROT_NONE); }
+};
 
 // Raw system calls: the access-log shim (preloaded beside this library) would otherwise record
 // the validator's own files as the program's.
@@ -111,6 +119,9 @@ void load_inputs() {
   syscall(SYS_unlinkat, AT_FDCWD, path, 0);  // the program never finds it on disk
   if (m == MAP_FAILED || !ckd_subst::parse(static_cast<const unsigned char*>(m), (size_t)st.st_size, subst()))
     fatal("malformed kernel-input file", path);
+  g_map = m;
+  g_map_len = (size_t)st.st_size;
+  mprotect(g_map, g_map_len, PROT_NONE);
 }
 
 __attribute__((constructor(101))) void capture_settings() {
@@ -163,6 +174,7 @@ void note_upload(const void* src, size_t n) {
 // Substitute runs of the inputs in `dst` (a copy of `src`'s n bytes); true when any was.
 // Caller holds g_mutex.
 bool substitute_upload(const void* src, void* dst, size_t n) {
+  Readable open;
   std::vector<size_t> before(subst().inputs.size());
   for (size_t i = 0; i < before.size(); i++) before[i] = subst().inputs[i].uploaded.size();
   subst().on_upload(src, dst, n);
@@ -181,6 +193,7 @@ bool substitute_upload(const void* src, void* dst, size_t n) {
 
 // Give the host its own bytes back in `dst` (what the device returned). Caller holds g_mutex.
 void substitute_download(void* dst, size_t n) {
+  Readable open;
   std::vector<size_t> before(subst().inputs.size());
   for (size_t i = 0; i < before.size(); i++) before[i] = subst().inputs[i].returned;
   subst().on_download(dst, n);
