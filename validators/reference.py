@@ -35,6 +35,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -279,9 +280,14 @@ def _check_output(spec: TensorSpec, sizes: dict[str, int], arr: np.ndarray) -> n
 class ReferenceRunner:
     """Computes (and caches) reference outputs for a task's cases."""
 
-    def __init__(self, root: Path | None = None, limits: Limits | None = None) -> None:
+    def __init__(self, root: Path | None = None, limits: Limits | None = None, *,
+                 persist: Callable[[Task, InputCase], bool] | None = None) -> None:
+        """`persist(task, case)`: whether a case's outputs go to the disk cache (default:
+        every case). A service that draws a fresh case per check keeps only the published
+        cases: the others would never be read again, and would fill the disk."""
         self.root = Path(root) if root is not None else cache_root() / "references"
         self.limits = limits or REFERENCE_LIMITS
+        self.persist = persist
 
     def outputs(self, task: Task, case: InputCase, inputs: dict[str, np.ndarray]
                 ) -> tuple[dict[str, np.ndarray], bool]:
@@ -298,7 +304,8 @@ class ReferenceRunner:
         if cached is not None:
             return cached, True
         outs = self._run(task, case, inputs)
-        self._store(entry, outs)
+        if self._keeps(task, case):
+            self._store(entry, outs)
         return outs, False
 
     def case_data(self, task: Task, case: InputCase
@@ -329,11 +336,15 @@ class ReferenceRunner:
             cached = True
         else:
             outs, drawn = self._run_torch(task, case, given)
-            self._store(entry, outs, drawn=drawn)
+            if self._keeps(task, case):
+                self._store(entry, outs, drawn=drawn)
             cached = False
         full = {t.name: (drawn[t.name] if t.name in drawn_names else given[t.name])
                 for t in task.inputs}
         return full, outs, cached
+
+    def _keeps(self, task: Task, case: InputCase) -> bool:
+        return self.persist is None or self.persist(task, case)
 
     def _load(self, entry: Path, task: Task, case: InputCase, extra: list[str] | None = None):
         """Cached outputs (and, with `extra`, `(outputs, drawn inputs)`), or None."""
@@ -448,7 +459,7 @@ class ReferenceRunner:
             raise ReferenceError(f"reference hit the sandbox {out.limit_hit} limit")
         if out.exit_code != 0:
             msg = _error_line(out.stderr) or f"reference exited with code {out.exit_code}"
-            if out.exit_code == 3:  # deterministic failure of the code itself: cache it
+            if out.exit_code == 3 and self._keeps(task, case):  # deterministic: cache it
                 key = reference_key(task, case, inputs)
                 self._store(self.root / key[:2] / key, None, error=msg)
             raise ReferenceError(msg)

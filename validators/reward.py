@@ -9,6 +9,13 @@ message lists `[{"role": "assistant", "content": ...}]` (conversational ones). R
 per completion: `alpha * correct + beta * compiled` as the service computes it (the weights are
 the server's unless given here).
 
+The check behind the rewards is the server's (`serve --score-check`, thorough by default: every
+build variant and schedule, the race build and poisoned memory included); a request cannot
+weaken it. `require_check` (default `"thorough"`) makes a reward from any other check an error
+(`ServiceError`), so a trainer pointed at a server set to the fast check finds out at once
+instead of teaching its policy to exploit the holes the fast check leaves; `None` accepts
+whatever the server runs.
+
 A service that cannot be reached after the client's retries, or a completion the service could
 not judge (reward `null`: status `error`, `service_timeout`, `service_error`), raises by
 default: a silent zero would teach the policy that every program is wrong. With
@@ -53,9 +60,14 @@ class ServiceReward:
     def __init__(self, url: str, *, token: str | None = None, alpha: float | None = None,
                  beta: float | None = None, task_column: str = "task_id",
                  batch_size: int | None = None, on_error: str = "raise",
+                 require_check: str | None = "thorough",
                  client: ValidationClient | None = None) -> None:
         if on_error not in ("raise", "none"):
             raise ValueError(f"on_error must be 'raise' or 'none' (got {on_error!r})")
+        if require_check not in ("thorough", "fast", None):
+            raise ValueError(f"require_check must be 'thorough', 'fast' or None "
+                             f"(got {require_check!r})")
+        self.require_check = require_check
         self.client = client or ValidationClient(url, token=token)
         self.alpha, self.beta = alpha, beta
         self.task_column, self.batch_size, self.on_error = task_column, batch_size, on_error
@@ -89,6 +101,12 @@ class ServiceReward:
                 for i in where:
                     statuses[i] = f"service error: {exc}"
                 continue
+            ran = answer.get("check")
+            if self.require_check is not None and ran != self.require_check:
+                # Not a failure of one request: every reward from this server would be weaker.
+                raise ServiceError(f"task {task_id}: the service scored with the {ran or 'unnamed'} "
+                                   f"check, not the {self.require_check} one this reward "
+                                   f"requires (serve --score-check; or pass require_check=None)")
             for i, item in zip(where, answer["results"], strict=True):
                 statuses[i] = item["status"]
                 if item.get("reward") is None:

@@ -323,7 +323,11 @@ class Repairer(_LLMSpecifier):
 
     def messages(self, item: Item) -> list[dict[str, str]]:
         assert item.task is not None and item.program is not None and item.validation is not None
-        v = item.validation
+        from validators.disclosure import redact_fresh
+
+        # The LLM writes the next program: it must not learn the case drawn for the check (its
+        # expected values, its inputs printed by the program), or it could answer from a table.
+        v = redact_fresh(item.validation)
         keep = ""
         if item.raw.text.strip():
             focus = item.raw.focus

@@ -13,6 +13,9 @@ import signal
 from validators.backends import BACKEND_NAMES
 from validators.cli.errors import fail
 
+SCORE_CHECKS = ("thorough", "fast")
+SCORE_CHECK_ENV = "CKD_SCORE_CHECK"
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -50,6 +53,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="serve /docs, /redoc and /openapi.json without the token")
     p.add_argument("--alpha", type=float, default=1.0, help="score: weight of correct")
     p.add_argument("--beta", type=float, default=0.1, help="score: weight of compiled")
+    p.add_argument("--score-check", choices=SCORE_CHECKS,
+                   default=os.environ.get(SCORE_CHECK_ENV) or "thorough",
+                   help="the check behind every reward of /v1/score: 'thorough' (every build "
+                        "variant and schedule) or 'fast'; requests cannot change it (default: "
+                        f"${SCORE_CHECK_ENV}, else thorough)")
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     p.add_argument("--ray", action="store_true", help="deploy on Ray Serve instead of uvicorn")
     p.add_argument("--address", help="Ray cluster address (with --ray; default: a Ray instance "
@@ -72,6 +80,9 @@ def main(args: argparse.Namespace) -> int:
     for name in ("queue", "max_body_bytes"):
         if getattr(args, name) < 0:
             return fail(f"--{name.replace('_', '-')} must not be negative")
+    if args.score_check not in SCORE_CHECKS:  # a default from the environment skips choices
+        return fail(f"${SCORE_CHECK_ENV}: {args.score_check!r} is not a check (one of "
+                    f"{', '.join(SCORE_CHECKS)})")
     if not args.route_prefix.startswith("/"):
         return fail(f"--route-prefix must start with '/' (got {args.route_prefix!r})")
     for name in ("timeout", "header_timeout", "body_timeout"):
@@ -87,7 +98,8 @@ def main(args: argparse.Namespace) -> int:
                         "empty (refusing to serve without the token it should hold)")
     config = ServiceConfig(backend=args.backend, workers=args.workers, queue=args.queue,
                            timeout=args.timeout, max_body_bytes=args.max_body_bytes,
-                           alpha=args.alpha, beta=args.beta, tasks=args.tasks, token=token,
+                           alpha=args.alpha, beta=args.beta, score_check=args.score_check,
+                           tasks=args.tasks, token=token,
                            caller_share=args.caller_share, header_timeout=args.header_timeout,
                            body_timeout=args.body_timeout, max_connections=args.max_connections,
                            max_client_connections=args.max_client_connections,

@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from pydantic import ValidationError
 
 from schemas import Program, SchemaError, Status, Task, ValidationResult
 
+from ..disclosure import redact_fresh
 from .auth import token_ok
 from .logs import get_logger
 from .metrics import Metrics
@@ -36,6 +38,7 @@ from .models import (
     TaskInfo,
     TasksResponse,
     ValidateRequest,
+    ValidateResponse,
 )
 from .pool import Admission, JobTimeout, PoolClosed, PoolFull, WorkerFailed, WorkerPool
 from .tasks import TaskSet, load_task_set
@@ -55,6 +58,9 @@ class ServiceConfig:
     max_body_bytes: int = 1 << 20
     alpha: float = 1.0
     beta: float = 0.1
+    score_check: str = "thorough"
+    """The check behind every reward (`thorough` or `fast`): the operator's choice, never a
+    request's (a policy optimises against whatever check scores it)."""
     tasks: str = "builtin"
     token: str | None = None
     drain_seconds: float | None = None
@@ -124,7 +130,15 @@ class Service:
             self.metrics.worker_restarts.inc()
             raise
         self.metrics.record_result(outcome.result, outcome.seconds)
-        return outcome.result
+        result = outcome.result
+        if result.get("fresh_seed") is not None:
+            # Withheld from the caller; here it reproduces the verdict (`--fresh-seed`).
+            self.log.info("fresh seed", extra={
+                "request_id": REQUEST_ID_VAR.get(), "task": task.name,
+                "program_digest": result.get("program_digest"),
+                "fresh_seed": result["fresh_seed"], "thorough": thorough})
+        shown = redact_fresh(ValidationResult.model_validate(result)).model_dump(mode="json")
+        return {**shown, "check": "thorough" if thorough else "fast"}
 
     def admit(self, n: int, caller: str) -> Admission:
         """Slots for `n` jobs of `caller`, to be used as `with svc.admit(...) as admission:`."""
@@ -259,7 +273,7 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
                                      f"{len(svc.tasks.tasks)} known ones)")
         return task
 
-    @app.post("/v1/validate", response_model=ValidationResult,
+    @app.post("/v1/validate", response_model=ValidateResponse,
               dependencies=[Depends(require_token)],
               responses={k: {"model": ErrorBody} for k in (400, 401, 404, 413, 422, 429, 503,
                                                            504)})
@@ -283,6 +297,12 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
         from cuset.eval.extract import extract_program
 
         task = resolve_task(req.task_id, None)
+        thorough = config.score_check == "thorough"
+        if req.thorough is not None and req.thorough != thorough:
+            raise HTTPException(422, f"thorough: this server scores every completion with the "
+                                     f"{config.score_check} check, which its operator chose "
+                                     f"(--score-check); a request cannot choose another: leave "
+                                     f"the field out")
         alpha = config.alpha if req.alpha is None else req.alpha
         beta = config.beta if req.beta is None else req.beta
         if req.speed > 0 and svc.backend_name != "cuda":
@@ -314,7 +334,7 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
 
         async def one(i: int, admission: Admission) -> ScoreItem:
             try:
-                r = await svc.run_check(task, programs[i], req.thorough, admission)
+                r = await svc.run_check(task, programs[i], thorough, admission)
             except JobTimeout as exc:  # the service's limit, not the program's: no reward
                 return ScoreItem(index=i, program_found=True, compiled=False, correct=False,
                                  reward=None, status="service_timeout", reason=str(exc))
@@ -349,8 +369,8 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
             index=i, program_found=False, compiled=False, correct=False, reward=0.0,
             status="no_code_block", reason="the completion has no fenced code block")
             for i in range(len(sources))]
-        return ScoreResponse(task_id=req.task_id, backend=svc.backend_name, alpha=alpha,
-                             beta=beta, results=items)
+        return ScoreResponse(task_id=req.task_id, backend=svc.backend_name,
+                             check=config.score_check, alpha=alpha, beta=beta, results=items)
 
     @app.get("/v1/tasks", response_model=TasksResponse, dependencies=[Depends(require_token)])
     async def tasks() -> TasksResponse:
@@ -385,6 +405,8 @@ ROUTES = ("/v1/validate", "/v1/score", "/v1/tasks", "/healthz", "/metrics", "/do
           "/openapi.json")
 DOC_PATHS = ("/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
 REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+REQUEST_ID_VAR: ContextVar[str] = ContextVar("request_id", default="")
+"""The id of the request being handled (set by `Guard`), for log lines of the routes."""
 DISCARD_LIMIT = 64 << 20
 """Bytes of an oversized body read (and dropped) before the 413, so the client, still sending,
 sees the answer instead of a reset connection; past this the connection is just closed."""
@@ -415,6 +437,7 @@ class Guard:
         given = _header(scope, b"x-request-id") or ""
         # A caller's id is kept for tracing only if it cannot forge or flood a log line.
         rid = given if REQUEST_ID.fullmatch(given) else uuid.uuid4().hex[:16]
+        REQUEST_ID_VAR.set(rid)
         status = {"code": 500}
 
         async def send_logged(message: dict[str, Any]) -> None:

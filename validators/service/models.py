@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from schemas import ValidationResult
 
 MAX_COMPLETIONS = 256
 """Completions one score request may carry; the client splits larger batches."""
@@ -77,7 +79,9 @@ class ScoreRequest(_Body):
     beta: float | None = Field(default=None, description="weight of compiled (server default)")
     speed: float = Field(default=0.0, ge=0.0,
                          description="weight of the speed-up over the reference (cuda only)")
-    thorough: bool = False
+    thorough: bool | None = Field(default=None, description=(
+        "the server decides the check behind a reward (`--score-check`, thorough by "
+        "default): leave it out; a value other than the server's is refused (422)"))
 
 
 class ScoreItem(BaseModel):
@@ -96,9 +100,24 @@ class ScoreItem(BaseModel):
     speedup: float | None = None
 
 
+Check = Literal["thorough", "fast"]
+"""`thorough`: every build variant (the cpu backend's AddressSanitizer and race builds, which
+start memory poisoned) and schedule; `fast`: one build, one schedule. Both run the fresh case
+and the kernel-dependence run."""
+
+
+class ValidateResponse(ValidationResult):
+    """The verdict, with the check that gave it; the fresh case's values are withheld
+    (`validators.disclosure`)."""
+
+    check: Check
+
+
 class ScoreResponse(BaseModel):
     task_id: str
     backend: str
+    check: Check
+    """The check behind every reward of the answer: the server's, never the request's."""
     alpha: float
     beta: float
     results: list[ScoreItem]

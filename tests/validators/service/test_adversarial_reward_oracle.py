@@ -1,0 +1,249 @@
+"""Issue 21, classes 3 and 4, against the real service on loopback (uvicorn in a subprocess, the
+cpu backend, the real client): a reward never comes from a weaker check than the server's, and
+a `/v1/validate` answer is no oracle for the case drawn at validation time.
+
+- class 3: a histogram that counts into shared memory without atomics computes the right
+  answer when its threads run one at a time (the fast check) and loses updates when they
+  interleave; it must not score full reward through `/v1/score` or `ServiceReward`, and a
+  request asking for the fast check must not get it.
+- class 4: a lookup-table program for `argmax` learns each case's answer from one answer of
+  `/v1/validate` (the expected value in a failing case's reason, its inputs' key from its
+  stdout, the fresh seed) and replays them; the fresh case must defeat it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+
+import httpx
+import pytest
+from service_server import reference_program, start_server
+
+from validators.client import ServiceError, ValidationClient
+from validators.reward import ServiceReward
+
+TOKEN = "adversarial-token"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    # One worker: a worker kept one fresh seed per task for its life, so a table learned from
+    # one answer met the same fresh case in the next request. A long timeout: the service's
+    # limit is not under test, and a cold thorough check on a loaded machine builds a lot.
+    srv = start_server(tmp_path_factory.mktemp("adversarial"), "--backend", "cpu", "--workers",
+                       "1", "--queue", "8", "--timeout", "600", token=TOKEN)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def client(server):
+    with ValidationClient(server.url, token=TOKEN, retries=0) as c:
+        yield c
+
+
+def _fenced(source: str) -> str:
+    return f"```cuda\n{source}\n```\n"
+
+
+# --- class 3: the reward path runs the server's check --------------------------------------------
+
+def racy_histogram() -> str:
+    """The built-in histogram with its shared-memory count a plain read-modify-write: two
+    threads of a block that meet one byte value lose an update."""
+    src = reference_program("histogram")
+    racy = src.replace("atomicAdd(&local[data[i]], 1u);", "local[data[i]] += 1u;")
+    assert racy != src
+    return racy
+
+
+def test_a_racy_histogram_scores_less_than_full_reward(client):
+    answer = client.score("histogram", [_fenced(racy_histogram()),
+                                        _fenced(reference_program("histogram"))])
+    racy, honest = answer["results"]
+    assert racy["status"] == "failed" and not racy["correct"], racy
+    assert answer["check"] == "thorough"
+    assert "schedule-dependent" in racy["reason"] or "race" in racy["reason"]
+    assert racy["reward"] == pytest.approx(0.1)  # compiled, not correct
+    assert honest["status"] == "passed" and honest["reward"] == pytest.approx(1.1)
+
+
+def test_service_reward_gives_the_racy_histogram_less_than_full_reward(server):
+    reward = ServiceReward(server.url, token=TOKEN)
+    got = reward(prompts=["p", "p"], completions=[_fenced(racy_histogram()),
+                                                   _fenced(reference_program("histogram"))],
+                 task_id=["histogram", "histogram"])
+    reward.close()
+    assert got == pytest.approx([0.1, 1.1])
+
+
+def test_a_score_request_asking_for_the_fast_check_is_refused(server):
+    body = {"task_id": "histogram", "completions": [_fenced(racy_histogram())],
+            "thorough": False}
+    resp = httpx.post(server.url + "/v1/score", json=body,
+                      headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120)
+    assert resp.status_code == 422
+    error = resp.json()["error"]
+    assert "thorough" in error and "--score-check" in error
+
+
+def test_validate_says_which_check_ran(client):
+    fast = client.validate(reference_program("clamp"), task_id="clamp", thorough=False)
+    full = client.validate(reference_program("clamp"), task_id="clamp", thorough=True)
+    assert (fast["status"], fast["check"]) == ("passed", "fast")
+    assert (full["status"], full["check"]) == ("passed", "thorough")
+
+
+def test_service_reward_refuses_rewards_from_a_weaker_check(tmp_path):
+    fast = start_server(tmp_path, "--backend", "cpu", "--workers", "1", "--score-check", "fast",
+                        token=TOKEN)
+    try:
+        strict = ServiceReward(fast.url, token=TOKEN)
+        with pytest.raises(ServiceError, match="fast check"):
+            strict(prompts=["p"], completions=[_fenced(racy_histogram())],
+                   task_id=["histogram"])
+        strict.close()
+        # The operator chose the fast check; a trainer that accepts it says so.
+        lenient = ServiceReward(fast.url, token=TOKEN, require_check=None)
+        assert lenient(prompts=["p"], completions=[_fenced(racy_histogram())],
+                       task_id=["histogram"]) == pytest.approx([1.1])
+        lenient.close()
+    finally:
+        fast.stop()
+
+
+# --- class 4: the verdict is no oracle for the fresh case -----------------------------------------
+
+LOOKUP = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cuda_runtime.h>
+
+#ifndef N
+#define N 131072
+#endif
+
+// The answers this program "knows", keyed by the first input's bits and the size.
+static const unsigned KEYS[] = {TABLE_KEYS 0u};
+static const int VALUES[] = {TABLE_VALUES 0};
+static const int ENTRIES = sizeof(KEYS) / sizeof(KEYS[0]);
+
+__global__ void look_up(const unsigned* x, const unsigned* keys, const int* values, int k,
+                        int* out) {
+    unsigned key = x[0] ^ (unsigned)N;
+    int found = 0;
+    for (int j = 0; j < k; ++j) if (keys[j] == key) found = values[j];
+    *out = found;
+}
+
+int main() {
+    unsigned* h = (unsigned*)malloc(N * sizeof(unsigned));
+    FILE* f = fopen("data/x.bin", "rb");
+    if (!f || fread(h, sizeof(unsigned), N, f) != (size_t)N) return 1;
+    fclose(f);
+    printf("KEY %u\n", h[0] ^ (unsigned)N);
+    unsigned *d_x, *d_keys;
+    int *d_values, *d_out;
+    cudaMalloc(&d_x, N * sizeof(unsigned));
+    cudaMalloc(&d_keys, sizeof(KEYS));
+    cudaMalloc(&d_values, sizeof(VALUES));
+    cudaMalloc(&d_out, sizeof(int));
+    cudaMemcpy(d_x, h, N * sizeof(unsigned), cudaMemcpyHostToDevice);
+    cudaMemcpy(d_keys, KEYS, sizeof(KEYS), cudaMemcpyHostToDevice);
+    cudaMemcpy(d_values, VALUES, sizeof(VALUES), cudaMemcpyHostToDevice);
+    look_up<<<1, 1>>>(d_x, d_keys, d_values, ENTRIES, d_out);
+    cudaDeviceSynchronize();
+    int answer = -1;
+    cudaMemcpy(&answer, d_out, sizeof(int), cudaMemcpyDeviceToHost);
+    f = fopen("data/index.bin", "wb");
+    fwrite(&answer, sizeof(int), 1, f);
+    fclose(f);
+    return 0;
+}
+"""
+
+
+def lookup_program(table: dict[int, int]) -> str:
+    keys = "".join(f"{k}u, " for k in table)
+    values = "".join(f"{v}, " for v in table.values())
+    return LOOKUP.replace("TABLE_KEYS", keys).replace("TABLE_VALUES", values)
+
+
+def learn(answer: dict) -> dict[int, int]:
+    """What a caller learns from one answer: per case, the key its program printed and the
+    expected index in the reason (a case that passed with the table's default answered 0)."""
+    table = {}
+    for case in answer["cases"]:
+        key = re.search(r"KEY (\d+)", case.get("stdout_tail", ""))
+        expected = re.search(r"expected (-?\d+)", case.get("reason", ""))
+        if key and (expected or case["status"] == "passed"):
+            table[int(key.group(1))] = int(expected.group(1)) if expected else 0
+    return table
+
+
+def test_a_lookup_table_learned_from_one_answer_fails_the_fresh_case(client):
+    probe = client.validate(lookup_program({}), task_id="argmax")
+    assert probe["status"] == "failed"
+    table = learn(probe)
+    replay = client.validate(lookup_program(table), task_id="argmax", thorough=True)
+    fresh = [c for c in replay["cases"] if c["fresh"]]
+    assert len(fresh) == 1
+    assert replay["status"] == "failed", replay["reason"]
+    assert fresh[0]["status"] == "failed"
+    # The published cases could be learned (their seeds are public anyway): only the case drawn
+    # for the request stops the table.
+    assert all(c["status"] == "passed" for c in replay["cases"] if not c["fresh"])
+
+
+def test_the_answer_withholds_the_fresh_case_values_and_seed(client, server):
+    rid = "oracle-" + uuid.uuid4().hex[:8]
+    resp = client.request("POST", "/v1/validate", headers={"X-Request-Id": rid},
+                          json={"program": lookup_program({}), "task_id": "argmax"})
+    answer = resp.json()
+    assert answer["fresh_seed"] is None
+    fresh = next(c for c in answer["cases"] if c["fresh"])
+    assert fresh["status"] == "failed"
+    assert fresh["seed"] is None and fresh["stdout_tail"] == "" and fresh["stderr_tail"] == ""
+    assert not re.search(r"\d", fresh["reason"].replace(fresh["case"], "")), fresh["reason"]
+    assert all(o.get("max_abs_error") is None and not re.search(r"\d", o["reason"])
+               for o in fresh["outputs"])
+    assert not re.search(r"\d", answer["reason"].replace(fresh["case"], ""))
+    # A published case keeps its whole diagnosis: its seed is public anyway.
+    published = next(c for c in answer["cases"] if not c["fresh"] and c["status"] == "failed")
+    assert re.search(r"expected -?\d+", published["reason"])
+    assert "KEY" in published["stdout_tail"]
+    # The seed is in the server's log under the request's id, for reproduction.
+    seeds = _logged_seeds(server, rid)
+    assert len(seeds) == 1 and isinstance(seeds[0], int)
+
+
+def test_each_request_draws_its_own_fresh_inputs(client, server):
+    rids = [f"fresh-{n}-" + uuid.uuid4().hex[:8] for n in range(3)]
+    for rid in rids:
+        client.request("POST", "/v1/validate", headers={"X-Request-Id": rid},
+                       json={"program": reference_program("argmax"), "task_id": "argmax"})
+    seeds = [s for rid in rids for s in _logged_seeds(server, rid)]
+    assert len(seeds) == 3 and len(set(seeds)) == 3
+
+
+def test_a_score_answer_withholds_the_fresh_case_numbers(client):
+    answer = client.score("argmax", [_fenced(lookup_program({}))])
+    item = answer["results"][0]
+    # The first case, re-seeded for the request, is the first of the failing ones.
+    assert item["status"] == "failed" and item["reason"].startswith("case default+fresh:")
+    assert not re.search(r"\d", item["reason"].split(":", 1)[1]), item["reason"]
+
+
+def _logged_seeds(server, rid: str) -> list[int]:
+    seeds = []
+    for line in server.log_text().splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if entry.get("request_id") == rid and "fresh_seed" in entry:
+            seeds.append(entry["fresh_seed"])
+    return seeds
