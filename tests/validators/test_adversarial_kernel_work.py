@@ -75,6 +75,13 @@ int main() { load(); dev(); cudaMemcpy(da, x, N * 4, cudaMemcpyHostToDevice);
   cudaMemcpy(back, db, N * 4, cudaMemcpyDeviceToHost);
   for (int i = 0; i < N; i++) y[i] = back[i] * back[i]; save(); }
 """,
+    # Copied into managed memory, which the host reads in place: it must not see the device's
+    # inputs there.
+    "reads_managed_memory_it_copied_into": IO + r"""
+int main() { load(); dev(); fill<<<N / 256, 256>>>(db, 0.0f, N); cudaDeviceSynchronize();
+  float* m; cudaMallocManaged(&m, N * 4); cudaMemcpy(m, x, N * 4, cudaMemcpyHostToDevice);
+  for (int i = 0; i < N; i++) y[i] = m[i] * m[i]; save(); }
+""",
 }
 
 HONEST = {

@@ -1543,6 +1543,14 @@ static std::map<uintptr_t, size_t>& mapped_ranges() {
   static auto* m = new std::map<uintptr_t, size_t>();
   return *m;
 }
+static bool is_mapped(const void* p) {
+  std::lock_guard<std::mutex> lk(g_alloc_mutex);
+  auto& m = mapped_ranges();
+  auto it = m.upper_bound(reinterpret_cast<uintptr_t>(p));
+  if (it == m.begin()) return false;
+  --it;
+  return reinterpret_cast<uintptr_t>(p) < it->first + it->second;
+}
 static void launch_memory(bool before) {
   if (!g_subst.active() && !(before && log_uploads())) return;
   std::vector<std::pair<uintptr_t, size_t>> ranges;
@@ -1742,7 +1750,9 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind
   }
   if (kind == cudaMemcpyHostToDevice) note_upload_impl(src, n);
   memmove(dst, src, n);
-  if (kind == cudaMemcpyHostToDevice) kernel_input_upload(src, dst, n);
+  // Memory the host reads in place (managed) gets the second draw only while kernels run
+  // (launch_memory): a copy into it must not hand the host the device's inputs.
+  if (kind == cudaMemcpyHostToDevice && !is_mapped(dst)) kernel_input_upload(src, dst, n);
   else if (kind == cudaMemcpyDeviceToHost) kernel_input_download(dst, n);
   return cudaSuccess;
 }
