@@ -188,3 +188,28 @@ int main() {
                               cwd=tmp_path)
         said.add(proc.stdout.strip())
     assert said == {"a build"}
+
+
+# --- files that appear only in some runs ------------------------------------------------------
+
+# The host computes y and uploads x for show; where a log of the runtime's appears in its work
+# folder (the runs that note uploads or substitute the device's inputs) it writes zeros, so
+# those runs see outputs that follow neither input set.
+FILE_CHEAT = SCALE_IO + r"""
+#include <unistd.h>
+__global__ void touch(float* p) { p[threadIdx.x] += 0.f; }
+int main() {
+  load(); float* d; cudaMalloc(&d, 4 * N);
+  cudaMemcpy(d, x, 4 * N, cudaMemcpyHostToDevice);
+  touch<<<1, 32>>>(d); cudaDeviceSynchronize();
+  bool special = access(".ckd-uploads", F_OK) == 0 || access(".ckd-kernel-inputs.log", F_OK) == 0
+              || access(".ckd-kernel-inputs", F_OK) == 0;
+  for (int i = 0; i < N; i++) y[i] = special ? 0.f : 2 * x[i];
+  save(); return 0; }
+"""
+
+
+def test_runtime_logs_are_not_in_the_program_s_view(fast_engine):
+    res = fast_engine.check(SCALE, Program(source=FILE_CHEAT), thorough=True)
+    assert res.status == Status.REJECTED, res.reason
+    assert "host" in res.reason or "kernel" in res.reason, res.reason
