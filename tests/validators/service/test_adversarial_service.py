@@ -109,6 +109,24 @@ def test_the_honest_batch_is_scored(server):
     assert [i["status"] for i in r.json()["results"]] == ["compile_error", "no_code_block"]
 
 
+def test_after_a_poison_batch_shutdown_does_not_wait_the_drain_bound(tmp_path):
+    # --timeout 60 with three slots: a drain bound of 190 s, all of it spent on leaked slots.
+    srv = start_server(tmp_path, "--backend", "cpu", "--workers", "1", "--queue", str(QUEUE),
+                       "--timeout", "60")
+    try:
+        poison = _fenced("int main() {} // \udfff")
+        r = httpx.post(srv.url + "/v1/score", timeout=60,
+                       headers={"Content-Type": "application/json"},
+                       content=json.dumps({"task_id": TASK, "completions": [poison] * 3}))
+        started = time.monotonic()
+        code = srv.stop(signal.SIGTERM, wait=20)
+        assert code == -signal.SIGTERM, f"exit {code} after {time.monotonic() - started:.0f} s"
+        assert '"unfinished": 0' in srv.log_text()
+        assert r.status_code == 422, r.text
+    finally:
+        srv.stop(signal.SIGKILL)
+
+
 # --- /healthz tells a degraded server from a healthy one ----------------------------------------
 
 def _children(pid: int) -> list[int]:
@@ -204,11 +222,12 @@ def test_a_kept_alive_connection_gets_the_same_header_deadline(server):
         s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         s.settimeout(10)
         assert s.recv(4096).startswith(b"HTTP/1.1 200")
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
         deadline = time.monotonic() + HEADER_TIMEOUT + 5
         closed = False
         while not closed and time.monotonic() < deadline:
             try:
-                s.sendall(b"G")  # the next request, one byte at a time
+                s.sendall(b"X")  # the next request's headers, one byte at a time
             except OSError:
                 closed = True
                 break
@@ -319,7 +338,6 @@ def _wait_admitted(url: str, n: int) -> None:
 
 def test_one_caller_cannot_take_every_slot(fair_server):
     url = fair_server.url
-    assert _health(url).json()["caller_capacity"] == 1
     first, out = _in_background(_validate, url, slow_program(0.3), "127.0.0.2")
     _wait_admitted(url, 1)
     again = _validate(url, reference_program(), "127.0.0.2")
@@ -328,6 +346,7 @@ def test_one_caller_cannot_take_every_slot(fair_server):
     assert other.status_code == 200 and other.json()["status"] == "passed", other.text
     first.join()
     assert out[0].status_code == 200
+    assert _health(url).json()["caller_capacity"] == 1
 
 
 def test_retry_after_is_long_enough_to_be_admitted(fair_server):
