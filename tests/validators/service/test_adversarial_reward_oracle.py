@@ -247,3 +247,27 @@ def _logged_seeds(server, rid: str) -> list[int]:
         if entry.get("request_id") == rid and "fresh_seed" in entry:
             seeds.append(entry["fresh_seed"])
     return seeds
+
+
+def test_a_fresh_case_per_check_keeps_only_published_references_on_disk(tmp_path):
+    """The service's engine: a new fresh seed every check, and its reference outputs (never
+    read again) stay out of the disk cache, which would otherwise grow with every request."""
+    from schemas import Program
+    from sources.builtin import load_all
+    from validators.backends import get_backend
+    from validators.engine import Engine
+    from validators.reference import ReferenceRunner
+    from validators.service.pool import _published
+
+    task = next(t for t, _ in load_all().tasks if t.name == "relu")
+    root = tmp_path / "references"
+    engine = Engine(get_backend("cpu"), references=ReferenceRunner(root, persist=_published),
+                    fresh_per_check=True)
+    program = Program(source=reference_program("relu"))
+    first, second = (engine.check(task, program, thorough=False) for _ in range(2))
+    assert first.passed and second.passed, (first.reason, second.reason)
+    assert first.fresh_seed != second.fresh_seed
+    fresh = next(c.case for c in first.cases if c.fresh)
+    published = [c for c in task.cases if f"{c.name}+fresh" != fresh]
+    kept = [e for e in root.glob("*/*") if e.is_dir()]
+    assert len(kept) == len(published)
