@@ -211,7 +211,15 @@ static void load_kernel_inputs() {
   if (fd < 0) fatal("cudashim: cannot open the kernel-input file %s", path);
   struct stat st;
   if (fstat(fd, &st) != 0 || st.st_size <= 0) fatal("cudashim: cannot read the kernel-input file %s", path);
-  void* m = mmap(nullptr, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  // Read into anonymous memory, not mapped: a mapping of the (deleted) file would name it in
+  // /proc/self/maps and keep its blocks in the work folder's tmpfs (statfs), both of which
+  // would tell the program it is in the kernel-work run.
+  void* m = mmap(nullptr, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  for (size_t off = 0; m != MAP_FAILED && off < (size_t)st.st_size;) {
+    ssize_t r = read(fd, static_cast<char*>(m) + off, (size_t)st.st_size - off);
+    if (r <= 0) fatal("cudashim: cannot read the kernel-input file %s", path);
+    off += (size_t)r;
+  }
   close(fd);
   syscall(SYS_unlinkat, AT_FDCWD, path, 0);  // raw: the access-log shim would name it
   if (m == MAP_FAILED || !ckd_subst::parse(static_cast<const unsigned char*>(m), (size_t)st.st_size, g_subst))
