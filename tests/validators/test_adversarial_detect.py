@@ -213,3 +213,40 @@ def test_runtime_logs_are_not_in_the_program_s_view(fast_engine):
     res = fast_engine.check(SCALE, Program(source=FILE_CHEAT), thorough=True)
     assert res.status == Status.REJECTED, res.reason
     assert "host" in res.reason or "kernel" in res.reason, res.reason
+
+
+# The host computes y. A sentinel kernel tells the no-launch run (a difference no run can hide,
+# see validators/cpu/README.md); a mapping of the runtime's input file in /proc/self/maps told
+# the kernel-work run. In both it wrote zeros, so neither run could tie the outputs to the host.
+MAPS_CHEAT = SCALE_IO + r"""
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+__global__ void sentinel(float* p, int* flag) { p[threadIdx.x] += 0.f; if (threadIdx.x == 0) *flag = 1; }
+static bool mapped_file_of_ours() {
+  // Spelled at run time and opened by a raw system call: past the static check and the
+  // access log, as a policy that meets them would learn to.
+  char path[16]; const char* parts[] = {"/pr", "oc/se", "lf/ma", "ps"}; path[0] = 0;
+  for (const char* q : parts) strcat(path, q);
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY);
+  if (fd < 0) return false;
+  static char text[1 << 20]; size_t n = 0; ssize_t r;
+  while (n < sizeof text - 1 && (r = read(fd, text + n, sizeof text - 1 - n)) > 0) n += (size_t)r;
+  close(fd); text[n] = 0;
+  return strstr(text, ".ckd-") != nullptr;
+}
+int main() {
+  load(); float* d; int* dflag; int flag = 0;
+  cudaMalloc(&d, 4 * N); cudaMalloc(&dflag, 4); cudaMemset(dflag, 0, 4);
+  cudaMemcpy(d, x, 4 * N, cudaMemcpyHostToDevice);
+  sentinel<<<1, 32>>>(d, dflag); cudaMemcpy(&flag, dflag, 4, cudaMemcpyDeviceToHost);
+  bool special = flag != 1 || mapped_file_of_ours();
+  for (int i = 0; i < N; i++) y[i] = special ? 0.f : 2 * x[i];
+  save(); return 0; }
+"""
+
+
+def test_the_kernel_work_run_leaves_no_trace_in_the_process(fast_engine):
+    res = fast_engine.check(SCALE, Program(source=MAPS_CHEAT), thorough=True)
+    assert res.status == Status.REJECTED, res.reason
+    assert "host" in res.reason, res.reason
