@@ -338,7 +338,10 @@ class Engine:
                                   stdout_tail=_tail(last.stdout), stderr_tail=_tail(last.stderr))
         judged = self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
         if kernel_check and judged.status == Status.PASSED and exe is not None:
-            note = self._kernel_work(task, exe, case, inputs, sizes, runs[0].arrays)
+            # Its runs start device memory as this build's runs did: a run that alone left it
+            # unpoisoned would tell the program which run it is in.
+            note = self._kernel_work(task, exe, case, inputs, sizes, runs[0].arrays,
+                                     poison=poisons.get(exe.variant))
             result.kernel_check = note or f"outputs depend on the kernels (case {case.name})"
             if note.startswith("outputs do not depend"):
                 judged.status, judged.reason = Status.REJECTED, note
@@ -379,7 +382,7 @@ class Engine:
 
     def _kernel_work(self, task: Task, exe: Executable, case: InputCase,
                      inputs: dict[str, np.ndarray], sizes: dict[str, int],
-                     outputs: dict[str, np.ndarray]) -> str:
+                     outputs: dict[str, np.ndarray], poison: int | None = None) -> str:
         """The kernel-work check (`validators.kernel_work`): a rejection reason when the outputs
         follow the host's inputs while the device saw others, '' or a note when the kernels did
         the work; where it cannot tell, the no-launch run decides and the note says both."""
@@ -387,23 +390,26 @@ class Engine:
         if unusable:  # neither run would see the program's launches: no verdict either way
             return f"{NO_KERNEL_CHECK}{unusable}"
         if not self.kernel_work:
-            return self._without_kernels(task, exe, case, inputs, sizes, outputs)
-        why = self._device_inputs_run(task, exe, case, inputs, sizes)
+            return self._without_kernels(task, exe, case, inputs, sizes, outputs, poison)
+        why = self._device_inputs_run(task, exe, case, inputs, sizes, poison)
         if isinstance(why, kernel_work.Verdict):
             if why.kind == "host":
                 return why.note
             if why.kind == "device":
                 return why.note
             why = why.note
-        fallback = self._without_kernels(task, exe, case, inputs, sizes, outputs)
+        fallback = self._without_kernels(task, exe, case, inputs, sizes, outputs, poison)
         if fallback.startswith(("outputs do not depend", NO_KERNEL_CHECK)):
             return fallback
         said = fallback or f"outputs depend on the kernels (case {case.name})"
         return f"{said}, by the no-launch run: the device-input run could not tell ({why})"
 
+    def _poison_env(self, poison: int | None) -> dict[str, str]:
+        return (self.backend.poison_env(poison) or {}) if poison is not None else {}
+
     def _device_inputs_run(self, task: Task, exe: Executable, case: InputCase,
-                           inputs: dict[str, np.ndarray], sizes: dict[str, int]
-                           ) -> kernel_work.Verdict | str:
+                           inputs: dict[str, np.ndarray], sizes: dict[str, int],
+                           poison: int | None = None) -> kernel_work.Verdict | str:
         """Run the case with the device seeing a second draw of its inputs; a Verdict, or why
         the run could not be made."""
         if self.references.draws_inputs(task, case):  # type: ignore[union-attr]
@@ -422,8 +428,10 @@ class Engine:
                 str(work / kernel_work.INPUTS_FILE), str(work / kernel_work.LOG_FILE))
 
         logged = self.backend.upload_log_env() or {}
+        poisoned = self._poison_env(poison)
         run = self._run_once(task, exe, case, inputs, sizes, exe.variant, "default",
-                             extra_env=logged, extra_files=files, env_for=env_for, logs=logs)
+                             extra_env={**poisoned, **logged}, extra_files=files,
+                             env_for=env_for, logs=logs)
         if run.status is not None:
             return f"the program did not finish ({run.reason})"
         if len(run.arrays) < len(task.outputs):
@@ -447,7 +455,7 @@ class Engine:
                         case=case.name), share)
                 return "no input reached the device by a copy"
             other = self._run_once(task, exe, case, {**inputs, **plan.second}, sizes,
-                                   exe.variant, "default", extra_env=logged)
+                                   exe.variant, "default", extra_env={**poisoned, **logged})
             if (other.status is None and other.uploads == run.uploads
                     and _informative(task, refs_host, refs_device)):
                 return kernel_work.Verdict("host", kernel_work.NOTHING_UPLOADED.format(
@@ -459,13 +467,14 @@ class Engine:
 
     def _without_kernels(self, task: Task, exe: Executable, case: InputCase,
                          inputs: dict[str, np.ndarray], sizes: dict[str, int],
-                         outputs: dict[str, np.ndarray]) -> str:
+                         outputs: dict[str, np.ndarray], poison: int | None = None) -> str:
         """Run the case once with every launch a no-op. A rejection reason when the outputs
         still match the reference, or when an output the program wrote in its real runs was
         uploaded whole by the host before any kernel ran (a kernel only copied it); '' when
         the kernels matter, or why the check could not decide."""
         run = self._run_once(task, exe, case, inputs, sizes, exe.variant, "default",
-                             extra_env=self.backend.no_launch_env() or {})
+                             extra_env={**self._poison_env(poison),
+                                        **(self.backend.no_launch_env() or {})})
         given = {upload_hash(a.tobytes()) for a in inputs.values()}
         for name, arr in outputs.items():
             h = upload_hash(arr.astype(arr.dtype.newbyteorder("<")).tobytes())
