@@ -250,3 +250,24 @@ def test_the_kernel_work_run_leaves_no_trace_in_the_process(fast_engine):
     res = fast_engine.check(SCALE, Program(source=MAPS_CHEAT), thorough=True)
     assert res.status == Status.REJECTED, res.reason
     assert "host" in res.reason, res.reason
+
+
+# The checking builds start device memory filled with a poison byte; the kernel-work and no-launch
+# runs used to start it zeroed. The host computes y and reads a fresh allocation to tell.
+POISON_CHEAT = SCALE_IO + r"""
+__global__ void touch(float* p) { p[threadIdx.x] += 0.f; }
+int main() {
+  load(); float* d; unsigned char* probe; unsigned char first = 0;
+  cudaMalloc(&d, 4 * N); cudaMalloc(&probe, 64);
+  cudaMemcpy(d, x, 4 * N, cudaMemcpyHostToDevice);
+  touch<<<1, 32>>>(d); cudaDeviceSynchronize();
+  cudaMemcpy(&first, probe, 1, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < N; i++) y[i] = first == 0 ? 0.f : 2 * x[i];
+  save(); return 0; }
+"""
+
+
+def test_every_run_of_a_thorough_check_starts_device_memory_alike(fast_engine):
+    res = fast_engine.check(SCALE, Program(source=POISON_CHEAT), thorough=True)
+    assert res.status == Status.REJECTED, res.reason
+    assert "host" in res.reason, res.reason
