@@ -44,9 +44,18 @@ class _Policy:
         return wait
 
 
-def _admits(health: dict[str, Any]) -> int:
+def _admits(resp: httpx.Response) -> int:
     """The most jobs the server admits from this caller at once: its per-caller share when it
-    has one (a larger batch would never be admitted), else its whole capacity."""
+    has one (a larger batch would never be admitted), else its whole capacity. A 503 /healthz
+    (draining, or degraded: say, a worker to replace) still says it, and the server may still
+    answer the requests themselves."""
+    try:
+        health = resp.json()
+    except ValueError:
+        health = None
+    if not isinstance(health, dict) or "capacity" not in health:
+        _answer(resp)
+        raise ServiceError(f"GET /healthz: no capacity in {resp.text[:200]!r}", resp.status_code)
     return int(health.get("caller_capacity") or health["capacity"])
 
 
@@ -168,7 +177,11 @@ class ValidationClient:
     def capacity(self) -> int:
         """Jobs the server admits at once (cached after the first call)."""
         if self._capacity is None:
-            self._capacity = _admits(_answer(self.request("GET", "/healthz")))
+            try:
+                resp = self._http.get("/healthz")
+            except httpx.ConnectError:
+                resp = self.request("GET", "/healthz")  # with the retries
+            self._capacity = _admits(resp)
         return self._capacity
 
 
@@ -237,5 +250,9 @@ class AsyncValidationClient:
 
     async def capacity(self) -> int:
         if self._capacity is None:
-            self._capacity = _admits(_answer(await self.request("GET", "/healthz")))
+            try:
+                resp = await self._http.get("/healthz")
+            except httpx.ConnectError:
+                resp = await self.request("GET", "/healthz")
+            self._capacity = _admits(resp)
         return self._capacity

@@ -152,14 +152,14 @@ class Service:
             self.metrics.rejected.labels("shutting_down").inc()
             raise HTTPException(503, str(exc), headers={"Retry-After": "5"}) from None
 
-    async def reference_seconds(self, task_id: str) -> float:
+    async def reference_seconds(self, task_id: str, caller: str) -> float:
         """Case seconds of the task's reference program, measured once per server."""
         fut = self._reference_seconds.get(task_id)
         if fut is None:
             fut = asyncio.get_running_loop().create_future()
             self._reference_seconds[task_id] = fut
             try:
-                with self.admit(1, "") as admission:
+                with self.admit(1, caller) as admission:
                     result = await self.run_check(self.tasks.tasks[task_id],
                                                   Program(source=self.tasks.references[task_id]),
                                                   False, admission)
@@ -321,7 +321,8 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
                 bad.append(str(exc.detail))
         if bad:
             raise HTTPException(422, "invalid request: " + "; ".join(bad))
-        ref_seconds = await svc.reference_seconds(req.task_id) if req.speed > 0 else None
+        ref_seconds = (await svc.reference_seconds(req.task_id, _caller(request))
+                       if req.speed > 0 else None)
         if len(found) > svc.pool.capacity:
             raise HTTPException(413, f"completions: {len(found)} programs exceed this server's "
                                      f"capacity of {svc.pool.capacity} (workers + queue, see "

@@ -310,7 +310,9 @@ class WorkerPool:
             raise ValueError(f"caller_share must be in (0, 1] (got {caller_share})")
         self.backend = backend
         self.workers, self.queue, self.timeout = workers, queue, timeout
-        self.caller_slots = max(1, math.floor(caller_share * (workers + queue)))
+        # One caller alone can always keep every worker busy: the share limits the queue.
+        self.caller_slots = max(workers,
+                                math.floor(caller_share * (workers + queue)))
         self._by_caller: dict[str, int] = {}
         self._admissions: set[Admission] = set()
         self._started: dict[int, float] = {}

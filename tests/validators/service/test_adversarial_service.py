@@ -23,6 +23,8 @@ import httpx
 import pytest
 from service_server import TASK, reference_program, slow_program, start_server
 
+from validators.client import ValidationClient
+
 TOKEN = "adversarial-service-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 HEADER_TIMEOUT = 1.0
@@ -155,6 +157,9 @@ def test_healthz_reports_a_dead_worker_until_it_is_replaced(server):
     assert health.status_code == 503, health.text
     assert health.json()["status"] == "degraded"
     assert "not running" in " ".join(health.json()["problems"])
+    # A client still learns how much it may send: the server can still answer.
+    with ValidationClient(server.url, token=TOKEN, retries=0) as c:
+        assert c.capacity() == 1 + QUEUE
     # The next job brings a new worker, and the server is healthy again.
     assert _validate(server.url, reference_program()).json()["status"] == "passed"
     assert _health(server.url).status_code == 200

@@ -32,7 +32,7 @@ def _health(url: str) -> httpx.Response | None:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_finishes_in_flight_work_and_refuses_new_work(tmp_path, sig):
     server = start_server(tmp_path, "--backend", "cpu", "--workers", "2", "--queue", "4",
-                          "--timeout", "60")
+                          "--timeout", "60", "--caller-share", "1")  # one caller, every slot
     n = 4
     answers: list[list[object]] = [[] for _ in range(n)]
     body = {"task_id": TASK, "program": slow_program(0.3)}
