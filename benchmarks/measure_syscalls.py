@@ -113,6 +113,7 @@ def run_builtin(limit: int | None) -> list[str]:
     for task, prog in load_all().tasks[:limit]:
         res = engine.check(task, prog, thorough=True)
         rows.append(f"builtin {task.name}: {res.status.value} {res.reason[:100]}")
+        print(rows[-1], flush=True)  # a long measurement cut short keeps what it found
     return rows
 
 
@@ -128,6 +129,7 @@ def run_hecbench(limit: int | None) -> list[str]:
     for folder in sorted(p for p in hecbench_cpu.DATA.iterdir() if p.is_dir())[:limit]:
         row = hecbench_cpu.run_one(backend, folder, ["forward"], ["plain"])
         rows.append(f"hecbench {folder.name}: {row['verdict']} {row['reason'][:100]}")
+        print(rows[-1], flush=True)
     return rows
 
 
