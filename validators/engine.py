@@ -527,6 +527,13 @@ class Engine:
             if any(k.startswith("CUDASHIM_") for k in env):  # the cpu runtime's own logs
                 env["CUDASHIM_UPLOAD_LOG"] = str(work / UPLOAD_LOG).ljust(SHIM_LOG_WIDTH)
                 env["CUDASHIM_POISON_LOG"] = str(work / POISON_LOG).ljust(SHIM_LOG_WIDTH)
+                if env_for is None:
+                    # Every run gets the kernel-work run's input file (empty: nothing replaced),
+                    # which the runtime removes as it starts: the work folder changes alike in
+                    # every run, so its times do not single out the kernel-work run.
+                    (work / kernel_work.INPUTS_FILE).write_bytes(b"")
+                    env.update(self.backend.kernel_inputs_env(
+                        str(work / kernel_work.INPUTS_FILE), str(work / kernel_work.LOG_FILE)) or {})
             preload: list[Path] = []
             if variant not in ("memcheck", "racecheck"):
                 preload += self.backend.preloads(exe)  # an interposed runtime (cuda)

@@ -212,6 +212,9 @@ class CpuBackend(Backend):
             # Every run carries the same settings (empty = off), so their wiped bytes in
             # /proc/self/environ have the same shape whichever check a run belongs to.
             "CUDASHIM_POISON": "",
+            "CUDASHIM_POISON_ONLY": "",
+            "CUDASHIM_POISON_ALT": "",
+            "CUDASHIM_LOG_UPLOADS": "0",
             "CUDASHIM_LOCKSTEP": "1" if self.lockstep else "0",
         }
         workers = self.workers or min(_usable_cores(), MAX_WORKERS)
