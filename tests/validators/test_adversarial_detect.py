@@ -271,3 +271,30 @@ def test_every_run_of_a_thorough_check_starts_device_memory_alike(fast_engine):
     res = fast_engine.check(SCALE, Program(source=POISON_CHEAT), thorough=True)
     assert res.status == Status.REJECTED, res.reason
     assert "host" in res.reason, res.reason
+
+
+# Removing the kernel-work run's input file as the runtime starts changed the work folder after
+# the validator had set up (and protected) the inputs; in the other runs it did not. The host
+# computes y and compares the two change times before it opens anything.
+CTIME_CHEAT = SCALE_IO + r"""
+#include <sys/stat.h>
+__global__ void sentinel(float* p, int* flag) { p[threadIdx.x] += 0.f; if (threadIdx.x == 0) *flag = 1; }
+static bool after(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
+}
+int main() {
+  struct stat here, input;
+  bool moved = stat(".", &here) == 0 && stat("data/x.bin", &input) == 0 && after(here.st_ctim, input.st_ctim);
+  load(); float* d; int* dflag; int flag = 0;
+  cudaMalloc(&d, 4 * N); cudaMalloc(&dflag, 4); cudaMemset(dflag, 0, 4);
+  cudaMemcpy(d, x, 4 * N, cudaMemcpyHostToDevice);
+  sentinel<<<1, 32>>>(d, dflag); cudaMemcpy(&flag, dflag, 4, cudaMemcpyDeviceToHost);
+  bool special = flag != 1 || moved;
+  for (int i = 0; i < N; i++) y[i] = special ? 0.f : 2 * x[i];
+  save(); return 0; }
+"""
+
+
+def test_the_work_folder_changes_alike_in_every_run(fast_engine):
+    res = fast_engine.check(SCALE, Program(source=CTIME_CHEAT), thorough=True)
+    assert res.status != Status.PASSED, res.reason
