@@ -463,7 +463,7 @@ class Engine:
             return ("no input reached the device by a copy (mapped or managed memory, or "
                     "inputs transformed on the host)")
         return kernel_work.judge(task, run.arrays, refs_host, refs_device, device, plan, share,
-                                 returned, case.name)
+                                 returned, case.name, host_inputs=inputs)
 
     def _without_kernels(self, task: Task, exe: Executable, case: InputCase,
                          inputs: dict[str, np.ndarray], sizes: dict[str, int],

@@ -213,3 +213,34 @@ def test_inputs_passed_as_kernel_arguments_count_as_reaching_the_device(engine):
     res = engine.check(POLY, Program(source=POLY_BY_VALUE), thorough=False)
     assert res.status == Status.PASSED, (res.status, res.reason)
     assert "by the no-launch run" in res.kernel_check, res.kernel_check
+
+
+def test_elements_that_copy_an_input_may_hold_the_hosts_bytes():
+    """A stencil copies its boundary from the input: the runtime gives the host its own bytes
+    for that copy, so those elements follow the host's inputs while the rest follow the device's.
+    Elements a host computed are no copy of an input value and do not get that allowance."""
+    import numpy as np
+
+    from validators import kernel_work
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(64).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    stencil = SQUARE.model_copy(update={"sizes": {"N": 64}})
+
+    def ref(x):  # boundary copied, interior squared
+        y = x * x
+        y[0], y[-1] = x[0], x[-1]
+        return {"y": y}
+
+    plan = kernel_work.Plan(["x"], {"x": b})
+    honest = ref(b)
+    honest["y"][[0, -1]] = a[[0, -1]]  # the copy came back as the host's bytes
+    v = kernel_work.judge(stencil, honest, ref(a), ref(b), {"x": b}, plan, {"x": 1.0}, 8, "a",
+                          host_inputs={"x": a})
+    assert v.kind == "device", v.note
+    cheat = ref(b)
+    cheat["y"][1:5] = (a * a)[1:5]  # a few elements computed on the host's inputs
+    v = kernel_work.judge(stencil, cheat, ref(a), ref(b), {"x": b}, plan, {"x": 1.0}, 8, "a",
+                          host_inputs={"x": a})
+    assert v.kind == "unknown", v.note
