@@ -45,7 +45,7 @@ def _task_dict(dtype: str, tolerance: dict) -> dict:
     ("float32", {"mode": "max_abs", "max_abs": 1e30}, "max_abs=1e+30 (max_abs) is looser than the float32 bound 0.1"),
     ("float32", {"mode": "allclose", "atol": 0.0, "rtol": 0.5}, "rtol=0.5 (allclose) is looser than the float32 bound 0.01"),
     ("float32", {"mode": "allclose", "atol": float("inf"), "rtol": 0.0}, "atol"),
-    ("float64", {"mode": "allclose", "atol": 1e-4, "rtol": 1e-3}, "atol=0.0001 (allclose) is looser than the float64 bound 1e-06"),
+    ("float64", {"mode": "allclose", "atol": 1e-4, "rtol": 1e-3}, "atol=0.0001 (allclose) is looser than the float64 bound 1e-05"),
     ("int32", {"mode": "max_abs", "max_abs": 1000}, "max_abs=1000 (max_abs) is looser than the int32 bound 1"),
     ("uint8", {"mode": "allclose", "atol": 0, "rtol": 1e-4}, "rtol=0.0001 (allclose) is looser than the uint8 bound 0"),
 ])
