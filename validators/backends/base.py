@@ -94,6 +94,11 @@ class Backend(ABC):
         this backend cannot (the check is then skipped and the result says so)."""
         return None
 
+    def runtime_paths(self) -> tuple[str, ...]:
+        """Path prefixes outside the work folder that the backend's runtime or driver itself
+        opens or connects to in every program (the access check allows them)."""
+        return ()
+
     def upload_log_env(self) -> dict[str, str] | None:
         """Settings that note every upload (and the memory kernels read in place at each
         launch) in the runtime's upload log, or None where the backend cannot."""

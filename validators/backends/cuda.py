@@ -93,6 +93,12 @@ class GpuProbe:
     def ok(self) -> bool:
         return self.devices > 0
 
+    @property
+    def capability(self) -> tuple[int, int] | None:
+        """The first device's compute capability, from the probe's `sm_XY` (minor = last digit)."""
+        m = re.search(r"\bsm_(\d+)(\d)$", self.device.strip())
+        return (int(m.group(1)), int(m.group(2))) if m else None
+
     def reason(self) -> str:
         if self.ok:
             return ""
@@ -122,6 +128,34 @@ def probe_gpu() -> GpuProbe:
                         if ln.startswith("CKD-DEVICE ")), "")
             return GpuProbe(int(n), err, dev)
     return GpuProbe(0, f"probe printed nothing (exit {out.returncode})")
+
+
+def device_arch(capability: tuple[int, int]) -> str:
+    """The architecture to build for a device: the arch-specific target (`sm_90a`, `sm_100a`)
+    from Hopper on, so `wgmma`, `setmaxnreg` and CUTLASS's SM90+ kernels build and run; the
+    plain target before (no such features)."""
+    major, minor = capability
+    return f"sm_{major}{minor}{'a' if major >= 9 else ''}"
+
+
+def arch_runs_on(arch: str, capability: tuple[int, int]) -> bool:
+    """Whether a binary built with `-arch=ARCH` runs on a device of `capability`: `sm_XYa` only
+    on X.Y itself, `sm_XYf` on the X family from Y up, plain `sm_XY` (with its PTX) on X.Y and
+    every later device."""
+    m = re.fullmatch(r"(?:sm|compute)_(\d+)(\d)([af]?)", arch.strip())
+    if not m:
+        return False
+    want = (int(m.group(1)), int(m.group(2)))
+    if m.group(3) == "a":
+        return capability == want
+    if m.group(3) == "f":
+        return capability[0] == want[0] and capability[1] >= want[1]
+    return capability >= want
+
+
+MPS_PIPE_DEFAULT = "/tmp/nvidia-mps"
+"""Where the CUDA driver looks for the MPS control daemon unless `$CUDA_MPS_PIPE_DIRECTORY`
+says otherwise: every CUDA program connects there at initialisation (ENOENT without MPS)."""
 
 
 INTERPOSER_SOURCE = Path(__file__).with_name("cuda_interposer.cpp")
@@ -193,19 +227,45 @@ class CudaBackend(Backend):
         self.gpu_check = gpu_check
         """False only to run host-only programs on a GPU-less machine (tests of the engine)."""
         self._interposer: tuple[Path | None, str] | None = None
+        self._arch_configured = options is not None or "CKD_CUDA_ARCH" in os.environ
+        """An operator's (or caller's) architecture is kept; otherwise the device's is used."""
 
     def available(self) -> str | None:
         try:
             nvcc_path()
         except NvccUnavailable as exc:
             return str(exc)
+        if self._arch_configured and self.gpu_check:
+            probe = probe_gpu()
+            cap = probe.capability if probe.ok else None
+            if cap is not None and not arch_runs_on(self.options.arch, cap):
+                return (f"the configured architecture {self.options.arch} (CKD_CUDA_ARCH or the "
+                        f"options) cannot run on this GPU ({probe.device}, compute capability "
+                        f"{cap[0]}.{cap[1]}): use {device_arch(cap)} or leave it unset")
         return None
+
+    def arch(self) -> str:
+        """The architecture builds target: the configured one, else the device's (the default
+        architecture where no GPU answers)."""
+        if self._arch_configured or not self.gpu_check:
+            return self.options.arch
+        probe = probe_gpu()
+        cap = probe.capability if probe.ok else None
+        return device_arch(cap) if cap is not None else self.options.arch
+
+    def runtime_paths(self) -> tuple[str, ...]:
+        # The driver connects to the MPS control socket at initialisation (ENOENT in the
+        # sandbox's private /tmp when no daemon is exposed): the driver's, not the program's.
+        pipe = os.environ.get("CUDA_MPS_PIPE_DIRECTORY", MPS_PIPE_DEFAULT).rstrip("/") + "/"
+        return tuple(dict.fromkeys([pipe, MPS_PIPE_DEFAULT + "/"]))
 
     def gpu(self) -> GpuProbe:
         return probe_gpu()
 
     def build(self, program: Program, defines: dict[str, int], *, variant: str = "plain") -> Executable:
         options = self.options
+        if options.arch != self.arch():
+            options = dataclasses.replace(options, arch=self.arch())
         if self.include_dirs:
             options = dataclasses.replace(
                 options, include_dirs=tuple(dict.fromkeys([*options.include_dirs, *self.include_dirs])))
@@ -214,7 +274,8 @@ class CudaBackend(Backend):
 
     def command(self, exe: Executable, args: list[str], *, schedule: str = "default"
                 ) -> tuple[list[str], dict[str, str]]:
-        env = {"CUDA_VISIBLE_DEVICES": self.device}
+        # The JIT cache would live in $HOME, the work folder: files the program did not write.
+        env = {"CUDA_VISIBLE_DEVICES": self.device, "CUDA_CACHE_DISABLE": "1"}
         argv = [str(exe.path), *args]
         if exe.variant in SANITIZER_TOOLS:
             sanitizer = shutil.which("compute-sanitizer") or "compute-sanitizer"
@@ -268,7 +329,15 @@ class CudaBackend(Backend):
         text = outcome.stdout + "\n" + outcome.stderr
         sig = next((s for s in NO_GPU_SIGNATURES if s in text), None)
         if sig and self.gpu_check:
-            return Verdict(Status.NEEDS_GPU, f"the program reported {sig}")
+            # A GPU answered the probe, so the text is the program's word against it: printed
+            # to dodge a rejection, or a GPU lost since. Ask again (not from the cache).
+            probe_gpu.cache_clear()
+            again = probe_gpu()
+            if not again.ok:
+                return Verdict(Status.NEEDS_GPU, f"the GPU stopped answering: {again.reason()}")
+            return Verdict(Status.RUNTIME_ERROR, (
+                f"the program reported {sig}, but a GPU answers ({again.device}): a failure of "
+                f"the program, not a missing GPU"))
         if exe.variant in SANITIZER_TOOLS:
             m = _SANITIZER_SUMMARY.search(text)
             if m and int(m.group(1)) > 0:

@@ -1,0 +1,177 @@
+"""Issue 22: what a real GPU does to the cuda backend, simulated here (no GPU).
+
+- the driver connects to the MPS control socket and would write a JIT cache in $HOME at
+  initialisation: a stand-in program does both, and the access check must allow exactly the
+  driver's paths on `cuda` (and nothing more on `cpu`);
+- "no GPU" text from a program while a GPU answers the probe is the program's failure, not a
+  missing GPU (a probe that stops answering is a lost GPU);
+- the architecture follows the device (`sm_90a` on compute capability 9.0), and a configured one
+  the device cannot run is refused with the reason.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from c_programs import build_c_programs
+
+from schemas import CompileInfo, InputCase, Reference, Status, Task, TensorSpec
+from validators import anticheat
+from validators.backends import Executable, RunOutcome
+from validators.backends import cuda as cuda_mod
+from validators.backends.cpu import CpuBackend
+from validators.backends.cuda import CudaBackend, GpuProbe, arch_runs_on, device_arch
+from validators.nvcc import NvccOptions
+from validators.sandbox import Limits, run_sandboxed, workspace
+
+DRIVER_STANDIN = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+/* What libcuda does at cuInit: connect to the MPS control daemon (ENOENT without one), and
+   open the JIT cache under $HOME unless CUDA_CACHE_DISABLE=1. Then the program's own work. */
+int main(void) {
+  const char* dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+  struct sockaddr_un a; memset(&a, 0, sizeof a); a.sun_family = AF_UNIX;
+  snprintf(a.sun_path, sizeof a.sun_path, "%s/control", dir ? dir : "/tmp/nvidia-mps");
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  if (s >= 0) { connect(s, (struct sockaddr*)&a, sizeof a); close(s); }
+  const char* off = getenv("CUDA_CACHE_DISABLE");
+  if (!off || strcmp(off, "1") != 0) {
+    char p[512]; snprintf(p, sizeof p, "%s/.nv/ComputeCache/index", getenv("HOME"));
+    int fd = open(p, O_RDONLY); if (fd >= 0) close(fd);
+  }
+  FILE* f = fopen("data/x.bin", "rb"); float x[4]; if (!f || fread(x, 4, 4, f) != 4) return 1; fclose(f);
+  f = fopen("data/y.bin", "wb"); fwrite(x, 4, 4, f); fclose(f);
+  return 0;
+}
+"""
+
+TASK = Task(
+    name="copy4", description="y = x",
+    inputs=[TensorSpec(name="x", dtype="float32", shape=[4])],
+    outputs=[TensorSpec(name="y", dtype="float32", shape=[4])],
+    cases=[InputCase(name="a", seed=1)],
+    reference=Reference(code="def reference(inputs, sizes):\n    return {'y': inputs['x']}\n"),
+)
+
+
+def _exe(variant: str = "plain") -> Executable:
+    return Executable(path=None, compile=CompileInfo(ok=True), backend="cuda", variant=variant)
+
+
+@pytest.fixture(scope="module")
+def standin(tmp_path_factory) -> Path:
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not installed")
+    return build_c_programs(tmp_path_factory.mktemp("driver"), {"driver": DRIVER_STANDIN})["driver"]
+
+
+def _access_reasons(backend, program: Path) -> list[str]:
+    from validators.cases import materialize, write_arrays
+
+    shim = anticheat.shim_library()
+    if shim is None:
+        pytest.skip("no access shim here")
+    limits = Limits(cpu_seconds=10, wall_seconds=30)
+    _, env = backend.command(_exe(), []) if isinstance(backend, CudaBackend) else ([], {})
+    with workspace(limits) as root:
+        work = root / "work"
+        work.mkdir()
+        write_arrays(materialize(TASK, TASK.cases[0]), work)
+        env = {**env, "CKD_ACCESS_LOG": str(work / anticheat.ACCESS_LOG)}
+        out = run_sandboxed([str(program)], work, limits=limits, env=env, preload=shim)
+        assert out.exit_code == 0, out.stderr
+        entries = anticheat.read_access_log(work)
+        own = (str(program.parent) + "/", str(shim.parent) + "/", *backend.runtime_paths())
+        return anticheat.access_reasons(entries, work, TASK, extra_allowed=own)
+
+
+def test_the_drivers_own_files_are_allowed_on_cuda_only(standin):
+    assert _access_reasons(CudaBackend(gpu_check=False), standin) == []
+    reasons = _access_reasons(CpuBackend(), standin)
+    assert any("/tmp/nvidia-mps/control" in r for r in reasons), reasons
+
+
+def test_the_jit_cache_is_off_in_cuda_runs():
+    _, env = CudaBackend(gpu_check=False).command(_exe(), [])
+    assert env["CUDA_CACHE_DISABLE"] == "1"
+
+
+def test_an_operators_mps_pipe_directory_is_the_drivers(monkeypatch):
+    monkeypatch.setenv("CUDA_MPS_PIPE_DIRECTORY", "/var/run/mps-pipe")
+    assert "/var/run/mps-pipe/" in CudaBackend(gpu_check=False).runtime_paths()
+
+
+class _Probes:
+    """probe_gpu's stand-in: answers from a script, and counts how often the cache is cleared."""
+
+    def __init__(self, *answers: GpuProbe) -> None:
+        self.answers = list(answers)
+        self.cleared = 0
+
+    def __call__(self) -> GpuProbe:
+        return self.answers[0] if len(self.answers) == 1 else self.answers.pop(0)
+
+    def cache_clear(self) -> None:
+        self.cleared += 1
+
+
+H100 = GpuProbe(1, "cudaSuccess", "NVIDIA H100 80GB HBM3 sm_90")
+GONE = GpuProbe(0, "cudaErrorNoDevice")
+
+
+def test_no_gpu_text_with_a_gpu_present_is_a_runtime_error(monkeypatch):
+    probes = _Probes(H100)
+    monkeypatch.setattr(cuda_mod, "probe_gpu", probes)
+    out = RunOutcome(exit_code=1, stdout="CUDA error: no CUDA-capable device is detected\n")
+    v = CudaBackend().classify(_exe(), out)
+    assert v.status == Status.RUNTIME_ERROR and "a GPU answers" in v.reason, v
+    assert probes.cleared == 1  # asked again, not from the cache
+
+
+def test_a_gpu_lost_since_the_probe_is_needs_gpu(monkeypatch):
+    monkeypatch.setattr(cuda_mod, "probe_gpu", _Probes(H100, GONE))
+    out = RunOutcome(exit_code=1, stdout="cudaErrorNoDevice\n")
+    v = CudaBackend().classify(_exe(), out)
+    assert v.status == Status.NEEDS_GPU and "stopped answering" in v.reason, v
+
+
+@pytest.mark.parametrize(("cap", "arch"), [((9, 0), "sm_90a"), ((10, 0), "sm_100a"),
+                                           ((12, 0), "sm_120a"), ((8, 6), "sm_86"), ((7, 5), "sm_75")])
+def test_the_architecture_follows_the_device(monkeypatch, cap, arch):
+    assert device_arch(cap) == arch
+    monkeypatch.delenv("CKD_CUDA_ARCH", raising=False)
+    monkeypatch.setattr(cuda_mod, "probe_gpu", _Probes(GpuProbe(1, "cudaSuccess", f"GPU sm_{cap[0]}{cap[1]}")))
+    assert CudaBackend().arch() == arch
+
+
+def test_without_a_gpu_the_default_architecture_stays(monkeypatch):
+    monkeypatch.delenv("CKD_CUDA_ARCH", raising=False)
+    monkeypatch.setattr(cuda_mod, "probe_gpu", _Probes(GONE))
+    assert CudaBackend().arch() == NvccOptions().arch
+
+
+@pytest.mark.parametrize(("arch", "cap", "ok"), [
+    ("sm_90", (9, 0), True), ("sm_90", (10, 0), True), ("sm_100", (9, 0), False),
+    ("sm_90a", (9, 0), True), ("sm_90a", (10, 0), False), ("sm_100f", (10, 3), True),
+    ("sm_100f", (12, 0), False), ("bogus", (9, 0), False)])
+def test_which_architectures_a_device_runs(arch, cap, ok):
+    assert arch_runs_on(arch, cap) is ok
+
+
+def test_a_configured_architecture_the_device_cannot_run_is_refused(monkeypatch):
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not installed")
+    monkeypatch.setenv("CKD_CUDA_ARCH", "sm_100a")
+    monkeypatch.setattr(cuda_mod, "probe_gpu", _Probes(H100))
+    why = CudaBackend(options=NvccOptions()).available()
+    assert why and "sm_100a" in why and "9.0" in why and "sm_90a" in why, why
+    monkeypatch.setenv("CKD_CUDA_ARCH", "sm_90")
+    assert CudaBackend(options=NvccOptions()).available() is None
