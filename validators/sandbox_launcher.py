@@ -201,7 +201,7 @@ int main(int argc, char **argv) {
     }
     else if (!strcmp(a, "--ro") && nro < MAXP) ro[nro++] = v;
     else if (!strcmp(a, "--hide") && nhide < MAXP) hide[nhide++] = v;
-    else if (!strcmp(a, "--dev") && ndev < MAXP) dev[ndev++] = v;
+    else if (!strcmp(a, "--dev") && ndev < MAXP) dev[ndev++] = v;  /* SOURCE=NAME under /dev */
     else if (!strcmp(a, "--symlink") && nlink < MAXP) {  /* PATH=TARGET */
       char *eq = strchr(v, '=');
       if (!eq) { fprintf(stderr, "ckd-launch: --symlink needs PATH=TARGET\n"); return 125; }
@@ -249,10 +249,19 @@ int main(int argc, char **argv) {
       if (fstat(rofd[k], &st)) die("stat", ro[k]);
       rodir[k] = S_ISDIR(st.st_mode);
     }
+    int devdir[MAXP];
+    const char *devname[MAXP];
     for (int k = 0; k < ndev; k++) {
-      char p[256];
-      snprintf(p, sizeof p, "/dev/%s", dev[k]);
+      char p[4200];
+      const char *eq = strchr(dev[k], '=');
+      if (!eq) die("--dev wants SOURCE=NAME", dev[k]);
+      snprintf(p, sizeof p, "%.*s", (int)(eq - dev[k]), dev[k]);
+      devname[k] = eq + 1;
       if ((devfd[k] = open(p, O_PATH | O_CLOEXEC)) < 0) die("open", p);
+      /* A folder (nvidia-caps) is bound as a folder: binding it onto a file fails. */
+      struct stat st;
+      if (fstat(devfd[k], &st)) die("stat", p);
+      devdir[k] = S_ISDIR(st.st_mode);
     }
     const char *R = "/tmp";
     if (mount("ckd-root", R, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=755")) die("mount root", R);
@@ -263,8 +272,8 @@ int main(int argc, char **argv) {
     if (mount("ckd-dev", p, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,nr_inodes=256,mode=755")) die("mount", "/dev");
     for (int k = 0; k < ndev; k++) {
       char name[300];
-      snprintf(name, sizeof name, "/dev/%s", dev[k]);
-      bind_fd(devfd[k], R, name, 0, 0);
+      snprintf(name, sizeof name, "/dev/%s", devname[k]);
+      bind_fd(devfd[k], R, name, devdir[k], 0);
     }
     snprintf(p, sizeof p, "%s/dev/shm", R); mkdirs(p);
     if (mount("ckd-shm", p, "tmpfs", MS_NOSUID | MS_NODEV, tmp_opts)) die("mount", "/dev/shm");

@@ -62,7 +62,7 @@ def test_command_sets_visible_device_and_sanitizer():
     assert argv[1:] == ["x"] and env == {"CUDA_VISIBLE_DEVICES": "1", "CUDA_CACHE_DISABLE": "1"}
     argv, _ = b.command(_exe("racecheck"), [])
     assert argv[0].endswith("compute-sanitizer") and argv[1:3] == ["--tool", "racecheck"]
-    assert b.sandbox_overrides(_exe()) == {"memory_bytes": None}
+    assert b.sandbox_overrides(_exe()) == {"memory_bytes": None, "gpu": "1"}
     assert b.unsupported_features(["wmma", "inline_ptx"]) == []
 
 

@@ -175,3 +175,46 @@ def test_a_configured_architecture_the_device_cannot_run_is_refused(monkeypatch)
     assert why and "sm_100a" in why and "9.0" in why and "sm_90a" in why, why
     monkeypatch.setenv("CKD_CUDA_ARCH", "sm_90")
     assert CudaBackend(options=NvccOptions()).available() is None
+
+
+def _fake_device_tree(root: Path) -> Path:
+    dev = root / "fakedev"
+    (dev / "nvidia-caps").mkdir(parents=True)
+    for name in ("nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm", "nvidia-uvm-tools",
+                 "nvidia-modeset", "nvidia-caps/nvidia-cap1"):
+        (dev / name).write_text("")
+    return dev
+
+
+def _dev_listing(tmp_path: Path, limits: Limits) -> str:
+    with workspace(limits) as root:
+        work = root / "work"
+        work.mkdir()
+        out = run_sandboxed(["/bin/sh", "-c", "ls -1 /dev; echo caps:; ls -1 /dev/nvidia-caps"],
+                            work, limits=limits)
+    assert out.exit_code in (0, 2), out.stderr  # ls exits 2 where nvidia-caps is absent
+    return out.stdout
+
+
+def test_a_gpu_run_gets_its_gpu_and_the_caps_folder_only(tmp_path, monkeypatch):
+    """A device tree with `nvidia-caps` as a folder (MIG hosts, DGX): binding it onto a file
+    failed every sandbox set-up. Only a run given a GPU sees nodes, and only its GPU's."""
+    from validators.sandbox import sandbox_mode
+
+    if sandbox_mode() != "namespaces+uid":
+        pytest.skip("the allow-list view needs the namespaces+uid sandbox")
+    monkeypatch.setenv("CKD_DEVICE_ROOT", str(_fake_device_tree(tmp_path)))
+    limits = Limits(cpu_seconds=10, wall_seconds=30)
+    seen = _dev_listing(tmp_path, limits.with_overrides(gpu="1")).split()
+    assert {"nvidia1", "nvidiactl", "nvidia-uvm", "nvidia-caps", "nvidia-cap1"} <= set(seen), seen
+    assert not {"nvidia0", "nvidia-uvm-tools", "nvidia-modeset"} & set(seen), seen
+    seen = _dev_listing(tmp_path, limits).split()
+    assert not [n for n in seen if n.startswith("nvidia")], seen  # builds, references: none
+    # A UUID does not name its node: every GPU's, and CUDA_VISIBLE_DEVICES picks.
+    seen = _dev_listing(tmp_path, limits.with_overrides(gpu="GPU-8f1c")).split()
+    assert {"nvidia0", "nvidia1"} <= set(seen), seen
+
+
+def test_only_cuda_runs_ask_for_a_gpu():
+    assert CudaBackend(gpu_check=False, device="2").sandbox_overrides(_exe())["gpu"] == "2"
+    assert "gpu" not in CpuBackend().sandbox_overrides(_exe())

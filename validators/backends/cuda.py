@@ -319,7 +319,7 @@ class CudaBackend(Backend):
     def sandbox_overrides(self, exe: Executable) -> dict[str, object]:
         # The CUDA driver reserves a very large virtual address range (unified addressing):
         # an address-space limit breaks every GPU program.
-        return {"memory_bytes": None}
+        return {"memory_bytes": None, "gpu": self.device}
 
     def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:
         if self.gpu_check:
