@@ -512,7 +512,8 @@ class Engine:
         """One sandboxed run. `extra_files` are written beside the inputs (the program's to
         read or remove), `env_for(work)` adds settings that name the work folder, and the
         runtime's files named in `logs` are read back into it after the run."""
-        limits = self.limits.with_overrides(self.backend.sandbox_overrides(exe))
+        limits = _scaled(self.limits.with_overrides(self.backend.sandbox_overrides(exe)),
+                         self.backend.time_scale(exe))
         reserve = sum(int(a.nbytes) for a in inputs.values())
         with workspace(limits, reserve_bytes=reserve) as root:
             work = root / "work"
@@ -543,6 +544,7 @@ class Engine:
                 env.setdefault("ASAN_OPTIONS", "verify_asan_link_order=0")
             try:
                 outcome = run_sandboxed(argv, work, limits=limits, env=env, preload=preload,
+                                        expose=self.backend.expose(exe),
                                         protect=sorted(protect))
             except SandboxError as exc:  # set-up failed before the program started: ours
                 return _Run(variant, schedule, RunOutcome(exit_code=None, stderr=str(exc)),
@@ -672,6 +674,14 @@ MAX_POISON_PROBES = 16
 SHIM_LOG_WIDTH = 160
 """Log paths are padded like the shim's other settings (see backends/cpu.py `_padded`)."""
 _C0, _C1, _C2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+
+
+def _scaled(limits: Limits, scale: float) -> Limits:
+    if scale == 1.0:
+        return limits
+    return limits.with_overrides(
+        cpu_seconds=None if limits.cpu_seconds is None else limits.cpu_seconds * scale,
+        wall_seconds=None if limits.wall_seconds is None else limits.wall_seconds * scale)
 
 
 def _informative(task: Task, a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:

@@ -188,6 +188,10 @@ class Limits:
     allowlist: bool = True
     """The run's root holds only the allow-list (C launcher); False: the host's `/` read-only
     with some directories covered (the shell set-up's view)."""
+    loopback: bool = False
+    """A private network namespace whose loopback is up, and internet sockets allowed in it
+    (nothing else is reachable): for tools that talk to their target over 127.0.0.1, such as
+    compute-sanitizer. Off for everything else."""
     gpu: str | None = None
     """The GPU a run may use (`CUDA_VISIBLE_DEVICES`' value: indices, or a UUID/MIG name): only
     runs given one see the driver's nodes, and only that GPU's (`/dev/nvidiaN`, `nvidiactl`,
@@ -279,6 +283,7 @@ def _launcher_cmd(launcher: Path, workdir: Path, uid: int, limits: Limits, expos
                   cgroup: Path | None = None, report_fd: int | None = None) -> list[str]:
     cmd = [str(launcher), "--work", str(workdir), "--uid", str(uid),
            "--net", "1" if limits.network else "0", "--seccomp", "1" if limits.seccomp else "0",
+           "--loopback", "1" if limits.loopback else "0",
            "--allowlist", "1" if limits.allowlist else "0"]
     if report_fd is not None:
         cmd += ["--report-fd", str(report_fd)]

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -218,3 +219,133 @@ def test_a_gpu_run_gets_its_gpu_and_the_caps_folder_only(tmp_path, monkeypatch):
 def test_only_cuda_runs_ask_for_a_gpu():
     assert CudaBackend(gpu_check=False, device="2").sandbox_overrides(_exe())["gpu"] == "2"
     assert "gpu" not in CpuBackend().sandbox_overrides(_exe())
+
+
+LOOPBACK_TALK = r"""
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+/* What compute-sanitizer does with its target: a TCP connection over 127.0.0.1. */
+int main(void) {
+  int srv = socket(AF_INET, SOCK_STREAM, 0);
+  if (srv < 0) { printf("socket: %s\n", strerror(errno)); return 0; }
+  struct sockaddr_in a; memset(&a, 0, sizeof a); a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t n = sizeof a;
+  if (bind(srv, (struct sockaddr*)&a, sizeof a) || listen(srv, 1) || getsockname(srv, (struct sockaddr*)&a, &n)) {
+    printf("listen: %s\n", strerror(errno)); return 0; }
+  int c = socket(AF_INET, SOCK_STREAM, 0);
+  if (connect(c, (struct sockaddr*)&a, sizeof a)) { printf("connect: %s\n", strerror(errno)); return 0; }
+  int s = accept(srv, NULL, NULL); char b = 0;
+  if (write(c, "k", 1) == 1 && read(s, &b, 1) == 1) printf("talked:%c\n", b);
+  struct sockaddr_in out; memset(&out, 0, sizeof out); out.sin_family = AF_INET;
+  out.sin_port = htons(53); inet_pton(AF_INET, "8.8.8.8", &out.sin_addr);
+  int o = socket(AF_INET, SOCK_STREAM, 0);
+  printf("outside:%s\n", connect(o, (struct sockaddr*)&out, sizeof out) == 0 ? "reached" : strerror(errno));
+  return 0;
+}
+"""
+
+
+def test_sanitizer_runs_get_a_private_loopback_and_nothing_else(tmp_path_factory):
+    """compute-sanitizer talks to its target over 127.0.0.1: a run with `loopback` has a
+    network namespace of its own with lo up (and internet sockets, which reach nothing else);
+    every other run keeps AF_UNIX only."""
+    from validators.sandbox import sandbox_mode
+
+    if sandbox_mode() != "namespaces+uid":
+        pytest.skip("the C launcher's namespaces are needed")
+    prog = build_c_programs(tmp_path_factory.mktemp("lo"), {"lo": LOOPBACK_TALK})["lo"]
+    limits = Limits(cpu_seconds=10, wall_seconds=30)
+    for lim, expect in ((limits.with_overrides(loopback=True), "talked:k"),
+                        (limits, "socket: Address family not supported")):
+        with workspace(lim) as root:
+            work = root / "work"
+            work.mkdir()
+            out = run_sandboxed([str(prog)], work, limits=lim)
+        assert expect in out.stdout, out.stdout + out.stderr
+        assert "outside:reached" not in out.stdout, out.stdout
+
+
+SANITIZER_STANDIN = r"""#!/bin/sh
+# compute-sanitizer's stand-in: --tool T --error-exitcode N TARGET ARGS. Runs the target and
+# prints the summary the real tool prints for what the target says it did.
+tool=$2; code=$4; shift 4
+out=$("$@" 2>&1); rc=$?
+printf '%s\n' "$out"
+if [ "$tool" = racecheck ]; then
+  case "$out" in *shared-race*)
+    echo "========= Error: Race reported between Write access at hist+0x90 in hist.cu:7"
+    echo "=========     and Read access at hist+0x80 in hist.cu:7 [1024 hazards]"
+    echo "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)"; exit "$code";;
+  esac
+  echo "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"
+else
+  case "$out" in *oob*)
+    echo "========= Invalid __global__ write of size 4 bytes"
+    echo "========= ERROR SUMMARY: 1 error"; exit "$code";;
+  esac
+  echo "========= ERROR SUMMARY: 0 errors"
+fi
+exit $rc
+"""
+TARGETS = {"racy": 'int main(void){ puts("shared-race"); return 0; }',
+           "oob": 'int main(void){ puts("oob"); return 0; }',
+           "clean": 'int main(void){ puts("fine"); return 0; }'}
+
+
+@pytest.fixture()
+def sanitizer(tmp_path_factory, monkeypatch) -> dict[str, Path]:
+    from validators.sandbox import sandbox_mode
+
+    if sandbox_mode() != "namespaces+uid":
+        pytest.skip("the allow-list view is what hides an unexposed target")
+    tools = tmp_path_factory.mktemp("tools")
+    tools.chmod(0o755)
+    script = tools / "compute-sanitizer"
+    script.write_text(SANITIZER_STANDIN)
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    return build_c_programs(tmp_path_factory.mktemp("targets"),
+                            {k: "#include <stdio.h>\n" + v for k, v in TARGETS.items()})
+
+
+def _sanitized(backend: CudaBackend, variant: str, target: Path, *, expose: bool = True):
+    exe = Executable(path=target, compile=CompileInfo(ok=True), backend="cuda", variant=variant)
+    argv, env = backend.command(exe, [])
+    limits = Limits(cpu_seconds=10, wall_seconds=30).with_overrides(
+        {k: v for k, v in backend.sandbox_overrides(exe).items() if k != "gpu"})
+    with workspace(limits) as root:
+        work = root / "work"
+        work.mkdir()
+        out = run_sandboxed(argv, work, limits=limits, env=env,
+                            expose=backend.expose(exe) if expose else [])
+    return exe, out
+
+
+def test_a_sanitizer_run_sees_its_target_and_its_summaries_are_read(sanitizer):
+    b = CudaBackend(gpu_check=False)
+    _, hidden = _sanitized(b, "memcheck", sanitizer["clean"], expose=False)
+    assert "fine" not in hidden.stdout  # the old set-up: the target was not in the view
+    exe, out = _sanitized(b, "memcheck", sanitizer["clean"])
+    assert "fine" in out.stdout and b.classify(exe, out).status is None, out
+    exe, out = _sanitized(b, "memcheck", sanitizer["oob"])
+    v = b.classify(exe, out)
+    assert v.status == Status.RUNTIME_ERROR and "Invalid __global__ write" in v.reason, v
+    exe, out = _sanitized(b, "racecheck", sanitizer["racy"])
+    v = b.classify(exe, out)
+    assert v.status == Status.FAILED and "racecheck" in v.reason and "hist.cu:7" in v.reason, v
+    exe, out = _sanitized(b, "racecheck", sanitizer["clean"])
+    assert b.classify(exe, out).status is None
+
+
+def test_sanitizer_runs_get_time_for_their_slowdown_and_fall_back_to_the_plain_run():
+    b = CudaBackend(gpu_check=False)
+    assert b.time_scale(_exe("memcheck")) >= 10 and b.time_scale(_exe()) == 1.0
+    assert b.fallback_variant("racecheck") == "plain" and b.fallback_variant("plain") is None
+    assert b.sandbox_overrides(_exe("memcheck"))["loopback"] is True
+    assert "loopback" not in b.sandbox_overrides(_exe())

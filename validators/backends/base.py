@@ -138,6 +138,15 @@ class Backend(ABC):
         of address space, so an address-space limit cannot apply to it)."""
         return {}
 
+    def time_scale(self, exe: Executable) -> float:
+        """How much more CPU and wall time a run of this build may take than a plain one (a
+        sanitizer's 10-100x): the limits still end a program that never ends."""
+        return 1.0
+
+    def expose(self, exe: Executable) -> list[Path]:
+        """Folders a run of `exe` must see besides its argv[0]'s (a tool's target)."""
+        return []
+
     def schedules(self, *, thorough: bool = True) -> list[str]:
         """Schedules every case runs under; results must agree across them."""
         return ["default"]

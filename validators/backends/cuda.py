@@ -212,6 +212,10 @@ def runtime_linkage(path: Path) -> str:
 
 SANITIZER_TOOLS = ("memcheck", "racecheck")
 _SANITIZER_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) error")
+_RACECHECK_SUMMARY = re.compile(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)")
+SANITIZER_TIME_SCALE = float(os.environ.get("CKD_SANITIZER_TIME_SCALE", "20"))
+"""A sanitizer run may take this many times a plain run's limits (its slowdown is 10-100x); past
+them the engine judges the case by the plain run and says so (`fallback_variant`)."""
 
 
 class CudaBackend(Backend):
@@ -319,7 +323,22 @@ class CudaBackend(Backend):
     def sandbox_overrides(self, exe: Executable) -> dict[str, object]:
         # The CUDA driver reserves a very large virtual address range (unified addressing):
         # an address-space limit breaks every GPU program.
-        return {"memory_bytes": None, "gpu": self.device}
+        over: dict[str, object] = {"memory_bytes": None, "gpu": self.device}
+        if exe.variant in SANITIZER_TOOLS:
+            over["loopback"] = True  # the sanitizer talks to its target over 127.0.0.1
+        return over
+
+    def time_scale(self, exe: Executable) -> float:
+        return SANITIZER_TIME_SCALE if exe.variant in SANITIZER_TOOLS else 1.0
+
+    def expose(self, exe: Executable) -> list[Path]:
+        # argv[0] is compute-sanitizer: the program it runs must be visible too.
+        if exe.variant in SANITIZER_TOOLS and exe.path is not None:
+            return [exe.path.parent]
+        return []
+
+    def fallback_variant(self, variant: str) -> str | None:
+        return "plain" if variant in SANITIZER_TOOLS else None
 
     def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:
         if self.gpu_check:
@@ -338,6 +357,14 @@ class CudaBackend(Backend):
             return Verdict(Status.RUNTIME_ERROR, (
                 f"the program reported {sig}, but a GPU answers ({again.device}): a failure of "
                 f"the program, not a missing GPU"))
+        if exe.variant == "racecheck":
+            r = _RACECHECK_SUMMARY.search(text)
+            if r and int(r.group(2)) > 0:
+                first = next((ln.strip("= ").strip() for ln in text.splitlines()
+                              if ln.startswith("========= ") and "hazard" in ln.lower()
+                              and "SUMMARY" not in ln), "")
+                return Verdict(Status.FAILED, (f"race (compute-sanitizer racecheck): "
+                                               f"{r.group(2)} hazard error(s): {first}")[:500])
         if exe.variant in SANITIZER_TOOLS:
             m = _SANITIZER_SUMMARY.search(text)
             if m and int(m.group(1)) > 0:
