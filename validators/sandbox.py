@@ -82,7 +82,9 @@ Weaker modes, chosen by probing (`sandbox_mode()`) and named in `RunOutcome.extr
 - `userns` (not root): namespaces inside a user namespace; no uid switch, so inputs cannot be
   protected and no RLIMIT_NPROC; deny-list view.
 - `rlimits` (neither works): rlimits, a process group and a scrubbed environment only; no
-  network isolation. Say so wherever results are reported.
+  network isolation. Untrusted code is refused in it (`SandboxError`, an `error` result) unless
+  the operator names it (`CKD_SANDBOX_MODE=rlimits` or `CKD_ALLOW_WEAK_SANDBOX=1`: see
+  `weak_sandbox_refusal`). Say so wherever results are reported.
 Outside `namespaces+uid` the workspace is a plain folder: disk and files are polled every
 DISK_POLL_SECONDS with a bounded walk (a fast writer can overshoot between polls).
 
@@ -268,6 +270,21 @@ def sandbox_mode() -> str:
             if out.exit_code == 0 and out.stdout.strip() == "ok":
                 return mode
     return "rlimits"
+
+
+def weak_sandbox_refusal() -> str:
+    """Why untrusted code may not run in `rlimits` mode here ('' when the operator said it may).
+
+    `rlimits` cuts neither the network nor the view of the host: a program could reach a Ray
+    head's unauthenticated job API (which holds the LLM key) or a shared cache. It is accepted
+    only when the operator names it: `CKD_SANDBOX_MODE=rlimits` or `CKD_ALLOW_WEAK_SANDBOX=1`
+    (trusted programs, or a container whose egress and mounts are cut from outside)."""
+    if os.environ.get("CKD_SANDBOX_MODE") == "rlimits" or os.environ.get("CKD_ALLOW_WEAK_SANDBOX") == "1":
+        return ""
+    return ("the only sandbox available here is `rlimits` (no namespaces: the program would share "
+            "the host's network and view); refusing to run untrusted code in it. Run as root with "
+            "CAP_SYS_ADMIN (or where unprivileged user namespaces work) for the full sandbox, or set "
+            "CKD_ALLOW_WEAK_SANDBOX=1 to accept rlimits knowingly")
 
 
 # --- the launcher ---------------------------------------------------------------------------
@@ -542,6 +559,10 @@ def run_sandboxed(
     # One LD_PRELOAD value: the engine's access-log shim and a backend's interposed runtime.
     preload_value = ":".join(str(p) for p in preloads) or None
     mode = _mode or sandbox_mode()
+    if mode == "rlimits" and _mode is None:
+        refused = weak_sandbox_refusal()
+        if refused:
+            raise SandboxError(refused)
     workdir = Path(workdir).resolve()
     full_env = scrubbed_env(env, home=str(workdir))
     uid = 0

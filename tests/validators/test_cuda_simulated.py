@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from c_programs import build_c_programs
 
-from schemas import CompileInfo, InputCase, Reference, Status, Task, TensorSpec
+from schemas import CompileInfo, InputCase, Program, Reference, Status, Task, TensorSpec
 from validators import anticheat
 from validators.backends import Executable, RunOutcome
 from validators.backends import cuda as cuda_mod
@@ -349,3 +349,21 @@ def test_sanitizer_runs_get_time_for_their_slowdown_and_fall_back_to_the_plain_r
     assert b.fallback_variant("racecheck") == "plain" and b.fallback_variant("plain") is None
     assert b.sandbox_overrides(_exe("memcheck"))["loopback"] is True
     assert "loopback" not in b.sandbox_overrides(_exe())
+
+
+def test_untrusted_code_is_refused_in_the_rlimits_sandbox_unless_the_operator_accepts_it(
+        monkeypatch, tmp_path):
+    """A GPU worker as uid 1000 without SYS_ADMIN falls back to `rlimits` (the host's network
+    and view): a result there is `error` saying why, until the operator names the mode."""
+    import validators.sandbox as sb
+    from validators.engine import Engine
+
+    monkeypatch.setattr(sb, "sandbox_mode", lambda: "rlimits")
+    monkeypatch.delenv("CKD_SANDBOX_MODE", raising=False)
+    monkeypatch.delenv("CKD_ALLOW_WEAK_SANDBOX", raising=False)
+    with pytest.raises(sb.SandboxError, match="CKD_ALLOW_WEAK_SANDBOX=1"):
+        sb.run_sandboxed(["/bin/true"], tmp_path)
+    res = Engine(CpuBackend()).check(TASK, Program(source="int main(){}"))
+    assert res.status == Status.ERROR and "rlimits" in res.reason, (res.status, res.reason)
+    monkeypatch.setenv("CKD_ALLOW_WEAK_SANDBOX", "1")
+    assert sb.run_sandboxed(["/bin/true"], tmp_path).exit_code == 0
