@@ -367,3 +367,30 @@ def test_untrusted_code_is_refused_in_the_rlimits_sandbox_unless_the_operator_ac
     assert res.status == Status.ERROR and "rlimits" in res.reason, (res.status, res.reason)
     monkeypatch.setenv("CKD_ALLOW_WEAK_SANDBOX", "1")
     assert sb.run_sandboxed(["/bin/true"], tmp_path).exit_code == 0
+
+
+def test_operator_named_driver_folders_reach_gpu_runs(tmp_path, monkeypatch):
+    """A host whose libcuda.so.1 is found only through LD_LIBRARY_PATH: the operator names the
+    folder, GPU runs see it read-only and get the path; the scrubbed environment kept neither."""
+    from validators.sandbox import sandbox_mode
+
+    drivers = tmp_path / "driver"
+    drivers.mkdir()
+    (drivers / "libcuda.so.1").write_text("stand-in")
+    tmp_path.chmod(0o755)
+    drivers.chmod(0o755)
+    (drivers / "libcuda.so.1").chmod(0o644)
+    monkeypatch.setenv("CKD_CUDA_DRIVER_DIRS", f"{drivers}:/nonexistent")
+    b = CudaBackend(gpu_check=False)
+    exe = Executable(path=Path("/bin/sh"), compile=CompileInfo(ok=True), backend="cuda")
+    argv, env = b.command(exe, [])
+    assert env["LD_LIBRARY_PATH"] == str(drivers) and b.expose(exe) == [drivers]
+    if sandbox_mode() != "namespaces+uid":
+        return
+    limits = Limits(cpu_seconds=10, wall_seconds=30)
+    with workspace(limits) as root:
+        work = root / "work"
+        work.mkdir()
+        out = run_sandboxed(["/bin/sh", "-c", 'cat "$LD_LIBRARY_PATH/libcuda.so.1"'], work,
+                            limits=limits, env=env, expose=b.expose(exe))
+    assert out.stdout.strip() == "stand-in", out

@@ -153,6 +153,16 @@ def arch_runs_on(arch: str, capability: tuple[int, int]) -> bool:
     return capability >= want
 
 
+def driver_lib_dirs() -> list[Path]:
+    """Folders holding the driver's libraries (`libcuda.so.1`) that the loader finds only through
+    `LD_LIBRARY_PATH` on some hosts (several clouds' CUDA base images): named by the operator in
+    `$CKD_CUDA_DRIVER_DIRS` (colon-separated), exposed read-only to GPU runs and passed through.
+    The sandbox scrubs the environment, so without them those hosts report
+    cudaErrorInsufficientDriver for every program."""
+    return [Path(p) for p in os.environ.get("CKD_CUDA_DRIVER_DIRS", "").split(":")
+            if p and Path(p).is_dir()]
+
+
 MPS_PIPE_DEFAULT = "/tmp/nvidia-mps"
 """Where the CUDA driver looks for the MPS control daemon unless `$CUDA_MPS_PIPE_DIRECTORY`
 says otherwise: every CUDA program connects there at initialisation (ENOENT without MPS)."""
@@ -280,6 +290,9 @@ class CudaBackend(Backend):
                 ) -> tuple[list[str], dict[str, str]]:
         # The JIT cache would live in $HOME, the work folder: files the program did not write.
         env = {"CUDA_VISIBLE_DEVICES": self.device, "CUDA_CACHE_DISABLE": "1"}
+        drivers = driver_lib_dirs()
+        if drivers:
+            env["LD_LIBRARY_PATH"] = ":".join(str(d) for d in drivers)
         argv = [str(exe.path), *args]
         if exe.variant in SANITIZER_TOOLS:
             sanitizer = shutil.which("compute-sanitizer") or "compute-sanitizer"
@@ -333,9 +346,8 @@ class CudaBackend(Backend):
 
     def expose(self, exe: Executable) -> list[Path]:
         # argv[0] is compute-sanitizer: the program it runs must be visible too.
-        if exe.variant in SANITIZER_TOOLS and exe.path is not None:
-            return [exe.path.parent]
-        return []
+        seen = [exe.path.parent] if exe.variant in SANITIZER_TOOLS and exe.path is not None else []
+        return [*seen, *driver_lib_dirs()]
 
     def fallback_variant(self, variant: str) -> str | None:
         return "plain" if variant in SANITIZER_TOOLS else None
