@@ -394,3 +394,29 @@ def test_operator_named_driver_folders_reach_gpu_runs(tmp_path, monkeypatch):
         out = run_sandboxed(["/bin/sh", "-c", 'cat "$LD_LIBRARY_PATH/libcuda.so.1"'], work,
                             limits=limits, env=env, expose=b.expose(exe))
     assert out.stdout.strip() == "stand-in", out
+
+
+def test_the_gpu_probe_runs_in_the_sandbox_as_programs_do(monkeypatch):
+    """A probe run outside the sandbox said "GPU present" while the sandbox kept the driver from
+    every program: it runs through `run_sandboxed` with the cuda runs' GPU and limits."""
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not installed")
+    import validators.sandbox as sb
+
+    seen: list[Limits] = []
+    real = sb.run_sandboxed
+
+    def spy(argv, workdir, **kw):
+        seen.append(kw["limits"])
+        return real(argv, workdir, **kw)
+
+    monkeypatch.setattr(sb, "run_sandboxed", spy)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    monkeypatch.delenv("CKD_ASSUME_NO_GPU", raising=False)
+    cuda_mod.probe_gpu.cache_clear()
+    try:
+        probe = cuda_mod.probe_gpu()
+    finally:
+        cuda_mod.probe_gpu.cache_clear()
+    assert seen and seen[-1].gpu == "3" and seen[-1].memory_bytes is None, seen
+    assert probe.error, probe

@@ -107,7 +107,8 @@ class GpuProbe:
 
 @functools.cache
 def probe_gpu() -> GpuProbe:
-    """Build (cached) and run the probe; never raises."""
+    """Build (cached) and run the probe in the sandbox with the cuda runs' settings; never
+    raises. Cached for the process; `classify` clears it when a program reports no GPU."""
     if os.environ.get("CKD_ASSUME_NO_GPU"):
         return GpuProbe(0, "CKD_ASSUME_NO_GPU set")
     try:
@@ -117,9 +118,20 @@ def probe_gpu() -> GpuProbe:
         return GpuProbe(0, f"nvcc unavailable: {exc}")
     if path is None:
         return GpuProbe(0, "probe did not build: " + info.diagnostics[:200])
+    # Through the sandbox, as programs run: a GPU the sandbox keeps from them is no GPU here.
+    from ..sandbox import Limits, SandboxError, run_sandboxed, workspace
+
+    device = os.environ.get("CUDA_VISIBLE_DEVICES", "0")
+    env = {"CUDA_VISIBLE_DEVICES": device, "CUDA_CACHE_DISABLE": "1"}
+    if driver_lib_dirs():
+        env["LD_LIBRARY_PATH"] = ":".join(str(d) for d in driver_lib_dirs())
+    limits = Limits(cpu_seconds=60, wall_seconds=90, memory_bytes=None, gpu=device)
     try:
-        out = subprocess.run([str(path)], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError) as exc:
+        with workspace(limits) as root:
+            work = root / "work"
+            work.mkdir()
+            out = run_sandboxed([str(path)], work, limits=limits, env=env, expose=driver_lib_dirs())
+    except (OSError, SandboxError) as exc:
         return GpuProbe(0, f"probe did not run: {exc}")
     for line in out.stdout.splitlines():
         if line.startswith("CKD-PROBE "):
@@ -127,7 +139,7 @@ def probe_gpu() -> GpuProbe:
             dev = next((ln.removeprefix("CKD-DEVICE ") for ln in out.stdout.splitlines()
                         if ln.startswith("CKD-DEVICE ")), "")
             return GpuProbe(int(n), err, dev)
-    return GpuProbe(0, f"probe printed nothing (exit {out.returncode})")
+    return GpuProbe(0, f"probe printed nothing (exit {out.exit_code}): {out.stderr.strip()[:200]}")
 
 
 def device_arch(capability: tuple[int, int]) -> str:
