@@ -420,3 +420,14 @@ def test_the_gpu_probe_runs_in_the_sandbox_as_programs_do(monkeypatch):
         cuda_mod.probe_gpu.cache_clear()
     assert seen and seen[-1].gpu == "3" and seen[-1].memory_bytes is None, seen
     assert probe.error, probe
+
+
+def test_gpu_check_says_no_gpu_here_and_exits_cleanly():
+    if shutil.which("nvcc") is not None and cuda_mod.probe_gpu().ok:
+        pytest.skip("a GPU answers here: scripts/gpu_check.sh runs its checks instead")
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(["bash", str(root / "scripts" / "gpu_check.sh")], capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0 and "no GPU" in out.stdout, (out.stdout, out.stderr)
