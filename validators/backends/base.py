@@ -94,6 +94,11 @@ class Backend(ABC):
         this backend cannot (the check is then skipped and the result says so)."""
         return None
 
+    def timing_env(self, log_file: str) -> dict[str, str] | None:
+        """Settings under which the runtime times each kernel launch alone and writes
+        "<seconds> <launches>" to `log_file` (the speed term), or None where it cannot."""
+        return None
+
     def runtime_paths(self) -> tuple[str, ...]:
         """Path prefixes outside the work folder that the backend's runtime or driver itself
         opens or connects to in every program (the access check allows them)."""

@@ -333,6 +333,9 @@ class CudaBackend(Backend):
     def no_launch_env(self) -> dict[str, str] | None:
         return _padded({"CUDASHIM_NO_LAUNCH": "1"})
 
+    def timing_env(self, log_file: str) -> dict[str, str] | None:
+        return _padded({"CUDASHIM_KERNEL_TIMING": log_file})
+
     def upload_log_env(self) -> dict[str, str] | None:
         return _padded({"CUDASHIM_LOG_UPLOADS": "1"})
 
