@@ -63,6 +63,9 @@ def parser() -> argparse.ArgumentParser:
                    help="ray (default) or local (in-process, no Ray; for debugging)")
     r.add_argument("--near-dup-threshold", type=float, default=0.85,
                    help="MinHash Jaccard at or above which records are near duplicates (>=1 disables)")
+    r.add_argument("--gpu-per-validation", type=float, default=0.25,
+                   help="on cuda: the share of a GPU each validation task holds (0 < x <= 1; "
+                   "most of a check is nvcc on the CPU, so builds overlap runs)")
     r.add_argument("--quick", action="store_true",
                    help="one schedule and no sanitizer build per case (faster, weaker validation)")
     r.add_argument("--cache-dir", type=Path, default=None, help="stage cache (default: <out>/.cache)")
@@ -228,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
         address=args.address,
         executor=args.executor,
         near_dup_threshold=args.near_dup_threshold,
+        gpu_per_validation=args.gpu_per_validation,
         thorough=not args.quick,
         cache_dir=args.cache_dir,
         source_options=source_options(args, sources),

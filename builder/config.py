@@ -27,6 +27,9 @@ class BuildConfig:
     near_dup_threshold: float = 0.85
     thorough: bool = True
     """Every schedule and build variant the backend offers (e.g. reverse order, ASan)."""
+    gpu_per_validation: float = 0.25
+    """The share of a GPU each validation task requests on `cuda` (`--gpu-per-validation`):
+    most of a check is nvcc on the CPU, so several share one GPU and builds overlap runs."""
     shard_records: int = 5000
     cache_dir: Path | None = None
     """Stage cache; default `<out>/.cache`."""

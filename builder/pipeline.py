@@ -171,6 +171,8 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
     decontam = load_decontamination(cfg.decontaminate)
     if cfg.workers < 1:
         raise BuildError(f"--workers {cfg.workers}: must be at least 1")
+    if not 0.0 < cfg.gpu_per_validation <= 1.0:  # also NaN
+        raise BuildError(f"--gpu-per-validation {cfg.gpu_per_validation}: must be in (0, 1]")
     if not cfg.near_dup_threshold > 0.0:  # also NaN
         raise BuildError(
             f"--near-dup-threshold {cfg.near_dup_threshold}: must be above 0 (>= 1 disables)"
@@ -271,8 +273,7 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
             Validate(backend.name, thorough=cfg.thorough, repair=repairer(cfg),
                      seed_key=seed_key(cfg.cache_root)), Annotate(), Filter(),
         ]
-        gpu = 1.0 if backend.name == "cuda" else 0.0
-        resources = {"validate": StageResources(num_cpus=1.0, num_gpus=gpu)}
+        resources = validation_resources(backend.name, cfg)
         t0 = time.perf_counter()
         envs = _run(executor, chain, envs, cache, resources, progress, "validate",
                     watch=FailFast(BuildError))
@@ -458,6 +459,12 @@ def synthesis_summary(items: list[Item], records: list[DatasetRecord]) -> dict[s
         out["kernel_kept_verbatim"] = sum(1 for v in shares if v >= 0.9999)
         out["kernel_kept_measured"] = len(shares)
     return out
+
+
+def validation_resources(backend: str, cfg: BuildConfig) -> dict[str, StageResources]:
+    """What each validation task asks Ray for: a CPU, and on `cuda` a share of a GPU."""
+    gpu = cfg.gpu_per_validation if backend == "cuda" else 0.0
+    return {"validate": StageResources(num_cpus=1.0, num_gpus=gpu)}
 
 
 def _run(executor, stages: list[Stage], envs: list[Envelope], cache: StageCache,

@@ -4,12 +4,16 @@ Stand-ins more than one package's tests use (the Hugging Face Hub) live in tests
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
+# The suite runs our own programs: on a machine whose only sandbox is `rlimits` it still runs
+# (validators refuse untrusted code there unless told; test_cuda_simulated checks the refusal).
+os.environ.setdefault("CKD_ALLOW_WEAK_SANDBOX", "1")
 for folder in (HERE, HERE / "sources", HERE / "builder"):
     if str(folder) not in sys.path:
         sys.path.append(str(folder))

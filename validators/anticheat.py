@@ -44,7 +44,7 @@ UPLOAD_LOG = ".ckd-uploads"
 POISON_LOG = ".ckd-poison"
 """Written by the cpu runtime in the poisoned runs (the buffers it filled, by number)."""
 RUNTIME_FILES = {ACCESS_LOG, UPLOAD_LOG, POISON_LOG, kernel_work.INPUTS_FILE,
-                 kernel_work.LOG_FILE}
+                 kernel_work.LOG_FILE, ".ckd-kernel-timing"}
 HARDCODED_FLOATS = 256
 ALLOWED_PREFIXES = ("/usr/", "/lib/", "/lib64/", "/lib32/", "/proc/", "/sys/", "/dev/",
                     "/etc/ld.so.", "/etc/localtime", "/run/nvidia", "/var/run/nvidia")

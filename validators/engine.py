@@ -380,6 +380,47 @@ class Engine:
                         f"{diff})")
         return ""
 
+    def kernel_seconds(self, task: Task, program: Program, *, repeats: int = 5) -> float | None:
+        """The program's kernel time on the task's first case, for the speed term: the median
+        over `repeats` runs after one warm-up run, each launch timed alone by the runtime
+        (`Backend.timing_env`: streams synchronised, L2 flushed), not the build, the sandbox,
+        the context or the host code. None where the backend cannot time, or when a timed run
+        fails or writes outputs that do not match the reference (a program that behaves
+        differently when timed earns no speed)."""
+        import statistics
+
+        case = task.cases[0]
+        if self.backend.timing_env("x") is None or self.references.draws_inputs(task, case):  # type: ignore[union-attr]
+            return None
+        exe = self.backend.build(program, task.defines_for(case))
+        if exe.path is None or not exe.compile.ok or exe.needs_gpu:
+            return None
+        inputs, sizes = materialize(task, case), task.case_sizes(case)
+        try:
+            refs, _ = self.references.outputs(task, case, inputs)  # type: ignore[union-attr]
+        except (ReferenceError, SandboxError):
+            return None
+        times: list[float] = []
+        for i in range(repeats + 1):
+            logs = {TIMING_FILE: ""}
+            run = self._run_once(
+                task, exe, case, inputs, sizes, exe.variant, "default", logs=logs,
+                env_for=lambda w: self.backend.timing_env(str(w / TIMING_FILE)) or {})
+            if run.status is not None or len(run.arrays) < len(task.outputs):
+                return None
+            for spec in task.outputs:
+                out = run.arrays[spec.name]
+                if not compare_arrays(spec.name, out, refs[spec.name].reshape(out.shape),
+                                      task.tolerance_for(spec.name)).ok:
+                    return None
+            try:
+                seconds = float(logs[TIMING_FILE].split()[0])
+            except (IndexError, ValueError):
+                return None  # no launch was timed
+            if i:  # the first run warms caches, the driver and the GPU's clocks
+                times.append(seconds)
+        return statistics.median(times)
+
     def _kernel_work(self, task: Task, exe: Executable, case: InputCase,
                      inputs: dict[str, np.ndarray], sizes: dict[str, int],
                      outputs: dict[str, np.ndarray], poison: int | None = None) -> str:
@@ -512,7 +553,8 @@ class Engine:
         """One sandboxed run. `extra_files` are written beside the inputs (the program's to
         read or remove), `env_for(work)` adds settings that name the work folder, and the
         runtime's files named in `logs` are read back into it after the run."""
-        limits = self.limits.with_overrides(self.backend.sandbox_overrides(exe))
+        limits = _scaled(self.limits.with_overrides(self.backend.sandbox_overrides(exe)),
+                         self.backend.time_scale(exe))
         reserve = sum(int(a.nbytes) for a in inputs.values())
         with workspace(limits, reserve_bytes=reserve) as root:
             work = root / "work"
@@ -543,6 +585,7 @@ class Engine:
                 env.setdefault("ASAN_OPTIONS", "verify_asan_link_order=0")
             try:
                 outcome = run_sandboxed(argv, work, limits=limits, env=env, preload=preload,
+                                        expose=self.backend.expose(exe),
                                         protect=sorted(protect))
             except SandboxError as exc:  # set-up failed before the program started: ours
                 return _Run(variant, schedule, RunOutcome(exit_code=None, stderr=str(exc)),
@@ -556,6 +599,7 @@ class Engine:
                 return run
             # The runtime itself (e.g. ASan symbolising) may open the executable and the shim.
             own = tuple(str(p.parent) + "/" for p in (exe.path, *preload) if p is not None)
+            own += self.backend.runtime_paths()
             reasons = anticheat.access_reasons(entries, work, task, extra_allowed=own)
             forbidden = [r for r in reasons if not r.startswith("never read input")]
             if forbidden and verdict.status is not None and verdict.reason.startswith(
@@ -590,7 +634,7 @@ class Engine:
             if logs is not None:
                 from .safe_fs import read_regular
 
-                for rel in (kernel_work.LOG_FILE,):
+                for rel in list(logs) or [kernel_work.LOG_FILE]:
                     try:
                         logs[rel] = read_regular(work, rel, 1 << 24).decode("ascii", "replace")
                     except OSError:
@@ -662,6 +706,7 @@ class Engine:
 
 
 NO_KERNEL_CHECK = "the kernel-dependence run could not be carried out: "
+TIMING_FILE = ".ckd-kernel-timing"
 UPLOAD_LOG = anticheat.UPLOAD_LOG
 POISON_LOG = anticheat.POISON_LOG
 POISON_BYTES = (0xA5, 0x5A)
@@ -671,6 +716,14 @@ MAX_POISON_PROBES = 16
 SHIM_LOG_WIDTH = 160
 """Log paths are padded like the shim's other settings (see backends/cpu.py `_padded`)."""
 _C0, _C1, _C2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+
+
+def _scaled(limits: Limits, scale: float) -> Limits:
+    if scale == 1.0:
+        return limits
+    return limits.with_overrides(
+        cpu_seconds=None if limits.cpu_seconds is None else limits.cpu_seconds * scale,
+        wall_seconds=None if limits.wall_seconds is None else limits.wall_seconds * scale)
 
 
 def _informative(task: Task, a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:

@@ -20,7 +20,8 @@ The program CANNOT:
   topology; plus what the caller exposes: the executable's folder, the Python prefix of a
   reference, the shim's build folder, operator-given include folders), its own work folder,
   a private `/tmp` and `/dev/shm` (tmpfs, `tmp_bytes`/`tmp_files`), a `/dev` of null, zero, full,
-  random, urandom (and a GPU's nodes), and a `/proc` of its own PID namespace. `/root`,
+  random, urandom (and, for a run given a GPU, that GPU's nodes only: `Limits.gpu`), and a
+  `/proc` of its own PID namespace. `/root`,
   `/home`, `/run` (and its unix sockets), `/etc/passwd`, other projects, the caches of the
   validator and other runs do not exist there. -> mount namespace + allow-list launcher.
 - widen that view: it comes only from `Limits`, `expose` and `CKD_SANDBOX_RO` (the operator's),
@@ -81,7 +82,9 @@ Weaker modes, chosen by probing (`sandbox_mode()`) and named in `RunOutcome.extr
 - `userns` (not root): namespaces inside a user namespace; no uid switch, so inputs cannot be
   protected and no RLIMIT_NPROC; deny-list view.
 - `rlimits` (neither works): rlimits, a process group and a scrubbed environment only; no
-  network isolation. Say so wherever results are reported.
+  network isolation. Untrusted code is refused in it (`SandboxError`, an `error` result) unless
+  the operator names it (`CKD_SANDBOX_MODE=rlimits` or `CKD_ALLOW_WEAK_SANDBOX=1`: see
+  `weak_sandbox_refusal`). Say so wherever results are reported.
 Outside `namespaces+uid` the workspace is a plain folder: disk and files are polled every
 DISK_POLL_SECONDS with a bounded walk (a fast writer can overshoot between polls).
 
@@ -96,6 +99,7 @@ import contextlib
 import dataclasses
 import functools
 import os
+import re
 import secrets
 import selectors
 import shlex
@@ -186,6 +190,14 @@ class Limits:
     allowlist: bool = True
     """The run's root holds only the allow-list (C launcher); False: the host's `/` read-only
     with some directories covered (the shell set-up's view)."""
+    loopback: bool = False
+    """A private network namespace whose loopback is up, and internet sockets allowed in it
+    (nothing else is reachable): for tools that talk to their target over 127.0.0.1, such as
+    compute-sanitizer. Off for everything else."""
+    gpu: str | None = None
+    """The GPU a run may use (`CUDA_VISIBLE_DEVICES`' value: indices, or a UUID/MIG name): only
+    runs given one see the driver's nodes, and only that GPU's (`/dev/nvidiaN`, `nvidiactl`,
+    `nvidia-uvm`, the `nvidia-caps` folder MIG needs); builds, references and scripts see none."""
 
     def with_overrides(self, overrides: dict[str, object] | None = None, **kw: object) -> Limits:
         """A copy with some fields replaced (e.g. `Backend.sandbox_overrides`)."""
@@ -260,6 +272,21 @@ def sandbox_mode() -> str:
     return "rlimits"
 
 
+def weak_sandbox_refusal() -> str:
+    """Why untrusted code may not run in `rlimits` mode here ('' when the operator said it may).
+
+    `rlimits` cuts neither the network nor the view of the host: a program could reach a Ray
+    head's unauthenticated job API (which holds the LLM key) or a shared cache. It is accepted
+    only when the operator names it: `CKD_SANDBOX_MODE=rlimits` or `CKD_ALLOW_WEAK_SANDBOX=1`
+    (trusted programs, or a container whose egress and mounts are cut from outside)."""
+    if os.environ.get("CKD_SANDBOX_MODE") == "rlimits" or os.environ.get("CKD_ALLOW_WEAK_SANDBOX") == "1":
+        return ""
+    return ("the only sandbox available here is `rlimits` (no namespaces: the program would share "
+            "the host's network and view); refusing to run untrusted code in it. Run as root with "
+            "CAP_SYS_ADMIN (or where unprivileged user namespaces work) for the full sandbox, or set "
+            "CKD_ALLOW_WEAK_SANDBOX=1 to accept rlimits knowingly")
+
+
 # --- the launcher ---------------------------------------------------------------------------
 
 def _effective_hides(hide: list[str], expose: list[Path], workdir: Path) -> list[str]:
@@ -273,6 +300,7 @@ def _launcher_cmd(launcher: Path, workdir: Path, uid: int, limits: Limits, expos
                   cgroup: Path | None = None, report_fd: int | None = None) -> list[str]:
     cmd = [str(launcher), "--work", str(workdir), "--uid", str(uid),
            "--net", "1" if limits.network else "0", "--seccomp", "1" if limits.seccomp else "0",
+           "--loopback", "1" if limits.loopback else "0",
            "--allowlist", "1" if limits.allowlist else "0"]
     if report_fd is not None:
         cmd += ["--report-fd", str(report_fd)]
@@ -294,8 +322,8 @@ def _launcher_cmd(launcher: Path, workdir: Path, uid: int, limits: Limits, expos
             cmd += ["--ro", p]
         for link in _system_view()[1]:
             cmd += ["--symlink", link]
-        for d in _devices():
-            cmd += ["--dev", d]
+        for src, name in _devices(limits.gpu):
+            cmd += ["--dev", f"{src}={name}"]
     else:
         for h in _effective_hides(hide, expose, workdir):
             cmd += ["--hide", h]
@@ -453,13 +481,36 @@ def _system_view() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(dict.fromkeys(ro)), tuple(links)
 
 
-def _devices() -> list[str]:
-    found = [d for d in DEVICES if os.path.exists("/dev/" + d)]
-    try:  # a GPU host: the driver's nodes, for the cuda backend
-        found += sorted(n for n in os.listdir("/dev") if n.startswith("nvidia"))
+GPU_SHARED_NODES = ("nvidiactl", "nvidia-uvm", "nvidia-caps")
+"""Driver nodes every GPU run needs besides its GPU's own (`nvidia-caps` is a folder, for MIG).
+Left out on purpose: `nvidia-uvm-tools` (profiling every process's faults), `nvidia-modeset`
+(display), other GPUs' `nvidiaN`."""
+
+
+def device_root() -> str:
+    """Where device nodes come from: `/dev`, or `$CKD_DEVICE_ROOT` (a fake tree, for tests)."""
+    return os.environ.get("CKD_DEVICE_ROOT", "/dev").rstrip("/") or "/"
+
+
+def _devices(gpu: str | None = None) -> list[tuple[str, str]]:
+    """(source path, name under the run's /dev) of the nodes a run gets."""
+    root = device_root()
+    found = [(f"/dev/{d}", d) for d in DEVICES if os.path.exists("/dev/" + d)]
+    if gpu is None:
+        return found
+    try:
+        present = set(os.listdir(root))
     except OSError:
-        pass
-    return found
+        return found
+    wanted = [n for n in GPU_SHARED_NODES if n in present]
+    ids = [g.strip() for g in gpu.split(",") if g.strip()]
+    if ids and all(g.isdigit() for g in ids):
+        wanted += [f"nvidia{g}" for g in ids if f"nvidia{g}" in present]
+    else:
+        # A UUID or MIG name does not say which /dev/nvidiaN holds it: every GPU node, and
+        # CUDA_VISIBLE_DEVICES picks (the result says so in its sandbox details).
+        wanted += sorted(n for n in present if re.fullmatch(r"nvidia\d+", n))
+    return found + [(f"{root}/{n}", n) for n in wanted]
 
 
 def _allowlist(exposures: list[Path]) -> list[str]:
@@ -508,6 +559,10 @@ def run_sandboxed(
     # One LD_PRELOAD value: the engine's access-log shim and a backend's interposed runtime.
     preload_value = ":".join(str(p) for p in preloads) or None
     mode = _mode or sandbox_mode()
+    if mode == "rlimits" and _mode is None:
+        refused = weak_sandbox_refusal()
+        if refused:
+            raise SandboxError(refused)
     workdir = Path(workdir).resolve()
     full_env = scrubbed_env(env, home=str(workdir))
     uid = 0

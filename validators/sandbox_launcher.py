@@ -26,6 +26,8 @@ _LAUNCHER_TEMPLATE = r"""
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/audit.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -46,7 +48,7 @@ _LAUNCHER_TEMPLATE = r"""
 #define MAXP 64
 static const char *work, *preload, *tmp_opts = "size=64m,nr_inodes=4096,mode=1777";
 static const char *ro[MAXP], *dev[MAXP], *link_at[MAXP], *link_to[MAXP], *hide[MAXP];
-static int nro, ndev, nlink, nhide, net = 1, report_fd = -1, use_seccomp = 1, allowlist = 1;
+static int nro, ndev, nlink, nhide, net = 1, report_fd = -1, use_seccomp = 1, allowlist = 1, loopback = 0;
 static unsigned uid;
 
 static void die(const char *what, const char *arg) {
@@ -154,11 +156,17 @@ static void install_seccomp(void) {
   put((struct sock_filter)ALLOW);
   /* socket / socketpair: local (AF_UNIX) only, unless the run has the network */
   put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 1, 0));
-  put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socketpair, 0, 5));
+  put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socketpair, 0, 0));  /* jf patched */
+  int sock_skip = nf - 1;
   if (net) put((struct sock_filter)ALLOW); else put((struct sock_filter)LD_ARG(0));
+  if (loopback) {  /* its own network namespace: internet families reach only its loopback */
+    put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 3, 0));
+    put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 2, 0));
+  }
   put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 1, 0));
   put((struct sock_filter)ERR(EAFNOSUPPORT));
   put((struct sock_filter)ALLOW);
+  filt[sock_skip].jf = (unsigned char)(nf - sock_skip - 1);
   put((struct sock_filter)LD_NR);
   /* fcntl: by command. Unknown commands get EINVAL, as from a kernel that lacks them. */
   put((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 1, 0));
@@ -191,6 +199,7 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--work")) work = v;
     else if (!strcmp(a, "--uid")) uid = (unsigned)n;
     else if (!strcmp(a, "--net")) net = (int)n;
+    else if (!strcmp(a, "--loopback")) loopback = (int)n;
     else if (!strcmp(a, "--seccomp")) use_seccomp = (int)n;
     else if (!strcmp(a, "--allowlist")) allowlist = (int)n;
     else if (!strcmp(a, "--preload")) preload = v;
@@ -201,7 +210,7 @@ int main(int argc, char **argv) {
     }
     else if (!strcmp(a, "--ro") && nro < MAXP) ro[nro++] = v;
     else if (!strcmp(a, "--hide") && nhide < MAXP) hide[nhide++] = v;
-    else if (!strcmp(a, "--dev") && ndev < MAXP) dev[ndev++] = v;
+    else if (!strcmp(a, "--dev") && ndev < MAXP) dev[ndev++] = v;  /* SOURCE=NAME under /dev */
     else if (!strcmp(a, "--symlink") && nlink < MAXP) {  /* PATH=TARGET */
       char *eq = strchr(v, '=');
       if (!eq) { fprintf(stderr, "ckd-launch: --symlink needs PATH=TARGET\n"); return 125; }
@@ -226,6 +235,16 @@ int main(int argc, char **argv) {
   limit(RLIMIT_CORE, 0, 0);
   if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | (net ? 0 : CLONE_NEWNET)) != 0)
     die("unshare", NULL);
+  if (!net && loopback) {  /* a fresh namespace's lo is down: up, for tools that talk to their target */
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0) die("loopback", "lo");
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) die("loopback up", "lo");
+    close(s);
+  }
   pid_t init = fork();
   if (init < 0) die("fork", NULL);
   if (init > 0) {  /* outside: relay the status of the namespace's init */
@@ -249,10 +268,19 @@ int main(int argc, char **argv) {
       if (fstat(rofd[k], &st)) die("stat", ro[k]);
       rodir[k] = S_ISDIR(st.st_mode);
     }
+    int devdir[MAXP];
+    const char *devname[MAXP];
     for (int k = 0; k < ndev; k++) {
-      char p[256];
-      snprintf(p, sizeof p, "/dev/%s", dev[k]);
+      char p[4200];
+      const char *eq = strchr(dev[k], '=');
+      if (!eq) die("--dev wants SOURCE=NAME", dev[k]);
+      snprintf(p, sizeof p, "%.*s", (int)(eq - dev[k]), dev[k]);
+      devname[k] = eq + 1;
       if ((devfd[k] = open(p, O_PATH | O_CLOEXEC)) < 0) die("open", p);
+      /* A folder (nvidia-caps) is bound as a folder: binding it onto a file fails. */
+      struct stat st;
+      if (fstat(devfd[k], &st)) die("stat", p);
+      devdir[k] = S_ISDIR(st.st_mode);
     }
     const char *R = "/tmp";
     if (mount("ckd-root", R, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=755")) die("mount root", R);
@@ -263,8 +291,8 @@ int main(int argc, char **argv) {
     if (mount("ckd-dev", p, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,nr_inodes=256,mode=755")) die("mount", "/dev");
     for (int k = 0; k < ndev; k++) {
       char name[300];
-      snprintf(name, sizeof name, "/dev/%s", dev[k]);
-      bind_fd(devfd[k], R, name, 0, 0);
+      snprintf(name, sizeof name, "/dev/%s", devname[k]);
+      bind_fd(devfd[k], R, name, devdir[k], 0);
     }
     snprintf(p, sizeof p, "%s/dev/shm", R); mkdirs(p);
     if (mount("ckd-shm", p, "tmpfs", MS_NOSUID | MS_NODEV, tmp_opts)) die("mount", "/dev/shm");

@@ -31,6 +31,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--concurrency", type=int, default=8, help="endpoint requests in flight")
     p.add_argument("--model-path", help="local transformers checkpoint folder (or builtin:tiny)")
     p.add_argument("--adapter", help="LoRA adapter: a `cuset train` output folder")
+    p.add_argument("--device", help="local model: where it runs (default: cuda when a GPU "
+                   "answers, else cpu)")
+    p.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16"], default="auto",
+                   help="local model: weights' dtype (auto: bfloat16 on a GPU that has it, "
+                   "float16 on one that does not, float32 on the CPU)")
     p.add_argument("--reference-solutions", action="store_true",
                    help="validate each task's own reference program instead of sampling")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -54,7 +59,7 @@ def _sampler(args: argparse.Namespace):
     if args.model_path:
         return LocalSampler(args.model_path, adapter=args.adapter, temperature=args.temperature,
                             top_p=args.top_p, max_new_tokens=args.max_new_tokens,
-                            batch_size=args.batch_size)
+                            batch_size=args.batch_size, device=args.device, dtype=args.dtype)
     if args.adapter:
         raise EvalError("--adapter needs --model-path")
     if not (args.base_url and args.model):

@@ -111,8 +111,8 @@ class LocalSampler:
     other rows share its batch."""
 
     def __init__(self, model_path: str, *, adapter: str | None = None, temperature: float = 0.2,
-                 top_p: float = 0.95, max_new_tokens: int = 1024, batch_size: int = 4) -> None:
-        import torch
+                 top_p: float = 0.95, max_new_tokens: int = 1024, batch_size: int = 4,
+                 device: str | None = None, dtype: str = "auto") -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         from ..modeling import resolve_model_path
@@ -133,10 +133,13 @@ class LocalSampler:
         if self.tok.pad_token_id is None:
             self.tok.pad_token = self.tok.eos_token
         self.tok.padding_side = "left"  # generation continues every row from its last token
+        self.device, torch_dtype = placement(device, dtype)
         try:
-            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
+            model = model.to(self.device)
         except Exception as exc:
-            raise EvalError(f"model {model_path}: cannot load: {exc}") from None
+            raise EvalError(f"model {model_path}: cannot load on {self.device} as {torch_dtype}: "
+                            f"{exc}") from None
         if adapter_dir is not None:
             from peft import PeftModel
 
@@ -162,7 +165,7 @@ class LocalSampler:
         for start in range(0, len(items), self.batch_size):
             batch = items[start:start + self.batch_size]
             enc = self.tok([self._prompt(t.prompt) for t, _ in batch], return_tensors="pt",
-                           padding=True, add_special_tokens=False)
+                           padding=True, add_special_tokens=False).to(self.device)
             seeds = [sample_seed(t.id, i) for t, i in batch]
             proc = _SeededSampling(seeds, self.temperature, self.top_p)
             with torch.no_grad():
@@ -176,6 +179,21 @@ class LocalSampler:
                 n = _generated_length(ids, self.tok.eos_token_id)
                 text = self.tok.decode(ids[:n], skip_special_tokens=True)
                 yield Completion(task.id, idx, text, n)
+
+
+def placement(device: str | None, dtype: str = "auto") -> tuple[str, Any]:
+    """(device, torch dtype) a local model loads with: a GPU when one answers (else the CPU),
+    and on it bfloat16 where supported (float16 otherwise); float32 on the CPU. `device` and
+    `dtype` (not "auto") override."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    where = device or ("cuda" if cuda else "cpu")
+    if dtype != "auto":
+        return where, getattr(torch, dtype)
+    if where.startswith("cuda"):
+        return where, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return where, torch.float32
 
 
 def _generated_length(ids: list[int], eos: int | None) -> int:
@@ -196,7 +214,11 @@ def _adapter_dir(adapter: str) -> Path:
 
 class _SeededSampling:
     """A logits processor that draws each row's next token from its own generator (temperature,
-    then nucleus top-p) and leaves only that token possible, so greedy decoding takes it."""
+    then nucleus top-p) and leaves only that token possible, so greedy decoding takes it.
+
+    The draw is made on the CPU from the row's probabilities in float32, whatever device and
+    dtype the model runs in: a CPU generator cannot draw from CUDA tensors, and this way a row's
+    tokens follow from its seed and its logits alone (the same on any device)."""
 
     def __init__(self, seeds: list[int], temperature: float, top_p: float) -> None:
         import torch
@@ -209,7 +231,7 @@ class _SeededSampling:
 
         out = torch.full_like(scores, float("-inf"))
         for row, gen in enumerate(self.gens):
-            logits = scores[row].float()
+            logits = scores[row].float().cpu()
             if self.temperature <= 0:
                 choice = int(torch.argmax(logits))
             else:

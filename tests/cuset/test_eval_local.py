@@ -98,3 +98,35 @@ def test_model_without_tokenizer_is_one_line(tmp_path, capsys):
     assert rc == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"error: model {bare}: the folder has no tokenizer"]
+
+
+def test_a_local_model_is_placed_as_a_gpu_user_expects(monkeypatch):
+    """On a GPU: the GPU, bfloat16 where it has it (else float16); on the CPU: float32; the
+    flags override. (No GPU here: torch's answers are stood in.)"""
+    import torch
+
+    from cuset.eval.samplers import placement
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert placement(None) == ("cpu", torch.float32)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: True)
+    assert placement(None) == ("cuda", torch.bfloat16)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: False)
+    assert placement(None) == ("cuda", torch.float16)
+    assert placement("cuda:1", "float32") == ("cuda:1", torch.float32)
+    assert placement("cpu") == ("cpu", torch.float32)
+
+
+def test_seeded_draws_do_not_depend_on_the_models_dtype():
+    """The draw is made on the CPU in float32 from the row's logits: half-precision scores (as
+    on a GPU) give the same tokens as the same logits in float32, and a CPU generator never
+    meets a device tensor."""
+    import torch
+
+    from cuset.eval.samplers import _SeededSampling
+
+    logits = torch.randn(3, 50, generator=torch.Generator().manual_seed(0)).round(decimals=1)
+    a = _SeededSampling([1, 2, 3], 0.8, 0.9)(None, logits.clone())
+    b = _SeededSampling([1, 2, 3], 0.8, 0.9)(None, logits.to(torch.bfloat16))
+    assert torch.equal(a.argmax(-1), b.argmax(-1))

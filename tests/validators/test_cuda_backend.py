@@ -59,10 +59,10 @@ def _exe(variant: str = "plain") -> Executable:
 def test_command_sets_visible_device_and_sanitizer():
     b = CudaBackend(device="1")
     argv, env = b.command(_exe(), ["x"])
-    assert argv[1:] == ["x"] and env == {"CUDA_VISIBLE_DEVICES": "1"}
+    assert argv[1:] == ["x"] and env == {"CUDA_VISIBLE_DEVICES": "1", "CUDA_CACHE_DISABLE": "1"}
     argv, _ = b.command(_exe("racecheck"), [])
     assert argv[0].endswith("compute-sanitizer") and argv[1:3] == ["--tool", "racecheck"]
-    assert b.sandbox_overrides(_exe()) == {"memory_bytes": None}
+    assert b.sandbox_overrides(_exe()) == {"memory_bytes": None, "gpu": "1"}
     assert b.unsupported_features(["wmma", "inline_ptx"]) == []
 
 

@@ -315,3 +315,39 @@ def test_static_runtime_makes_no_verdict_either_way(runtime):
         res = engine.check(SQUARE, Program(source=source, filename="prog.cu"))
         assert res.status == Status.ERROR, (res.status, res.reason)
         assert NO_KERNEL_CHECK in res.reason and "dynamically" in res.reason
+
+
+# Issue 22, finding 5: the speed term times the kernels alone. This program sleeps in host code
+# before its kernels (a second) and its two "kernels" sleep 50 ms each.
+SLEEPY = PRELUDE + r"""
+#include <unistd.h>
+static void slow_sq(void** a) { usleep(50000); sq(a); }
+int main() { load(); usleep(1000000); float *da, *db; cudaMalloc((void**)&da, N * 4); cudaMalloc((void**)&db, N * 4);
+  cudaMemcpy(da, x, N * 4, cudaMemcpyHostToDevice); void* args[] = {&da, &db};
+  launch(slow_sq, args); launch(slow_sq, args);
+  cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save(); }
+"""
+
+
+def test_timing_counts_the_kernels_not_the_host(runtime, interposer, tmp_path):
+    exe = _program(runtime, SLEEPY, "sleepy")
+    a, _, _ = _draws()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.bin").write_bytes(a.tobytes())
+    log = tmp_path / "timing.log"
+    env = {**os.environ, "LD_PRELOAD": str(interposer), **CudaBackend().timing_env(str(log))}
+    out = subprocess.run([str(exe)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    seconds, launches = log.read_text().split()
+    assert int(launches) == 2
+    assert 0.1 <= float(seconds) < 0.9, seconds  # the two launches, never the host's second
+
+
+def test_kernel_seconds_through_the_engine_and_only_for_right_outputs(engine):
+    fast = engine.kernel_seconds(SQUARE, Program(source=HONEST, filename="prog.cu"), repeats=2)
+    slow = engine.kernel_seconds(SQUARE, Program(source=SLEEPY, filename="prog.cu"), repeats=2)
+    assert fast is not None and slow is not None and slow > 0.09 > fast, (fast, slow)
+    # Outputs that do not match in the timed runs earn no time (and so no speed).
+    wrong = HONEST.replace("d[i] = s[i] * s[i]", "d[i] = s[i]")
+    if wrong != HONEST:
+        assert engine.kernel_seconds(SQUARE, Program(source=wrong, filename="prog.cu"), repeats=1) is None

@@ -94,6 +94,16 @@ class Backend(ABC):
         this backend cannot (the check is then skipped and the result says so)."""
         return None
 
+    def timing_env(self, log_file: str) -> dict[str, str] | None:
+        """Settings under which the runtime times each kernel launch alone and writes
+        "<seconds> <launches>" to `log_file` (the speed term), or None where it cannot."""
+        return None
+
+    def runtime_paths(self) -> tuple[str, ...]:
+        """Path prefixes outside the work folder that the backend's runtime or driver itself
+        opens or connects to in every program (the access check allows them)."""
+        return ()
+
     def upload_log_env(self) -> dict[str, str] | None:
         """Settings that note every upload (and the memory kernels read in place at each
         launch) in the runtime's upload log, or None where the backend cannot."""
@@ -132,6 +142,15 @@ class Backend(ABC):
         """Sandbox limit overrides this executable needs (e.g. an ASan build reserves terabytes
         of address space, so an address-space limit cannot apply to it)."""
         return {}
+
+    def time_scale(self, exe: Executable) -> float:
+        """How much more CPU and wall time a run of this build may take than a plain one (a
+        sanitizer's 10-100x): the limits still end a program that never ends."""
+        return 1.0
+
+    def expose(self, exe: Executable) -> list[Path]:
+        """Folders a run of `exe` must see besides its argv[0]'s (a tool's target)."""
+        return []
 
     def schedules(self, *, thorough: bool = True) -> list[str]:
         """Schedules every case runs under; results must agree across them."""

@@ -93,6 +93,12 @@ class GpuProbe:
     def ok(self) -> bool:
         return self.devices > 0
 
+    @property
+    def capability(self) -> tuple[int, int] | None:
+        """The first device's compute capability, from the probe's `sm_XY` (minor = last digit)."""
+        m = re.search(r"\bsm_(\d+)(\d)$", self.device.strip())
+        return (int(m.group(1)), int(m.group(2))) if m else None
+
     def reason(self) -> str:
         if self.ok:
             return ""
@@ -101,7 +107,8 @@ class GpuProbe:
 
 @functools.cache
 def probe_gpu() -> GpuProbe:
-    """Build (cached) and run the probe; never raises."""
+    """Build (cached) and run the probe in the sandbox with the cuda runs' settings; never
+    raises. Cached for the process; `classify` clears it when a program reports no GPU."""
     if os.environ.get("CKD_ASSUME_NO_GPU"):
         return GpuProbe(0, "CKD_ASSUME_NO_GPU set")
     try:
@@ -111,9 +118,20 @@ def probe_gpu() -> GpuProbe:
         return GpuProbe(0, f"nvcc unavailable: {exc}")
     if path is None:
         return GpuProbe(0, "probe did not build: " + info.diagnostics[:200])
+    # Through the sandbox, as programs run: a GPU the sandbox keeps from them is no GPU here.
+    from ..sandbox import Limits, SandboxError, run_sandboxed, workspace
+
+    device = os.environ.get("CUDA_VISIBLE_DEVICES", "0")
+    env = {"CUDA_VISIBLE_DEVICES": device, "CUDA_CACHE_DISABLE": "1"}
+    if driver_lib_dirs():
+        env["LD_LIBRARY_PATH"] = ":".join(str(d) for d in driver_lib_dirs())
+    limits = Limits(cpu_seconds=60, wall_seconds=90, memory_bytes=None, gpu=device)
     try:
-        out = subprocess.run([str(path)], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError) as exc:
+        with workspace(limits) as root:
+            work = root / "work"
+            work.mkdir()
+            out = run_sandboxed([str(path)], work, limits=limits, env=env, expose=driver_lib_dirs())
+    except (OSError, SandboxError) as exc:
         return GpuProbe(0, f"probe did not run: {exc}")
     for line in out.stdout.splitlines():
         if line.startswith("CKD-PROBE "):
@@ -121,7 +139,45 @@ def probe_gpu() -> GpuProbe:
             dev = next((ln.removeprefix("CKD-DEVICE ") for ln in out.stdout.splitlines()
                         if ln.startswith("CKD-DEVICE ")), "")
             return GpuProbe(int(n), err, dev)
-    return GpuProbe(0, f"probe printed nothing (exit {out.returncode})")
+    return GpuProbe(0, f"probe printed nothing (exit {out.exit_code}): {out.stderr.strip()[:200]}")
+
+
+def device_arch(capability: tuple[int, int]) -> str:
+    """The architecture to build for a device: the arch-specific target (`sm_90a`, `sm_100a`)
+    from Hopper on, so `wgmma`, `setmaxnreg` and CUTLASS's SM90+ kernels build and run; the
+    plain target before (no such features)."""
+    major, minor = capability
+    return f"sm_{major}{minor}{'a' if major >= 9 else ''}"
+
+
+def arch_runs_on(arch: str, capability: tuple[int, int]) -> bool:
+    """Whether a binary built with `-arch=ARCH` runs on a device of `capability`: `sm_XYa` only
+    on X.Y itself, `sm_XYf` on the X family from Y up, plain `sm_XY` (with its PTX) on X.Y and
+    every later device."""
+    m = re.fullmatch(r"(?:sm|compute)_(\d+)(\d)([af]?)", arch.strip())
+    if not m:
+        return False
+    want = (int(m.group(1)), int(m.group(2)))
+    if m.group(3) == "a":
+        return capability == want
+    if m.group(3) == "f":
+        return capability[0] == want[0] and capability[1] >= want[1]
+    return capability >= want
+
+
+def driver_lib_dirs() -> list[Path]:
+    """Folders holding the driver's libraries (`libcuda.so.1`) that the loader finds only through
+    `LD_LIBRARY_PATH` on some hosts (several clouds' CUDA base images): named by the operator in
+    `$CKD_CUDA_DRIVER_DIRS` (colon-separated), exposed read-only to GPU runs and passed through.
+    The sandbox scrubs the environment, so without them those hosts report
+    cudaErrorInsufficientDriver for every program."""
+    return [Path(p) for p in os.environ.get("CKD_CUDA_DRIVER_DIRS", "").split(":")
+            if p and Path(p).is_dir()]
+
+
+MPS_PIPE_DEFAULT = "/tmp/nvidia-mps"
+"""Where the CUDA driver looks for the MPS control daemon unless `$CUDA_MPS_PIPE_DIRECTORY`
+says otherwise: every CUDA program connects there at initialisation (ENOENT without MPS)."""
 
 
 INTERPOSER_SOURCE = Path(__file__).with_name("cuda_interposer.cpp")
@@ -178,6 +234,10 @@ def runtime_linkage(path: Path) -> str:
 
 SANITIZER_TOOLS = ("memcheck", "racecheck")
 _SANITIZER_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) error")
+_RACECHECK_SUMMARY = re.compile(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)")
+SANITIZER_TIME_SCALE = float(os.environ.get("CKD_SANITIZER_TIME_SCALE", "20"))
+"""A sanitizer run may take this many times a plain run's limits (its slowdown is 10-100x); past
+them the engine judges the case by the plain run and says so (`fallback_variant`)."""
 
 
 class CudaBackend(Backend):
@@ -193,19 +253,45 @@ class CudaBackend(Backend):
         self.gpu_check = gpu_check
         """False only to run host-only programs on a GPU-less machine (tests of the engine)."""
         self._interposer: tuple[Path | None, str] | None = None
+        self._arch_configured = options is not None or "CKD_CUDA_ARCH" in os.environ
+        """An operator's (or caller's) architecture is kept; otherwise the device's is used."""
 
     def available(self) -> str | None:
         try:
             nvcc_path()
         except NvccUnavailable as exc:
             return str(exc)
+        if self._arch_configured and self.gpu_check:
+            probe = probe_gpu()
+            cap = probe.capability if probe.ok else None
+            if cap is not None and not arch_runs_on(self.options.arch, cap):
+                return (f"the configured architecture {self.options.arch} (CKD_CUDA_ARCH or the "
+                        f"options) cannot run on this GPU ({probe.device}, compute capability "
+                        f"{cap[0]}.{cap[1]}): use {device_arch(cap)} or leave it unset")
         return None
+
+    def arch(self) -> str:
+        """The architecture builds target: the configured one, else the device's (the default
+        architecture where no GPU answers)."""
+        if self._arch_configured or not self.gpu_check:
+            return self.options.arch
+        probe = probe_gpu()
+        cap = probe.capability if probe.ok else None
+        return device_arch(cap) if cap is not None else self.options.arch
+
+    def runtime_paths(self) -> tuple[str, ...]:
+        # The driver connects to the MPS control socket at initialisation (ENOENT in the
+        # sandbox's private /tmp when no daemon is exposed): the driver's, not the program's.
+        pipe = os.environ.get("CUDA_MPS_PIPE_DIRECTORY", MPS_PIPE_DEFAULT).rstrip("/") + "/"
+        return tuple(dict.fromkeys([pipe, MPS_PIPE_DEFAULT + "/"]))
 
     def gpu(self) -> GpuProbe:
         return probe_gpu()
 
     def build(self, program: Program, defines: dict[str, int], *, variant: str = "plain") -> Executable:
         options = self.options
+        if options.arch != self.arch():
+            options = dataclasses.replace(options, arch=self.arch())
         if self.include_dirs:
             options = dataclasses.replace(
                 options, include_dirs=tuple(dict.fromkeys([*options.include_dirs, *self.include_dirs])))
@@ -214,7 +300,11 @@ class CudaBackend(Backend):
 
     def command(self, exe: Executable, args: list[str], *, schedule: str = "default"
                 ) -> tuple[list[str], dict[str, str]]:
-        env = {"CUDA_VISIBLE_DEVICES": self.device}
+        # The JIT cache would live in $HOME, the work folder: files the program did not write.
+        env = {"CUDA_VISIBLE_DEVICES": self.device, "CUDA_CACHE_DISABLE": "1"}
+        drivers = driver_lib_dirs()
+        if drivers:
+            env["LD_LIBRARY_PATH"] = ":".join(str(d) for d in drivers)
         argv = [str(exe.path), *args]
         if exe.variant in SANITIZER_TOOLS:
             sanitizer = shutil.which("compute-sanitizer") or "compute-sanitizer"
@@ -243,6 +333,9 @@ class CudaBackend(Backend):
     def no_launch_env(self) -> dict[str, str] | None:
         return _padded({"CUDASHIM_NO_LAUNCH": "1"})
 
+    def timing_env(self, log_file: str) -> dict[str, str] | None:
+        return _padded({"CUDASHIM_KERNEL_TIMING": log_file})
+
     def upload_log_env(self) -> dict[str, str] | None:
         return _padded({"CUDASHIM_LOG_UPLOADS": "1"})
 
@@ -258,7 +351,21 @@ class CudaBackend(Backend):
     def sandbox_overrides(self, exe: Executable) -> dict[str, object]:
         # The CUDA driver reserves a very large virtual address range (unified addressing):
         # an address-space limit breaks every GPU program.
-        return {"memory_bytes": None}
+        over: dict[str, object] = {"memory_bytes": None, "gpu": self.device}
+        if exe.variant in SANITIZER_TOOLS:
+            over["loopback"] = True  # the sanitizer talks to its target over 127.0.0.1
+        return over
+
+    def time_scale(self, exe: Executable) -> float:
+        return SANITIZER_TIME_SCALE if exe.variant in SANITIZER_TOOLS else 1.0
+
+    def expose(self, exe: Executable) -> list[Path]:
+        # argv[0] is compute-sanitizer: the program it runs must be visible too.
+        seen = [exe.path.parent] if exe.variant in SANITIZER_TOOLS and exe.path is not None else []
+        return [*seen, *driver_lib_dirs()]
+
+    def fallback_variant(self, variant: str) -> str | None:
+        return "plain" if variant in SANITIZER_TOOLS else None
 
     def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:
         if self.gpu_check:
@@ -268,7 +375,23 @@ class CudaBackend(Backend):
         text = outcome.stdout + "\n" + outcome.stderr
         sig = next((s for s in NO_GPU_SIGNATURES if s in text), None)
         if sig and self.gpu_check:
-            return Verdict(Status.NEEDS_GPU, f"the program reported {sig}")
+            # A GPU answered the probe, so the text is the program's word against it: printed
+            # to dodge a rejection, or a GPU lost since. Ask again (not from the cache).
+            probe_gpu.cache_clear()
+            again = probe_gpu()
+            if not again.ok:
+                return Verdict(Status.NEEDS_GPU, f"the GPU stopped answering: {again.reason()}")
+            return Verdict(Status.RUNTIME_ERROR, (
+                f"the program reported {sig}, but a GPU answers ({again.device}): a failure of "
+                f"the program, not a missing GPU"))
+        if exe.variant == "racecheck":
+            r = _RACECHECK_SUMMARY.search(text)
+            if r and int(r.group(2)) > 0:
+                first = next((ln.strip("= ").strip() for ln in text.splitlines()
+                              if ln.startswith("========= ") and "hazard" in ln.lower()
+                              and "SUMMARY" not in ln), "")
+                return Verdict(Status.FAILED, (f"race (compute-sanitizer racecheck): "
+                                               f"{r.group(2)} hazard error(s): {first}")[:500])
         if exe.variant in SANITIZER_TOOLS:
             m = _SANITIZER_SUMMARY.search(text)
             if m and int(m.group(1)) > 0:

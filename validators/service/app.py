@@ -120,10 +120,11 @@ class Service:
     # --- running jobs ------------------------------------------------------------------------
 
     async def run_check(self, task: Task, program: Program, thorough: bool,
-                        admission: Admission) -> dict[str, Any]:
-        """One job through the pool on a slot of `admission`; records its metrics."""
+                        admission: Admission, *, speed: bool = False) -> dict[str, Any]:
+        """One job through the pool on a slot of `admission`; records its metrics. With
+        `speed`, a passing program's kernel time comes back as `kernel_seconds`."""
         job = {"task": task.model_dump_json(), "program": program.model_dump(mode="json"),
-               "thorough": thorough}
+               "thorough": thorough, "speed": speed}
         try:
             outcome = await self.pool.run(job, admission)
         except (JobTimeout, WorkerFailed):
@@ -138,7 +139,10 @@ class Service:
                 "program_digest": result.get("program_digest"),
                 "fresh_seed": result["fresh_seed"], "thorough": thorough})
         shown = redact_fresh(ValidationResult.model_validate(result)).model_dump(mode="json")
-        return {**shown, "check": "thorough" if thorough else "fast"}
+        out = {**shown, "check": "thorough" if thorough else "fast"}
+        if speed:  # for the speed term only: not a field of a validation answer
+            out["kernel_seconds"] = outcome.kernel_seconds
+        return out
 
     def admit(self, n: int, caller: str) -> Admission:
         """Slots for `n` jobs of `caller`, to be used as `with svc.admit(...) as admission:`."""
@@ -153,7 +157,8 @@ class Service:
             raise HTTPException(503, str(exc), headers={"Retry-After": "5"}) from None
 
     async def reference_seconds(self, task_id: str, caller: str) -> float:
-        """Case seconds of the task's reference program, measured once per server."""
+        """Kernel seconds of the task's reference program (`Engine.kernel_seconds`), measured
+        once per server."""
         fut = self._reference_seconds.get(task_id)
         if fut is None:
             fut = asyncio.get_running_loop().create_future()
@@ -162,11 +167,15 @@ class Service:
                 with self.admit(1, caller) as admission:
                     result = await self.run_check(self.tasks.tasks[task_id],
                                                   Program(source=self.tasks.references[task_id]),
-                                                  False, admission)
+                                                  False, admission, speed=True)
                 if result["status"] != Status.PASSED:
                     raise HTTPException(500, f"the reference program of task {task_id!r} "
                                              f"does not pass: {result['reason']}")
-                fut.set_result(sum(c["seconds"] for c in result["cases"]) or 1e-9)
+                if not result.get("kernel_seconds"):
+                    raise HTTPException(500, f"the reference program of task {task_id!r} "
+                                             f"could not be timed (no launch timed, or a timed "
+                                             f"run failed)")
+                fut.set_result(result["kernel_seconds"])
             except BaseException as exc:
                 # Not cached: the next request measures again.
                 del self._reference_seconds[task_id]
@@ -335,7 +344,8 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
 
         async def one(i: int, admission: Admission) -> ScoreItem:
             try:
-                r = await svc.run_check(task, programs[i], thorough, admission)
+                r = await svc.run_check(task, programs[i], thorough, admission,
+                                        speed=ref_seconds is not None)
             except JobTimeout as exc:  # the service's limit, not the program's: no reward
                 return ScoreItem(index=i, program_found=True, compiled=False, correct=False,
                                  reward=None, status="service_timeout", reason=str(exc))
@@ -350,9 +360,10 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
             correct = r["status"] == Status.PASSED
             reward = alpha * correct + beta * compiled
             speedup = None
-            if ref_seconds is not None and correct:
-                secs = sum(c["seconds"] for c in r["cases"]) or 1e-9
-                speedup = ref_seconds / secs
+            if ref_seconds is not None and correct and r.get("kernel_seconds"):
+                # Kernel time alone, measured the same way for the reference (not the build,
+                # the sandbox, the context or the host code); none when the timed runs fail.
+                speedup = ref_seconds / max(r["kernel_seconds"], 1e-9)
                 reward += req.speed * min(speedup, SPEEDUP_CAP)
             return ScoreItem(index=i, program_found=True, compiled=compiled, correct=correct,
                              reward=reward, status=r["status"], reason=r.get("reason", ""),

@@ -61,6 +61,8 @@ class WorkerFailed(Exception):
 class JobOutcome:
     result: dict[str, Any]
     seconds: float
+    kernel_seconds: float | None = None
+    """The program's kernel time, when the job asked for it (the speed term) and it passed."""
 
 
 async def _uncancelled(fut: asyncio.Future[Any]) -> Any:
@@ -80,7 +82,7 @@ def _worker_main(conn: Any, backend: str, wall_seconds: float | None) -> None:
     os.setpgid(0, 0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
-    from schemas import Program, Task
+    from schemas import Program, Status, Task
     from validators.backends import BackendUnavailable, get_backend
     from validators.build_cache import BuildCache
     from validators.engine import DEFAULT_LIMITS, Engine
@@ -111,7 +113,11 @@ def _worker_main(conn: Any, backend: str, wall_seconds: float | None) -> None:
             task = Task.model_validate_json(job["task"])
             program = Program(**job["program"])
             result = engine.check(task, program, thorough=job.get("thorough", False))
-            conn.send({"ok": True, "result": result.model_dump(mode="json")})
+            answer = {"ok": True, "result": result.model_dump(mode="json")}
+            if job.get("speed") and result.status == Status.PASSED:
+                # Kernel time alone (`Engine.kernel_seconds`), for the speed term.
+                answer["kernel_seconds"] = engine.kernel_seconds(task, program)
+            conn.send(answer)
         except Exception as exc:  # the engine's own failure is the job's answer, not a crash
             conn.send({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
 
@@ -468,6 +474,6 @@ class WorkerPool:
                 self._slots.release()
             if not answer.get("ok"):
                 raise WorkerFailed(answer.get("error", "the worker gave no result"))
-            return JobOutcome(answer["result"], seconds)
+            return JobOutcome(answer["result"], seconds, answer.get("kernel_seconds"))
         finally:
             admission.release(1)
