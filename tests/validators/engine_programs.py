@@ -122,6 +122,17 @@ class MutantBackend(CudaBackend):
         argv, env = super().command(exe, args, schedule=schedule)
         return argv, {**env, **self.env, "MUTATION": self.mutation, "SCHEDULE": schedule}
 
+    # These programs compute on the host by design (no GPU runs their kernels here): the
+    # kernel-dependence runs, which would rightly reject them, are not what these tests test.
+    def kernel_inputs_env(self, inputs_file, log_file):
+        return None
+
+    def upload_log_env(self):
+        return None
+
+    def no_launch_env(self):
+        return None
+
 
 INT_TEMPLATE = r"""
 #include <cstdio>
