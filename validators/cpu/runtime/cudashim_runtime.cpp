@@ -1580,14 +1580,15 @@ static std::map<uintptr_t, size_t>& device_ranges() {
   static auto* m = new std::map<uintptr_t, size_t>();
   return *m;
 }
-static bool is_device_memory(const void* p) {
+// Whether p lies inside one of the [start, start + size) ranges of m.
+static bool in_ranges(const std::map<uintptr_t, size_t>& m, const void* p) {
   std::lock_guard<std::mutex> lk(g_alloc_mutex);
-  auto& m = device_ranges();
   auto it = m.upper_bound(reinterpret_cast<uintptr_t>(p));
   if (it == m.begin()) return false;
   --it;
   return reinterpret_cast<uintptr_t>(p) < it->first + it->second;
 }
+static bool is_device_memory(const void* p) { return in_ranges(device_ranges(), p); }
 
 // Memory a kernel reads in place, without a copy: managed, pinned and registered host memory.
 // In the kernel-work run its runs of the host's inputs are the device's second draw for the
@@ -1596,14 +1597,7 @@ static std::map<uintptr_t, size_t>& mapped_ranges() {
   static auto* m = new std::map<uintptr_t, size_t>();
   return *m;
 }
-static bool is_mapped(const void* p) {
-  std::lock_guard<std::mutex> lk(g_alloc_mutex);
-  auto& m = mapped_ranges();
-  auto it = m.upper_bound(reinterpret_cast<uintptr_t>(p));
-  if (it == m.begin()) return false;
-  --it;
-  return reinterpret_cast<uintptr_t>(p) < it->first + it->second;
-}
+static bool is_mapped(const void* p) { return in_ranges(mapped_ranges(), p); }
 static void launch_memory(bool before) {
   if (!g_subst.active() && !(before && log_uploads())) return;
   std::vector<std::pair<uintptr_t, size_t>> ranges;
