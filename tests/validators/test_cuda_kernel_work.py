@@ -346,7 +346,7 @@ def test_timing_counts_the_kernels_not_the_host(runtime, interposer, tmp_path):
 def test_kernel_seconds_through_the_engine_and_only_for_right_outputs(engine):
     fast = engine.kernel_seconds(SQUARE, Program(source=HONEST, filename="prog.cu"), repeats=2)
     slow = engine.kernel_seconds(SQUARE, Program(source=SLEEPY, filename="prog.cu"), repeats=2)
-    assert fast is not None and slow is not None and slow > 0.09 > fast, (fast, slow)
+    assert fast is not None and slow is not None and slow >= 0.1 and fast < slow / 2, (fast, slow)
     # Outputs that do not match in the timed runs earn no time (and so no speed).
     wrong = HONEST.replace("d[i] = s[i] * s[i]", "d[i] = s[i]")
     if wrong != HONEST:
