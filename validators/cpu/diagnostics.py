@@ -247,6 +247,11 @@ def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1) -> tupl
     m = re.search(r"cudashim: (wmma::\w+ at .+)", stderr)
     if m:
         return "runtime_error", m.group(1).strip()[:300]
+    # Host code that read or wrote device memory outside kernels and the runtime's own copies: the
+    # runtime keeps device allocations closed to host code, so it faults as it would on a GPU.
+    m = re.search(r"cudashim: (host code accessed device memory at .+)", stderr)
+    if m:
+        return "runtime_error", m.group(1).strip()[:300]
     m = _ASAN_HEAD.search(stderr)
     if m:
         kind = m.group(1)
@@ -254,6 +259,8 @@ def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1) -> tupl
         where = _user_frame(stderr)
         what = {
             "heap-buffer-overflow": "out-of-bounds access",
+            # The page tail past a device allocation's size (runtime alloc_into poisons it).
+            "use-after-poison": "out-of-bounds access",
             "global-buffer-overflow": "out-of-bounds access",
             "stack-buffer-overflow": "out-of-bounds access",
             "dynamic-stack-buffer-overflow": "out-of-bounds access",

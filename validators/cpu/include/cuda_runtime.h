@@ -385,6 +385,23 @@ void note_upload(const void* src, size_t n);
 void symbol_upload(const void* src, void* dst, size_t n);
 void symbol_download(void* dst, size_t n);
 [[noreturn]] void fatal(const char* fmt, ...);
+// Device allocations are closed to host code (a GPU faults there); the runtime's copies and
+// launches and the headers' library calls, which stand for device work, open them while one of
+// these lives (nested, from any thread).
+void _Open_device_memory();
+void _Close_device_memory();
+void _Leave_device_memory_open();
+struct _Device_access {
+  _Device_access() { _Open_device_memory(); }
+  ~_Device_access() { _Close_device_memory(); }
+  _Device_access(const _Device_access&) = delete;
+  _Device_access& operator=(const _Device_access&) = delete;
+};
+#ifdef CUDASHIM_HOST_LIBRARY_MODE
+// Thrust's CPP system runs device algorithms as host code over device pointers, inlined into the
+// program's own functions: no fault can tell them apart, so Thrust builds leave device memory open.
+inline const bool _Device_memory_open_for_thrust = (_Leave_device_memory_open(), true);
+#endif
 }  // namespace cudashim
 
 template <class _Tp>
@@ -392,6 +409,7 @@ cudaError_t cudaMemcpyToSymbol(const _Tp& symbol, const void* src, size_t n, siz
                                cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
   if (offset + n > sizeof(_Tp)) { cudashim::set_error(cudaErrorInvalidValue); return cudaErrorInvalidValue; }
   cudashim::note_upload(src, n);
+  cudashim::_Device_access __da;  // a device source (cudaMemcpyDeviceToDevice)
   memcpy(reinterpret_cast<char*>(const_cast<_Tp*>(&symbol)) + offset, src, n);
   cudashim::symbol_upload(src, reinterpret_cast<char*>(const_cast<_Tp*>(&symbol)) + offset, n);
   (void)kind;
@@ -406,6 +424,7 @@ template <class _Tp>
 cudaError_t cudaMemcpyFromSymbol(void* dst, const _Tp& symbol, size_t n, size_t offset = 0,
                                  cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
   if (offset + n > sizeof(_Tp)) { cudashim::set_error(cudaErrorInvalidValue); return cudaErrorInvalidValue; }
+  cudashim::_Device_access __da;  // a device destination (cudaMemcpyDeviceToDevice)
   memcpy(dst, reinterpret_cast<const char*>(&symbol) + offset, n);
   cudashim::symbol_download(dst, n);
   (void)kind;

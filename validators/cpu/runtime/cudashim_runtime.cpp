@@ -1433,6 +1433,9 @@ static bool valid_config(const LaunchSpec& s) {
 }
 
 static void launch_memory(bool before);
+// Device memory is open to the runtime's own work while one lives (see "device memory protection").
+using DeviceWindow = _Device_access;
+static int device_fault(siginfo_t* info);
 
 void run_kernel(const LaunchSpec& s) {
   if (tw && tw->cur) fatal("cudashim: kernel '%s' launched from device code (dynamic parallelism) is not supported", s.name);
@@ -1446,6 +1449,7 @@ void run_kernel(const LaunchSpec& s) {
   }
   if (g_sticky.load() != cudaSuccess) return;  // a GPU context after a device assert runs nothing
   if (no_launch()) return;
+  DeviceWindow window;
   launch_memory(true);
   struct After { ~After() { launch_memory(false); } } after;
   const Config& c = config();
@@ -1517,7 +1521,18 @@ void assert_fail(const char* expr, const char* file, unsigned line, const char* 
 }
 
 // ---------------------------------------------------------------- crash reports
+static struct sigaction g_prev_segv, g_prev_bus;
 static void on_segv(int sig, siginfo_t* info, void*) {
+  switch (device_fault(info)) {
+    case 1: return;
+    case 2: signal(sig, SIG_DFL); return;  // returning re-executes the access and dies
+    default: break;
+  }
+#if defined(CUDASHIM_FIBER_ASAN)
+  // AddressSanitizer reports every other fault: its handler takes the re-executed access.
+  sigaction(sig, sig == SIGBUS ? &g_prev_bus : &g_prev_segv, nullptr);
+  return;
+#endif
   Worker* w = tw;
   char buf[512];
   int n;
@@ -1543,6 +1558,17 @@ static void on_segv(int sig, siginfo_t* info, void*) {
   signal(sig, SIG_DFL);  // returning re-executes the access and dies with the signal
 }
 
+static void install_fault_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa{};
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigaction(SIGSEGV, &sa, &g_prev_segv);
+    sigaction(SIGBUS, &sa, &g_prev_bus);
+  });
+}
+
 static void install_altstack(Worker* w) {
 #ifndef CUDASHIM_FIBER_ASAN
   const size_t sz = 64 * 1024;
@@ -1551,14 +1577,7 @@ static void install_altstack(Worker* w) {
   st.ss_sp = w->altstack;
   st.ss_size = sz;
   sigaltstack(&st, nullptr);
-  static std::once_flag once;
-  std::call_once(once, [] {
-    struct sigaction sa{};
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigaction(SIGSEGV, &sa, nullptr);
-    sigaction(SIGBUS, &sa, nullptr);
-  });
+  install_fault_handlers();
 #else
   (void)w;
 #endif
@@ -1590,6 +1609,93 @@ static bool in_ranges(const std::map<uintptr_t, size_t>& m, const void* p) {
 }
 static bool is_device_memory(const void* p) { return in_ranges(device_ranges(), p); }
 
+// ---------------------------------------------------------------- device memory protection
+// On a GPU, host code that dereferences a device pointer faults. Here device memory is host
+// memory, so without this a program could read the device's inputs and store an answer it
+// computed on the host straight through the device pointer, its kernels doing nothing. Device
+// allocations (cudaMalloc, cudaMallocPitch, cudaMalloc3D, cudaMallocAsync; not managed, pinned or
+// registered memory, which the host may touch) get whole pages of their own, PROT_NONE while
+// host code runs, and are opened only while the runtime works on them: a launch's blocks, a copy
+// or memset, a library call of the headers (cudashim::_Device_access). Windows nest and come
+// from several host threads at once, so one count decides; while any is open every device
+// allocation is open (a host thread running beside another thread's launch is not caught).
+static std::mutex g_prot_mutex;
+static int g_prot_open = 0;
+// Thrust builds: Thrust's CPP system runs device algorithms as inlined host code over device
+// pointers, which no fault can tell from the program's own host code (see README).
+static bool g_prot_off = false;
+// start -> (requested bytes, page-rounded span)
+static std::map<uintptr_t, std::pair<size_t, size_t>>& protected_ranges() {
+  static auto* m = new std::map<uintptr_t, std::pair<size_t, size_t>>();
+  return *m;
+}
+static void set_access(uintptr_t p, size_t span, bool open) {
+  // Best effort: a failure (the kernel's limit on mappings) leaves the allocation as it was.
+  mprotect(reinterpret_cast<void*>(p), span, open ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+static void install_fault_handlers();
+static void protect_new(void* m, size_t n, size_t span) {
+  install_fault_handlers();
+  std::lock_guard<std::mutex> lk(g_prot_mutex);
+  protected_ranges()[reinterpret_cast<uintptr_t>(m)] = {n, span};
+  if (g_prot_open == 0 && !g_prot_off) set_access(reinterpret_cast<uintptr_t>(m), span, false);
+}
+// Opens p's pages for good before they go back to the allocator; false if p is not protected.
+static bool unprotect(void* p) {
+  std::lock_guard<std::mutex> lk(g_prot_mutex);
+  auto it = protected_ranges().find(reinterpret_cast<uintptr_t>(p));
+  if (it == protected_ranges().end()) return false;
+  if (g_prot_open == 0 && !g_prot_off) set_access(it->first, it->second.second, true);
+  protected_ranges().erase(it);
+  return true;
+}
+void _Open_device_memory() {
+  std::lock_guard<std::mutex> lk(g_prot_mutex);
+  if (g_prot_open++ == 0 && !g_prot_off)
+    for (auto& r : protected_ranges()) set_access(r.first, r.second.second, true);
+}
+void _Close_device_memory() {
+  std::lock_guard<std::mutex> lk(g_prot_mutex);
+  if (--g_prot_open == 0 && !g_prot_off)
+    for (auto& r : protected_ranges()) set_access(r.first, r.second.second, false);
+}
+void _Leave_device_memory_open() {
+  std::lock_guard<std::mutex> lk(g_prot_mutex);
+  if (!g_prot_off && g_prot_open == 0)
+    for (auto& r : protected_ranges()) set_access(r.first, r.second.second, true);
+  g_prot_off = true;
+}
+// 0: not device memory; 1: device memory opened since the fault (retry the access); 2: host code
+// touched closed device memory (reported). Runs in the signal handler: try_lock, never wait (the
+// faulting thread may hold the lock).
+static int device_fault(siginfo_t* info) {
+  if (!g_prot_mutex.try_lock()) return 0;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(info->si_addr);
+  auto& m = protected_ranges();
+  auto it = m.upper_bound(a);
+  uintptr_t base = 0;
+  size_t n = 0;
+  bool hit = false;
+  if (it != m.begin()) {
+    --it;
+    hit = a < it->first + it->second.second;
+    base = it->first;
+    n = it->second.first;
+  }
+  const bool open = g_prot_open > 0 || g_prot_off;
+  g_prot_mutex.unlock();
+  if (!hit) return 0;
+  if (open) return 1;
+  char buf[320];
+  int k = snprintf(buf, sizeof buf,
+                   "cudashim: host code accessed device memory at %p (device allocation of %zu bytes at %p, "
+                   "outside any kernel or runtime copy; a GPU faults here)\n",
+                   info->si_addr, n, reinterpret_cast<void*>(base));
+  ssize_t r = write(2, buf, k > 0 ? (size_t)k : 0);
+  (void)r;
+  return 2;
+}
+
 // Memory a kernel reads in place, without a copy: managed, pinned and registered host memory.
 // In the kernel-work run its runs of the host's inputs are the device's second draw for the
 // duration of each launch (then given back); with CUDASHIM_LOG_UPLOADS each launch notes it.
@@ -1613,7 +1719,7 @@ static void launch_memory(bool before) {
   }
 }
 
-static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n) {
+static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n, bool device_only = false) {
   if (!p) return ret(cudaErrorInvalidValue);
   *p = nullptr;
   if (n == 0) return cudaSuccess;
@@ -1621,7 +1727,13 @@ static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n
   // Exactly n bytes (aligned like the GPU's allocator), so AddressSanitizer catches overruns.
   // (2 MiB pages, MADV_HUGEPAGE, were tried for the column walks of issue 13 and measured no
   // faster: those walks are bound by cache-set conflicts of the power-of-two row stride.)
-  if (posix_memalign(&m, 256, n) != 0 || !m) return ret(cudaErrorMemoryAllocation);
+  // Device-only memory is closed to host code page by page, so it gets whole pages; the tail
+  // past n stays poisoned for AddressSanitizer.
+  const size_t span = device_only ? (n + kPage - 1) / kPage * kPage : n;
+  if (span < n || posix_memalign(&m, device_only ? kPage : 256, span) != 0 || !m) return ret(cudaErrorMemoryAllocation);
+#if defined(CUDASHIM_FIBER_ASAN)
+  if (span > n) ASAN_POISON_MEMORY_REGION(static_cast<char*>(m) + n, span - n);
+#endif
   if (&set == &device_allocs()) {
     static std::atomic<unsigned long long> count{0};
     const std::string desc = "device allocation #" + std::to_string(++count) + " (" + std::to_string(n) + " bytes)";
@@ -1630,6 +1742,7 @@ static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n
     race::note_alloc(m, n, desc);
 #endif
   }
+  if (device_only) protect_new(m, n, span);
   std::lock_guard<std::mutex> lk(g_alloc_mutex);
   set.insert(m);
   if (&set == &device_allocs()) device_ranges()[reinterpret_cast<uintptr_t>(m)] = n;
@@ -1649,6 +1762,7 @@ static cudaError_t free_from(std::unordered_set<void*>& set, void* p) {
 #ifdef CUDASHIM_RACE
   race::note_free(p);
 #endif
+  unprotect(p);
   free(p);
   return cudaSuccess;
 }
@@ -1727,7 +1841,7 @@ const char* cudaGetErrorString(cudaError_t e) {
   }
 }
 
-cudaError_t cudaMalloc(void** p, size_t n) { return alloc_into(device_allocs(), p, n); }
+cudaError_t cudaMalloc(void** p, size_t n) { return alloc_into(device_allocs(), p, n, true); }
 static cudaError_t mapped(cudaError_t r, void* p, size_t n) {
   if (r == cudaSuccess && p && n) {
     std::lock_guard<std::mutex> lk(g_alloc_mutex);
@@ -1743,7 +1857,7 @@ cudaError_t cudaMallocManaged(void** p, size_t n, unsigned int) {
   cudaError_t r = alloc_into(device_allocs(), p, n);  // before *p is read
   return mapped(r, p ? *p : nullptr, n);
 }
-cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t) { return alloc_into(device_allocs(), p, n); }
+cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t) { return alloc_into(device_allocs(), p, n, true); }
 cudaError_t cudaMallocHost(void** p, size_t n) {
   cudaError_t r = alloc_into(host_allocs(), p, n);  // before *p is read
   return mapped(r, p ? *p : nullptr, n);
@@ -1755,12 +1869,12 @@ cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int) {
 cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
   if (!pitch) return ret(cudaErrorInvalidValue);
   *pitch = (width + 255) & ~size_t(255);
-  return alloc_into(device_allocs(), p, *pitch * height);
+  return alloc_into(device_allocs(), p, *pitch * height, true);
 }
 cudaError_t cudaMalloc3D(cudaPitchedPtr* p, cudaExtent e) {
   size_t pitch = (e.width + 255) & ~size_t(255);
   void* m = nullptr;
-  cudaError_t r = alloc_into(device_allocs(), &m, pitch * e.height * e.depth);
+  cudaError_t r = alloc_into(device_allocs(), &m, pitch * e.height * e.depth, true);
   *p = cudaPitchedPtr{m, pitch, e.width, e.height};
   return r;
 }
@@ -1796,6 +1910,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind
            : to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   }
   if (kind == cudaMemcpyHostToDevice) note_upload_impl(src, n);
+  DeviceWindow window;
   memmove(dst, src, n);
   // Memory the host reads in place (managed) gets the second draw only while kernels run
   // (launch_memory): a copy into it must not hand the host the device's inputs.
@@ -1815,6 +1930,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind
 cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind) {
   if (width > dpitch || width > spitch) return ret(cudaErrorInvalidPitchValue);
+  DeviceWindow window;  // one window for all rows
   for (size_t r = 0; r < height; ++r) {
     cudaError_t e = cudaMemcpy(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width, kind);
     if (e != cudaSuccess) return e;
@@ -1831,11 +1947,13 @@ cudaError_t cudaMemcpyPeer(void* dst, int, const void* src, int, size_t n) {
 cudaError_t cudaMemset(void* p, int v, size_t n) {
   if (n == 0) return cudaSuccess;
   if (!p) return ret(cudaErrorInvalidValue);
+  DeviceWindow window;
   memset(p, v, n);
   return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) { return cudaMemset(p, v, n); }
 cudaError_t cudaMemset2D(void* p, size_t pitch, int v, size_t width, size_t height) {
+  DeviceWindow window;
   for (size_t r = 0; r < height; ++r) memset(static_cast<char*>(p) + r * pitch, v, width);
   return cudaSuccess;
 }
