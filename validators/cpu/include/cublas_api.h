@@ -93,23 +93,23 @@ struct cublasContext {
 typedef struct cublasContext* cublasHandle_t;
 
 // ---------------------------------------------------------------- helper context functions
-inline cublasStatus_t cublasCreate(cublasHandle_t* __h) {
+inline cublasStatus_t cublasCreate(cublasHandle_t* __h) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_INVALID_VALUE;
   *__h = new cublasContext();
   return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasDestroy(cublasHandle_t __h) {
+inline cublasStatus_t cublasDestroy(cublasHandle_t __h) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   delete __h;
   return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasGetVersion(cublasHandle_t __h, int* __v) {
+inline cublasStatus_t cublasGetVersion(cublasHandle_t __h, int* __v) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!__v) return CUBLAS_STATUS_INVALID_VALUE;
   *__v = CUBLAS_VERSION;
   return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasGetProperty(libraryPropertyType __t, int* __v) {
+inline cublasStatus_t cublasGetProperty(libraryPropertyType __t, int* __v) { ::cudashim::_Device_access __cudashim_da;
   if (!__v) return CUBLAS_STATUS_INVALID_VALUE;
   switch (__t) {
     case MAJOR_VERSION: *__v = CUBLAS_VER_MAJOR; return CUBLAS_STATUS_SUCCESS;
@@ -118,58 +118,58 @@ inline cublasStatus_t cublasGetProperty(libraryPropertyType __t, int* __v) {
   }
   return CUBLAS_STATUS_INVALID_VALUE;
 }
-inline size_t cublasGetCudartVersion() { return CUDART_VERSION; }
-inline cublasStatus_t cublasSetStream(cublasHandle_t __h, cudaStream_t __s) {
+inline size_t cublasGetCudartVersion() { ::cudashim::_Device_access __cudashim_da; return CUDART_VERSION; }
+inline cublasStatus_t cublasSetStream(cublasHandle_t __h, cudaStream_t __s) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   __h->stream = __s;
   return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasGetStream(cublasHandle_t __h, cudaStream_t* __s) {
+inline cublasStatus_t cublasGetStream(cublasHandle_t __h, cudaStream_t* __s) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!__s) return CUBLAS_STATUS_INVALID_VALUE;
   *__s = __h->stream;
   return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasSetPointerMode(cublasHandle_t __h, cublasPointerMode_t __m) {
+inline cublasStatus_t cublasSetPointerMode(cublasHandle_t __h, cublasPointerMode_t __m) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (__m != CUBLAS_POINTER_MODE_HOST && __m != CUBLAS_POINTER_MODE_DEVICE) return CUBLAS_STATUS_INVALID_VALUE;
   __h->pointer_mode = __m;
   return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasGetPointerMode(cublasHandle_t __h, cublasPointerMode_t* __m) {
+inline cublasStatus_t cublasGetPointerMode(cublasHandle_t __h, cublasPointerMode_t* __m) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!__m) return CUBLAS_STATUS_INVALID_VALUE;
   *__m = __h->pointer_mode;
   return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasSetMathMode(cublasHandle_t __h, cublasMath_t __m) {
+inline cublasStatus_t cublasSetMathMode(cublasHandle_t __h, cublasMath_t __m) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   __h->math_mode = __m;
   return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasGetMathMode(cublasHandle_t __h, cublasMath_t* __m) {
+inline cublasStatus_t cublasGetMathMode(cublasHandle_t __h, cublasMath_t* __m) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!__m) return CUBLAS_STATUS_INVALID_VALUE;
   *__m = __h->math_mode;
   return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasSetAtomicsMode(cublasHandle_t __h, cublasAtomicsMode_t __m) {
+inline cublasStatus_t cublasSetAtomicsMode(cublasHandle_t __h, cublasAtomicsMode_t __m) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   __h->atomics_mode = __m;
   return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasGetAtomicsMode(cublasHandle_t __h, cublasAtomicsMode_t* __m) {
+inline cublasStatus_t cublasGetAtomicsMode(cublasHandle_t __h, cublasAtomicsMode_t* __m) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!__m) return CUBLAS_STATUS_INVALID_VALUE;
   *__m = __h->atomics_mode;
   return CUBLAS_STATUS_SUCCESS;
 }
 // The subset needs no workspace: the buffer is accepted and unused.
-inline cublasStatus_t cublasSetWorkspace(cublasHandle_t __h, void*, size_t) {
+inline cublasStatus_t cublasSetWorkspace(cublasHandle_t __h, void*, size_t) { ::cudashim::_Device_access __cudashim_da;
   return __h ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_INITIALIZED;
 }
 
-inline const char* cublasGetStatusName(cublasStatus_t __s) {
+inline const char* cublasGetStatusName(cublasStatus_t __s) { ::cudashim::_Device_access __cudashim_da;
   switch (__s) {
     case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
     case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
@@ -184,7 +184,7 @@ inline const char* cublasGetStatusName(cublasStatus_t __s) {
   }
   return "CUBLAS_STATUS_UNKNOWN";
 }
-inline const char* cublasGetStatusString(cublasStatus_t __s) {
+inline const char* cublasGetStatusString(cublasStatus_t __s) { ::cudashim::_Device_access __cudashim_da;
   switch (__s) {
     case CUBLAS_STATUS_SUCCESS: return "success";
     case CUBLAS_STATUS_NOT_INITIALIZED: return "the library was not initialized";
@@ -201,35 +201,35 @@ inline const char* cublasGetStatusString(cublasStatus_t __s) {
 }
 
 // ---------------------------------------------------------------- host <-> device copies
-inline cublasStatus_t cublasSetVector(int __n, int __es, const void* __x, int __incx, void* __y, int __incy) {
+inline cublasStatus_t cublasSetVector(int __n, int __es, const void* __x, int __incx, void* __y, int __incy) { ::cudashim::_Device_access __cudashim_da;
   if (__es <= 0 || __incx <= 0 || __incy <= 0) return CUBLAS_STATUS_INVALID_VALUE;
   for (long long __i = 0; __i < __n; ++__i)
     memcpy(static_cast<char*>(__y) + __i * __incy * __es, static_cast<const char*>(__x) + __i * __incx * __es, __es);
   return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasGetVector(int __n, int __es, const void* __x, int __incx, void* __y, int __incy) {
+inline cublasStatus_t cublasGetVector(int __n, int __es, const void* __x, int __incx, void* __y, int __incy) { ::cudashim::_Device_access __cudashim_da;
   return cublasSetVector(__n, __es, __x, __incx, __y, __incy);
 }
-inline cublasStatus_t cublasSetMatrix(int __rows, int __cols, int __es, const void* __a, int __lda, void* __b, int __ldb) {
+inline cublasStatus_t cublasSetMatrix(int __rows, int __cols, int __es, const void* __a, int __lda, void* __b, int __ldb) { ::cudashim::_Device_access __cudashim_da;
   if (__rows < 0 || __cols < 0 || __es <= 0 || __lda <= 0 || __ldb <= 0) return CUBLAS_STATUS_INVALID_VALUE;
   if (__rows == 0) return CUBLAS_STATUS_SUCCESS;
   for (long long __j = 0; __j < __cols; ++__j)
     memcpy(static_cast<char*>(__b) + __j * __ldb * __es, static_cast<const char*>(__a) + __j * __lda * __es, (size_t)__rows * __es);
   return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasGetMatrix(int __rows, int __cols, int __es, const void* __a, int __lda, void* __b, int __ldb) {
+inline cublasStatus_t cublasGetMatrix(int __rows, int __cols, int __es, const void* __a, int __lda, void* __b, int __ldb) { ::cudashim::_Device_access __cudashim_da;
   return cublasSetMatrix(__rows, __cols, __es, __a, __lda, __b, __ldb);
 }
-inline cublasStatus_t cublasSetVectorAsync(int __n, int __es, const void* __x, int __incx, void* __y, int __incy, cudaStream_t) {
+inline cublasStatus_t cublasSetVectorAsync(int __n, int __es, const void* __x, int __incx, void* __y, int __incy, cudaStream_t) { ::cudashim::_Device_access __cudashim_da;
   return cublasSetVector(__n, __es, __x, __incx, __y, __incy);
 }
-inline cublasStatus_t cublasGetVectorAsync(int __n, int __es, const void* __x, int __incx, void* __y, int __incy, cudaStream_t) {
+inline cublasStatus_t cublasGetVectorAsync(int __n, int __es, const void* __x, int __incx, void* __y, int __incy, cudaStream_t) { ::cudashim::_Device_access __cudashim_da;
   return cublasSetVector(__n, __es, __x, __incx, __y, __incy);
 }
-inline cublasStatus_t cublasSetMatrixAsync(int __r, int __c, int __es, const void* __a, int __lda, void* __b, int __ldb, cudaStream_t) {
+inline cublasStatus_t cublasSetMatrixAsync(int __r, int __c, int __es, const void* __a, int __lda, void* __b, int __ldb, cudaStream_t) { ::cudashim::_Device_access __cudashim_da;
   return cublasSetMatrix(__r, __c, __es, __a, __lda, __b, __ldb);
 }
-inline cublasStatus_t cublasGetMatrixAsync(int __r, int __c, int __es, const void* __a, int __lda, void* __b, int __ldb, cudaStream_t) {
+inline cublasStatus_t cublasGetMatrixAsync(int __r, int __c, int __es, const void* __a, int __lda, void* __b, int __ldb, cudaStream_t) { ::cudashim::_Device_access __cudashim_da;
   return cublasSetMatrix(__r, __c, __es, __a, __lda, __b, __ldb);
 }
 
@@ -591,36 +591,36 @@ inline void require_real(const char* __fn, cudaDataType __a, cudaDataType __b, c
 // ---------------------------------------------------------------- level 1
 #define CUDASHIM_BLAS_L1(_Sx, _Lx, _Tp)                                                                                             \
   inline cublasStatus_t cublas##_Sx##dot(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, const _Tp* __y, int __incy,     \
-                                         _Tp* __r) {                                                                           \
+                                         _Tp* __r) { ::cudashim::_Device_access __cudashim_da;                                                                           \
     return cudashim::blas::dot(__h, __n, __x, __incx, __y, __incy, __r);                                                       \
   }                                                                                                                            \
-  inline cublasStatus_t cublas##_Sx##nrm2(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __r) {                 \
+  inline cublasStatus_t cublas##_Sx##nrm2(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __r) { ::cudashim::_Device_access __cudashim_da;                 \
     return cudashim::blas::nrm2(__h, __n, __x, __incx, __r);                                                                   \
   }                                                                                                                            \
-  inline cublasStatus_t cublas##_Sx##asum(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __r) {                 \
+  inline cublasStatus_t cublas##_Sx##asum(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __r) { ::cudashim::_Device_access __cudashim_da;                 \
     return cudashim::blas::asum(__h, __n, __x, __incx, __r);                                                                   \
   }                                                                                                                            \
   inline cublasStatus_t cublas##_Sx##axpy(cublasHandle_t __h, int __n, const _Tp* __a, const _Tp* __x, int __incx, _Tp* __y,    \
-                                          int __incy) {                                                                        \
+                                          int __incy) { ::cudashim::_Device_access __cudashim_da;                                                                        \
     return cudashim::blas::axpy(__h, __n, __a, __x, __incx, __y, __incy);                                                      \
   }                                                                                                                            \
-  inline cublasStatus_t cublas##_Sx##scal(cublasHandle_t __h, int __n, const _Tp* __a, _Tp* __x, int __incx) {                  \
+  inline cublasStatus_t cublas##_Sx##scal(cublasHandle_t __h, int __n, const _Tp* __a, _Tp* __x, int __incx) { ::cudashim::_Device_access __cudashim_da;                  \
     return cudashim::blas::scal(__h, __n, __a, __x, __incx);                                                                   \
   }                                                                                                                            \
-  inline cublasStatus_t cublas##_Sx##copy(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __y, int __incy) {      \
+  inline cublasStatus_t cublas##_Sx##copy(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __y, int __incy) { ::cudashim::_Device_access __cudashim_da;      \
     return cudashim::blas::copy(__h, __n, __x, __incx, __y, __incy);                                                           \
   }                                                                                                                            \
-  inline cublasStatus_t cublas##_Sx##swap(cublasHandle_t __h, int __n, _Tp* __x, int __incx, _Tp* __y, int __incy) {            \
+  inline cublasStatus_t cublas##_Sx##swap(cublasHandle_t __h, int __n, _Tp* __x, int __incx, _Tp* __y, int __incy) { ::cudashim::_Device_access __cudashim_da;            \
     return cudashim::blas::swap(__h, __n, __x, __incx, __y, __incy);                                                           \
   }                                                                                                                            \
   inline cublasStatus_t cublas##_Sx##rot(cublasHandle_t __h, int __n, _Tp* __x, int __incx, _Tp* __y, int __incy, const _Tp* __c, \
-                                         const _Tp* __s) {                                                                     \
+                                         const _Tp* __s) { ::cudashim::_Device_access __cudashim_da;                                                                     \
     return cudashim::blas::rot(__h, __n, __x, __incx, __y, __incy, __c, __s);                                                  \
   }                                                                                                                            \
-  inline cublasStatus_t cublasI##_Lx##amax(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, int* __r) {                 \
+  inline cublasStatus_t cublasI##_Lx##amax(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, int* __r) { ::cudashim::_Device_access __cudashim_da;                 \
     return cudashim::blas::iamax(__h, __n, __x, __incx, __r, true);                                                            \
   }                                                                                                                            \
-  inline cublasStatus_t cublasI##_Lx##amin(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, int* __r) {                 \
+  inline cublasStatus_t cublasI##_Lx##amin(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, int* __r) { ::cudashim::_Device_access __cudashim_da;                 \
     return cudashim::blas::iamax(__h, __n, __x, __incx, __r, false);                                                           \
   }
 CUDASHIM_BLAS_L1(S, s, float)
@@ -628,7 +628,7 @@ CUDASHIM_BLAS_L1(D, d, double)
 #undef CUDASHIM_BLAS_L1
 
 inline cublasStatus_t cublasDotEx(cublasHandle_t __h, int __n, const void* __x, cudaDataType __xt, int __incx, const void* __y,
-                                  cudaDataType __yt, int __incy, void* __r, cudaDataType __rt, cudaDataType __et) {
+                                  cudaDataType __yt, int __incy, void* __r, cudaDataType __rt, cudaDataType __et) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!__r) return CUBLAS_STATUS_INVALID_VALUE;
   cudashim::blas::require_real("cublasDotEx", __xt, __yt, __rt);
@@ -641,11 +641,11 @@ inline cublasStatus_t cublasDotEx(cublasHandle_t __h, int __n, const void* __x, 
   return CUBLAS_STATUS_SUCCESS;
 }
 inline cublasStatus_t cublasDotcEx(cublasHandle_t __h, int __n, const void* __x, cudaDataType __xt, int __incx, const void* __y,
-                                   cudaDataType __yt, int __incy, void* __r, cudaDataType __rt, cudaDataType __et) {
+                                   cudaDataType __yt, int __incy, void* __r, cudaDataType __rt, cudaDataType __et) { ::cudashim::_Device_access __cudashim_da;
   return cublasDotEx(__h, __n, __x, __xt, __incx, __y, __yt, __incy, __r, __rt, __et);  // conjugation is a no-op on reals
 }
 inline cublasStatus_t cublasNrm2Ex(cublasHandle_t __h, int __n, const void* __x, cudaDataType __xt, int __incx, void* __r,
-                                   cudaDataType __rt, cudaDataType __et) {
+                                   cudaDataType __rt, cudaDataType __et) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!__r) return CUBLAS_STATUS_INVALID_VALUE;
   cudashim::blas::require_real("cublasNrm2Ex", __xt, __rt, __et);
@@ -659,7 +659,7 @@ inline cublasStatus_t cublasNrm2Ex(cublasHandle_t __h, int __n, const void* __x,
   return CUBLAS_STATUS_SUCCESS;
 }
 inline cublasStatus_t cublasAxpyEx(cublasHandle_t __h, int __n, const void* __alpha, cudaDataType __alt, const void* __x,
-                                   cudaDataType __xt, int __incx, void* __y, cudaDataType __yt, int __incy, cudaDataType __et) {
+                                   cudaDataType __xt, int __incx, void* __y, cudaDataType __yt, int __incy, cudaDataType __et) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (__n <= 0) return CUBLAS_STATUS_SUCCESS;
   if (!__alpha) return CUBLAS_STATUS_INVALID_VALUE;
@@ -677,7 +677,7 @@ inline cublasStatus_t cublasAxpyEx(cublasHandle_t __h, int __n, const void* __al
   return CUBLAS_STATUS_SUCCESS;
 }
 inline cublasStatus_t cublasScalEx(cublasHandle_t __h, int __n, const void* __alpha, cudaDataType __alt, void* __x, cudaDataType __xt,
-                                   int __incx, cudaDataType __et) {
+                                   int __incx, cudaDataType __et) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (__n <= 0 || __incx <= 0) return CUBLAS_STATUS_SUCCESS;
   if (!__alpha) return CUBLAS_STATUS_INVALID_VALUE;
@@ -695,11 +695,11 @@ inline cublasStatus_t cublasScalEx(cublasHandle_t __h, int __n, const void* __al
 #define CUDASHIM_BLAS_L2(_Sx, _Tp)                                                                                             \
   inline cublasStatus_t cublas##_Sx##gemv(cublasHandle_t __h, cublasOperation_t __tr, int __m, int __n, const _Tp* __alpha,    \
                                           const _Tp* __a, int __lda, const _Tp* __x, int __incx, const _Tp* __beta, _Tp* __y,   \
-                                          int __incy) {                                                                        \
+                                          int __incy) { ::cudashim::_Device_access __cudashim_da;                                                                        \
     return cudashim::blas::gemv(__h, __tr, __m, __n, __alpha, __a, __lda, __x, __incx, __beta, __y, __incy);                    \
   }                                                                                                                            \
   inline cublasStatus_t cublas##_Sx##ger(cublasHandle_t __h, int __m, int __n, const _Tp* __alpha, const _Tp* __x, int __incx,  \
-                                         const _Tp* __y, int __incy, _Tp* __a, int __lda) {                                    \
+                                         const _Tp* __y, int __incy, _Tp* __a, int __lda) { ::cudashim::_Device_access __cudashim_da;                                    \
     return cudashim::blas::ger(__h, __m, __n, __alpha, __x, __incx, __y, __incy, __a, __lda);                                  \
   }
 CUDASHIM_BLAS_L2(S, float)
@@ -710,27 +710,27 @@ CUDASHIM_BLAS_L2(D, double)
 #define CUDASHIM_BLAS_L3(_Sx, _Tp)                                                                                             \
   inline cublasStatus_t cublas##_Sx##gemm(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, \
                                           int __k, const _Tp* __alpha, const _Tp* __a, int __lda, const _Tp* __b, int __ldb,    \
-                                          const _Tp* __beta, _Tp* __c, int __ldc) {                                            \
+                                          const _Tp* __beta, _Tp* __c, int __ldc) { ::cudashim::_Device_access __cudashim_da;                                            \
     return cudashim::blas::gemm_strided(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __lda, 0, __b, __ldb, 0, __beta, __c,     \
                                         __ldc, 0, 1);                                                                          \
   }                                                                                                                            \
   inline cublasStatus_t cublas##_Sx##gemmStridedBatched(                                                                       \
       cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k, const _Tp* __alpha,       \
       const _Tp* __a, int __lda, long long int __sa, const _Tp* __b, int __ldb, long long int __sb, const _Tp* __beta, _Tp* __c, \
-      int __ldc, long long int __sc, int __batch) {                                                                            \
+      int __ldc, long long int __sc, int __batch) { ::cudashim::_Device_access __cudashim_da;                                                                            \
     return cudashim::blas::gemm_strided(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __lda, __sa, __b, __ldb, __sb, __beta,    \
                                         __c, __ldc, __sc, __batch);                                                            \
   }                                                                                                                            \
   inline cublasStatus_t cublas##_Sx##gemmBatched(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m,  \
                                                  int __n, int __k, const _Tp* __alpha, const _Tp* const __a[], int __lda,       \
                                                  const _Tp* const __b[], int __ldb, const _Tp* __beta, _Tp* const __c[],        \
-                                                 int __ldc, int __batch) {                                                     \
+                                                 int __ldc, int __batch) { ::cudashim::_Device_access __cudashim_da;                                                     \
     return cudashim::blas::gemm_batched(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __lda, __b, __ldb, __beta, __c, __ldc,    \
                                         __batch);                                                                              \
   }                                                                                                                            \
   inline cublasStatus_t cublas##_Sx##geam(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, \
                                           const _Tp* __alpha, const _Tp* __a, int __lda, const _Tp* __beta, const _Tp* __b,     \
-                                          int __ldb, _Tp* __c, int __ldc) {                                                    \
+                                          int __ldb, _Tp* __c, int __ldc) { ::cudashim::_Device_access __cudashim_da;                                                    \
     return cudashim::blas::geam(__h, __ta, __tb, __m, __n, __alpha, __a, __lda, __beta, __b, __ldb, __c, __ldc);               \
   }
 CUDASHIM_BLAS_L3(S, float)
@@ -739,13 +739,13 @@ CUDASHIM_BLAS_L3(D, double)
 
 inline cublasStatus_t cublasHgemm(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
                                   const __half* __alpha, const __half* __a, int __lda, const __half* __b, int __ldb, const __half* __beta,
-                                  __half* __c, int __ldc) {
+                                  __half* __c, int __ldc) { ::cudashim::_Device_access __cudashim_da;
   return cudashim::blas::gemm_strided(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __lda, 0, __b, __ldb, 0, __beta, __c, __ldc, 0, 1);
 }
 inline cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n,
                                                 int __k, const __half* __alpha, const __half* __a, int __lda, long long int __sa,
                                                 const __half* __b, int __ldb, long long int __sb, const __half* __beta, __half* __c,
-                                                int __ldc, long long int __sc, int __batch) {
+                                                int __ldc, long long int __sc, int __batch) { ::cudashim::_Device_access __cudashim_da;
   return cudashim::blas::gemm_strided(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __lda, __sa, __b, __ldb, __sb, __beta, __c, __ldc,
                                       __sc, __batch);
 }
@@ -753,7 +753,7 @@ inline cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t __h, cublasOperat
 inline cublasStatus_t cublasGemmEx(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
                                    const void* __alpha, const void* __a, cudaDataType __at, int __lda, const void* __b, cudaDataType __bt,
                                    int __ldb, const void* __beta, void* __c, cudaDataType __ct, int __ldc, cublasComputeType_t __cmp,
-                                   cublasGemmAlgo_t) {
+                                   cublasGemmAlgo_t) { ::cudashim::_Device_access __cudashim_da;
   return cudashim::blas::gemm_ex("cublasGemmEx", __h, __ta, __tb, __m, __n, __k, __alpha, &__a, __at, __lda, 0, &__b, __bt, __ldb, 0,
                                  __beta, &__c, __ct, __ldc, 0, 1, __cmp, false);
 }
@@ -761,14 +761,14 @@ inline cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t __h, cublasOpera
                                                  int __k, const void* __alpha, const void* __a, cudaDataType __at, int __lda,
                                                  long long int __sa, const void* __b, cudaDataType __bt, int __ldb, long long int __sb,
                                                  const void* __beta, void* __c, cudaDataType __ct, int __ldc, long long int __sc,
-                                                 int __batch, cublasComputeType_t __cmp, cublasGemmAlgo_t) {
+                                                 int __batch, cublasComputeType_t __cmp, cublasGemmAlgo_t) { ::cudashim::_Device_access __cudashim_da;
   return cudashim::blas::gemm_ex("cublasGemmStridedBatchedEx", __h, __ta, __tb, __m, __n, __k, __alpha, &__a, __at, __lda, __sa, &__b,
                                  __bt, __ldb, __sb, __beta, &__c, __ct, __ldc, __sc, __batch, __cmp, false);
 }
 inline cublasStatus_t cublasGemmBatchedEx(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
                                           const void* __alpha, const void* const __a[], cudaDataType __at, int __lda,
                                           const void* const __b[], cudaDataType __bt, int __ldb, const void* __beta, void* const __c[],
-                                          cudaDataType __ct, int __ldc, int __batch, cublasComputeType_t __cmp, cublasGemmAlgo_t) {
+                                          cudaDataType __ct, int __ldc, int __batch, cublasComputeType_t __cmp, cublasGemmAlgo_t) { ::cudashim::_Device_access __cudashim_da;
   return cudashim::blas::gemm_ex("cublasGemmBatchedEx", __h, __ta, __tb, __m, __n, __k, __alpha, __a, __at, __lda, 0, __b, __bt, __ldb,
                                  0, __beta, __c, __ct, __ldc, 0, __batch, __cmp, true);
 }
@@ -776,7 +776,7 @@ inline cublasStatus_t cublasGemmBatchedEx(cublasHandle_t __h, cublasOperation_t 
 inline cublasStatus_t cublasGemmEx(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
                                    const void* __alpha, const void* __a, cudaDataType __at, int __lda, const void* __b, cudaDataType __bt,
                                    int __ldb, const void* __beta, void* __c, cudaDataType __ct, int __ldc, cudaDataType __cmp,
-                                   cublasGemmAlgo_t __algo) {
+                                   cublasGemmAlgo_t __algo) { ::cudashim::_Device_access __cudashim_da;
   return cublasGemmEx(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __at, __lda, __b, __bt, __ldb, __beta, __c, __ct, __ldc,
                       cudashim::blas::migrate(__cmp), __algo);
 }
@@ -784,20 +784,20 @@ inline cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t __h, cublasOpera
                                                  int __k, const void* __alpha, const void* __a, cudaDataType __at, int __lda,
                                                  long long int __sa, const void* __b, cudaDataType __bt, int __ldb, long long int __sb,
                                                  const void* __beta, void* __c, cudaDataType __ct, int __ldc, long long int __sc,
-                                                 int __batch, cudaDataType __cmp, cublasGemmAlgo_t __algo) {
+                                                 int __batch, cudaDataType __cmp, cublasGemmAlgo_t __algo) { ::cudashim::_Device_access __cudashim_da;
   return cublasGemmStridedBatchedEx(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __at, __lda, __sa, __b, __bt, __ldb, __sb, __beta,
                                     __c, __ct, __ldc, __sc, __batch, cudashim::blas::migrate(__cmp), __algo);
 }
 inline cublasStatus_t cublasGemmBatchedEx(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
                                           const void* __alpha, const void* const __a[], cudaDataType __at, int __lda,
                                           const void* const __b[], cudaDataType __bt, int __ldb, const void* __beta, void* const __c[],
-                                          cudaDataType __ct, int __ldc, int __batch, cudaDataType __cmp, cublasGemmAlgo_t __algo) {
+                                          cudaDataType __ct, int __ldc, int __batch, cudaDataType __cmp, cublasGemmAlgo_t __algo) { ::cudashim::_Device_access __cudashim_da;
   return cublasGemmBatchedEx(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __at, __lda, __b, __bt, __ldb, __beta, __c, __ct, __ldc,
                              __batch, cudashim::blas::migrate(__cmp), __algo);
 }
 inline cublasStatus_t cublasSgemmEx(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
                                     const float* __alpha, const void* __a, cudaDataType __at, int __lda, const void* __b,
-                                    cudaDataType __bt, int __ldb, const float* __beta, void* __c, cudaDataType __ct, int __ldc) {
+                                    cudaDataType __bt, int __ldb, const float* __beta, void* __c, cudaDataType __ct, int __ldc) { ::cudashim::_Device_access __cudashim_da;
   return cudashim::blas::gemm_ex("cublasSgemmEx", __h, __ta, __tb, __m, __n, __k, __alpha, &__a, __at, __lda, 0, &__b, __bt, __ldb, 0,
                                  __beta, &__c, __ct, __ldc, 0, 1, CUBLAS_COMPUTE_32F, false);
 }

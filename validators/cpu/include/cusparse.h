@@ -123,23 +123,23 @@ typedef struct cusparseDnMatDescr* cusparseDnMatDescr_t;
 typedef struct cusparseDnMatDescr const* cusparseConstDnMatDescr_t;
 
 // ---------------------------------------------------------------- handle and status
-inline cusparseStatus_t cusparseCreate(cusparseHandle_t* __h) {
+inline cusparseStatus_t cusparseCreate(cusparseHandle_t* __h) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUSPARSE_STATUS_INVALID_VALUE;
   *__h = new cusparseContext();
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseDestroy(cusparseHandle_t __h) {
+inline cusparseStatus_t cusparseDestroy(cusparseHandle_t __h) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   delete __h;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseGetVersion(cusparseHandle_t __h, int* __v) {
+inline cusparseStatus_t cusparseGetVersion(cusparseHandle_t __h, int* __v) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   if (!__v) return CUSPARSE_STATUS_INVALID_VALUE;
   *__v = CUSPARSE_VERSION;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseGetProperty(libraryPropertyType __t, int* __v) {
+inline cusparseStatus_t cusparseGetProperty(libraryPropertyType __t, int* __v) { ::cudashim::_Device_access __cudashim_da;
   if (!__v) return CUSPARSE_STATUS_INVALID_VALUE;
   switch (__t) {
     case MAJOR_VERSION: *__v = CUSPARSE_VER_MAJOR; return CUSPARSE_STATUS_SUCCESS;
@@ -148,30 +148,30 @@ inline cusparseStatus_t cusparseGetProperty(libraryPropertyType __t, int* __v) {
   }
   return CUSPARSE_STATUS_INVALID_VALUE;
 }
-inline cusparseStatus_t cusparseSetStream(cusparseHandle_t __h, cudaStream_t __s) {
+inline cusparseStatus_t cusparseSetStream(cusparseHandle_t __h, cudaStream_t __s) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   __h->stream = __s;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseGetStream(cusparseHandle_t __h, cudaStream_t* __s) {
+inline cusparseStatus_t cusparseGetStream(cusparseHandle_t __h, cudaStream_t* __s) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   if (!__s) return CUSPARSE_STATUS_INVALID_VALUE;
   *__s = __h->stream;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseSetPointerMode(cusparseHandle_t __h, cusparsePointerMode_t __m) {
+inline cusparseStatus_t cusparseSetPointerMode(cusparseHandle_t __h, cusparsePointerMode_t __m) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   if (__m != CUSPARSE_POINTER_MODE_HOST && __m != CUSPARSE_POINTER_MODE_DEVICE) return CUSPARSE_STATUS_INVALID_VALUE;
   __h->pointer_mode = __m;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseGetPointerMode(cusparseHandle_t __h, cusparsePointerMode_t* __m) {
+inline cusparseStatus_t cusparseGetPointerMode(cusparseHandle_t __h, cusparsePointerMode_t* __m) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   if (!__m) return CUSPARSE_STATUS_INVALID_VALUE;
   *__m = __h->pointer_mode;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline const char* cusparseGetErrorName(cusparseStatus_t __s) {
+inline const char* cusparseGetErrorName(cusparseStatus_t __s) { ::cudashim::_Device_access __cudashim_da;
   switch (__s) {
     case CUSPARSE_STATUS_SUCCESS: return "CUSPARSE_STATUS_SUCCESS";
     case CUSPARSE_STATUS_NOT_INITIALIZED: return "CUSPARSE_STATUS_NOT_INITIALIZED";
@@ -188,7 +188,7 @@ inline const char* cusparseGetErrorName(cusparseStatus_t __s) {
   }
   return "CUSPARSE_STATUS_UNKNOWN";
 }
-inline const char* cusparseGetErrorString(cusparseStatus_t __s) {
+inline const char* cusparseGetErrorString(cusparseStatus_t __s) { ::cudashim::_Device_access __cudashim_da;
   switch (__s) {
     case CUSPARSE_STATUS_SUCCESS: return "success";
     case CUSPARSE_STATUS_NOT_INITIALIZED: return "initialization error";
@@ -207,39 +207,39 @@ inline const char* cusparseGetErrorString(cusparseStatus_t __s) {
 }
 
 // ---------------------------------------------------------------- legacy matrix descriptor
-inline cusparseStatus_t cusparseCreateMatDescr(cusparseMatDescr_t* __d) {
+inline cusparseStatus_t cusparseCreateMatDescr(cusparseMatDescr_t* __d) { ::cudashim::_Device_access __cudashim_da;
   if (!__d) return CUSPARSE_STATUS_INVALID_VALUE;
   *__d = new cusparseMatDescr();
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseDestroyMatDescr(cusparseMatDescr_t __d) {
+inline cusparseStatus_t cusparseDestroyMatDescr(cusparseMatDescr_t __d) { ::cudashim::_Device_access __cudashim_da;
   delete __d;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseSetMatType(cusparseMatDescr_t __d, cusparseMatrixType_t __t) {
+inline cusparseStatus_t cusparseSetMatType(cusparseMatDescr_t __d, cusparseMatrixType_t __t) { ::cudashim::_Device_access __cudashim_da;
   if (!__d || (unsigned)__t > 3u) return CUSPARSE_STATUS_INVALID_VALUE;
   __d->type = __t;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseMatrixType_t cusparseGetMatType(const cusparseMatDescr_t __d) { return __d->type; }
-inline cusparseStatus_t cusparseSetMatFillMode(cusparseMatDescr_t __d, cusparseFillMode_t __f) {
+inline cusparseMatrixType_t cusparseGetMatType(const cusparseMatDescr_t __d) { ::cudashim::_Device_access __cudashim_da; return __d->type; }
+inline cusparseStatus_t cusparseSetMatFillMode(cusparseMatDescr_t __d, cusparseFillMode_t __f) { ::cudashim::_Device_access __cudashim_da;
   if (!__d || (unsigned)__f > 1u) return CUSPARSE_STATUS_INVALID_VALUE;
   __d->fill = __f;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseFillMode_t cusparseGetMatFillMode(const cusparseMatDescr_t __d) { return __d->fill; }
-inline cusparseStatus_t cusparseSetMatDiagType(cusparseMatDescr_t __d, cusparseDiagType_t __t) {
+inline cusparseFillMode_t cusparseGetMatFillMode(const cusparseMatDescr_t __d) { ::cudashim::_Device_access __cudashim_da; return __d->fill; }
+inline cusparseStatus_t cusparseSetMatDiagType(cusparseMatDescr_t __d, cusparseDiagType_t __t) { ::cudashim::_Device_access __cudashim_da;
   if (!__d || (unsigned)__t > 1u) return CUSPARSE_STATUS_INVALID_VALUE;
   __d->diag = __t;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseDiagType_t cusparseGetMatDiagType(const cusparseMatDescr_t __d) { return __d->diag; }
-inline cusparseStatus_t cusparseSetMatIndexBase(cusparseMatDescr_t __d, cusparseIndexBase_t __b) {
+inline cusparseDiagType_t cusparseGetMatDiagType(const cusparseMatDescr_t __d) { ::cudashim::_Device_access __cudashim_da; return __d->diag; }
+inline cusparseStatus_t cusparseSetMatIndexBase(cusparseMatDescr_t __d, cusparseIndexBase_t __b) { ::cudashim::_Device_access __cudashim_da;
   if (!__d || (unsigned)__b > 1u) return CUSPARSE_STATUS_INVALID_VALUE;
   __d->base = __b;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseIndexBase_t cusparseGetMatIndexBase(const cusparseMatDescr_t __d) { return __d->base; }
+inline cusparseIndexBase_t cusparseGetMatIndexBase(const cusparseMatDescr_t __d) { ::cudashim::_Device_access __cudashim_da; return __d->base; }
 
 namespace cudashim::sparse {
 
@@ -325,11 +325,11 @@ inline int64_t dense_at(const cusparseDnMatDescr* __d, int64_t __r, int64_t __c)
 }  // namespace cudashim::sparse
 
 inline cusparseStatus_t cusparseSnnz(cusparseHandle_t __h, cusparseDirection_t __dir, int __m, int __n, const cusparseMatDescr_t __d,
-                                     const float* __a, int __lda, int* __per, int* __total) {
+                                     const float* __a, int __lda, int* __per, int* __total) { ::cudashim::_Device_access __cudashim_da;
   return cudashim::sparse::nnz(__h, __dir, __m, __n, __d, __a, __lda, __per, __total);
 }
 inline cusparseStatus_t cusparseDnnz(cusparseHandle_t __h, cusparseDirection_t __dir, int __m, int __n, const cusparseMatDescr_t __d,
-                                     const double* __a, int __lda, int* __per, int* __total) {
+                                     const double* __a, int __lda, int* __per, int* __total) { ::cudashim::_Device_access __cudashim_da;
   return cudashim::sparse::nnz(__h, __dir, __m, __n, __d, __a, __lda, __per, __total);
 }
 
@@ -348,12 +348,12 @@ inline cusparseStatus_t create(cusparseSpMatDescr_t* __d, cusparseFormat_t __f, 
 }  // namespace cudashim::sparse
 inline cusparseStatus_t cusparseCreateCsr(cusparseSpMatDescr_t* __d, int64_t __rows, int64_t __cols, int64_t __nnz, void* __offsets,
                                           void* __colind, void* __values, cusparseIndexType_t __ot, cusparseIndexType_t __ct,
-                                          cusparseIndexBase_t __b, cudaDataType __vt) {
+                                          cusparseIndexBase_t __b, cudaDataType __vt) { ::cudashim::_Device_access __cudashim_da;
   return cudashim::sparse::create(__d, CUSPARSE_FORMAT_CSR, __rows, __cols, __nnz, __offsets, __colind, __values, __ot, __ct, __b, __vt);
 }
 inline cusparseStatus_t cusparseCreateConstCsr(cusparseConstSpMatDescr_t* __d, int64_t __rows, int64_t __cols, int64_t __nnz,
                                                const void* __offsets, const void* __colind, const void* __values, cusparseIndexType_t __ot,
-                                               cusparseIndexType_t __ct, cusparseIndexBase_t __b, cudaDataType __vt) {
+                                               cusparseIndexType_t __ct, cusparseIndexBase_t __b, cudaDataType __vt) { ::cudashim::_Device_access __cudashim_da;
   cusparseSpMatDescr_t __m = nullptr;
   cusparseStatus_t __s = cudashim::sparse::create(&__m, CUSPARSE_FORMAT_CSR, __rows, __cols, __nnz, __offsets, __colind, __values, __ot, __ct, __b, __vt);
   if (__d) *__d = __m;
@@ -361,36 +361,36 @@ inline cusparseStatus_t cusparseCreateConstCsr(cusparseConstSpMatDescr_t* __d, i
 }
 inline cusparseStatus_t cusparseCreateCsc(cusparseSpMatDescr_t* __d, int64_t __rows, int64_t __cols, int64_t __nnz, void* __offsets,
                                           void* __rowind, void* __values, cusparseIndexType_t __ot, cusparseIndexType_t __rt,
-                                          cusparseIndexBase_t __b, cudaDataType __vt) {
+                                          cusparseIndexBase_t __b, cudaDataType __vt) { ::cudashim::_Device_access __cudashim_da;
   return cudashim::sparse::create(__d, CUSPARSE_FORMAT_CSC, __rows, __cols, __nnz, __offsets, __rowind, __values, __ot, __rt, __b, __vt);
 }
 inline cusparseStatus_t cusparseCreateCoo(cusparseSpMatDescr_t* __d, int64_t __rows, int64_t __cols, int64_t __nnz, void* __rowind,
                                           void* __colind, void* __values, cusparseIndexType_t __it, cusparseIndexBase_t __b,
-                                          cudaDataType __vt) {
+                                          cudaDataType __vt) { ::cudashim::_Device_access __cudashim_da;
   return cudashim::sparse::create(__d, CUSPARSE_FORMAT_COO, __rows, __cols, __nnz, __rowind, __colind, __values, __it, __it, __b, __vt);
 }
-inline cusparseStatus_t cusparseDestroySpMat(cusparseConstSpMatDescr_t __d) {
+inline cusparseStatus_t cusparseDestroySpMat(cusparseConstSpMatDescr_t __d) { ::cudashim::_Device_access __cudashim_da;
   delete __d;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseSpMatGetSize(cusparseConstSpMatDescr_t __d, int64_t* __rows, int64_t* __cols, int64_t* __nnz) {
+inline cusparseStatus_t cusparseSpMatGetSize(cusparseConstSpMatDescr_t __d, int64_t* __rows, int64_t* __cols, int64_t* __nnz) { ::cudashim::_Device_access __cudashim_da;
   if (!__d || !__rows || !__cols || !__nnz) return CUSPARSE_STATUS_INVALID_VALUE;
   *__rows = __d->rows;
   *__cols = __d->cols;
   *__nnz = __d->nnz;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseSpMatGetFormat(cusparseConstSpMatDescr_t __d, cusparseFormat_t* __f) {
+inline cusparseStatus_t cusparseSpMatGetFormat(cusparseConstSpMatDescr_t __d, cusparseFormat_t* __f) { ::cudashim::_Device_access __cudashim_da;
   if (!__d || !__f) return CUSPARSE_STATUS_INVALID_VALUE;
   *__f = __d->format;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseSpMatGetIndexBase(cusparseConstSpMatDescr_t __d, cusparseIndexBase_t* __b) {
+inline cusparseStatus_t cusparseSpMatGetIndexBase(cusparseConstSpMatDescr_t __d, cusparseIndexBase_t* __b) { ::cudashim::_Device_access __cudashim_da;
   if (!__d || !__b) return CUSPARSE_STATUS_INVALID_VALUE;
   *__b = __d->base;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseCsrSetPointers(cusparseSpMatDescr_t __d, void* __offsets, void* __colind, void* __values) {
+inline cusparseStatus_t cusparseCsrSetPointers(cusparseSpMatDescr_t __d, void* __offsets, void* __colind, void* __values) { ::cudashim::_Device_access __cudashim_da;
   if (!__d || __d->format != CUSPARSE_FORMAT_CSR) return CUSPARSE_STATUS_INVALID_VALUE;
   __d->ptr = __offsets;
   __d->ind = __colind;
@@ -398,33 +398,33 @@ inline cusparseStatus_t cusparseCsrSetPointers(cusparseSpMatDescr_t __d, void* _
   return CUSPARSE_STATUS_SUCCESS;
 }
 
-inline cusparseStatus_t cusparseCreateDnVec(cusparseDnVecDescr_t* __d, int64_t __size, void* __values, cudaDataType __vt) {
+inline cusparseStatus_t cusparseCreateDnVec(cusparseDnVecDescr_t* __d, int64_t __size, void* __values, cudaDataType __vt) { ::cudashim::_Device_access __cudashim_da;
   if (!__d || __size < 0) return CUSPARSE_STATUS_INVALID_VALUE;
   *__d = new cusparseDnVecDescr{__size, __values, __vt};
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseCreateConstDnVec(cusparseConstDnVecDescr_t* __d, int64_t __size, const void* __values, cudaDataType __vt) {
+inline cusparseStatus_t cusparseCreateConstDnVec(cusparseConstDnVecDescr_t* __d, int64_t __size, const void* __values, cudaDataType __vt) { ::cudashim::_Device_access __cudashim_da;
   if (!__d || __size < 0) return CUSPARSE_STATUS_INVALID_VALUE;
   *__d = new cusparseDnVecDescr{__size, const_cast<void*>(__values), __vt};
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseDestroyDnVec(cusparseConstDnVecDescr_t __d) {
+inline cusparseStatus_t cusparseDestroyDnVec(cusparseConstDnVecDescr_t __d) { ::cudashim::_Device_access __cudashim_da;
   delete __d;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseDnVecGetValues(cusparseDnVecDescr_t __d, void** __values) {
+inline cusparseStatus_t cusparseDnVecGetValues(cusparseDnVecDescr_t __d, void** __values) { ::cudashim::_Device_access __cudashim_da;
   if (!__d || !__values) return CUSPARSE_STATUS_INVALID_VALUE;
   *__values = __d->values;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseDnVecSetValues(cusparseDnVecDescr_t __d, void* __values) {
+inline cusparseStatus_t cusparseDnVecSetValues(cusparseDnVecDescr_t __d, void* __values) { ::cudashim::_Device_access __cudashim_da;
   if (!__d) return CUSPARSE_STATUS_INVALID_VALUE;
   __d->values = __values;
   return CUSPARSE_STATUS_SUCCESS;
 }
 
 inline cusparseStatus_t cusparseCreateDnMat(cusparseDnMatDescr_t* __d, int64_t __rows, int64_t __cols, int64_t __ld, void* __values,
-                                            cudaDataType __vt, cusparseOrder_t __order) {
+                                            cudaDataType __vt, cusparseOrder_t __order) { ::cudashim::_Device_access __cudashim_da;
   if (!__d || __rows < 0 || __cols < 0 || (__order != CUSPARSE_ORDER_COL && __order != CUSPARSE_ORDER_ROW))
     return CUSPARSE_STATUS_INVALID_VALUE;
   const int64_t __need = __order == CUSPARSE_ORDER_COL ? __rows : __cols;
@@ -433,17 +433,17 @@ inline cusparseStatus_t cusparseCreateDnMat(cusparseDnMatDescr_t* __d, int64_t _
   return CUSPARSE_STATUS_SUCCESS;
 }
 inline cusparseStatus_t cusparseCreateConstDnMat(cusparseConstDnMatDescr_t* __d, int64_t __rows, int64_t __cols, int64_t __ld,
-                                                 const void* __values, cudaDataType __vt, cusparseOrder_t __order) {
+                                                 const void* __values, cudaDataType __vt, cusparseOrder_t __order) { ::cudashim::_Device_access __cudashim_da;
   cusparseDnMatDescr_t __m = nullptr;
   cusparseStatus_t __s = cusparseCreateDnMat(&__m, __rows, __cols, __ld, const_cast<void*>(__values), __vt, __order);
   if (__d) *__d = __m;
   return __s;
 }
-inline cusparseStatus_t cusparseDestroyDnMat(cusparseConstDnMatDescr_t __d) {
+inline cusparseStatus_t cusparseDestroyDnMat(cusparseConstDnMatDescr_t __d) { ::cudashim::_Device_access __cudashim_da;
   delete __d;
   return CUSPARSE_STATUS_SUCCESS;
 }
-inline cusparseStatus_t cusparseDnMatGetValues(cusparseDnMatDescr_t __d, void** __values) {
+inline cusparseStatus_t cusparseDnMatGetValues(cusparseDnMatDescr_t __d, void** __values) { ::cudashim::_Device_access __cudashim_da;
   if (!__d || !__values) return CUSPARSE_STATUS_INVALID_VALUE;
   *__values = __d->values;
   return CUSPARSE_STATUS_SUCCESS;
@@ -453,7 +453,7 @@ inline cusparseStatus_t cusparseDnMatGetValues(cusparseDnMatDescr_t __d, void** 
 // y = alpha op(A) x + beta y, accumulated in double; beta == 0 means y is not read.
 inline cusparseStatus_t cusparseSpMV(cusparseHandle_t __h, cusparseOperation_t __op, const void* __alpha, cusparseConstSpMatDescr_t __a,
                                      cusparseConstDnVecDescr_t __x, const void* __beta, cusparseDnVecDescr_t __y, cudaDataType __ct,
-                                     cusparseSpMVAlg_t, void*) {
+                                     cusparseSpMVAlg_t, void*) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   if (!__alpha || !__beta || !__a || !__x || !__y || cudashim::sparse::bad_op(__op)) return CUSPARSE_STATUS_INVALID_VALUE;
   const bool __tr = __op != CUSPARSE_OPERATION_NON_TRANSPOSE;
@@ -475,7 +475,7 @@ inline cusparseStatus_t cusparseSpMV(cusparseHandle_t __h, cusparseOperation_t _
 }
 inline cusparseStatus_t cusparseSpMV_bufferSize(cusparseHandle_t __h, cusparseOperation_t __op, const void* __alpha,
                                                 cusparseConstSpMatDescr_t __a, cusparseConstDnVecDescr_t __x, const void* __beta,
-                                                cusparseDnVecDescr_t __y, cudaDataType, cusparseSpMVAlg_t, size_t* __size) {
+                                                cusparseDnVecDescr_t __y, cudaDataType, cusparseSpMVAlg_t, size_t* __size) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   if (!__alpha || !__beta || !__a || !__x || !__y || !__size || cudashim::sparse::bad_op(__op)) return CUSPARSE_STATUS_INVALID_VALUE;
   *__size = 0;  // the host computation needs no device workspace
@@ -485,7 +485,7 @@ inline cusparseStatus_t cusparseSpMV_bufferSize(cusparseHandle_t __h, cusparseOp
 // C = alpha op(A) op(B) + beta C with A sparse, B and C dense (either order).
 inline cusparseStatus_t cusparseSpMM(cusparseHandle_t __h, cusparseOperation_t __opa, cusparseOperation_t __opb, const void* __alpha,
                                      cusparseConstSpMatDescr_t __a, cusparseConstDnMatDescr_t __b, const void* __beta,
-                                     cusparseDnMatDescr_t __c, cudaDataType __ct, cusparseSpMMAlg_t, void*) {
+                                     cusparseDnMatDescr_t __c, cudaDataType __ct, cusparseSpMMAlg_t, void*) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   if (!__alpha || !__beta || !__a || !__b || !__c || cudashim::sparse::bad_op(__opa) || cudashim::sparse::bad_op(__opb))
     return CUSPARSE_STATUS_INVALID_VALUE;
@@ -516,7 +516,7 @@ inline cusparseStatus_t cusparseSpMM(cusparseHandle_t __h, cusparseOperation_t _
 inline cusparseStatus_t cusparseSpMM_bufferSize(cusparseHandle_t __h, cusparseOperation_t __opa, cusparseOperation_t __opb,
                                                 const void* __alpha, cusparseConstSpMatDescr_t __a, cusparseConstDnMatDescr_t __b,
                                                 const void* __beta, cusparseDnMatDescr_t __c, cudaDataType, cusparseSpMMAlg_t,
-                                                size_t* __size) {
+                                                size_t* __size) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   if (!__alpha || !__beta || !__a || !__b || !__c || !__size || cudashim::sparse::bad_op(__opa) || cudashim::sparse::bad_op(__opb))
     return CUSPARSE_STATUS_INVALID_VALUE;

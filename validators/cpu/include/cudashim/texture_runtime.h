@@ -135,7 +135,7 @@ inline cudaError_t cudaGetChannelDesc(cudaChannelFormatDesc* __desc, cudaArray_c
 
 // wOffset and width are in bytes, hOffset and height in rows, as in the Runtime API.
 inline cudaError_t cudaMemcpy2DToArray(cudaArray_t __dst, size_t __wOffset, size_t __hOffset, const void* __src,
-                                       size_t __spitch, size_t __width, size_t __height, cudaMemcpyKind __kind) {
+                                       size_t __spitch, size_t __width, size_t __height, cudaMemcpyKind __kind) { ::cudashim::_Device_access __cudashim_da;
   using namespace cudashim::tex;
   if (!valid_array(__dst)) return fail(cudaErrorInvalidValue);
   if (__width > __spitch && __height > 1) return fail(cudaErrorInvalidPitchValue);
@@ -145,11 +145,11 @@ inline cudaError_t cudaMemcpy2DToArray(cudaArray_t __dst, size_t __wOffset, size
 }
 inline cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t __dst, size_t __wOffset, size_t __hOffset, const void* __src,
                                             size_t __spitch, size_t __width, size_t __height, cudaMemcpyKind __kind,
-                                            cudaStream_t = 0) {
+                                            cudaStream_t = 0) { ::cudashim::_Device_access __cudashim_da;
   return cudaMemcpy2DToArray(__dst, __wOffset, __hOffset, __src, __spitch, __width, __height, __kind);
 }
 inline cudaError_t cudaMemcpy2DFromArray(void* __dst, size_t __dpitch, cudaArray_const_t __src, size_t __wOffset,
-                                         size_t __hOffset, size_t __width, size_t __height, cudaMemcpyKind __kind) {
+                                         size_t __hOffset, size_t __width, size_t __height, cudaMemcpyKind __kind) { ::cudashim::_Device_access __cudashim_da;
   using namespace cudashim::tex;
   if (!valid_array(__src)) return fail(cudaErrorInvalidValue);
   if (__width > __dpitch && __height > 1) return fail(cudaErrorInvalidPitchValue);
@@ -159,12 +159,12 @@ inline cudaError_t cudaMemcpy2DFromArray(void* __dst, size_t __dpitch, cudaArray
 }
 inline cudaError_t cudaMemcpy2DFromArrayAsync(void* __dst, size_t __dpitch, cudaArray_const_t __src, size_t __wOffset,
                                               size_t __hOffset, size_t __width, size_t __height, cudaMemcpyKind __kind,
-                                              cudaStream_t = 0) {
+                                              cudaStream_t = 0) { ::cudashim::_Device_access __cudashim_da;
   return cudaMemcpy2DFromArray(__dst, __dpitch, __src, __wOffset, __hOffset, __width, __height, __kind);
 }
 // Deprecated but common: `count` bytes from (wOffset bytes, hOffset rows) on, row after row.
 inline cudaError_t cudaMemcpyToArray(cudaArray_t __dst, size_t __wOffset, size_t __hOffset, const void* __src,
-                                     size_t __count, cudaMemcpyKind __kind) {
+                                     size_t __count, cudaMemcpyKind __kind) { ::cudashim::_Device_access __cudashim_da;
   using namespace cudashim::tex;
   if (!valid_array(__dst)) return fail(cudaErrorInvalidValue);
   const size_t __start = __hOffset * array_row_bytes(__dst) + __wOffset;
@@ -174,11 +174,11 @@ inline cudaError_t cudaMemcpyToArray(cudaArray_t __dst, size_t __wOffset, size_t
   return cudaMemcpy(__dst->__data + __start, __src, __count, __kind);
 }
 inline cudaError_t cudaMemcpyToArrayAsync(cudaArray_t __dst, size_t __wOffset, size_t __hOffset, const void* __src,
-                                          size_t __count, cudaMemcpyKind __kind, cudaStream_t = 0) {
+                                          size_t __count, cudaMemcpyKind __kind, cudaStream_t = 0) { ::cudashim::_Device_access __cudashim_da;
   return cudaMemcpyToArray(__dst, __wOffset, __hOffset, __src, __count, __kind);
 }
 inline cudaError_t cudaMemcpyFromArray(void* __dst, cudaArray_const_t __src, size_t __wOffset, size_t __hOffset,
-                                       size_t __count, cudaMemcpyKind __kind) {
+                                       size_t __count, cudaMemcpyKind __kind) { ::cudashim::_Device_access __cudashim_da;
   using namespace cudashim::tex;
   if (!valid_array(__src)) return fail(cudaErrorInvalidValue);
   const size_t __start = __hOffset * array_row_bytes(__src) + __wOffset;
@@ -189,7 +189,7 @@ inline cudaError_t cudaMemcpyFromArray(void* __dst, cudaArray_const_t __src, siz
 }
 
 // Positions and the extent are in elements of the array taking part (bytes when none does).
-inline cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* __p) {
+inline cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* __p) { ::cudashim::_Device_access __cudashim_da;
   using namespace cudashim::tex;
   if (__p == nullptr) return fail(cudaErrorInvalidValue);
   const bool __sa = __p->srcArray != nullptr, __da = __p->dstArray != nullptr;
@@ -219,7 +219,7 @@ inline cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* __p) {
   }
   return cudaSuccess;
 }
-inline cudaError_t cudaMemcpy3DAsync(const cudaMemcpy3DParms* __p, cudaStream_t = 0) { return cudaMemcpy3D(__p); }
+inline cudaError_t cudaMemcpy3DAsync(const cudaMemcpy3DParms* __p, cudaStream_t = 0) { ::cudashim::_Device_access __cudashim_da; return cudaMemcpy3D(__p); }
 
 // ---------------------------------------------------------------- texture objects
 inline cudaError_t cudaCreateTextureObject(cudaTextureObject_t* __out, const cudaResourceDesc* __res,
