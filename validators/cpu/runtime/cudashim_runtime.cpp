@@ -133,7 +133,9 @@ static void shim_log(const char* path, const char* text, size_t n) {
   if (it == logs.end()) it = logs.insert(logs.end(), PendingLog{path, {}});
   if (it->text.size() + n <= kMaxLogBytes) it->text.append(text, n);
 }
+static void note_run_timing();
 static void write_logs() {
+  note_run_timing();  // the split ends here, on every way out
   std::lock_guard<std::mutex> lk(g_log_mutex);
   for (const PendingLog& l : pending_logs()) {
     // Raw: the access-log shim (LD_PRELOAD) would list the runtime's own files.
@@ -266,7 +268,10 @@ static void kernel_input_download(void* dst, size_t n) {
     if (g_subst.inputs[i].returned > before[i]) log_kernel_inputs("down", i, g_subst.inputs[i].returned - before[i], 0);
 }
 
+static double g_run_start;
+static double mono_seconds();
 static void capture_shim_env(int, char**, char** envp) {
+  g_run_start = mono_seconds();  // before any code of the program: the start of the split
   if (!envp) return;
   char** out = envp;
   for (char** e = envp; *e; e++) {
@@ -351,6 +356,54 @@ static const char* shim_env(const char* name) {
   for (int i = 0; i < g_shim_nenv; i++)
     if (!strcmp(g_shim_env[i][0], name)) return g_shim_env[i][1];
   return getenv(name);  // a program run by hand, or a runtime without the pre-init hook
+}
+
+// ---------------------------------------------------------------- the run's time split
+// CUDASHIM_RUN_TIMING=<file>: where the run's time went, for `validators run`. CLOCK_MONOTONIC
+// is one clock for every process of the machine, so the validator sets the runtime's start
+// (before any constructor of the program) against the moment it started the sandbox. Kernel
+// launches (synchronous here) and copies or fills are summed as wall time; the outermost span
+// of a thread counts alone (a 2D copy's rows are one copy). The file is written with the other
+// logs at exit, in the format the cuda interposer writes too (validators/run_timing.py).
+static double mono_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+static const char* run_timing_path() {
+  static const char* path = shim_env("CUDASHIM_RUN_TIMING");
+  return path && *path ? path : nullptr;
+}
+static std::atomic<long long> g_span_ns[2], g_span_count[2];
+static thread_local int t_span_depth;
+struct RunSpan {
+  enum Kind { Kernels = 0, Copies = 1 };
+  Kind kind;
+  timespec t0{};
+  bool outer;
+  explicit RunSpan(Kind k) : kind(k), outer(run_timing_path() && t_span_depth++ == 0) {
+    if (outer) clock_gettime(CLOCK_MONOTONIC, &t0);
+  }
+  ~RunSpan() {
+    if (!outer) {
+      if (run_timing_path()) t_span_depth--;
+      return;
+    }
+    timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    g_span_ns[kind] += (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
+    g_span_count[kind]++;
+    t_span_depth--;
+  }
+};
+static void note_run_timing() {
+  const char* path = run_timing_path();
+  if (!path) return;
+  char text[256];
+  int n = snprintf(text, sizeof text, "start %.9f\nend %.9f\nkernels %.9f %lld\ncopies %.9f %lld\n",
+                   g_run_start, mono_seconds(), (double)g_span_ns[0].load() * 1e-9, g_span_count[0].load(),
+                   (double)g_span_ns[1].load() * 1e-9, g_span_count[1].load());
+  shim_log(path, text, (size_t)n);
 }
 
 // CUDASHIM_NO_LAUNCH=1: every kernel launch is a no-op (the validator's differential check:
@@ -1438,6 +1491,7 @@ using DeviceWindow = _Device_access;
 static int device_fault(siginfo_t* info);
 
 void run_kernel(const LaunchSpec& s) {
+  RunSpan span(RunSpan::Kernels);
   if (tw && tw->cur) fatal("cudashim: kernel '%s' launched from device code (dynamic parallelism) is not supported", s.name);
   if (!valid_config(s)) {
     set_error(cudaErrorInvalidConfiguration);
@@ -1900,6 +1954,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind) {
+  RunSpan span(RunSpan::Copies);
   if (g_sticky.load() != cudaSuccess) return (cudaError_t)g_sticky.load();
   if (n == 0) return cudaSuccess;
   if (!dst || !src) return ret(cudaErrorInvalidValue);
@@ -1929,6 +1984,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind
 }
 cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind) {
+  RunSpan span(RunSpan::Copies);
   if (width > dpitch || width > spitch) return ret(cudaErrorInvalidPitchValue);
   DeviceWindow window;  // one window for all rows
   for (size_t r = 0; r < height; ++r) {
@@ -1945,6 +2001,7 @@ cudaError_t cudaMemcpyPeer(void* dst, int, const void* src, int, size_t n) {
   return cudaMemcpy(dst, src, n, cudaMemcpyDeviceToDevice);
 }
 cudaError_t cudaMemset(void* p, int v, size_t n) {
+  RunSpan span(RunSpan::Copies);
   if (n == 0) return cudaSuccess;
   if (!p) return ret(cudaErrorInvalidValue);
   DeviceWindow window;
@@ -1953,6 +2010,7 @@ cudaError_t cudaMemset(void* p, int v, size_t n) {
 }
 cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) { return cudaMemset(p, v, n); }
 cudaError_t cudaMemset2D(void* p, size_t pitch, int v, size_t width, size_t height) {
+  RunSpan span(RunSpan::Copies);
   DeviceWindow window;
   for (size_t r = 0; r < height; ++r) memset(static_cast<char*>(p) + r * pitch, v, width);
   return cudaSuccess;
