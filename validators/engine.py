@@ -71,6 +71,7 @@ from .caps import Caps, check_task, program_reason
 from .cases import materialize, write_arrays
 from .compare import compare_arrays, read_output
 from .reference import ReferenceError, ReferenceRunner
+from .run_timing import RUN_TIMING_FILE, RunSplit, read_split
 from .safe_fs import copy_untrusted
 from .sandbox import Limits, SandboxError, inputs_read, run_sandboxed, workspace
 
@@ -887,6 +888,8 @@ class ProgramRun:
     run_seconds: float
     outputs: list[str] = field(default_factory=list)
     """Files the program created or changed, copied to `keep_outputs` (relative paths)."""
+    timing: RunSplit | None = None
+    """Where the run's time went (`validators.run_timing`), where the runtime reported it."""
 
 
 def run_program(program: Program, backend: str | Backend = "auto", args: list[str] | None = None,
@@ -927,10 +930,19 @@ def run_program(program: Program, backend: str | Backend = "auto", args: list[st
                                     max_files=caps.copy_files)
             copied += report.bytes
         argv, env = be.command(exe, list(args or []), schedule=schedule)
+        timing_env = be.run_timing_env(str(work / RUN_TIMING_FILE))
+        # The split comes from the runtime the program calls (an interposed one on cuda, which
+        # like the engine's runs stays out of compute-sanitizer's own process).
+        preload = (be.preloads(exe) if timing_env and variant not in ("memcheck", "racecheck")
+                   else [])
         inputs = snapshot(work)
-        outcome = run_sandboxed(argv, work, limits=lim, env=env)
+        spawned = time.monotonic()
+        outcome = run_sandboxed(argv, work, limits=lim, env={**env, **(timing_env or {})},
+                                preload=preload, expose=be.expose(exe))
+        returned = time.monotonic()
+        timing = read_split(work, spawned, returned) if timing_env else None
         kept = copy_outputs(work, Path(keep_outputs), inputs) if keep_outputs else []
     verdict = be.classify(exe, outcome)
     status = verdict.status or Status.PASSED
     return ProgramRun(status, verdict.reason, exe.compile, outcome, build_seconds, outcome.seconds,
-                      kept)
+                      kept, timing)

@@ -99,6 +99,12 @@ class Backend(ABC):
         "<seconds> <launches>" to `log_file` (the speed term), or None where it cannot."""
         return None
 
+    def run_timing_env(self, log_file: str) -> dict[str, str] | None:
+        """Settings under which the runtime writes the run's time split to `log_file` at exit
+        (`validators.run_timing`: its start and end, kernel and copy seconds), or None where
+        it cannot."""
+        return None
+
     def runtime_paths(self) -> tuple[str, ...]:
         """Path prefixes outside the work folder that the backend's runtime or driver itself
         opens or connects to in every program (the access check allows them)."""

@@ -216,6 +216,7 @@ class CpuBackend(Backend):
             "CUDASHIM_POISON_ALT": "",
             "CUDASHIM_LOG_UPLOADS": "0",
             "CUDASHIM_LOCKSTEP": "1" if self.lockstep else "0",
+            "CUDASHIM_RUN_TIMING": "",
         }
         workers = self.workers or min(_usable_cores(), MAX_WORKERS)
         env["CUDASHIM_WORKERS"] = str(workers)
@@ -228,6 +229,9 @@ class CpuBackend(Backend):
 
     def upload_log_env(self) -> dict[str, str] | None:
         return _padded({"CUDASHIM_LOG_UPLOADS": "1"})
+
+    def run_timing_env(self, log_file: str) -> dict[str, str] | None:
+        return _padded({"CUDASHIM_RUN_TIMING": log_file})
 
     def kernel_inputs_env(self, inputs_file: str, log_file: str) -> dict[str, str] | None:
         return _padded({"CUDASHIM_KERNEL_INPUTS": inputs_file,

@@ -336,6 +336,9 @@ class CudaBackend(Backend):
     def timing_env(self, log_file: str) -> dict[str, str] | None:
         return _padded({"CUDASHIM_KERNEL_TIMING": log_file})
 
+    def run_timing_env(self, log_file: str) -> dict[str, str] | None:
+        return _padded({"CUDASHIM_RUN_TIMING": log_file})
+
     def upload_log_env(self) -> dict[str, str] | None:
         return _padded({"CUDASHIM_LOG_UPLOADS": "1"})
 

@@ -10,7 +10,8 @@ program wrote. `--variant` (cpu: `plain`, `asan` or `race`) and `--schedule` (cp
 `--no-lockstep` (cpu) runs kernels one thread at a time instead of in warp lockstep. Limits:
 `--timeout` (wall clock), `--cpu-time` (default: the timeout times the cores the run may use),
 `--memory` (address space and resident memory; default 16 GiB address space). Reports exit
-status, output and timings. Exit code: 0 when the run was clean, 1 otherwise, 2 bad input or
+status, output and timings, with the run's own split (start-up, host code, kernels, copies,
+exit; `timing` in `--json`) where the runtime reports it. Exit code: 0 when the run was clean, 1 otherwise, 2 bad input or
 unusable backend.
 """
 
@@ -243,6 +244,9 @@ def main(args: argparse.Namespace) -> int:
         "limits": {"wall_seconds": limits.wall_seconds, "cpu_seconds": limits.cpu_seconds,
                    "memory_bytes": limits.memory_bytes, "rss_bytes": limits.rss_bytes},
         "outputs": [str(keep / f) for f in run.outputs] if keep else [],
+        # Where the run's time went (validators/run_timing.py); null where the runtime wrote no
+        # report (killed before exit, or a statically linked CUDA runtime on cuda).
+        "timing": run.timing.as_dict() if run.timing else None,
     }
     if args.json:
         print(json.dumps(report, indent=2))
@@ -253,6 +257,11 @@ def main(args: argparse.Namespace) -> int:
               f"run {run.run_seconds:.2f}s, exit code {report['exit_code']}"
               + (f", signal {out.signal}" if out and out.signal else "")
               + (f", limit hit: {out.limit_hit}" if out and out.limit_hit else ""))
+        if run.timing is not None:
+            t = run.timing
+            print(f"run split: start-up {t.startup_s:.2f}s, host {t.host_s:.2f}s, kernels "
+                  f"{t.kernels_s:.2f}s ({t.launches} launches), copies {t.copies_s:.2f}s, exit "
+                  f"{t.exit_s:.2f}s")
         if report["build_notes"] and run.status != Status.COMPILE_ERROR:
             print("--- build notes ---\n" + "\n".join(report["build_notes"]))
         if keep is not None:
