@@ -1,0 +1,112 @@
+"""Issue 21, class 1: host code must not touch device memory, on the emulator as on a GPU.
+
+On the cpu backend device memory is host memory, so host code could read the device's copy of
+the inputs (the kernel-work run's second draw) and store an answer it computed itself through the
+device pointer, its kernels doing nothing, and pass every check. A GPU faults on such an access;
+the runtime keeps device allocations closed to host code outside launches, copies and library
+calls, so the emulator faults too, and the verdict names the access. Each cheat has an honest twin
+whose kernels do the same work; both are checked plain and thorough."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemas import InputCase, Program, Reference, Status, Task, TensorSpec
+
+N = 1024
+SQUARE = Task(
+    name="square_dm", description="y = x * x",
+    inputs=[TensorSpec(name="x", dtype="float32", shape=["N"])],
+    outputs=[TensorSpec(name="y", dtype="float32", shape=["N"])],
+    sizes={"N": N}, cases=[InputCase(name="a", seed=7)],
+    reference=Reference(code="def reference(inputs, sizes):\n    return {'y': inputs['x'] * inputs['x']}\n"),
+)
+
+IO = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#define N 1024
+static float x[N], y[N];
+static void load() { FILE* f = fopen("data/x.bin", "rb"); if (!f || fread(x, 4, N, f) != N) exit(1); fclose(f); }
+static void save() { FILE* f = fopen("data/y.bin", "wb"); fwrite(y, 4, N, f); fclose(f); }
+__global__ void sq(const float* a, float* b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] = a[i] * a[i]; }
+__global__ void touch(float* b) { if (threadIdx.x == 0 && b[0] != b[0]) b[0] = 0.0f; }
+static float *da, *db;
+static void up() { cudaMalloc(&da, N * 4); cudaMalloc(&db, N * 4); cudaMemcpy(da, x, N * 4, cudaMemcpyHostToDevice); }
+"""
+
+CHEATS = {
+    # Reads the device's copy of the input and stores the squares through the device pointer:
+    # the outputs follow the inputs the device got, so the kernel-work run took it for kernel work.
+    "host_reads_and_writes_device_memory": IO + r"""
+int main() { load(); up(); touch<<<1, 32>>>(db); cudaDeviceSynchronize();
+  for (int i = 0; i < N; i++) db[i] = da[i] * da[i];
+  cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save(); }
+""",
+    # Reads the device's copy with a libc call (AddressSanitizer's interceptor in that build).
+    "host_reads_device_memory_with_memcpy": IO + r"""
+int main() { load(); up(); touch<<<1, 32>>>(db); cudaDeviceSynchronize();
+  static float d[N]; memcpy(d, da, N * 4);
+  for (int i = 0; i < N; i++) y[i] = d[i] * d[i]; save(); }
+""",
+    # Stores the host's answer through a device pointer and copies it back (sentinel included,
+    # so the old no-launch run saw wrong outputs).
+    "host_writes_device_memory": IO + r"""
+__global__ void flag(int* f) { *f = 1; }
+int main() { load(); up(); int* f; cudaMalloc(&f, 4); cudaMemset(f, 0, 4); flag<<<1, 1>>>(f);
+  int h = 0; cudaMemcpy(&h, f, 4, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < N; i++) db[i] = h ? x[i] * x[i] : 0.0f;
+  cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save(); }
+""",
+}
+
+HONEST = {
+    "host_reads_and_writes_device_memory": IO + r"""
+int main() { load(); up(); touch<<<1, 32>>>(db); cudaDeviceSynchronize();
+  sq<<<N / 256, 256>>>(da, db, N);
+  cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save(); }
+""",
+    "host_reads_device_memory_with_memcpy": IO + r"""
+int main() { load(); up(); touch<<<1, 32>>>(db); sq<<<N / 256, 256>>>(da, db, N); cudaDeviceSynchronize();
+  cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save(); }
+""",
+    # Pitched and 3-D allocations, 2-D copies and memsets, and managed and pinned memory the host
+    # touches directly, which it may.
+    "host_writes_device_memory": IO + r"""
+int main() { load(); float *m, *p; cudaMallocManaged(&m, N * 4); cudaMallocHost(&p, N * 4);
+  memcpy(p, x, N * 4); float* d; size_t pitch; cudaMallocPitch((void**)&d, &pitch, 64 * 4, N / 64);
+  cudaMemset2D(d, pitch, 0, 64 * 4, N / 64);
+  cudaMemcpy2D(d, pitch, p, 64 * 4, 64 * 4, N / 64, cudaMemcpyHostToDevice);
+  cudaPitchedPtr v; cudaMalloc3D(&v, make_cudaExtent(64 * 4, N / 64, 1));
+  for (int r = 0; r < N / 64; r++) sq<<<1, 64>>>((float*)((char*)d + r * pitch), (float*)((char*)v.ptr + r * v.pitch), 64);
+  cudaMemcpy2D(m, 64 * 4, v.ptr, v.pitch, 64 * 4, N / 64, cudaMemcpyDeviceToHost);
+  memcpy(y, m, N * 4); save(); }
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def engine():
+    from validators.backends import get_backend
+    from validators.engine import Engine
+
+    backend = get_backend("cpu")
+    backend._schedules = ["forward"]
+    return Engine(backend)
+
+
+@pytest.mark.parametrize("thorough", [False, True], ids=["plain", "thorough"])
+@pytest.mark.parametrize("name", sorted(CHEATS))
+def test_host_access_to_device_memory_faults(engine, name, thorough):
+    res = engine.check(SQUARE, Program(source=CHEATS[name]), thorough=thorough)
+    assert res.status == Status.RUNTIME_ERROR, (res.status, res.reason, res.kernel_check)
+    assert "host code accessed device memory at 0x" in res.reason, res.reason
+    assert "a GPU faults here" in res.reason
+
+
+@pytest.mark.parametrize("thorough", [False, True], ids=["plain", "thorough"])
+@pytest.mark.parametrize("name", sorted(HONEST))
+def test_honest_twins_pass(engine, name, thorough):
+    res = engine.check(SQUARE, Program(source=HONEST[name]), thorough=thorough)
+    assert res.status == Status.PASSED, (res.status, res.reason)
