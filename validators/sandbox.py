@@ -14,6 +14,13 @@ checks before a run (the allow-list of what an LLM-written reference may import 
 `builder.llm.reference_rules`; the HeCBench harness reading headers only beneath the
 program's folder) refuse early with a readable reason; nothing here relies on them.
 
+One part of (b) is the runtime's, not the sandbox's: on the cpu backend device memory is host
+memory, so the cpu runtime keeps device allocations `PROT_NONE` while host code runs (open only
+for launches, the runtime's copies and library calls) and a host read or write through a device
+pointer faults as on a GPU (`runtime_error`, "host code accessed device memory"). A program can
+undo that protection itself (`mprotect`, Thrust builds leave it open); `validators/cpu/README.md`
+says what then still catches it.
+
 The program CANNOT:
 - see a file the validator did not list. Its root is a fresh tmpfs (pivot_root) holding only
   the allow-list read-only (`SYSTEM_RO`: `/usr` with the toolchain, the loader's cache, CPU
