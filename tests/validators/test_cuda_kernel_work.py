@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -341,6 +342,28 @@ def test_timing_counts_the_kernels_not_the_host(runtime, interposer, tmp_path):
     seconds, launches = log.read_text().split()
     assert int(launches) == 2
     assert 0.1 <= float(seconds) < 0.9, seconds  # the two launches, never the host's second
+
+
+def test_run_split_puts_the_host_sleep_in_host_time_and_counts_calls(runtime, interposer, tmp_path):
+    """Issue 27, target 3: the run's split (`validators run`), in the cpu runtime's format."""
+    from validators.run_timing import parse
+
+    exe = _program(runtime, SLEEPY, "sleepy_split")
+    a, _, _ = _draws()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.bin").write_bytes(a.tobytes())
+    log = tmp_path / "split.log"
+    env = {**os.environ, "LD_PRELOAD": str(interposer), **CudaBackend().run_timing_env(str(log))}
+    spawned = time.monotonic()
+    out = subprocess.run([str(exe)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    returned = time.monotonic()
+    assert out.returncode == 0, out.stderr
+    report = parse(log.read_text())
+    assert report is not None, log.read_text()
+    assert (report.launches, report.copies) == (2, 2)
+    assert spawned <= report.start <= report.end <= returned  # the validator's clock
+    host = report.end - report.start - report.kernels_s - report.copies_s
+    assert host > report.kernels_s > 0  # the host's second against the kernels' 2 x 50 ms
 
 
 def test_kernel_seconds_through_the_engine_and_only_for_right_outputs(engine):

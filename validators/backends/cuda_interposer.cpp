@@ -18,6 +18,9 @@
 //   CUDASHIM_NO_LAUNCH=1               every kernel launch is a no-op (and uploads are noted)
 //   CUDASHIM_KERNEL_TIMING=<file>      each launch timed alone (streams synchronised, L2 flushed):
 //                                      "<seconds> <launches>" (the speed term)
+//   CUDASHIM_RUN_TIMING=<file>         the run's split at exit, as the cpu runtime writes it
+//                                      (validators/run_timing.py): launches and copies timed
+//                                      with the device synchronised around each, no L2 flush
 // Values may be padded with trailing spaces (the validator pads them to one width).
 //
 // Built with g++ alone (no CUDA headers): the few types the wrapped functions take are declared
@@ -127,6 +130,7 @@ void load_inputs() {
   mprotect(g_map, g_map_len, PROT_NONE);
 }
 
+void run_timing_start();
 __attribute__((constructor(101))) void capture_settings() {
 
   if (!environ) return;
@@ -150,6 +154,7 @@ __attribute__((constructor(101))) void capture_settings() {
     memset(*e, 0, strlen(*e));  // /proc/self/environ shows the initial block
   }
   *out = nullptr;
+  run_timing_start();
   g_no_launch = flag("CUDASHIM_NO_LAUNCH");
   g_log_uploads = flag("CUDASHIM_LOG_UPLOADS");
   load_inputs();
@@ -322,6 +327,9 @@ void after_launch() {
 struct Timing {
   double seconds = 0;
   long launches = 0;
+  double copy_seconds = 0;  // CUDASHIM_RUN_TIMING only
+  long copies = 0;
+  double start = 0;
   void* flush = nullptr;
   size_t flush_bytes = 0;
 };
@@ -345,13 +353,44 @@ void flush_l2() {
   if (t.flush && memset_) memset_(t.flush, (int)(t.launches & 0xff), t.flush_bytes);
 }
 
+// CUDASHIM_RUN_TIMING=<file>: the run's split for `validators run`, on the clock the validator
+// reads (CLOCK_MONOTONIC, which steady_clock is on Linux), written once at exit.
+bool run_timing() {
+  const char* log = setting("CUDASHIM_RUN_TIMING");
+  return log && *log;
+}
+double mono_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+void write_run_timing() {
+  std::lock_guard<std::mutex> lk(g_mutex);
+  Timing& t = timing();
+  char text[256];
+  int n = snprintf(text, sizeof text, "start %.9f\nend %.9f\nkernels %.9f %ld\ncopies %.9f %ld\n", t.start,
+                   mono_seconds(), t.seconds, t.launches, t.copy_seconds, t.copies);
+  int fd = raw_open(setting("CUDASHIM_RUN_TIMING"), O_WRONLY | O_TRUNC | O_CREAT, 0600);
+  if (fd >= 0) {
+    if (write(fd, text, (size_t)n) < 0) {
+    }
+    close(fd);
+  }
+}
+void run_timing_start() {
+  if (!run_timing()) return;
+  timing().start = mono_seconds();
+  atexit(write_run_timing);  // registered first: runs after the program's own handlers
+}
+
 template <class F, class... A>
 cudaError_t timed(F f, A... args) {
   const char* log = setting("CUDASHIM_KERNEL_TIMING");
-  if (!log || !*log) return f(args...);
+  bool speed = log && *log;
+  if (!speed && !run_timing()) return f(args...);
   synchronize(nullptr);
-  flush_l2();
-  synchronize(nullptr);
+  if (speed) {  // the speed term: every launch starts from a cold L2
+    flush_l2();
+    synchronize(nullptr);
+  }
   auto t0 = std::chrono::steady_clock::now();
   cudaError_t e = f(args...);
   synchronize(nullptr);
@@ -360,6 +399,7 @@ cudaError_t timed(F f, A... args) {
   Timing& t = timing();
   t.seconds += dt;
   t.launches += 1;
+  if (!speed) return e;
   char line[64];
   int n = snprintf(line, sizeof line, "%.9f %ld\n", t.seconds, t.launches);
   int fd = raw_open(log, O_WRONLY | O_TRUNC | O_CREAT, 0600);
@@ -370,6 +410,21 @@ cudaError_t timed(F f, A... args) {
   }
   return e;
 }
+
+// A copy's wall time in the run's split; an asynchronous one is waited for, as a launch is.
+struct CopyTimer {
+  cudaStream_t stream;
+  bool async, on = run_timing();
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  ~CopyTimer() {
+    if (!on) return;
+    if (async) synchronize(stream);
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::lock_guard<std::mutex> lk(g_mutex);
+    timing().copy_seconds += dt;
+    timing().copies += 1;
+  }
+};
 
 template <class F, class... A>
 cudaError_t launch(F f, A... args) {
@@ -384,6 +439,7 @@ cudaError_t launch(F f, A... args) {
 template <class F>
 cudaError_t copy1d(F f, void* dst, const void* src, size_t n, int kind, cudaStream_t stream, bool async) {
   if (!f) return kUnknown;
+  CopyTimer timer{stream, async};
   int dir = direction(kind, dst, src);
   if (dir == kH2D) note_upload(src, n);
   std::vector<unsigned char> staging;
@@ -404,6 +460,7 @@ template <class F>
 cudaError_t copy2d(F f, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                    int kind, cudaStream_t stream, bool async) {
   if (!f) return kUnknown;
+  CopyTimer timer{stream, async};
   int dir = direction(kind, dst, src);
   size_t sspan = height ? spitch * (height - 1) + width : 0, dspan = height ? dpitch * (height - 1) + width : 0;
   if (dir == kH2D) note_upload(src, sspan);
@@ -426,6 +483,7 @@ template <class F>
 cudaError_t to_symbol(F f, const void* symbol, const void* src, size_t n, size_t offset, int kind,
                       cudaStream_t stream, bool async) {
   if (!f) return kUnknown;
+  CopyTimer timer{stream, async};
   int dir = kind == kDefault ? (on_device(src) ? kD2D : kH2D) : kind;
   if (dir == kH2D) note_upload(src, n);
   std::vector<unsigned char> staging;
@@ -442,6 +500,7 @@ template <class F>
 cudaError_t from_symbol(F f, void* dst, const void* symbol, size_t n, size_t offset, int kind,
                         cudaStream_t stream, bool async) {
   if (!f) return kUnknown;
+  CopyTimer timer{stream, async};
   int dir = kind == kDefault ? (on_device(dst) ? kD2D : kD2H) : kind;
   using Sync = cudaError_t (*)(void*, const void*, size_t, size_t, int);
   using Async = cudaError_t (*)(void*, const void*, size_t, size_t, int, cudaStream_t);
