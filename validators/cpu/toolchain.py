@@ -17,7 +17,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from .lockstep import COPY_PREFIX
@@ -33,9 +33,10 @@ _COMMON = ["-std=c++20", "-pthread", "-fno-strict-aliasing", "-w"]
 _FLAGS = {
     "plain": ["-O2", *_COMMON],
     # -O1 keeps ASan reports readable and builds fast; frame pointers give whole stack traces.
+    # -g1 (line tables) is all a report's `file:line in function` needs, at less build time.
     "asan": [
         "-O1",
-        "-g",
+        "-g1",
         "-fsanitize=address",
         "-fno-omit-frame-pointer",
         "-DCUDASHIM_ASAN",
@@ -232,6 +233,52 @@ def pch_header(variant: str) -> Path:
     return _locked_build(_shim_dir(variant) / "cudashim_pch.h", build)
 
 
+@cache
+def pch_macros(variant: str) -> frozenset[str]:
+    """The macro names the precompiled headers define (`g++ -dM -E`), listed once per shim
+    version beside the `.gch`."""
+    header = pch_header(variant)
+
+    def build(target: Path) -> None:
+        proc = subprocess.run(
+            [gxx(), *program_flags(variant), f"-I{INCLUDE_DIR}", "-x", "c++", "-dM", "-E",
+             str(header)], capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise ToolchainError(f"listing the precompiled header's macros failed:\n"
+                                 f"{proc.stderr[-4000:]}")
+        names = sorted({ln.split()[1].split("(")[0] for ln in proc.stdout.splitlines()
+                        if ln.startswith("#define ")})
+        tmp = target.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text("\n".join(names) + "\n")
+        tmp.replace(target)
+
+    listed = _locked_build(header.parent / "cudashim_pch.macros", build)
+    return frozenset(listed.read_text().split())
+
+
+CASE_DEFINES = "cudashim_defines.h"
+"""The forced include that carries a build's -D sizes after the precompiled header."""
+
+
+def _defines_after_pch(defines: dict[str, int | str], variant: str) -> dict[str, int | str]:
+    """The defines that can follow the precompiled header instead of the command line.
+
+    GCC refuses a PCH when a command-line macro names any identifier the PCH saw (a size `N`
+    does: template parameters), and then silently parses every header again: three times the
+    build. Defined after the PCH, a size reaches the program exactly as `-D` would, since the
+    shim's headers never read a task's size macros; a name the headers themselves define as a
+    macro stays on the command line, where it meets that definition as under nvcc."""
+    if not DEFINES_AFTER_PCH:
+        return {}
+    taken = pch_macros(variant)
+    return {k: v for k, v in defines.items() if k not in taken}
+
+
+DEFINES_AFTER_PCH = True
+"""False puts every define on the command line (how builds were made before; the cost
+benchmark, benchmarks/bench_check_cost.py, compares the two)."""
+
+
 @dataclass
 class CommandResult:
     returncode: int | None
@@ -362,6 +409,12 @@ def _compile(
     library = thrust_flags() if thrust else []
     # The PCH was built without the library-mode macro, so it cannot serve those builds.
     include = pch_header(variant) if use_pch and not library else INCLUDE_DIR / "cuda_runtime.h"
+    after = _defines_after_pch(defines or {}, variant) if include != INCLUDE_DIR / "cuda_runtime.h" \
+        else {}
+    if after:
+        (out_dir / CASE_DEFINES).write_text(
+            "".join(f"#define {k} {v}\n" for k, v in sorted(after.items())))
+    on_line = {k: v for k, v in (defines or {}).items() if k not in after}
     compile_part = [
         gxx(),
         *program_flags(variant),
@@ -370,8 +423,9 @@ def _compile(
         f"-I{INCLUDE_DIR}",
         "-include",
         str(include),
+        *(["-include", CASE_DEFINES] if after else []),
         *library,
-        *[f"-D{k}={v}" for k, v in sorted((defines or {}).items())],
+        *[f"-D{k}={v}" for k, v in sorted(on_line.items())],
         *(extra_flags or []),
         filename,
         "-x",
