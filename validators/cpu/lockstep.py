@@ -47,6 +47,7 @@ from validators.cpu.syntax import walk as _walk
 
 LANES = 32
 COPY_PREFIX = "__cudashim_ls_"  # a copy's name: the kernel's, after this
+FULL = "true"  # the mask of code that runs only when every lane is live and on its branch
 
 # Math that reads nothing but its arguments, cannot trap, and leaves no trace: a statement made
 # of these may run for lanes that are not live (its result is dropped), so it vectorises.
@@ -251,6 +252,8 @@ class _Kernel:
         self.has_loop = False
         self.assigned: set[str] = set()
         self.params: list[str] = []
+        # inside the copy of a loop body kept for a partial mask: a loop in it is never full
+        self.partial = 0
 
     # ------------------------------------------------------------ facts about the kernel
     def check(self) -> None:
@@ -481,7 +484,7 @@ class _Kernel:
             label = f"__ls_next_{self.counter}"
             stmt_text = stmt_text.replace("__LANE_NEXT", label)
         tls = "threadIdx = ::uint3{__tx[__l], __ty[__l], __tz[__l]}; " if calls else ""
-        if pure and mask == "__a[__l]":
+        if (pure and mask == "__a[__l]") or mask == FULL:
             body = f"{tls}{stmt_text}"
         else:
             body = f"if (!({mask})) continue; {tls}{stmt_text}"
@@ -556,11 +559,40 @@ class _Kernel:
         if n.type == "expression_statement" and n.named_children:
             e = n.named_children[0]
             if e.type == "assignment_expression":
-                left = e.child_by_field_name("left")
-                pure = self._local_target(left) and self.pure(e.child_by_field_name("right"))
+                left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
+                pure = self._local_target(left) and self.pure(right)
+                op = e.child_by_field_name("operator")
+                if pure and op is not None and self.shared_once(left, _text(self.src, op), right, mask):
+                    return
             elif e.type == "update_expression":
                 pure = self._local_target(e.child_by_field_name("argument"))
         self.lane_loop(self.expr(n), mask, pure, self._calls(n), self._has_return(n))
+
+    def shared_once(self, left: Node, op: str, right: Node, mask: str) -> bool:
+        """Emit `left op right` for a pure `right` that calls math (`expf`, `sqrtf`, ...) so that
+        when every lane holds the same bytes in each local `right` reads, `right` is computed
+        once and its value given to every lane; otherwise per lane as usual. Threads that each
+        recompute a statistic of their row (softmax: the row's maximum and sum of exponentials,
+        which all 32 lanes of a row share) then pay for one call per warp, not 32; a pure
+        expression of equal inputs has equal results, so every lane gets the bits it would
+        have computed. False (nothing emitted) when `right` calls nothing worth sharing."""
+        if not any(m.type == "call_expression" for m in _walk(right)) or self._calls(right):
+            return False
+        rhs = self.expr(right)
+        inputs = sorted(set(re.findall(r"\b([A-Za-z_]\w*)\[__l\]", rhs)))
+        once = rhs.replace("[__l]", "[0]")
+        if not inputs or re.search(r"\b__l\b", once):
+            return False
+        lhs = self.expr(left)
+        self.counter += 1
+        same, value = f"__s{self.counter}", f"__v{self.counter}"
+        equal = " && ".join(f"__builtin_memcmp(&{x}[__l], &{x}[0], sizeof {x}[0]) == 0" for x in inputs)
+        self.emit(f"bool {same} = true; for (int __l = 1; __l < {LANES}; ++__l) {same} &= ({equal});")
+        self.emit(f"if ({same}) {{ const auto {value} = ({once});")
+        self.lane_loop(f"{lhs} {op} {value};", mask, True, False, False)
+        self.emit("} else")
+        self.lane_loop(f"{lhs} {op} {rhs};", mask, True, False, False)
+        return True
 
     def _local_target(self, n: Node | None) -> bool:
         if n is None:
@@ -662,9 +694,13 @@ class _Kernel:
                 init_text = f"{base}{self.expr(value)}"
                 pure = all(self.pure(c) for c in value.named_children)
             else:
-                init_text = self.expr(value)
                 pure = self.pure(value)
+                init_text = ""
             self.declare(name, "E")
+            if not init_text:
+                if pure and self.shared_once(target, "=", value, mask):
+                    continue
+                init_text = self.expr(value)
             self.lane_loop(f"{name}[__l] = {init_text};", mask, pure, self._calls(value), False)
 
     def if_statement(self, n: Node, mask: str) -> None:
@@ -811,10 +847,31 @@ class _Kernel:
             # lanes that left with `break` stay out; `continue` skips one iteration
             self.emit(f"bool __b{self.counter}[{LANES}]; "
                       f"for (int __l = 0; __l < {LANES}; ++__l) __b{self.counter}[__l] = bool({mask});")
+        head = (f"for ({type_text} {var} = {self.expr(decl.child_by_field_name('value'))}; "
+                f"{self.expr(cond)}; {self.expr(update)})")
+        if not leaves and mask != FULL and not self.partial and \
+                not any(m.type == "return_statement" for m in _walk(body)):
+            # Nothing in the body can take a lane out of `mask`, so when every lane is in it
+            # (all 32 threads alive and on this branch: the usual case) the body runs with no
+            # per-lane test, which the compiler vectorises; the tests stay for a partial warp.
+            full = f"__f{self.counter}"
+            self.emit(f"bool {full} = true; for (int __l = 0; __l < {LANES}; ++__l) {full} &= bool({mask});")
+            self.emit(f"if ({full})")
+            self.scopes.append({var: "U"})
+            self.emit(head)
+            self.statement_block(body, FULL)
+            self.scopes.pop()
+            self.emit(f"else if ({live})")
+            self.partial += 1
+            self.scopes.append({var: "U"})
+            self.emit(head)
+            self.statement_block(body, mask)
+            self.scopes.pop()
+            self.partial -= 1
+            return
         self.emit(f"if ({live})")
         self.scopes.append({var: "U"})
-        self.emit(f"for ({type_text} {var} = {self.expr(decl.child_by_field_name('value'))}; "
-                  f"{self.expr(cond)}; {self.expr(update)})")
+        self.emit(head)
         if leaves:
             self.loop_body(body, f"__b{self.counter}", f"__c{self.counter}")
         else:
