@@ -36,6 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from validators.backends.cpu import MAX_WORKERS, usable_cores
 from validators.cpu import toolchain
 
 PROGRAM = r"""
@@ -249,8 +250,11 @@ TARGETS_MS = {"elementwise": 100.0, "tree_reduction": 500.0}
 
 
 def run(exe: Path, schedule: str, *args: str, lockstep: bool = True) -> tuple[float, dict[str, float]]:
+    # The block workers `validators run` and the engine give a run (the cores it may use,
+    # cgroup quota included), not the runtime's own default: the figures are comparable.
     env = {**os.environ, "CUDASHIM_SCHEDULE": schedule, "ASAN_OPTIONS": "detect_leaks=0",
-           "CUDASHIM_LOCKSTEP": "1" if lockstep else "0"}
+           "CUDASHIM_LOCKSTEP": "1" if lockstep else "0",
+           "CUDASHIM_WORKERS": str(min(usable_cores(), MAX_WORKERS))}
     t0 = time.perf_counter()
     out = subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, check=False)
     wall = time.perf_counter() - t0

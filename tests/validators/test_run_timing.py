@@ -126,3 +126,35 @@ def test_parse_and_split_refuse_what_is_not_this_runs_report():
     for bad in ("", "start x\nend 1\nkernels 0 0\ncopies 0 0\n", good.replace("end 12.0", "end 9.0"),
                 good.replace("kernels 0.5 2", "kernels -1 2"), "start 1\nend 2\n"):
         assert parse(bad) is None, bad
+
+
+# The block workers of a run follow the cores it may use, a cgroup CPU quota included (a
+# container's --cpus or a Kubernetes limit, which the affinity mask does not show).
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def test_usable_cores_honours_a_cgroup_quota_anywhere_above_the_process(tmp_path):
+    from validators.backends.cpu import cgroup_cpu_quota, usable_cores
+
+    affinity = len(os.sched_getaffinity(0))
+    v2 = tmp_path / "v2"
+    _tree(v2, {"proc": "0::/pod/ckd\n", "pod/cpu.max": "50000 100000\n", "pod/ckd/cpu.max": "max 100000\n"})
+    assert cgroup_cpu_quota(v2, v2 / "proc") == 0.5
+    assert usable_cores(v2, v2 / "proc") == 1
+    v1 = tmp_path / "v1"
+    _tree(v1, {"proc": "4:memory:/x\n2:cpu,cpuacct:/x\n", "cpu,cpuacct/x/cpu.cfs_quota_us": "250000\n",
+               "cpu,cpuacct/x/cpu.cfs_period_us": "100000\n", "cpu,cpuacct/cpu.cfs_quota_us": "-1\n",
+               "cpu,cpuacct/cpu.cfs_period_us": "100000\n"})
+    assert cgroup_cpu_quota(v1, v1 / "proc") == 2.5
+    assert usable_cores(v1, v1 / "proc") == min(affinity, 3)
+    none = tmp_path / "none"
+    _tree(none, {"proc": "0::/\n", "cpu.max": "max 100000\n"})
+    assert cgroup_cpu_quota(none, none / "proc") is None
+    assert usable_cores(none, none / "proc") == affinity
+    bad = tmp_path / "bad"
+    _tree(bad, {"proc": "0::/a\n", "a/cpu.max": "lots\n"})
+    assert usable_cores(bad, bad / "proc") == affinity  # unreadable: the mask alone
+    assert usable_cores(tmp_path / "absent", tmp_path / "absent" / "proc") == affinity

@@ -18,6 +18,7 @@ from compile errors that name a CUDA construct the shim lacks (`tex2DLayered`, `
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import re
@@ -218,7 +219,7 @@ class CpuBackend(Backend):
             "CUDASHIM_LOCKSTEP": "1" if self.lockstep else "0",
             "CUDASHIM_RUN_TIMING": "",
         }
-        workers = self.workers or min(_usable_cores(), MAX_WORKERS)
+        workers = self.workers or min(usable_cores(), MAX_WORKERS)
         env["CUDASHIM_WORKERS"] = str(workers)
         # The sandbox allows 64 threads per run: block workers and OpenMP's team share them.
         env["OMP_THREAD_LIMIT"] = str(OMP_THREAD_LIMIT)
@@ -321,11 +322,63 @@ def _features(source: str) -> list[str]:
         return []
 
 
-def _usable_cores() -> int:
+def usable_cores(cgroup_root: Path = Path("/sys/fs/cgroup"),
+                 proc_cgroup: Path = Path("/proc/self/cgroup")) -> int:
+    """Cores a run may use: the affinity mask, capped by the CPU quota of this process's
+    cgroup or any of its ancestors (a container's `--cpus`, a Kubernetes CPU limit), which the
+    mask does not show. Block workers beyond the quota only take turns at it: each throttled
+    period stalls whichever blocks hold a worker, and the launch waits for its last block."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    quota = cgroup_cpu_quota(cgroup_root, proc_cgroup)
+    if quota is not None:
+        cores = min(cores, math.ceil(quota))
+    return max(1, cores)
+
+
+def cgroup_cpu_quota(cgroup_root: Path, proc_cgroup: Path) -> float | None:
+    """The smallest CPU quota (in CPUs) on the way from this process's cgroup up to the root,
+    cgroup v2 (`cpu.max`) or v1 (`cpu.cfs_quota_us` / `cpu.cfs_period_us`); None without one.
+    Unreadable or malformed files count as no quota: this only sizes a thread pool."""
+    try:
+        lines = proc_cgroup.read_text().splitlines()
+    except OSError:
+        return None
+    quotas: list[float] = []
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        names = controllers.split(",")
+        if controllers == "":
+            base, files = cgroup_root, ("cpu.max",)
+        elif "cpu" in names:
+            base, files = cgroup_root / controllers, ("cpu.cfs_quota_us", "cpu.cfs_period_us")
+            if not base.is_dir():
+                base = cgroup_root / "cpu"
+        else:
+            continue
+        node = Path(path.strip() or "/")
+        for folder in [node, *node.parents]:
+            quota = _quota_in(base / str(folder).lstrip("/"), files)
+            if quota is not None:
+                quotas.append(quota)
+    return min(quotas) if quotas else None
+
+
+def _quota_in(folder: Path, files: tuple[str, ...]) -> float | None:
+    try:
+        texts = [(folder / f).read_text().split() for f in files]
+        if len(files) == 1:  # v2: "<quota|max> <period>"
+            quota, period = texts[0][0], texts[0][1]
+        else:  # v1: quota (-1 = none), period
+            quota, period = texts[0][0], texts[1][0]
+        if quota in ("max", "-1"):
+            return None
+        value = int(quota) / int(period)
+    except (OSError, IndexError, ValueError, ZeroDivisionError):
+        return None
+    return value if value > 0 else None
 
 
 def _cxx_name(filename: str) -> str:
