@@ -366,6 +366,21 @@ def test_run_split_puts_the_host_sleep_in_host_time_and_counts_calls(runtime, in
     assert host > report.kernels_s > 0  # the host's second against the kernels' 2 x 50 ms
 
 
+def test_validators_run_reports_the_interposed_split(runtime, tmp_path):
+    """`run_program` (`validators run`) preloads the interposer on cuda and reads its split."""
+    from validators.engine import run_program
+
+    a, _, _ = _draws()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.bin").write_bytes(a.tobytes())
+    run = run_program(Program(source=SLEEPY, filename="prog.cu"), FakeGpuBackend(runtime),
+                      workdir_files=[tmp_path / "data"])
+    assert run.status == Status.PASSED, (run.status, run.reason)
+    t = run.timing
+    assert t is not None and (t.launches, t.copy_calls) == (2, 2)
+    assert t.host_s > t.kernels_s > 0
+
+
 def test_kernel_seconds_through_the_engine_and_only_for_right_outputs(engine):
     fast = engine.kernel_seconds(SQUARE, Program(source=HONEST, filename="prog.cu"), repeats=2)
     slow = engine.kernel_seconds(SQUARE, Program(source=SLEEPY, filename="prog.cu"), repeats=2)
