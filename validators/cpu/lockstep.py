@@ -45,7 +45,13 @@ from tree_sitter import Node
 from validators.cpu.syntax import text as _text
 from validators.cpu.syntax import walk as _walk
 
-LANES = 32
+LANES = "__W"  # lanes run together: a constant of each body (below), so arrays are `x[__W]`
+WARP = 32
+# A block whose thread count is a multiple of this runs 4 warps at a time: threads of one block
+# that walk the same rows or columns (a block of 32x32 threads each summing its column) then
+# read each cache line once per 4 warps, not once per warp, in a walk whose stride keeps
+# nothing cached between warps. Smaller blocks run a warp at a time.
+WIDE = 128
 COPY_PREFIX = "__cudashim_ls_"  # a copy's name: the kernel's, after this
 FULL = "true"  # the mask of code that runs only when every lane is live and on its branch
 
@@ -477,7 +483,8 @@ class _Kernel:
         self.lines.append(f'#line {self.line} "{self.filename}"')
         self.lines.append("  " * self.depth + line)
 
-    def lane_loop(self, stmt_text: str, mask: str, pure: bool, calls: bool, returns: bool) -> None:
+    def lane_loop(self, stmt_text: str, mask: str, pure: bool, calls: bool, returns: bool,
+                  group: bool = False) -> None:
         label = ""
         if returns:
             self.counter += 1
@@ -490,7 +497,8 @@ class _Kernel:
             body = f"if (!({mask})) continue; {tls}{stmt_text}"
         if label:
             body += f" {label}:;"
-        self.emit(f"for (int __l = 0; __l < {LANES}; ++__l) {{ {body} }}")
+        lanes = f"int __l = __g; __l < __g + {WARP}" if group else f"int __l = 0; __l < {LANES}"
+        self.emit(f"for ({lanes}; ++__l) {{ {body} }}")
 
     def _calls(self, n: Node) -> bool:
         """Whether n may read `threadIdx` where the copy cannot rename it: it calls a function
@@ -580,18 +588,21 @@ class _Kernel:
             return False
         rhs = self.expr(right)
         inputs = sorted(set(re.findall(r"\b([A-Za-z_]\w*)\[__l\]", rhs)))
-        once = rhs.replace("[__l]", "[0]")
+        once = rhs.replace("[__l]", "[__g]")
         if not inputs or re.search(r"\b__l\b", once):
             return False
         lhs = self.expr(left)
         self.counter += 1
         same, value = f"__s{self.counter}", f"__v{self.counter}"
-        equal = " && ".join(f"__builtin_memcmp(&{x}[__l], &{x}[0], sizeof {x}[0]) == 0" for x in inputs)
-        self.emit(f"bool {same} = true; for (int __l = 1; __l < {LANES}; ++__l) {same} &= ({equal});")
+        equal = " && ".join(f"__builtin_memcmp(&{x}[__l], &{x}[__g], sizeof {x}[0]) == 0" for x in inputs)
+        # one warp at a time: a chunk of 4 warps may span 4 rows
+        self.emit(f"for (int __g = 0; __g < {LANES}; __g += {WARP}) {{")
+        self.emit(f"bool {same} = true; for (int __l = __g + 1; __l < __g + {WARP}; ++__l) {same} &= ({equal});")
         self.emit(f"if ({same}) {{ const auto {value} = ({once});")
-        self.lane_loop(f"{lhs} {op} {value};", mask, True, False, False)
+        self.lane_loop(f"{lhs} {op} {value};", mask, True, False, False, group=True)
         self.emit("} else")
-        self.lane_loop(f"{lhs} {op} {rhs};", mask, True, False, False)
+        self.lane_loop(f"{lhs} {op} {rhs};", mask, True, False, False, group=True)
+        self.emit("}")
         return True
 
     def _local_target(self, n: Node | None) -> bool:
@@ -976,22 +987,33 @@ class _Kernel:
             f"static void {COPY_PREFIX}{self.name}(int __D, const ::std::atomic<bool>* __abort{sep}{inner}) {{",
             "  const ::uint3 __bI = blockIdx; const ::dim3 __bD = blockDim, __gD = gridDim;",
             "  (void)__bI; (void)__gD;",
-            # Lanes are 32 consecutive linear thread indices (x fastest), as a warp's are; in
-            # reverse, the block's last thread comes first.
             "  const unsigned __nt = __bD.x * __bD.y * __bD.z;",
-            f"  for (unsigned __c = 0; __c < __nt; __c += {LANES}u) {{",
-            "    if (__abort->load(::std::memory_order_relaxed)) return;",
-            f"    unsigned __tx[{LANES}], __ty[{LANES}], __tz[{LANES}];",
-            f"    bool __a[{LANES}];",
-            f"    for (int __l = 0; __l < {LANES}; ++__l) {{",
-            "      const unsigned __f = __c + (unsigned)__l, __t = __D > 0 ? __f : __nt - 1u - __f;",
-            "      __a[__l] = __f < __nt;",
-            "      __tx[__l] = __t % __bD.x; __ty[__l] = __t / __bD.x % __bD.y; __tz[__l] = __t / __bD.x / __bD.y;",
-            "    }",
-            "    {",
         ]
-        tail = [f'#line {self.node.end_point[0] + 1} "{self.filename}"', "    }", "  }", "}"]
-        return "\n".join([*head, *self.lines, *tail])
+
+        def body(width: int, labels: str) -> list[str]:
+            # Lanes are consecutive linear thread indices (x fastest), as a warp's are; in
+            # reverse, the block's last thread comes first.
+            return [
+                f"  {{ constexpr int {LANES} = {width};",
+                f"  for (unsigned __c = 0; __c < __nt; __c += (unsigned){LANES}) {{",
+                "    if (__abort->load(::std::memory_order_relaxed)) return;",
+                f"    unsigned __tx[{LANES}], __ty[{LANES}], __tz[{LANES}];",
+                f"    bool __a[{LANES}];",
+                f"    for (int __l = 0; __l < {LANES}; ++__l) {{",
+                "      const unsigned __f = __c + (unsigned)__l, __t = __D > 0 ? __f : __nt - 1u - __f;",
+                "      __a[__l] = __f < __nt;",
+                "      __tx[__l] = __t % __bD.x; __ty[__l] = __t / __bD.x % __bD.y; __tz[__l] = __t / __bD.x / __bD.y;",
+                "    }",
+                "    {",
+                # labels have function scope: each width's body gets its own
+                *(line.replace("__ls_next_", labels) for line in self.lines),
+                f'#line {self.node.end_point[0] + 1} "{self.filename}"',
+                "    }",
+                "  } }",
+            ]
+
+        return "\n".join([*head, f"  if (__nt % {WIDE}u == 0)", *body(WIDE, "__ls_wide_"), "  else",
+                          *body(WARP, "__ls_next_"), "}"])
 
 
 def lockstep_copies(root: Node, src: bytes, barrier_free: set[str], filename: str = "main.cu",
