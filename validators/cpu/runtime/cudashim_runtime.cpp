@@ -1668,85 +1668,237 @@ static bool is_device_memory(const void* p) { return in_ranges(device_ranges(), 
 // memory, so without this a program could read the device's inputs and store an answer it
 // computed on the host straight through the device pointer, its kernels doing nothing. Device
 // allocations (cudaMalloc, cudaMallocPitch, cudaMalloc3D, cudaMallocAsync; not managed, pinned or
-// registered memory, which the host may touch) get whole pages of their own, PROT_NONE while
-// host code runs, and are opened only while the runtime works on them: a launch's blocks, a copy
-// or memset, a library call of the headers (cudashim::_Device_access). Windows nest and come
-// from several host threads at once, so one count decides; while any is open every device
-// allocation is open (a host thread running beside another thread's launch is not caught).
+// registered memory, which the host may touch) are carved from a few reserved regions (the
+// device arena below), PROT_NONE while host code runs, and opened only while the runtime works
+// on them: a launch's blocks, a copy or memset, a library call of the headers
+// (cudashim::_Device_access). Windows nest and come from several host threads at once, so one
+// count decides; while any is open every device allocation is open (a host thread running beside
+// another thread's launch is not caught).
+//
+// The device arena. Opening and closing must not cost one mprotect per allocation (an iterative
+// program makes thousands of launches over dozens of buffers, and each mprotect that closes
+// pages shoots down the other threads' TLBs), so allocations share regions and a window is one
+// mprotect per region. Regions are reserved PROT_NONE and grow geometrically (64 MiB, then the
+// total so far, at most 1 GiB at a time; the exact need when the address-space limit refuses
+// more), so there are O(log bytes) of them. Each allocation starts a block of whole pages: its
+// bytes, then a red zone (the page tail, at least max(256 bytes, size/16), at most 64 KiB) that
+// AddressSanitizer sees as a heap red zone, so an overrun is a heap-buffer-overflow with its line.
+// A region's first page is never opened and neither is anything past the page that holds the
+// end of its highest live allocation: in every build an access there faults, as an access past
+// an allocation's last page did when each had pages of its own. Free blocks are kept first-fit
+// and coalesced, so cudaMalloc/cudaFree loops reuse memory.
 static std::mutex g_prot_mutex;
 static int g_prot_open = 0;
 // Thrust builds: Thrust's CPP system runs device algorithms as inlined host code over device
 // pointers, which no fault can tell from the program's own host code (see README).
 static bool g_prot_off = false;
-// start -> (requested bytes, page-rounded span)
+struct DeviceRegion {
+  uintptr_t base;
+  size_t size;
+  uintptr_t open_end;  // windows open [base + kPage, open_end)
+  uintptr_t touched;   // end of the part whose ASan shadow was ever written
+};
+static std::vector<DeviceRegion>& device_regions() {
+  static auto* v = new std::vector<DeviceRegion>();
+  return *v;
+}
+// Free blocks of every region, start -> bytes (coalesced; a region's first page keeps the free
+// blocks of two adjacent regions apart).
+static std::map<uintptr_t, size_t>& device_free() {
+  static auto* m = new std::map<uintptr_t, size_t>();
+  return *m;
+}
+// Live allocations: start -> (requested bytes, block bytes including the red zone)
 static std::map<uintptr_t, std::pair<size_t, size_t>>& protected_ranges() {
   static auto* m = new std::map<uintptr_t, std::pair<size_t, size_t>>();
   return *m;
 }
-static void set_access(uintptr_t p, size_t span, bool open) {
-  // Best effort: a failure (the kernel's limit on mappings) leaves the allocation as it was.
-  mprotect(reinterpret_cast<void*>(p), span, open ? PROT_READ | PROT_WRITE : PROT_NONE);
+static bool device_open() { return g_prot_open > 0 || g_prot_off; }
+static void set_access(uintptr_t lo, uintptr_t hi, bool open) {
+  // Best effort: a failure (the kernel's limit on mappings) leaves the range as it was.
+  if (hi > lo) mprotect(reinterpret_cast<void*>(lo), hi - lo, open ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+static void set_all_access(bool open) {
+  for (auto& r : device_regions()) set_access(r.base + kPage, r.open_end, open);
+}
+static DeviceRegion* region_of(uintptr_t a) {
+  for (auto& r : device_regions())
+    if (a >= r.base && a < r.base + r.size) return &r;
+  return nullptr;
+}
+
+#if defined(CUDASHIM_FIBER_ASAN)
+// AddressSanitizer's shadow bytes for a heap red zone and freed heap memory: a device allocation's
+// red zone must read as an overflow (heap-buffer-overflow), not as use-after-poison, which is what
+// ASAN_POISON_MEMORY_REGION would say. Written directly (not through memset, which ASan checks and
+// which would fault on the shadow's own shadow); lo and hi are multiples of 8.
+static const unsigned char kShadowRedzone = 0xfa, kShadowFreed = 0xfd;
+__attribute__((no_sanitize_address)) static void shadow_fill(uintptr_t lo, uintptr_t hi, unsigned char v) {
+  size_t scale = 3, offset = 0;
+  __asan_get_shadow_mapping(&scale, &offset);
+  volatile unsigned char* s = reinterpret_cast<unsigned char*>((lo >> scale) + offset);
+  volatile unsigned char* e = reinterpret_cast<unsigned char*>((hi >> scale) + offset);
+  while (s < e && reinterpret_cast<uintptr_t>(s) % 8) *s++ = v;
+  const uint64_t w = 0x0101010101010101ull * v;
+  for (; s + 8 <= e; s += 8) *reinterpret_cast<volatile uint64_t*>(s) = w;
+  while (s < e) *s++ = v;
+}
+#endif
+
+static size_t device_block(size_t n) {
+  const size_t rz = std::min<size_t>(std::max<size_t>(n / 16, 256), 64 * 1024);
+  if (n > SIZE_MAX / 2) return 0;
+  return (n + rz + kPage - 1) / kPage * kPage;
+}
+// After the highest live allocation of r changed: open_end follows it, and an open window gains
+// or loses the difference.
+static void update_open_end(DeviceRegion& r) {
+  uintptr_t end = r.base + kPage;
+  auto it = protected_ranges().lower_bound(r.base + r.size);
+  if (it != protected_ranges().begin()) {
+    --it;
+    if (it->first >= r.base) end = (it->first + it->second.first + kPage - 1) / kPage * kPage;
+  }
+  if (!device_open()) r.open_end = end;
+  else if (end > r.open_end) set_access(r.open_end, end, true);
+  else set_access(end, r.open_end, false);
+  r.open_end = end;
+}
+static bool new_region(size_t block) {
+  size_t total = 0;
+  for (auto& r : device_regions()) total += r.size;
+  const size_t need = block + kPage;
+  size_t size = std::max(need, std::min<size_t>(std::max<size_t>(total, size_t(64) << 20), size_t(1) << 30));
+  void* m = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED && size > need) {  // the address-space limit: reserve what this needs only
+    size = need;
+    m = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  }
+  if (m == MAP_FAILED) return false;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(m);
+  device_regions().push_back(DeviceRegion{base, size, base + kPage, base + kPage});
+#if defined(CUDASHIM_FIBER_ASAN)
+  shadow_fill(base, base + kPage, kShadowRedzone);  // an underflow of the region's first block
+#endif
+  device_free()[base + kPage] = size - kPage;
+  return true;
 }
 static void install_fault_handlers();
-static void protect_new(void* m, size_t n, size_t span) {
+// A device allocation of n bytes (nullptr when there is no memory for it), closed unless a
+// window is open.
+static void* device_carve(size_t n) {
+  const size_t block = device_block(n);
+  if (block == 0) return nullptr;
   install_fault_handlers();
   std::lock_guard<std::mutex> lk(g_prot_mutex);
-  protected_ranges()[reinterpret_cast<uintptr_t>(m)] = {n, span};
-  if (g_prot_open == 0 && !g_prot_off) set_access(reinterpret_cast<uintptr_t>(m), span, false);
+  auto& free_blocks = device_free();
+  auto it = free_blocks.begin();
+  while (it != free_blocks.end() && it->second < block) ++it;
+  if (it == free_blocks.end()) {
+    if (!new_region(block)) return nullptr;
+    it = std::prev(free_blocks.end());
+    while (it->second < block) --it;  // the new region's block (regions are not address-ordered)
+  }
+  const uintptr_t p = it->first;
+  const size_t left = it->second - block;
+  free_blocks.erase(it);
+  if (left) free_blocks[p + block] = left;
+  protected_ranges()[p] = {n, block};
+  DeviceRegion* r = region_of(p);
+#if defined(CUDASHIM_FIBER_ASAN)
+  shadow_fill(p + n / 8 * 8, p + block, kShadowRedzone);
+  ASAN_UNPOISON_MEMORY_REGION(reinterpret_cast<void*>(p), n);  // keeps the last granule's size
+  if (p + block > r->touched) r->touched = p + block;
+#endif
+  update_open_end(*r);
+  return reinterpret_cast<void*>(p);
 }
-// Opens p's pages for good before they go back to the allocator; false if p is not protected.
-static bool unprotect(void* p) {
+// Gives p's block back to the arena; false if p is not a device allocation of the arena.
+static bool device_release(void* p) {
   std::lock_guard<std::mutex> lk(g_prot_mutex);
   auto it = protected_ranges().find(reinterpret_cast<uintptr_t>(p));
   if (it == protected_ranges().end()) return false;
-  if (g_prot_open == 0 && !g_prot_off) set_access(it->first, it->second.second, true);
+  uintptr_t lo = it->first;
+  size_t size = it->second.second;
   protected_ranges().erase(it);
+  DeviceRegion* r = region_of(lo);
+#if defined(CUDASHIM_FIBER_ASAN)
+  shadow_fill(lo, lo + size, kShadowFreed);  // a later access is a heap-use-after-free
+#endif
+  // Large blocks give their pages back (the next user of the block gets zero pages).
+  if (size >= (size_t(1) << 20)) madvise(reinterpret_cast<void*>(lo), size, MADV_DONTNEED);
+  auto& free_blocks = device_free();
+  auto next = free_blocks.lower_bound(lo);
+  if (next != free_blocks.end() && next->first == lo + size) {
+    size += next->second;
+    next = free_blocks.erase(next);
+  }
+  if (next != free_blocks.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == lo) {
+      lo = prev->first;
+      size += prev->second;
+      free_blocks.erase(prev);
+    }
+  }
+  free_blocks[lo] = size;
+  update_open_end(*r);
+  // An empty region beside others goes back whole (address space counts against RLIMIT_AS).
+  if (lo == r->base + kPage && size == r->size - kPage && device_regions().size() > 1) {
+    free_blocks.erase(lo);
+#if defined(CUDASHIM_FIBER_ASAN)
+    ASAN_UNPOISON_MEMORY_REGION(reinterpret_cast<void*>(r->base), r->touched - r->base);
+#endif
+    munmap(reinterpret_cast<void*>(r->base), r->size);
+    device_regions().erase(device_regions().begin() + (r - device_regions().data()));
+  }
   return true;
 }
 void _Open_device_memory() {
   std::lock_guard<std::mutex> lk(g_prot_mutex);
-  if (g_prot_open++ == 0 && !g_prot_off)
-    for (auto& r : protected_ranges()) set_access(r.first, r.second.second, true);
+  if (g_prot_open++ == 0 && !g_prot_off) set_all_access(true);
 }
 void _Close_device_memory() {
   std::lock_guard<std::mutex> lk(g_prot_mutex);
-  if (--g_prot_open == 0 && !g_prot_off)
-    for (auto& r : protected_ranges()) set_access(r.first, r.second.second, false);
+  if (--g_prot_open == 0 && !g_prot_off) set_all_access(false);
 }
 void _Leave_device_memory_open() {
   std::lock_guard<std::mutex> lk(g_prot_mutex);
-  if (!g_prot_off && g_prot_open == 0)
-    for (auto& r : protected_ranges()) set_access(r.first, r.second.second, true);
+  if (!g_prot_off && g_prot_open == 0) set_all_access(true);
   g_prot_off = true;
 }
-// 0: not device memory; 1: device memory opened since the fault (retry the access); 2: host code
-// touched closed device memory (reported). Runs in the signal handler: try_lock, never wait (the
-// faulting thread may hold the lock).
+// 0: not a fault this handles; 1: device memory opened since the fault (retry the access); 2: host
+// code touched closed device memory (reported). Runs in the signal handler: try_lock, never wait
+// (the faulting thread may hold the lock).
 static int device_fault(siginfo_t* info) {
   if (!g_prot_mutex.try_lock()) return 0;
   const uintptr_t a = reinterpret_cast<uintptr_t>(info->si_addr);
+  const DeviceRegion* r = region_of(a);
+  // Pages that windows open; the rest of a region faults in kernels too (0: reported as usual).
+  const bool openable = r && a >= r->base + kPage && a < r->open_end;
   auto& m = protected_ranges();
   auto it = m.upper_bound(a);
   uintptr_t base = 0;
   size_t n = 0;
   bool hit = false;
-  if (it != m.begin()) {
+  if (openable && it != m.begin()) {
     --it;
-    hit = a < it->first + it->second.second;
+    hit = a < it->first + it->second.second;  // the allocation or its red zone
     base = it->first;
     n = it->second.first;
   }
-  const bool open = g_prot_open > 0 || g_prot_off;
+  const bool open = device_open();
   g_prot_mutex.unlock();
-  if (!hit) return 0;
+  if (!openable) return 0;
   if (open) return 1;
+  if (!hit) return 0;
   char buf[320];
   int k = snprintf(buf, sizeof buf,
                    "cudashim: host code accessed device memory at %p (device allocation of %zu bytes at %p, "
                    "outside any kernel or runtime copy; a GPU faults here)\n",
                    info->si_addr, n, reinterpret_cast<void*>(base));
-  ssize_t r = write(2, buf, k > 0 ? (size_t)k : 0);
-  (void)r;
+  ssize_t r2 = write(2, buf, k > 0 ? (size_t)k : 0);
+  (void)r2;
   return 2;
 }
 
@@ -1781,22 +1933,24 @@ static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n
   // Exactly n bytes (aligned like the GPU's allocator), so AddressSanitizer catches overruns.
   // (2 MiB pages, MADV_HUGEPAGE, were tried for the column walks of issue 13 and measured no
   // faster: those walks are bound by cache-set conflicts of the power-of-two row stride.)
-  // Device-only memory is closed to host code page by page, so it gets whole pages; the tail
-  // past n stays poisoned for AddressSanitizer.
-  const size_t span = device_only ? (n + kPage - 1) / kPage * kPage : n;
-  if (span < n || posix_memalign(&m, device_only ? kPage : 256, span) != 0 || !m) return ret(cudaErrorMemoryAllocation);
-#if defined(CUDASHIM_FIBER_ASAN)
-  if (span > n) ASAN_POISON_MEMORY_REGION(static_cast<char*>(m) + n, span - n);
-#endif
+  // Device-only memory comes from the device arena, closed to host code, with red zones of its
+  // own (see "device memory protection").
+  if (device_only) m = device_carve(n);
+  else if (posix_memalign(&m, 256, n) != 0) m = nullptr;
+  if (!m) return ret(cudaErrorMemoryAllocation);
   if (&set == &device_allocs()) {
     static std::atomic<unsigned long long> count{0};
     const std::string desc = "device allocation #" + std::to_string(++count) + " (" + std::to_string(n) + " bytes)";
-    poison_fill(m, n, desc);
+    if (device_only && poison_byte() >= 0) {
+      DeviceWindow window;  // the fill stands for the device's own leftovers
+      poison_fill(m, n, desc);
+    } else {
+      poison_fill(m, n, desc);
+    }
 #ifdef CUDASHIM_RACE
     race::note_alloc(m, n, desc);
 #endif
   }
-  if (device_only) protect_new(m, n, span);
   std::lock_guard<std::mutex> lk(g_alloc_mutex);
   set.insert(m);
   if (&set == &device_allocs()) device_ranges()[reinterpret_cast<uintptr_t>(m)] = n;
@@ -1816,8 +1970,7 @@ static cudaError_t free_from(std::unordered_set<void*>& set, void* p) {
 #ifdef CUDASHIM_RACE
   race::note_free(p);
 #endif
-  unprotect(p);
-  free(p);
+  if (!device_release(p)) free(p);
   return cudaSuccess;
 }
 
