@@ -14,7 +14,9 @@ and the figure to trust when other work shares the cores.
 
 - before: every size define on g++'s command line (GCC then rejects the precompiled header
   whenever a define names an identifier the headers use, such as `N`, and parses them again);
-- after: the defines follow the precompiled header in a forced include.
+  the ASan build with full debug information (`-g`); one reference process per case;
+- after: the defines follow the precompiled header in a forced include; the ASan build with
+  line tables only (`-g1`); the uncached references of a check's cases in one process.
 """
 
 from __future__ import annotations
@@ -44,18 +46,20 @@ class Split:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = collections.defaultdict(float)
+        self.cpu: dict[str, float] = collections.defaultdict(float)
         self.counts: dict[str, int] = collections.defaultdict(int)
         self._depth = 0
 
     @contextlib.contextmanager
     def timed(self, label: str):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu()
         self._depth += 1
         try:
             yield
         finally:
             self._depth -= 1
             self.seconds[label] += time.perf_counter() - t
+            self.cpu[label] += _cpu() - c
             self.counts[label] += 1
 
 
@@ -90,11 +94,12 @@ def instrument(engine, split: Split) -> None:
 
     engine._run_once = timed_run  # type: ignore[method-assign]
     refs = engine.references
-    for name in ("outputs", "case_data"):
+    for name, label in (("outputs", "reference"), ("case_data", "reference"),
+                        ("prefetch", "reference: batch")):
         orig = getattr(refs, name)
 
-        def wrapped(*a, _orig=orig, **kw):
-            with split.timed("reference"):
+        def wrapped(*a, _orig=orig, _label=label, **kw):
+            with split.timed(_label):
                 return _orig(*a, **kw)
 
         setattr(refs, name, wrapped)
@@ -125,6 +130,35 @@ def main() -> int:
         toolchain.runtime_object(v)
         toolchain.pch_header(v)
 
+    before_shim = tempfile.mkdtemp(prefix="ckd-cost-shim-")
+    after_flags = list(toolchain._FLAGS["asan"])
+    before_flags = ["-g" if f == "-g1" else f for f in after_flags]
+
+    @contextlib.contextmanager
+    def side_settings(after: bool):
+        """The toolchain as it was (before) or is (after); each side's runtime objects and
+        precompiled headers live apart, built before any check is timed."""
+        toolchain.DEFINES_AFTER_PCH = after
+        toolchain._FLAGS["asan"] = after_flags if after else before_flags
+        old = os.environ.get("CKD_SHIM_DIR")
+        if not after:
+            os.environ["CKD_SHIM_DIR"] = before_shim
+        toolchain.pch_macros.cache_clear()
+        try:
+            yield
+        finally:
+            toolchain.DEFINES_AFTER_PCH = True
+            toolchain._FLAGS["asan"] = after_flags
+            if old is None:
+                os.environ.pop("CKD_SHIM_DIR", None)
+            else:
+                os.environ["CKD_SHIM_DIR"] = old
+            toolchain.pch_macros.cache_clear()
+
+    with side_settings(False):
+        for v in ("plain", "asan", "race"):
+            toolchain.runtime_object(v)
+            toolchain.pch_header(v)
     sides = {"before": False, "after": True}
     totals = {side: Split() for side in sides}
     walls: dict[str, list[float]] = {side: [] for side in sides}
@@ -133,11 +167,12 @@ def main() -> int:
         line = [f"{task.name:22s}"]
         verdicts = {}
         for side, after in sides.items():
-            toolchain.DEFINES_AFTER_PCH = after
-            with tempfile.TemporaryDirectory(prefix="ckd-cost-") as d:
+            with side_settings(after), tempfile.TemporaryDirectory(prefix="ckd-cost-") as d:
                 cache = BuildCache(Path(d) / "builds")
                 engine = Engine(CpuBackend(cache=cache), cache=cache,
                                 references=ReferenceRunner(root=Path(d) / "refs"))
+                if not after:
+                    engine.references.prefetch = lambda *a, **k: 0  # one process per case
                 if args.warm:
                     engine.check(task, program)
                 split = Split()
@@ -150,9 +185,9 @@ def main() -> int:
             cpus[side].append(cpu)
             for k, v in split.seconds.items():
                 totals[side].seconds[k] += v
+                totals[side].cpu[k] += split.cpu[k]
                 totals[side].counts[k] += split.counts[k]
             line.append(f"{side} {res.status.value:7s} wall {wall:5.1f} s cpu {cpu:5.1f} s")
-        toolchain.DEFINES_AFTER_PCH = True
         same = "" if verdicts["before"] == verdicts["after"] else "  VERDICTS DIFFER"
         print("  ".join(line) + same, flush=True)
 
@@ -163,15 +198,18 @@ def main() -> int:
         b, a = statistics.median(data["before"]), statistics.median(data["after"])
         print(f"{label:18s} {b:9.2f} {a:9.2f} {a / b:13.2f}")
     for side in sides:
-        total_wall = sum(walls[side])
-        print(f"\nwhere the wall time goes ({side}):")
-        print(f"{'part':32s} {'calls':>6s} {'seconds':>9s} {'share':>6s}")
-        accounted = 0.0
+        total_wall, total_cpu = sum(walls[side]), sum(cpus[side])
+        print(f"\nwhere the time goes ({side}):")
+        print(f"{'part':32s} {'calls':>6s} {'wall s':>8s} {'share':>6s} {'cpu s':>8s} {'share':>6s}")
+        acc_wall = acc_cpu = 0.0
         for k, v in sorted(totals[side].seconds.items(), key=lambda kv: -kv[1]):
-            accounted += v
-            print(f"{k:32s} {totals[side].counts[k]:6d} {v:9.1f} {100 * v / total_wall:5.1f}%")
-        print(f"{'other (analysis, inputs, judge)':32s} {'':6s} {total_wall - accounted:9.1f} "
-              f"{100 * (total_wall - accounted) / total_wall:5.1f}%")
+            c = totals[side].cpu[k]
+            acc_wall, acc_cpu = acc_wall + v, acc_cpu + c
+            print(f"{k:32s} {totals[side].counts[k]:6d} {v:8.1f} {100 * v / total_wall:5.1f}% "
+                  f"{c:8.1f} {100 * c / total_cpu:5.1f}%")
+        rest_w, rest_c = total_wall - acc_wall, total_cpu - acc_cpu
+        print(f"{'other (analysis, inputs, judge)':32s} {'':6s} {rest_w:8.1f} "
+              f"{100 * rest_w / total_wall:5.1f}% {rest_c:8.1f} {100 * rest_c / total_cpu:5.1f}%")
     return 0
 
 
