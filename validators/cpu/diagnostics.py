@@ -259,8 +259,6 @@ def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1) -> tupl
         where = _user_frame(stderr)
         what = {
             "heap-buffer-overflow": "out-of-bounds access",
-            # The page tail past a device allocation's size (runtime alloc_into poisons it).
-            "use-after-poison": "out-of-bounds access",
             "global-buffer-overflow": "out-of-bounds access",
             "stack-buffer-overflow": "out-of-bounds access",
             "dynamic-stack-buffer-overflow": "out-of-bounds access",
