@@ -70,7 +70,7 @@ from .build_cache import BuildCache
 from .caps import Caps, check_task, program_reason
 from .cases import materialize, write_arrays
 from .compare import compare_arrays, read_output
-from .reference import ReferenceError, ReferenceRunner
+from .reference import BATCH_INPUT_BYTES, ReferenceError, ReferenceRunner
 from .run_timing import RUN_TIMING_FILE, RunSplit, read_split
 from .safe_fs import copy_untrusted
 from .sandbox import Limits, SandboxError, inputs_read, run_sandboxed, workspace
@@ -245,12 +245,18 @@ class Engine:
         """Every case's inputs (by `id(case)`), with the uncached reference outputs computed
         in one sandboxed process rather than one per case (`ReferenceRunner.prefetch`)."""
         given: dict[int, dict[str, np.ndarray]] = {}
+        held = 0
         for c in cases:
             try:
-                if not self.references.draws_inputs(task, c):  # type: ignore[union-attr]
-                    given[id(c)] = materialize(task, c)
+                if self.references.draws_inputs(task, c):  # type: ignore[union-attr]
+                    continue
+                inputs = materialize(task, c)
             except Exception:  # noqa: BLE001 - the case's own check raises it where it always did
                 continue
+            held += sum(int(a.nbytes) for a in inputs.values())
+            if held > BATCH_INPUT_BYTES:
+                break  # large cases: one at a time, as their checks draw them
+            given[id(c)] = inputs
         prefetch = getattr(self.references, "prefetch", None)
         if prefetch is not None:
             try:
