@@ -316,3 +316,100 @@ def test_random_race_free_kernels_compute_the_same_bits_with_and_without_copies(
     for schedule in ("forward", "reverse"):
         got = run(made.exe, schedule=schedule)
         assert got.stdout == want.stdout, schedule
+
+
+# Issue 27: one thread per output element, each recomputing its row's statistics (a softmax
+# as CUDABench's reference programs write it). Every lane of a warp reads the same row, so the
+# copy computes each exponential once per warp; expf is wrapped at link time to count calls.
+ROW_STATS = r"""
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+static std::atomic<long> calls{0};
+extern "C" float __real_expf(float);
+extern "C" float __wrap_expf(float x) { calls.fetch_add(1, std::memory_order_relaxed); return __real_expf(x); }
+#define M 64
+#define N 64
+__global__ void softmax(const float* A, float* C) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < M && col < N) {
+    float mx = -1e30f;
+    for (int j = 0; j < N; ++j) { float v = A[row * N + j]; if (v > mx) mx = v; }
+    float s = 0.0f, num = 0.0f;
+    for (int j = 0; j < N; ++j) {
+      float e = expf(A[row * N + j] - mx);
+      if (j == col) num = e;
+      s += e;
+    }
+    C[row * N + col] = num / s;
+  }
+}
+int main() {
+  static float h[M * N], got[M * N];
+  for (int i = 0; i < M * N; ++i) h[i] = (float)((i * 37) % 101) / 17.0f - 3.0f;
+  float *A, *C;
+  cudaMalloc(&A, sizeof h); cudaMalloc(&C, sizeof h);
+  cudaMemcpy(A, h, sizeof h, cudaMemcpyHostToDevice);
+  softmax<<<dim3(N / 32, M / 32), dim3(32, 32)>>>(A, C);
+  cudaDeviceSynchronize();
+  long in_kernel = calls.load();
+  cudaMemcpy(got, C, sizeof got, cudaMemcpyDeviceToHost);
+  int bad = 0;
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c) {
+      float mx = -1e30f, s = 0.0f, num = 0.0f;
+      for (int j = 0; j < N; ++j) if (h[r * N + j] > mx) mx = h[r * N + j];
+      for (int j = 0; j < N; ++j) { float e = expf(h[r * N + j] - mx); if (j == c) num = e; s += e; }
+      bad += got[r * N + c] != num / s;  // the same operations in the same order: the same bits
+    }
+  printf("calls %ld bad %d\n", in_kernel, bad);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["forward", "reverse"])
+def test_a_row_statistic_is_computed_once_per_warp(tmp_path, schedule):
+    made = compile_program(ROW_STATS, tmp_path / "plain", extra_flags=["-Wl,--wrap=expf"])
+    assert made.ok, made.diagnostics
+    assert made.rewrite.lockstep == ["softmax"]
+    threads_times_n = 64 * 64 * 64
+    for lockstep, most in ((True, threads_times_n // 32), (False, threads_times_n)):
+        proc = run(made.exe, schedule=schedule, lockstep=lockstep)
+        assert proc.returncode == 0, proc.stderr
+        calls, bad = (int(w) for w in proc.stdout.split()[1::2])
+        assert bad == 0, proc.stdout
+        assert 0 < calls <= most, (lockstep, proc.stdout)
+
+
+# 256 threads (4 x 64) log their index twice through an atomic counter: the log shows which
+# threads take each loop iteration together.
+FOUR_WARPS = r"""
+#include <cstdio>
+__global__ void order(int* log, int* pos) {
+  int t = threadIdx.y * blockDim.x + threadIdx.x;
+  for (int k = 0; k < 2; ++k) log[atomicAdd(pos, 1)] = t;
+}
+int main(int argc, char** argv) {
+  int *log, *pos, h[512];
+  cudaMalloc(&log, sizeof h); cudaMalloc(&pos, sizeof(int));
+  cudaMemset(pos, 0, sizeof(int));
+  if (argv[1][0] == 'w') order<<<1, dim3(64, 4)>>>(log, pos);   // 256 threads: 4 warps a chunk
+  else order<<<1, dim3(32, 2)>>>(log, pos);                      // 64 threads: a warp a chunk
+  cudaMemcpy(h, log, sizeof h, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < 512; ++i) printf("%d ", h[i]);
+  printf("\n");
+  return 0;
+}
+"""
+
+
+def test_blocks_of_128_threads_run_four_warps_per_chunk(tmp_path):
+    made = compile_program(FOUR_WARPS, tmp_path / "plain")
+    assert made.ok and made.rewrite.lockstep == ["order"], made.diagnostics
+    wide = [int(w) for w in run(made.exe, "w").stdout.split()]
+    chunk = list(range(128))
+    assert wide[:256] == chunk + chunk  # threads 0-127 take iteration 0, then iteration 1
+    small = [int(w) for w in run(made.exe, "s").stdout.split()]
+    warp = list(range(32))
+    assert small[:128] == warp + warp + [t + 32 for t in warp + warp]  # one warp at a time

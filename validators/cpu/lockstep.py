@@ -369,9 +369,10 @@ class _Kernel:
         calls only pure math: may run for a lane that is not live."""
         return self._value_only(n, ("U", "E"), thread=True)
 
-    def _value_only(self, n: Node, kinds: tuple[str, ...], thread: bool) -> bool:
+    def _value_only(self, n: Node, kinds: tuple[str, ...], thread: bool, loads: bool = False) -> bool:
         """n reads no memory, calls nothing but pure math, cannot trap, and names only names of
-        these kinds (and the thread index when `thread`)."""
+        these kinds (and the thread index when `thread`); with `loads`, it may also read memory
+        (`p[i]`, `*p`, `p->x`) but still writes nothing and takes no address."""
         t = n.type
         if t in ("number_literal", "true", "false", "char_literal", "null", "nullptr", "comment",
                  "sizeof_expression"):
@@ -382,26 +383,31 @@ class _Kernel:
         if t == "field_expression":
             arg, fld = n.child_by_field_name("argument"), n.child_by_field_name("field")
             op = _text(self.src, n.children[1]) if len(n.children) > 1 else ""
-            if arg is None or fld is None or op != ".":
+            if arg is None or fld is None or op not in (".", "->") or (op == "->" and not loads):
                 return False  # `p->x` reads memory
             builtins = (*_BLOCK_NAMES, "threadIdx") if thread else tuple(_BLOCK_NAMES)
             if arg.type == "identifier" and _text(self.src, arg) in (*_BLOCK_NAMES, "threadIdx"):
                 return _text(self.src, arg) in builtins and _text(self.src, fld) in ("x", "y", "z")
-            return self._value_only(arg, kinds, thread)
+            return self._value_only(arg, kinds, thread, loads)
         if t == "binary_expression":
             op = _text(self.src, n.child_by_field_name("operator"))
             if op in ("/", "%") and not self._safe_divisor(n.child_by_field_name("right")):
                 return False
-            return all(self._value_only(n.child_by_field_name(f), kinds, thread) for f in ("left", "right"))
+            return all(self._value_only(n.child_by_field_name(f), kinds, thread, loads) for f in ("left", "right"))
+        if loads and t in ("subscript_expression", "subscript_argument_list"):
+            return all(self._value_only(c, kinds, thread, loads) for c in n.named_children)
+        if loads and t == "pointer_expression" and _text(self.src, n.children[0]) == "*":
+            arg = n.child_by_field_name("argument")
+            return arg is not None and self._value_only(arg, kinds, thread, loads)
         if t in ("unary_expression", "parenthesized_expression", "conditional_expression"):
-            return all(self._value_only(c, kinds, thread) for c in n.named_children)
+            return all(self._value_only(c, kinds, thread, loads) for c in n.named_children)
         if t == "cast_expression":
             v = n.child_by_field_name("value")
-            return v is not None and self._value_only(v, kinds, thread)
+            return v is not None and self._value_only(v, kinds, thread, loads)
         if t == "call_expression":
             args = n.child_by_field_name("arguments")
             return (self._pure_callee(n.child_by_field_name("function")) and args is not None
-                    and all(self._value_only(a, kinds, thread) for a in args.named_children))
+                    and all(self._value_only(a, kinds, thread, loads) for a in args.named_children))
         return False
 
     def _safe_divisor(self, n: Node | None) -> bool:
@@ -570,21 +576,28 @@ class _Kernel:
                 left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
                 pure = self._local_target(left) and self.pure(right)
                 op = e.child_by_field_name("operator")
-                if pure and op is not None and self.shared_once(left, _text(self.src, op), right, mask):
+                if self._local_target(left) and op is not None and \
+                        self.shared_once(left, _text(self.src, op), right, mask):
                     return
             elif e.type == "update_expression":
                 pure = self._local_target(e.child_by_field_name("argument"))
         self.lane_loop(self.expr(n), mask, pure, self._calls(n), self._has_return(n))
 
     def shared_once(self, left: Node, op: str, right: Node, mask: str) -> bool:
-        """Emit `left op right` for a pure `right` that calls math (`expf`, `sqrtf`, ...) so that
-        when every lane holds the same bytes in each local `right` reads, `right` is computed
-        once and its value given to every lane; otherwise per lane as usual. Threads that each
+        """Emit `left op right` for a `right` that calls math (`expf`, `sqrtf`, ...) and writes
+        nothing, so that when every lane of a warp holds the same bytes in each local `right`
+        reads, `right` is computed once and its value given to every lane of the warp; otherwise
+        per lane as usual. Threads that each
         recompute a statistic of their row (softmax: the row's maximum and sum of exponentials,
-        which all 32 lanes of a row share) then pay for one call per warp, not 32; a pure
-        expression of equal inputs has equal results, so every lane gets the bits it would
-        have computed. False (nothing emitted) when `right` calls nothing worth sharing."""
+        which all 32 lanes of a row share) then pay for one call per warp, not 32; an
+        expression of equal inputs that writes nothing has equal results, so every lane gets
+        the bits it would have computed. False (nothing emitted) when `right` calls nothing worth sharing."""
         if not any(m.type == "call_expression" for m in _walk(right)) or self._calls(right):
+            return False
+        # Memory is read only where every lane is live (a dead lane's address may be out of
+        # bounds); the statement writes only its local, so lanes reading one address in turn
+        # read the same value.
+        if not self.pure(right) and not (mask == FULL and self._value_only(right, ("U", "E"), True, loads=True)):
             return False
         rhs = self.expr(right)
         inputs = sorted(set(re.findall(r"\b([A-Za-z_]\w*)\[__l\]", rhs)))
@@ -709,7 +722,7 @@ class _Kernel:
                 init_text = ""
             self.declare(name, "E")
             if not init_text:
-                if pure and self.shared_once(target, "=", value, mask):
+                if self.shared_once(target, "=", value, mask):
                     continue
                 init_text = self.expr(value)
             self.lane_loop(f"{name}[__l] = {init_text};", mask, pure, self._calls(value), False)
