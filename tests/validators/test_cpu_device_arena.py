@@ -1,0 +1,166 @@
+"""Device memory of the cpu backend: closed to host code at a cost that does not grow with the
+number of allocations, and overruns named as overruns.
+
+The runtime keeps device allocations PROT_NONE while host code runs and opens them for each
+launch, copy and memset (validators/cpu/README.md). One mprotect per live allocation per opening
+made an iterative program with dozens of buffers pay milliseconds per launch; allocations now
+share a few regions, and these tests count the program's real mprotect calls (the program
+defines mprotect, which the runtime's calls then reach, and forwards it to the kernel)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from validators.cpu.toolchain import compile_program
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+
+COUNTED = r"""
+#include <cuda_runtime.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+static std::atomic<long> g_mprotects{0};
+extern "C" int mprotect(void* a, size_t n, int prot) noexcept {
+  ++g_mprotects;
+  return (int)syscall(SYS_mprotect, a, n, prot);
+}
+static long vm_kib() {  // the process's address space (VmSize)
+  FILE* f = fopen("/proc/self/status", "r");
+  char line[256];
+  long kib = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "VmSize: %ld", &kib) == 1) break;
+  if (f) fclose(f);
+  return kib;
+}
+__global__ void bump(float* p, int n) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) p[i] += 1.0f;
+}
+int main() {
+  const int sizes[] = {4, 1000, 4096, 70000, 1 << 20};
+  std::vector<float*> live(ALLOCS);
+  std::vector<int> len(ALLOCS);
+  for (int k = 0; k < ALLOCS; ++k) {
+    len[k] = sizes[k % 5] / 4 + 1;
+    if (cudaMalloc(&live[k], len[k] * sizeof(float)) != cudaSuccess) return 1;
+    if ((uintptr_t)live[k] % 256) { printf("misaligned %d\n", k); return 1; }
+    cudaMemset(live[k], 0, len[k] * sizeof(float));
+  }
+  for (int i = 0; i < ALLOCS; ++i)  // disjoint: no allocation starts inside another
+    for (int j = 0; j < ALLOCS; ++j)
+      if (i != j && (char*)live[j] >= (char*)live[i] && (char*)live[j] < (char*)(live[i] + len[i])) {
+        printf("overlap %d %d\n", i, j);
+        return 1;
+      }
+  cudaDeviceSynchronize();
+  const long before = g_mprotects.load();
+  for (int l = 0; l < LAUNCHES; ++l) bump<<<1, 32>>>(live[l % ALLOCS], len[l % ALLOCS]);
+  cudaDeviceSynchronize();
+  const long launches = g_mprotects.load() - before;
+  // Every other allocation freed, then a malloc/free loop: the survivors keep their bytes and
+  // the loop reuses memory instead of reserving more.
+  for (int k = 0; k < ALLOCS; k += 2) cudaFree(live[k]);
+  const long vm0 = vm_kib();
+  for (int r = 0; r < 20000; ++r) {
+    void* q = nullptr;
+    if (cudaMalloc(&q, 1 + (r * 7919) % (3 << 20)) != cudaSuccess) return 1;
+    if (cudaFree(q) != cudaSuccess) return 1;
+  }
+  const long grown_mib = (vm_kib() - vm0) / 1024;
+  int bad = 0;
+  for (int k = 1; k < ALLOCS; k += 2) {
+    std::vector<float> h(len[k]);
+    cudaMemcpy(h.data(), live[k], len[k] * sizeof(float), cudaMemcpyDeviceToHost);
+    const float want = (float)((LAUNCHES - k + ALLOCS - 1) / ALLOCS);
+    for (int i = 0; i < len[k]; ++i) bad += h[i] != want;
+  }
+  int unknown = 0;
+  cudaError_t interior = cudaFree((char*)live[1] + 256);
+  cudaError_t stack = cudaFree(&unknown);
+  printf("mprotect_per_launch=%.3f bad=%d grown_mib=%ld interior=%s stack=%s\n",
+         (double)launches / LAUNCHES, bad, grown_mib, cudaGetErrorName(interior),
+         cudaGetErrorName(stack));
+  return 0;
+}
+"""
+
+
+def _build(tmp_path: Path, source: str, name: str, variant: str = "plain", **defines: int) -> Path:
+    out = compile_program(source, tmp_path / name, variant=variant, defines=defines)
+    assert out.ok, out.diagnostics
+    return out.exe
+
+
+def _run(exe: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0", "CUDASHIM_WORKERS": "2"}
+    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=exe.parent)
+
+
+def test_a_launch_makes_as_many_mprotect_calls_with_64_allocations_as_with_one(tmp_path):
+    per_launch = {}
+    for allocs in (1, 64):
+        proc = _run(_build(tmp_path, COUNTED, f"k{allocs}", ALLOCS=allocs, LAUNCHES=300))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        m = re.search(r"mprotect_per_launch=([\d.]+) bad=(\d+) grown_mib=(-?\d+) "
+                      r"interior=(\w+) stack=(\w+)", proc.stdout)
+        assert m, proc.stdout + proc.stderr
+        per_launch[allocs] = float(m.group(1))
+        # Launches saw and kept every survivor's bytes; a malloc/free loop of 20000 buffers up to
+        # 3 MiB reuses memory (no growth past one region); only the start of a live allocation
+        # can be freed (CUDA's error otherwise).
+        assert m.group(2) == "0" and int(m.group(3)) <= 64, proc.stdout
+        assert m.group(4) == m.group(5) == "cudaErrorInvalidValue", proc.stdout
+    # One opening and one closing per region: 64 live allocations cost no more than one did
+    # (b109c25's runtime made 2 calls per live allocation: 128 per launch here).
+    assert per_launch[64] <= per_launch[1] + 2 and per_launch[1] <= 4, per_launch
+
+
+OVERRUN = r"""
+#include <cuda_runtime.h>
+#include <cstdio>
+__global__ void over(float* p, int at) { if (threadIdx.x == 0) p[at] = 1.0f; }
+int main() {
+  float* a;
+  size_t pitch = 0;
+#if KIND == 0
+  cudaMalloc(&a, 1000 * sizeof(float));
+  const int at = 1000 + 20;  // 80 bytes past the end
+#elif KIND == 1
+  cudaMallocPitch((void**)&a, &pitch, 100 * sizeof(float), 10);  // rows of 512 bytes
+  const int at = (int)(pitch / sizeof(float)) * 10 + 3;           // row 10 of 10
+#else
+  cudaExtent e = make_cudaExtent(60 * sizeof(float), 4, 3);
+  cudaPitchedPtr pp;
+  cudaMalloc3D(&pp, e);
+  a = (float*)pp.ptr;
+  pitch = pp.pitch;
+  const int at = (int)(pitch / sizeof(float)) * 4 * 3 + 5;         // slice 3 of 3
+#endif
+  over<<<1, 32>>>(a, at);
+  cudaDeviceSynchronize();
+  printf("done %zu\n", pitch);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2], ids=["malloc", "pitch", "3d"])
+def test_asan_names_a_device_overrun_heap_buffer_overflow(tmp_path, kind):
+    # Within the page past the end: b109c25 reported it as use-after-poison (its page tail).
+    proc = _run(_build(tmp_path, OVERRUN, f"over{kind}", variant="asan", KIND=kind))
+    assert proc.returncode != 0, proc.stdout
+    assert "AddressSanitizer: heap-buffer-overflow" in proc.stderr, proc.stderr[-3000:]
+    assert "WRITE of size 4" in proc.stderr and "main.cu:4 in over" in proc.stderr
