@@ -164,3 +164,29 @@ def test_asan_names_a_device_overrun_heap_buffer_overflow(tmp_path, kind):
     assert proc.returncode != 0, proc.stdout
     assert "AddressSanitizer: heap-buffer-overflow" in proc.stderr, proc.stderr[-3000:]
     assert "WRITE of size 4" in proc.stderr and "main.cu:4 in over" in proc.stderr
+
+
+PAST_THE_LAST_PAGE = r"""
+#include <cuda_runtime.h>
+#include <cstdio>
+__global__ void over(float* p, long at) { if (threadIdx.x == 0) p[at] = 1.0f; }
+int main() {
+  float *a, *b;
+  cudaMalloc(&a, SZ);
+  cudaMalloc(&b, SZ);
+  over<<<1, 32>>>(b, (SZ + 4096) / 4);  // the page after the one that holds b's end
+  printf("survived %s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("size", [4000, 1 << 20])
+def test_plain_build_faults_past_the_last_page_of_device_memory(tmp_path, size):
+    # Nothing past the page that holds the highest allocation's end is ever opened, so the plain
+    # build (no red-zone checks) faults there and names the kernel; b109c25's runtime let the
+    # write land in the allocator's next page.
+    proc = _run(_build(tmp_path, PAST_THE_LAST_PAGE, f"past{size}", SZ=size))
+    assert proc.returncode != 0 and "survived" not in proc.stdout, proc.stdout
+    assert "cudashim: invalid memory access" in proc.stderr, proc.stderr
+    assert "in kernel 'over' block (0,0,0) thread (0,0,0)" in proc.stderr, proc.stderr

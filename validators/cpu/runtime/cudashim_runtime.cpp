@@ -1599,7 +1599,7 @@ static void on_segv(int sig, siginfo_t* info, void*) {
                  "set CUDASHIM_STACK_KB)\n",
                  t_kernel ? t_kernel : "?", blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z,
                  w->cur->stack.size / 1024);
-  } else if (w && w->cur) {
+  } else if (w && (w->cur || w->direct)) {  // direct: a barrier-free kernel's threads as plain calls
     n = snprintf(buf, sizeof buf,
                  "cudashim: %s (address %p) in kernel '%s' block (%u,%u,%u) thread (%u,%u,%u)\n", what,
                  info->si_addr, t_kernel ? t_kernel : "?", blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
