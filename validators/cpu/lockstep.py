@@ -52,6 +52,10 @@ WARP = 32
 # read each cache line once per 4 warps, not once per warp, in a walk whose stride keeps
 # nothing cached between warps. Smaller blocks run a warp at a time.
 WIDE = 128
+# The three speed-ups of issue 27 (a full warp's loop without per-lane tests, math shared by a
+# warp whose inputs are equal, 4 warps per chunk); all on. `benchmarks/bench_row_stats.py`
+# turns them off in its own process to print the figures before and after side by side.
+SPEEDUPS = {"full_mask": True, "shared_math": True, "wide_blocks": True}
 COPY_PREFIX = "__cudashim_ls_"  # a copy's name: the kernel's, after this
 FULL = "true"  # the mask of code that runs only when every lane is live and on its branch
 
@@ -592,7 +596,8 @@ class _Kernel:
         which all 32 lanes of a row share) then pay for one call per warp, not 32; an
         expression of equal inputs that writes nothing has equal results, so every lane gets
         the bits it would have computed. False (nothing emitted) when `right` calls nothing worth sharing."""
-        if not any(m.type == "call_expression" for m in _walk(right)) or self._calls(right):
+        if not SPEEDUPS["shared_math"] or self._calls(right) or \
+                not any(m.type == "call_expression" for m in _walk(right)):
             return False
         # Memory is read only where every lane is live (a dead lane's address may be out of
         # bounds); the statement writes only its local, so lanes reading one address in turn
@@ -873,7 +878,7 @@ class _Kernel:
                       f"for (int __l = 0; __l < {LANES}; ++__l) __b{self.counter}[__l] = bool({mask});")
         head = (f"for ({type_text} {var} = {self.expr(decl.child_by_field_name('value'))}; "
                 f"{self.expr(cond)}; {self.expr(update)})")
-        if not leaves and mask != FULL and not self.partial and \
+        if SPEEDUPS["full_mask"] and not leaves and mask != FULL and not self.partial and \
                 not any(m.type == "return_statement" for m in _walk(body)):
             # Nothing in the body can take a lane out of `mask`, so when every lane is in it
             # (all 32 threads alive and on this branch: the usual case) the body runs with no
@@ -1025,8 +1030,9 @@ class _Kernel:
                 "  } }",
             ]
 
-        return "\n".join([*head, f"  if (__nt % {WIDE}u == 0)", *body(WIDE, "__ls_wide_"), "  else",
-                          *body(WARP, "__ls_next_"), "}"])
+        wide = [f"  if (__nt % {WIDE}u == 0)", *body(WIDE, "__ls_wide_"), "  else"] \
+            if SPEEDUPS["wide_blocks"] else []
+        return "\n".join([*head, *wide, *body(WARP, "__ls_next_"), "}"])
 
 
 def lockstep_copies(root: Node, src: bytes, barrier_free: set[str], filename: str = "main.cu",
