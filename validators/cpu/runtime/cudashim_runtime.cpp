@@ -1764,7 +1764,8 @@ static void update_open_end(DeviceRegion& r) {
   else set_access(end, r.open_end, false);
   r.open_end = end;
 }
-static bool new_region(size_t block) {
+// A new region with room for a block of `block` bytes; its first free block's start, 0 if refused.
+static uintptr_t new_region(size_t block) {
   size_t total = 0;
   for (auto& r : device_regions()) total += r.size;
   const size_t need = block + kPage;
@@ -1774,14 +1775,14 @@ static bool new_region(size_t block) {
     size = need;
     m = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   }
-  if (m == MAP_FAILED) return false;
+  if (m == MAP_FAILED) return 0;
   const uintptr_t base = reinterpret_cast<uintptr_t>(m);
   device_regions().push_back(DeviceRegion{base, size, base + kPage, base + kPage});
 #if defined(CUDASHIM_FIBER_ASAN)
   shadow_fill(base, base + kPage, kShadowRedzone);  // an underflow of the region's first block
 #endif
   device_free()[base + kPage] = size - kPage;
-  return true;
+  return base + kPage;
 }
 static void install_fault_handlers();
 // A device allocation of n bytes (nullptr when there is no memory for it), closed unless a
@@ -1795,9 +1796,9 @@ static void* device_carve(size_t n) {
   auto it = free_blocks.begin();
   while (it != free_blocks.end() && it->second < block) ++it;
   if (it == free_blocks.end()) {
-    if (!new_region(block)) return nullptr;
-    it = std::prev(free_blocks.end());
-    while (it->second < block) --it;  // the new region's block (regions are not address-ordered)
+    const uintptr_t start = new_region(block);
+    if (!start) return nullptr;
+    it = free_blocks.find(start);
   }
   const uintptr_t p = it->first;
   const size_t left = it->second - block;
