@@ -264,6 +264,7 @@ class _Kernel:
         self.params: list[str] = []
         # inside the copy of a loop body kept for a partial mask: a loop in it is never full
         self.partial = 0
+        self.uses_same = False
 
     # ------------------------------------------------------------ facts about the kernel
     def check(self) -> None:
@@ -612,7 +613,8 @@ class _Kernel:
         lhs = self.expr(left)
         self.counter += 1
         same, value = f"__s{self.counter}", f"__v{self.counter}"
-        equal = " && ".join(f"__builtin_memcmp(&{x}[__l], &{x}[__g], sizeof {x}[0]) == 0" for x in inputs)
+        equal = " && ".join(f"__same({x}[__l], {x}[__g])" for x in inputs)
+        self.uses_same = True
         # one warp at a time: a chunk of 4 warps may span 4 rows
         self.emit(f"for (int __g = 0; __g < {LANES}; __g += {WARP}) {{")
         self.emit(f"bool {same} = true; for (int __l = __g + 1; __l < __g + {WARP}; ++__l) {same} &= ({equal});")
@@ -1007,6 +1009,17 @@ class _Kernel:
             "  (void)__bI; (void)__gD;",
             "  const unsigned __nt = __bD.x * __bD.y * __bD.z;",
         ]
+        if self.uses_same:
+            # Bit equality (0.0 and -0.0 differ, a NaN equals itself) as one integer compare for
+            # 4- and 8-byte values: memcmp is a call in the ASan build, whose interceptor would
+            # cost more than the math it saves.
+            head.append(
+                "  const auto __same = [](const auto& __x, const auto& __y) -> bool {"
+                " if constexpr (sizeof(__x) == 4) { unsigned __p, __q; __builtin_memcpy(&__p, &__x, 4);"
+                " __builtin_memcpy(&__q, &__y, 4); return __p == __q; }"
+                " else if constexpr (sizeof(__x) == 8) { unsigned long long __p, __q; __builtin_memcpy(&__p, &__x, 8);"
+                " __builtin_memcpy(&__q, &__y, 8); return __p == __q; }"
+                " else return __builtin_memcmp(&__x, &__y, sizeof(__x)) == 0; };")
 
         def body(width: int, labels: str) -> list[str]:
             # Lanes are consecutive linear thread indices (x fastest), as a warp's are; in
