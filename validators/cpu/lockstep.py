@@ -74,6 +74,14 @@ PURE_FUNCTIONS = frozenset(
     isnan isinf isfinite make_float2 make_float3 make_float4 make_int2 make_int3 make_int4
     make_uint2 make_uint3 make_uint4 make_double2 make_double3 make_double4""".split()
 )
+# Pure math that is a library call, not an instruction or two: worth computing once for a warp
+# whose lanes hold equal inputs (checking them costs about one compare per lane and input).
+COSTLY_FUNCTIONS = frozenset(
+    """expf exp exp2f exp2 expm1f expm1 __expf logf log __logf log2f log2 __log2f log10f log10
+    log1pf log1p sinf sin cosf cos tanf tan __sinf __cosf __tanf tanhf tanh sinhf sinh coshf cosh
+    asinf asin acosf acos atanf atan atan2f atan2 powf pow __powf cbrtf cbrt hypotf hypot erff erf
+    erfcf erfc""".split()
+)
 # What a thread uses to wait for another thread of its block (a lock, a flag it polls). Lanes
 # that run a statement in turn would wait forever for a lane whose release comes in a later
 # statement (as on GPUs before independent thread scheduling), so such a kernel keeps the
@@ -588,8 +596,16 @@ class _Kernel:
                 pure = self._local_target(e.child_by_field_name("argument"))
         self.lane_loop(self.expr(n), mask, pure, self._calls(n), self._has_return(n))
 
+    def _costly_call(self, n: Node) -> bool:
+        if n.type != "call_expression":
+            return False
+        fn = n.child_by_field_name("function")
+        while fn is not None and fn.type in ("qualified_identifier", "template_function"):
+            fn = fn.child_by_field_name("name")
+        return fn is not None and _text(self.src, fn) in COSTLY_FUNCTIONS
+
     def shared_once(self, left: Node, op: str, right: Node, mask: str) -> bool:
-        """Emit `left op right` for a `right` that calls math (`expf`, `sqrtf`, ...) and writes
+        """Emit `left op right` for a `right` that calls costly math (`expf`, `logf`, ...) and writes
         nothing, so that when every lane of a warp holds the same bytes in each local `right`
         reads, `right` is computed once and its value given to every lane of the warp; otherwise
         per lane as usual. Threads that each
@@ -598,7 +614,7 @@ class _Kernel:
         expression of equal inputs that writes nothing has equal results, so every lane gets
         the bits it would have computed. False (nothing emitted) when `right` calls nothing worth sharing."""
         if not SPEEDUPS["shared_math"] or self._calls(right) or \
-                not any(m.type == "call_expression" for m in _walk(right)):
+                not any(self._costly_call(m) for m in _walk(right)):
             return False
         # Memory is read only where every lane is live (a dead lane's address may be out of
         # bounds); the statement writes only its local, so lanes reading one address in turn
