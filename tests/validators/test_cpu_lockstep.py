@@ -413,3 +413,75 @@ def test_blocks_of_128_threads_run_four_warps_per_chunk(tmp_path):
     small = [int(w) for w in run(made.exe, "s").stdout.split()]
     warp = list(range(32))
     assert small[:128] == warp + warp + [t + 32 for t in warp + warp]  # one warp at a time
+
+
+# Warp-shared math where only some warps share (rows of 16 or 64 threads), under partial masks
+# (a tail block, a branch taken by every third thread), in 4-warp and 1-warp chunks: the copy
+# must give the thread loop's bits, and compute fewer exponentials where a warp shares its row.
+MIXED_ROWS = r"""
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+static std::atomic<long> calls{0};
+extern "C" float __real_expf(float);
+extern "C" float __wrap_expf(float x) { calls.fetch_add(1, std::memory_order_relaxed); return __real_expf(x); }
+__global__ void rows(const float* A, float* C, int n, int w) {
+  int t = (blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  int row = t / w;
+  float s = 0.f;
+  for (int j = 0; j < 8; ++j) {
+    float e = expf(A[row * 8 + j] - 1.0f);
+    s += e;
+    float l = logf(1.0f + A[row * 8 + j] * A[row * 8 + j]);
+    s -= 0.5f * l;
+  }
+  if (t % 3 == 0) {
+    for (int j = 0; j < 4; ++j) s += sinf(A[row * 8 + j]) * expf(-A[row * 8 + j]);
+  }
+  C[t] = s;
+}
+int main() {
+  const int n = 1000;  // not a multiple of any block: the last block is partial
+  static float h[n * 8], got[n];
+  for (int i = 0; i < n * 8; ++i) h[i] = (float)((i * 37) % 101) / 29.0f - 1.5f;
+  float *A, *C;
+  cudaMalloc(&A, sizeof h); cudaMalloc(&C, sizeof got);
+  cudaMemcpy(A, h, sizeof h, cudaMemcpyHostToDevice);
+  const dim3 shapes[2] = {dim3(32, 4), dim3(32, 3)};  // 128 threads: 4 warps a chunk; 96: one
+  for (const dim3& b : shapes)
+    for (int w : {16, 64}) {
+      const int per = b.x * b.y;
+      long before = calls.load();
+      rows<<<(n + per - 1) / per, b>>>(A, C, n, w);
+      cudaDeviceSynchronize();
+      long used = calls.load() - before;
+      cudaMemcpy(got, C, sizeof got, cudaMemcpyDeviceToHost);
+      unsigned long long sum = 0;
+      for (int i = 0; i < n; ++i) { unsigned u; memcpy(&u, &got[i], 4); sum = sum * 1000003ull + u; }
+      printf("%d %d %llu %ld\n", per, w, sum, used);
+    }
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["forward", "reverse"])
+def test_warp_shared_math_gives_the_thread_loops_bits(tmp_path, schedule):
+    made = compile_program(MIXED_ROWS, tmp_path / "plain", extra_flags=["-Wl,--wrap=expf"])
+    assert made.ok and made.rewrite.lockstep == ["rows"], made.diagnostics
+
+    def results(lockstep: bool) -> dict[tuple[str, str], tuple[str, int]]:
+        proc = run(made.exe, schedule=schedule, lockstep=lockstep)
+        assert proc.returncode == 0, proc.stderr
+        return {(p, w): (bits, int(used)) for p, w, bits, used in
+                (line.split() for line in proc.stdout.splitlines())}
+
+    copy, loop = results(True), results(False)
+    assert {k: v[0] for k, v in copy.items()} == {k: v[0] for k, v in loop.items()}
+    for per in ("128", "96"):
+        # rows of 64 threads: one warp, one row (the tail chunk and the branch, whose math reads
+        # memory under a partial mask, still compute per lane); rows of 16: nothing shared
+        assert copy[(per, "64")][1] * 3 < loop[(per, "64")][1], (per, copy, loop)
+        assert copy[(per, "16")][1] == loop[(per, "16")][1], (per, copy, loop)
