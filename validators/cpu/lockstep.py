@@ -50,7 +50,10 @@ WARP = 32
 # A block whose thread count is a multiple of this runs 4 warps at a time: threads of one block
 # that walk the same rows or columns (a block of 32x32 threads each summing its column) then
 # read each cache line once per 4 warps, not once per warp, in a walk whose stride keeps
-# nothing cached between warps. Smaller blocks run a warp at a time.
+# nothing cached between warps. Smaller blocks run a warp at a time, and so does a kernel with
+# a loop whose lanes may part ways (`continue`, `break`, `return`, a per-lane trip count): a
+# warp whose lanes all left an iteration skips the rest of it, which a chunk of 4 warps, one
+# of them still in it, cannot (CUDABench's transposed convolution: 2x slower in 4-warp chunks).
 WIDE = 128
 # The three speed-ups of issue 27 (a full warp's loop without per-lane tests, math shared by a
 # warp whose inputs are equal, 4 warps per chunk); all on. `benchmarks/bench_row_stats.py`
@@ -273,6 +276,8 @@ class _Kernel:
         # inside the copy of a loop body kept for a partial mask: a loop in it is never full
         self.partial = 0
         self.uses_same = False
+        # a loop whose lanes may part ways (break, continue, return, a per-lane trip count)
+        self.diverges = False
 
     # ------------------------------------------------------------ facts about the kernel
     def check(self) -> None:
@@ -894,6 +899,8 @@ class _Kernel:
             # lanes that left with `break` stay out; `continue` skips one iteration
             self.emit(f"bool __b{self.counter}[{LANES}]; "
                       f"for (int __l = 0; __l < {LANES}; ++__l) __b{self.counter}[__l] = bool({mask});")
+        if leaves or any(m.type == "return_statement" for m in _walk(body)):
+            self.diverges = True
         head = (f"for ({type_text} {var} = {self.expr(decl.child_by_field_name('value'))}; "
                 f"{self.expr(cond)}; {self.expr(update)})")
         if SPEEDUPS["full_mask"] and not leaves and mask != FULL and not self.partial and \
@@ -961,6 +968,7 @@ class _Kernel:
 
     def divergent_loop(self, n: Node, mask: str) -> None:
         self.has_loop = True
+        self.diverges = True
         body = n.child_by_field_name("body")
         cond = n.child_by_field_name("condition")
         update = init = None
@@ -1060,7 +1068,7 @@ class _Kernel:
             ]
 
         wide = [f"  if (__nt % {WIDE}u == 0)", *body(WIDE, "__ls_wide_"), "  else"] \
-            if SPEEDUPS["wide_blocks"] else []
+            if SPEEDUPS["wide_blocks"] and not self.diverges else []
         return "\n".join([*head, *wide, *body(WARP, "__ls_next_"), "}"])
 
 
