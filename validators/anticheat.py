@@ -218,13 +218,63 @@ def literal_file_paths(text: str, allowed: set[str]) -> str:
     return ""
 
 
+# What host code would call to undo the emulator's closing of device memory (validators/cpu:
+# the device arena is PROT_NONE while host code runs) or to reach the runtime's internals. A
+# kernel program has no use for any of it, on either backend, so it is refused everywhere.
+_TAMPERING = re.compile(
+    r"\b(?P<call>mprotect|pkey_mprotect|pkey_alloc|pkey_set|mremap|dlsym|dlvsym|dlopen)"
+    r"\s*\("
+    r"|\b(?P<name>cudashim\s*::|(?:SYS|__NR)_(?:mprotect|pkey_mprotect|mremap)\b)"
+)
+
+
+def _code_only(text: str) -> str:
+    """`text` with comments and the contents of string and character literals blanked (read
+    in one pass, so a `//` inside a literal does not hide the code after it)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + " " * max(0, min(j, n) - i - 1) + c)
+            i = j + 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            out.append(" ")
+            i = n if j < 0 else j + 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def protection_tampering(text: str) -> str:
+    """A reason when host code calls what would undo device memory's protection (mprotect and
+    its system-call numbers, symbol lookups) or names the cpu runtime's internals. A raw
+    `syscall(10, ...)` passes this: the kernel-work run remains the defence there."""
+    code = _code_only(text)
+    m = _TAMPERING.search(code)
+    if m is None:
+        return ""
+    line = code.count("\n", 0, m.start()) + 1
+    what = m.group("call") or m.group("name").replace(" ", "")
+    return (f"calls {what} (line {line}): changing memory protection and looking up symbols "
+            f"are no part of a kernel program (they could reach device memory from host code)")
+
+
 def allowed_files(task: Task) -> set[str]:
     return {f"data/{t.name}.bin" for t in [*task.inputs, *task.outputs]}
 
 
 def static_reasons(text: str, task: Task, launches: int, features: list[str]) -> list[str]:
     reasons = [no_kernel_launch(text, launches, features), hardcoded_table(text),
-               literal_file_paths(text, allowed_files(task))]
+               literal_file_paths(text, allowed_files(task)), protection_tampering(text)]
     return [r for r in reasons if r]
 
 

@@ -110,3 +110,34 @@ def test_host_access_to_device_memory_faults(engine, name, thorough):
 def test_honest_twins_pass(engine, name, thorough):
     res = engine.check(SQUARE, Program(source=HONEST[name]), thorough=thorough)
     assert res.status == Status.PASSED, (res.status, res.reason)
+
+
+# Host code that opens device memory again itself: mprotect on the allocation's pages, by name, by
+# its system-call number, or through a looked-up symbol. Refused before anything runs.
+_OPENS = {
+    "mprotect": "mprotect((void*)((unsigned long)db & ~4095ul), N * 4 + 4096, PROT_READ | PROT_WRITE);",
+    "syscall_number": "syscall(SYS_mprotect, (void*)((unsigned long)db & ~4095ul), N * 4 + 4096, 3);",
+    "dlsym": ("auto mp = (int (*)(void*, size_t, int))dlsym(RTLD_DEFAULT, \"mprotect\");"
+              " mp((void*)((unsigned long)db & ~4095ul), N * 4 + 4096, 3);"),
+}
+REOPENS = {name: IO.replace("#include <cstdio>", "#include <cstdio>\n#include <sys/mman.h>\n"
+                            "#include <sys/syscall.h>\n#include <unistd.h>\n#include <dlfcn.h>")
+           + "int main() { load(); up(); touch<<<1, 32>>>(db); cudaDeviceSynchronize();\n  "
+           + line + "\n  for (int i = 0; i < N; i++) db[i] = x[i] * x[i];\n"
+           "  cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save(); }\n"
+           for name, line in _OPENS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(REOPENS))
+def test_host_code_that_reopens_device_memory_is_refused(engine, name):
+    res = engine.check(SQUARE, Program(source=REOPENS[name]), thorough=False)
+    assert res.status == Status.REJECTED, (res.status, res.reason)
+    assert "changing memory protection" in res.reason, res.reason
+
+
+def test_the_words_in_a_comment_or_a_string_are_not_a_call(engine):
+    source = HONEST["host_reads_and_writes_device_memory"].replace(
+        "int main() {", '// no mprotect( here, nor cudashim::\nstatic const char* note = "dlsym(";\n'
+        "int main() { (void)note;")
+    res = engine.check(SQUARE, Program(source=source), thorough=False)
+    assert res.status == Status.PASSED, (res.status, res.reason)
