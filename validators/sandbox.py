@@ -17,9 +17,10 @@ program's folder) refuse early with a readable reason; nothing here relies on th
 One part of (b) is the runtime's, not the sandbox's: on the cpu backend device memory is host
 memory, so the cpu runtime keeps device allocations `PROT_NONE` while host code runs (open only
 for launches, the runtime's copies and library calls) and a host read or write through a device
-pointer faults as on a GPU (`runtime_error`, "host code accessed device memory"). A program can
-undo that protection itself (`mprotect`, Thrust builds leave it open); `validators/cpu/README.md`
-says what then still catches it.
+pointer faults as on a GPU (`runtime_error`, "host code accessed device memory"). A program
+whose source calls `mprotect` or names the runtime's internals is rejected before it runs; one
+that reaches `mprotect` by a bare system-call number, or includes Thrust (whose builds leave
+device memory open), can still undo it: `validators/cpu/README.md` says what then still catches it.
 
 The program CANNOT:
 - see a file the validator did not list. Its root is a fresh tmpfs (pivot_root) holding only
