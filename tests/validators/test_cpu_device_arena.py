@@ -205,3 +205,44 @@ def test_plain_build_faults_past_the_last_page_of_device_memory(tmp_path, size):
     assert proc.returncode != 0 and "survived" not in proc.stdout, proc.stdout
     assert "cudashim: invalid memory access" in proc.stderr, proc.stderr
     assert "in kernel 'over' block (0,0,0) thread (0,0,0)" in proc.stderr, proc.stderr
+
+
+SPANS = r"""
+#include <cstdio>
+#include <cstring>
+#include <cuda_runtime.h>
+int main() {
+  float *d, *e; static float h[1100];
+  cudaMalloc(&d, 1000 * 4); cudaMalloc(&e, 1000 * 4);
+  cudaMemset(e, 0, 1000 * 4);
+  size_t pitch; float* p; cudaMallocPitch((void**)&p, &pitch, 64 * 4, 8);
+  printf("h2d_past=%d\n", (int)cudaMemcpy(d, h, 1001 * 4, cudaMemcpyHostToDevice));
+  printf("d2h_past=%d\n", (int)cudaMemcpy(h, d + 10, 991 * 4, cudaMemcpyDeviceToHost));
+  printf("d2d_past=%d\n", (int)cudaMemcpy(e, d, 1100 * 4, cudaMemcpyDeviceToDevice));
+  printf("memset_past=%d\n", (int)cudaMemset(d + 999, 0, 8));
+  printf("memset2d_past=%d\n", (int)cudaMemset2D(p, pitch, 0, 64 * 4, 9));
+  printf("inside=%d %d %d %d\n", (int)cudaMemcpy(d, h, 1000 * 4, cudaMemcpyHostToDevice),
+         (int)cudaMemcpy(h, d + 10, 990 * 4, cudaMemcpyDeviceToHost),
+         (int)cudaMemset(d + 999, 0, 4), (int)cudaMemset2D(p, pitch, 0, 64 * 4, 8));
+  cudaGetLastError();
+  float first = -1; cudaMemcpy(&first, e, 4, cudaMemcpyDeviceToHost);
+  printf("neighbour_untouched=%d\n", first == 0.0f);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("variant", ["plain", "asan"])
+def test_a_copy_or_memset_past_a_device_allocation_is_refused_as_cuda_does(tmp_path, variant):
+    """CUDA answers cudaErrorInvalidValue (1) for a span past the end of an allocation; the
+    runtime used to write past it (and, with device memory closed, faulted in 'host code')."""
+    out = compile_program(SPANS, tmp_path, variant=variant)
+    assert out.ok, out.diagnostics
+    proc = _run(out.exe)
+    assert proc.returncode == 0, proc.stderr
+    got = dict(line.split("=", 1) for line in proc.stdout.splitlines())
+    assert {k: got[k] for k in ("h2d_past", "d2h_past", "d2d_past", "memset_past",
+                                "memset2d_past")} == dict.fromkeys(
+        ("h2d_past", "d2h_past", "d2d_past", "memset_past", "memset2d_past"), "1"), got
+    assert got["inside"] == "0 0 0 0", got
+    assert got["neighbour_untouched"] == "1"

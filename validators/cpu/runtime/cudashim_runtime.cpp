@@ -1662,6 +1662,18 @@ static bool in_ranges(const std::map<uintptr_t, size_t>& m, const void* p) {
   return reinterpret_cast<uintptr_t>(p) < it->first + it->second;
 }
 static bool is_device_memory(const void* p) { return in_ranges(device_ranges(), p); }
+// False when [p, p + n) starts in a device allocation and runs past its end: CUDA refuses such
+// a copy or memset (cudaErrorInvalidValue) rather than write past the allocation.
+static bool device_span_ok(const void* p, size_t n) {
+  std::lock_guard<std::mutex> lk(g_alloc_mutex);
+  const auto& m = device_ranges();
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  auto it = m.upper_bound(a);
+  if (it == m.begin()) return true;
+  --it;
+  if (a >= it->first + it->second) return true;  // not device memory: not ours to judge
+  return n <= it->first + it->second - a;
+}
 
 // ---------------------------------------------------------------- device memory protection
 // On a GPU, host code that dereferences a device pointer faults. Here device memory is host
@@ -2118,6 +2130,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind
     kind = from_device == to_device ? (from_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToHost)
            : to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   }
+  if (!device_span_ok(dst, n) || !device_span_ok(src, n)) return ret(cudaErrorInvalidValue);
   if (kind == cudaMemcpyHostToDevice) note_upload_impl(src, n);
   DeviceWindow window;
   memmove(dst, src, n);
@@ -2157,7 +2170,7 @@ cudaError_t cudaMemcpyPeer(void* dst, int, const void* src, int, size_t n) {
 cudaError_t cudaMemset(void* p, int v, size_t n) {
   RunSpan span(RunSpan::Copies);
   if (n == 0) return cudaSuccess;
-  if (!p) return ret(cudaErrorInvalidValue);
+  if (!p || !device_span_ok(p, n)) return ret(cudaErrorInvalidValue);
   DeviceWindow window;
   memset(p, v, n);
   return cudaSuccess;
@@ -2165,6 +2178,8 @@ cudaError_t cudaMemset(void* p, int v, size_t n) {
 cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) { return cudaMemset(p, v, n); }
 cudaError_t cudaMemset2D(void* p, size_t pitch, int v, size_t width, size_t height) {
   RunSpan span(RunSpan::Copies);
+  if (width > pitch) return ret(cudaErrorInvalidValue);
+  if (height && !device_span_ok(p, (height - 1) * pitch + width)) return ret(cudaErrorInvalidValue);
   DeviceWindow window;
   for (size_t r = 0; r < height; ++r) memset(static_cast<char*>(p) + r * pitch, v, width);
   return cudaSuccess;
