@@ -239,8 +239,9 @@ def _code_only(text: str) -> str:
             j = i + 1
             while j < n and text[j] != c and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
-            out.append(c + " " * max(0, min(j, n) - i - 1) + c)
-            i = j + 1
+            closed = j < n and text[j] == c
+            out.append(c + " " * (min(j, n) - i - 1) + (c if closed else ""))
+            i = j + 1 if closed else j
         elif text.startswith("//", i):
             j = text.find("\n", i)
             i = n if j < 0 else j

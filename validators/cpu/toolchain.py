@@ -268,7 +268,7 @@ def _defines_after_pch(defines: dict[str, int | str], variant: str) -> dict[str,
     build. Defined after the PCH, a size reaches the program exactly as `-D` would, since the
     shim's headers never read a task's size macros; a name the headers themselves define as a
     macro stays on the command line, where it meets that definition as under nvcc."""
-    if not DEFINES_AFTER_PCH:
+    if not DEFINES_AFTER_PCH or not defines:
         return {}
     taken = pch_macros(variant)
     return {k: v for k, v in defines.items() if k not in taken}
@@ -408,9 +408,9 @@ def _compile(
     exe = out_dir / "prog"
     library = thrust_flags() if thrust else []
     # The PCH was built without the library-mode macro, so it cannot serve those builds.
-    include = pch_header(variant) if use_pch and not library else INCLUDE_DIR / "cuda_runtime.h"
-    after = _defines_after_pch(defines or {}, variant) if include != INCLUDE_DIR / "cuda_runtime.h" \
-        else {}
+    pch = use_pch and not library
+    include = pch_header(variant) if pch else INCLUDE_DIR / "cuda_runtime.h"
+    after = _defines_after_pch(defines or {}, variant) if pch else {}
     if after:
         (out_dir / CASE_DEFINES).write_text(
             "".join(f"#define {k} {v}\n" for k, v in sorted(after.items())))
