@@ -140,6 +140,16 @@ class ValidationResult(Contract):
     and whose run was replaced by the plain build's."""
     error_origin: ErrorOrigin | None = None
     """Set for an `error` result: `validator` (ours: retry) or `task` (its reference failed)."""
+    rule: str = ""
+    """The named rule a `rejected` KernelBench answer broke (`torch_fallback`, `input_mutation`,
+    ...: `validators.kernelbench.defences`)."""
+    weak_task: str = ""
+    """Why the task cannot tell answers apart (its reference output is constant or ignores the
+    inputs); empty when it can. A pass on a weak task says little."""
+    sizes: dict[str, int] = Field(default_factory=dict)
+    """The size constants a KernelBench problem was checked at."""
+    original_sizes: dict[str, int] = Field(default_factory=dict)
+    """The problem's own sizes, where `sizes` had to scale them down for the backend."""
 
     @property
     def passed(self) -> bool:

@@ -1,0 +1,118 @@
+"""The rules against the reward hacks published for KernelBench-style harnesses.
+
+Each rule has a name, which a `rejected` result carries in `ValidationResult.rule` and at the
+start of its reason:
+
+- `torch_fallback`: a forward call launched no kernel of the answer's extensions (PyTorch ops
+  did the work, or a try/except fell back to them). `--allow-torch-only` lifts this rule only.
+- `inherits_model`: ModelNew inherits from a class named Model, or inherits its forward.
+- `kernels_not_used`: with every extension kernel launch made a no-op, every output still
+  matched the reference: the kernels did not compute them.
+- `input_mutation`: a forward call changed an input tensor.
+- `lazy_output`: an output is not a plain dense torch.Tensor (a subclass, a deferred object,
+  a sparse or meta tensor).
+- `output_form`: the outputs differ from the reference's in number, dtype or shape.
+
+Not rules of their own, because they end as `failed` through the comparison: stale memory (new
+allocations start poisoned, under two byte patterns), results cached across calls (every call
+of one process gets its own inputs and its own reference), NaN as a wildcard (NaN only where
+the reference has NaN).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .answer import AnswerRun, Call
+from .compare import same_tensor, tolerance_for
+from .reference import RefCase, RefGroup
+
+RULES = ("torch_fallback", "inherits_model", "kernels_not_used", "input_mutation",
+         "lazy_output", "output_form")
+
+
+def call_rule(call: Call, ref: RefCase, *, count_launches: bool) -> tuple[str, str] | None:
+    """The first rule one forward call broke, with the reason, or None."""
+    if call.form:
+        return "lazy_output", "; ".join(call.form)
+    outs = call.outputs or []
+    if len(outs) != len(ref.outputs):
+        return "output_form", (f"forward returned {len(outs)} output(s), the reference "
+                               f"{len(ref.outputs)}")
+    for k, (o, r) in enumerate(zip(outs, ref.outputs, strict=True)):
+        if o.dtype != r.dtype or tuple(o.shape) != tuple(r.shape):
+            return "output_form", (f"output {k} is {_desc(o)}, the reference's is {_desc(r)}")
+    after = call.inputs_after or {}
+    for key, given in ref.inputs.items():
+        got = after.get(key)
+        if got is None or not same_tensor(got, given):
+            return "input_mutation", f"forward changed its input {_arg_name(ref, key)}"
+    if count_launches and not call.launches:
+        return "torch_fallback", ("forward launched no kernel of the answer's extensions "
+                                  "(PyTorch did the work)")
+    return None
+
+
+def inherits_rule(run: AnswerRun) -> tuple[str, str] | None:
+    return ("inherits_model", run.inherits) if run.inherits else None
+
+
+def _desc(t: torch.Tensor) -> str:
+    return f"{str(t.dtype).replace('torch.', '')} {list(t.shape)}"
+
+
+def _arg_name(ref: RefCase, key: str) -> str:
+    for i, a in enumerate(ref.args):
+        if a.get("tensor") == key:
+            return f"#{i}"
+    return key
+
+
+def weak_task(groups: list[RefGroup], atol: float | None = None, rtol: float | None = None
+              ) -> str:
+    """Why the problem cannot tell answers apart (empty when it can): its reference output is
+    (near) constant, or does not change with the inputs (as robust-kbench filters them)."""
+    cases = [c for g in groups for c in g.cases]
+    if not cases or not all(c.outputs for c in cases):
+        return ""
+    if all(_near_constant(o, atol, rtol) for c in cases for o in c.outputs):
+        return "the reference output is (near) constant over every input set"
+    # Two input sets of one model (get_inputs and N(0, 1)) isolate the inputs from the
+    # parameters; without a float input, the seeds' draws are all there is to compare.
+    pairs = [(g.cases[0], c) for g in groups for c in g.cases[1:]]
+    if not pairs:
+        pairs = [(cases[0], c) for c in cases[1:]]
+    if pairs and all(_same_outputs(a, b, atol, rtol) for a, b in pairs):
+        return "the reference output does not depend on the inputs"
+    return ""
+
+
+def _near_constant(t: torch.Tensor, atol: float | None, rtol: float | None) -> bool:
+    if t.numel() <= 1:
+        return False
+    f = t.detach().to(torch.float64)
+    finite = f[torch.isfinite(f)]
+    if finite.numel() < f.numel():
+        return bool(torch.isnan(f).all())
+    tol = tolerance_for(t.dtype, atol, rtol)
+    spread = float(finite.max() - finite.min())
+    scale = float(finite.abs().max())
+    if tol.mode == "exact":
+        return spread == 0
+    return spread <= tol.atol + tol.rtol * scale
+
+
+def _same_outputs(a: RefCase, b: RefCase, atol: float | None, rtol: float | None) -> bool:
+    if len(a.outputs) != len(b.outputs):
+        return False
+    for x, y in zip(a.outputs, b.outputs, strict=True):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return False
+        tol = tolerance_for(x.dtype, atol, rtol)
+        if tol.mode == "exact":
+            if not torch.equal(x, y):
+                return False
+        elif not torch.allclose(x.to(torch.float64), y.to(torch.float64), atol=tol.atol,
+                                rtol=tol.rtol, equal_nan=True):
+            return False
+    return True

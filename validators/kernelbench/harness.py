@@ -1,0 +1,246 @@
+"""The code that runs inside the two sandboxed processes of a check.
+
+The reference process runs the problem's `Model`: per seed it draws `get_inputs()`, builds the
+model, adds the signed N(0, 1) input set and runs forward on each set, writing inputs and
+outputs as safetensors. The answer process never sees the problem or those outputs: it gets
+the inputs, builds `ModelNew` under the same seeds, and writes what each forward returned (and
+the inputs as they were afterwards), with the kernel launches each call made. The verifier,
+outside both, compares.
+
+Both load tensors with safetensors (no pickle: nothing the other side wrote can run code here
+or in the verifier).
+"""
+
+from __future__ import annotations
+
+from validators.sandbox import READY_LINE
+from validators.torch_module import COMMON, GUARD
+
+ENCODE = r'''
+def enc(v):
+    """A constructor argument or non-tensor forward argument as JSON (tuples kept apart)."""
+    if isinstance(v, bool) or v is None or isinstance(v, (int, float, str)):
+        return v
+    if isinstance(v, tuple):
+        return {"tuple": [enc(x) for x in v]}
+    if isinstance(v, list):
+        return [enc(x) for x in v]
+    raise TypeError("a %s cannot be passed between the processes (only numbers, strings, "
+                    "lists and tuples of them)" % type(v).__name__)
+
+def dec(v):
+    if isinstance(v, dict):
+        return tuple(dec(x) for x in v["tuple"])
+    if isinstance(v, list):
+        return [dec(x) for x in v]
+    return v
+
+def flush(obj, name):
+    with open("out/%s.tmp" % name, "w") as f:
+        json.dump(obj, f)
+    os.replace("out/%s.tmp" % name, "out/%s" % name)
+'''
+
+REFERENCE_HARNESS = COMMON + GUARD + r'''
+import json, os, traceback
+from safetensors.torch import save_file
+spec = json.load(open("spec.json"))
+_ckd_install_guard(spec["prefixes"])
+os.makedirs("out", exist_ok=True)
+''' + ENCODE + READY_LINE + r'''
+
+def signed_like(args, seed):
+    # get_inputs() mostly draws torch.rand in [0, 1), which hides sign bugs.
+    g = torch.Generator().manual_seed(seed ^ 0x5EED)
+    out, changed = [], False
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.is_floating_point() and a.numel() > 1:
+            out.append(torch.randn(a.shape, generator=g, dtype=torch.float64).to(a.dtype))
+            changed = True
+        else:
+            out.append(a)
+    return out, changed
+
+def run():
+    src = open("problem.py").read()
+    result = {"ok": False, "groups": []}
+    for i, seed in enumerate(spec["seeds"]):
+        ns, cls = load_module(src, "Model", seed)
+        torch.manual_seed(seed)
+        drawn = list(ns["get_inputs"]())
+        init = list(ns["get_init_inputs"]())
+        torch.manual_seed(seed)
+        model = cls(*init)
+        model.eval()
+        group = {"seed": seed, "init": enc(init), "cases": []}
+        sets = [("get_inputs", drawn)]
+        signed, changed = signed_like(drawn, seed)
+        if changed and spec["signed"]:
+            sets.append(("normal", signed))
+        for label, args in sets:
+            name = "seed%d-%s" % (i, label)
+            tensors, encoded = {}, []
+            for k, a in enumerate(args):
+                if isinstance(a, torch.Tensor):
+                    tensors["a%d" % k] = a.detach().contiguous().clone()
+                    encoded.append({"tensor": "a%d" % k})
+                else:
+                    encoded.append({"value": enc(a)})
+            save_file(tensors, "out/inputs-%s.safetensors" % name)
+            with torch.no_grad():
+                got = model(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+            outs = as_list(got)
+            for k, o in enumerate(outs):
+                if not isinstance(o, torch.Tensor):
+                    raise TypeError("forward output %d is a %s, not a tensor" % (k, type(o).__name__))
+            save_file({"out%d" % k: o.detach().contiguous().clone() for k, o in enumerate(outs)},
+                      "out/outputs-%s.safetensors" % name)
+            group["cases"].append({"name": name, "label": label, "args": encoded,
+                                   "outputs": [{"dtype": dtype_name(o.dtype), "shape": list(o.shape)}
+                                               for o in outs]})
+        result["groups"].append(group)
+        flush(result, "reference.json")
+    result["ok"] = True
+    flush(result, "reference.json")
+
+try:
+    run()
+except BaseException as exc:
+    flush({"ok": False, "kind": error_kind(exc), "reason": ("%s: %s" % (type(exc).__name__, exc))[:800],
+           "traceback": "\n".join(traceback.format_exc().strip().splitlines()[-4:])[:1500]},
+          "reference.json")
+'''
+
+ANSWER_HARNESS = r'''
+import json, os, sys, time, traceback
+spec = json.load(open("spec.json"))
+sys.path.insert(0, spec["package_root"])
+os.makedirs("out", exist_ok=True)
+import torch
+torch.set_num_threads(1)
+from safetensors.torch import load_file, save_file
+_type, _Tensor, _tuple, _list = type, torch.Tensor, tuple, list
+launch_count = None
+not_built = build_error = ()
+if spec["cuda"]:
+    # Before the answer is imported: load_inline/load and the cuda device are the project's.
+    from validators.cpu import torch_cuda
+    torch_cuda.install(build_root=spec["build_root"], poison=spec["poison"],
+                       variant=spec["variant"])
+    launch_count = torch_cuda.launch_count
+    not_built = (torch_cuda.ExtensionNotBuilt,)
+    build_error = (torch_cuda.ExtensionBuildError,)
+''' + GUARD + ENCODE + r'''
+_ckd_install_guard(spec["prefixes"])
+''' + READY_LINE + r'''
+result = {"status": "running", "calls": [], "inherits": ""}
+
+def stop(status, exc):
+    result["status"] = status
+    result["reason"] = ("%s: %s" % (_type(exc).__name__, exc))[:800]
+    if build_error and isinstance(exc, build_error):
+        result["diagnostics"] = str(getattr(exc, "diagnostics", "") or "")[:20000]
+        result["needs_gpu"] = getattr(exc, "needs_gpu", None) or ""
+    else:
+        result["traceback"] = "\n".join(traceback.format_exc().strip().splitlines()[-6:])[:2000]
+    flush(result, "answer.json")
+
+def form_problem(k, o):
+    # Checked with the builtins saved before the answer ran: a subclass or a deferred object
+    # could answer isinstance, or override every method the check would call.
+    if _type(o) is not _Tensor:
+        return "output %d is a %s, not a plain torch.Tensor" % (k, _type(o).__qualname__)
+    if o.layout != torch.strided:
+        return "output %d has layout %s, not a dense (strided) tensor" % (k, o.layout)
+    if o.device.type not in ("cpu", "cuda"):
+        return "output %d lives on the %s device, not cuda" % (k, o.device.type)
+    return ""
+
+def run():
+    ns = {"__name__": "answer", "__file__": "answer.py"}
+    try:
+        exec(compile(open("answer.py").read(), "answer.py", "exec"), ns)
+    except not_built as exc:
+        return stop("pending", exc)
+    except build_error as exc:
+        return stop("build_error", exc)
+    except BaseException as exc:
+        return stop("load_error", exc)
+    cls = ns.get("ModelNew")
+    if not (isinstance(cls, _type) and issubclass(cls, torch.nn.Module)):
+        return stop("load_error", TypeError("ModelNew is not an nn.Module class"))
+    for base in cls.__mro__[1:]:
+        if base is torch.nn.Module:
+            break
+        if base.__name__ == "Model" or "forward" in vars(base) and "forward" not in vars(cls):
+            result["inherits"] = "ModelNew inherits %s.forward" % base.__qualname__ \
+                if base.__name__ != "Model" else "ModelNew inherits from Model"
+            break
+    keep = []  # every input and output stays alive: no id() or data_ptr() is reused
+    for group in spec["groups"]:
+        torch.manual_seed(group["seed"])
+        try:
+            model = cls(*dec(group["init"]))
+            model.eval()
+            if spec["cuda"]:
+                model = model.cuda()
+        except not_built as exc:
+            return stop("pending", exc)
+        except build_error as exc:
+            return stop("build_error", exc)
+        except BaseException as exc:
+            return stop("init_error", exc)
+        for case in group["cases"]:
+            loaded = load_file("inputs/%s.safetensors" % case["name"])
+            args = [loaded[a["tensor"]] if "tensor" in a else dec(a["value"]) for a in case["args"]]
+            if spec["cuda"]:
+                args = [a.cuda() if _type(a) is _Tensor else a for a in args]
+            call = {"name": case["name"], "launches": None, "error": "", "form": []}
+            before = launch_count() if launch_count else 0
+            t0 = time.perf_counter()
+            try:
+                with torch.no_grad():
+                    got = model(*args)
+                if spec["cuda"]:
+                    torch.cuda.synchronize()
+            except not_built as exc:
+                return stop("pending", exc)
+            except build_error as exc:
+                return stop("build_error", exc)
+            except BaseException as exc:
+                call["error"] = ("%s: %s" % (_type(exc).__name__, exc))[:800]
+                call["seconds"] = time.perf_counter() - t0
+                result["calls"].append(call)
+                flush(result, "answer.json")
+                continue
+            call["seconds"] = time.perf_counter() - t0
+            if launch_count:
+                call["launches"] = launch_count() - before
+            outs = list(got) if _type(got) in (_tuple, _list) else [got]
+            call["form"] = [p for p in (form_problem(k, o) for k, o in enumerate(outs)) if p]
+            if not call["form"]:
+                call["outputs"] = [{"dtype": dtype_name(o.dtype), "shape": _list(o.shape)} for o in outs]
+                save_file({"out%d" % k: o.detach().to("cpu").contiguous().clone()
+                           for k, o in enumerate(outs)}, "out/outputs-%s.safetensors" % case["name"])
+            save_file({a["tensor"]: x.detach().to("cpu").contiguous().clone()
+                       for a, x in zip(case["args"], args) if "tensor" in a},
+                      "out/after-%s.safetensors" % case["name"])
+            keep.append((args, got))
+            result["calls"].append(call)
+            flush(result, "answer.json")
+    result["status"] = "ok"
+    flush(result, "answer.json")
+
+DTYPE_NAMES = {torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
+               torch.bfloat16: "bfloat16", torch.int8: "int8", torch.int16: "int16",
+               torch.int32: "int32", torch.int64: "int64", torch.uint8: "uint8",
+               torch.bool: "bool", torch.complex64: "complex64", torch.complex128: "complex128"}
+
+def dtype_name(dt):
+    return DTYPE_NAMES.get(dt, str(dt).replace("torch.", ""))
+
+try:
+    run()
+except BaseException as exc:
+    stop("harness_error", exc)
+'''

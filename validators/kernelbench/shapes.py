@@ -1,0 +1,57 @@
+"""The sizes a problem is checked at: its own when they fit, else the shared scaling rule's.
+
+The rule is `builder.modules`' (documented in `sources/kernelbench/README.md`): the same one the
+dataset builder uses for KernelBench tasks, so a verdict here and a task there agree on sizes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from validators.torch_module import describe_many, module_constants, substitute_constants
+
+DEFAULT_MAX_ELEMENTS = 1 << 18
+"""Per tensor, as for tasks (`builder.modules.DEFAULT_MAX_ELEMENTS`): ten emulated forward calls
+under three checking variants stay within minutes on two cores."""
+
+
+class ShapeError(Exception):
+    """The problem cannot run at any size the cpu backend can afford, or not at all."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
+
+
+@dataclass
+class ShapePlan:
+    source: str
+    """The problem's source at the sizes used (the original text when nothing was scaled)."""
+    original_sizes: dict[str, int]
+    sizes: dict[str, int]
+    scaled: bool
+    scaling: str = ""
+    """How the sizes were chosen, for the result."""
+    largest: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def plan_sizes(source: str, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> ShapePlan:
+    original = module_constants(source)
+    desc = describe_many(source, [original], device="meta")[0]
+    if not desc.ok and desc.kind in ("syntax_error", "not_a_module", "import_error"):
+        raise ShapeError(desc.kind, desc.reason)
+    if desc.ok and desc.max_elements() <= max_elements:
+        return ShapePlan(source=source, original_sizes=original, sizes=dict(original),
+                         scaled=False, largest=desc.max_elements(),
+                         scaling=f"original sizes (largest tensor {desc.max_elements()} "
+                                 f"elements, cap {max_elements})")
+    from builder.modules import ModuleTaskError, module_task
+
+    try:
+        task = module_task("kernelbench_problem", source, max_elements=max_elements)
+    except ModuleTaskError as exc:
+        raise ShapeError(exc.reason, exc.detail) from None
+    sizes = {**original, **{k: v for k, v in task.sizes.items() if k in original}}
+    return ShapePlan(source=substitute_constants(source, sizes), original_sizes=original,
+                     sizes=sizes, scaled=sizes != original, scaling=task.scaling or "")

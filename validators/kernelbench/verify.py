@@ -1,0 +1,275 @@
+"""`verify(problem, answer)`: the verdict on a KernelBench answer (see the package README)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from dataclasses import dataclass
+
+from schemas import (
+    CaseResult,
+    CompileInfo,
+    ErrorOrigin,
+    OutputCheck,
+    Status,
+    ValidationResult,
+    worst_status,
+)
+from validators.engine import POISON_BYTES
+from validators.sandbox import HarnessError, SandboxError
+
+from .answer import AnswerRun, emulation_available, run_answer
+from .compare import compare_tensor, tolerance_for
+from .defences import call_rule, inherits_rule, weak_task
+from .files import read_answer, read_problem
+from .reference import ReferenceFailed, RefGroup, run_reference
+from .shapes import DEFAULT_MAX_ELEMENTS, ShapeError, plan_sizes
+
+MIN_SEEDS = 5
+
+
+@dataclass(frozen=True)
+class Variant:
+    build: str
+    """`plain` or `race` (lost updates fail: the emulator's race build)."""
+    schedule: str
+    poison: int | None
+
+
+def plan_variants(*, fast: bool, emulate: bool) -> list[Variant]:
+    if not emulate:
+        return [Variant("plain", "forward", None)]
+    if fast:
+        return [Variant("plain", "forward", POISON_BYTES[0])]
+    return [Variant("plain", "forward", POISON_BYTES[0]),
+            Variant("plain", "reverse", POISON_BYTES[1]),
+            Variant("race", "forward", POISON_BYTES[1])]
+
+
+def draw_seeds(problem_source: str, n: int, fresh: int) -> list[int]:
+    """n - 1 seeds fixed by the problem's text, then the fresh one."""
+    digest = hashlib.sha256(problem_source.encode()).digest()
+    fixed = [int.from_bytes(digest[4 * i: 4 * i + 4], "little") % 1_000_000 for i in range(n - 1)]
+    return [*fixed, fresh]
+
+
+def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fast: bool = False,
+           seeds: int = MIN_SEEDS, atol: float | None = None, rtol: float | None = None,
+           allow_torch_only: bool = False, fresh_seed: int | None = None,
+           max_elements: int = DEFAULT_MAX_ELEMENTS, task_name: str = "kernelbench",
+           emulate: bool | None = None) -> ValidationResult:
+    """Check `answer_source` (ModelNew) against `problem_source` (Model).
+
+    Raises `KernelBenchInputError` for files that are not a problem or an answer; every other
+    outcome is a ValidationResult (`error` with `error_origin` when our machinery or the
+    problem itself failed: never a verdict on the answer)."""
+    started = time.perf_counter()
+    problem = read_problem(problem_source)
+    answer = read_answer(answer_source)
+    if seeds < MIN_SEEDS:
+        raise ValueError(f"seeds must be at least {MIN_SEEDS}, not {seeds}")
+    fresh = secrets.randbelow(1_000_000) if fresh_seed is None else int(fresh_seed)
+    result = ValidationResult(task=task_name, backend=backend, status=Status.ERROR,
+                              program_digest=hashlib.sha256(answer_source.encode()).hexdigest(),
+                              fresh_seed=fresh)
+
+    def done(status: Status, reason: str = "", **kw: object) -> ValidationResult:
+        result.status = status
+        result.reason = reason
+        for k, v in kw.items():
+            setattr(result, k, v)
+        result.seconds = time.perf_counter() - started
+        return result
+
+    if answer.needs_gpu:
+        return done(Status.NEEDS_GPU, f"the answer uses {answer.needs_gpu}, which only runs on "
+                    "a GPU", features=[answer.needs_gpu])
+    if answer.kind == "extension" or problem.functional:
+        return done(Status.ERROR, "extension-source answers against functional problems are "
+                    "not supported yet", error_origin=ErrorOrigin.VALIDATOR)
+    if backend == "cuda":
+        return _cuda_backend(result, done)
+    if emulate is None:
+        emulate = emulation_available()
+    try:
+        plan = plan_sizes(problem.source, max_elements=max_elements)
+    except ShapeError as exc:
+        return done(Status.ERROR, f"the problem cannot be judged on the cpu backend "
+                    f"({exc.kind}): {exc}", error_origin=ErrorOrigin.TASK)
+    except (HarnessError, SandboxError) as exc:
+        return done(Status.ERROR, f"sizing the problem failed: {exc}",
+                    error_origin=ErrorOrigin.VALIDATOR)
+    result.sizes = plan.sizes
+    if plan.scaled:
+        result.original_sizes = plan.original_sizes
+        result.notes.append(f"sizes scaled for the cpu backend: {plan.scaling}")
+    seed_list = draw_seeds(problem.source, seeds, fresh)
+    t_ref = time.perf_counter()
+    try:
+        groups = run_reference(plan.source, seed_list)
+    except ReferenceFailed as exc:
+        if exc.kind == "needs_cuda":
+            return done(Status.NEEDS_GPU, f"the problem's reference needs a GPU: {exc}")
+        return done(Status.ERROR, f"the problem's reference failed ({exc.kind}): {exc}",
+                    error_origin=ErrorOrigin.TASK)
+    except (HarnessError, SandboxError) as exc:
+        return done(Status.ERROR, f"the reference could not run: {exc}",
+                    error_origin=ErrorOrigin.VALIDATOR)
+    ref_seconds = time.perf_counter() - t_ref
+    result.weak_task = weak_task(groups, atol, rtol)
+    if not emulate:
+        result.notes.append("CUDA extensions are not served on this machine "
+                            "(validators.cpu.torch_cuda missing): torch-only answers only")
+
+    runs: list[AnswerRun] = []
+    cases: dict[str, CaseResult] = {}
+    verdict: tuple[Status, str, str] | None = None
+    for v in plan_variants(fast=fast, emulate=emulate):
+        try:
+            run = run_answer(answer.source, groups, variant=v.build, schedule=v.schedule,
+                             poison=v.poison, emulate=emulate)
+        except (HarnessError, SandboxError) as exc:
+            return done(Status.ERROR, f"the answer's process could not start: {exc}",
+                        error_origin=ErrorOrigin.VALIDATOR)
+        runs.append(run)
+        verdict = _judge_run(run, groups, cases, count_launches=emulate and not allow_torch_only,
+                             atol=atol, rtol=rtol)
+        if verdict is not None:
+            break
+    _record_builds(result, runs)
+    answer_seconds = sum(r.seconds - r.build_seconds for r in runs)
+    build_seconds = sum(r.build_seconds for r in runs)
+    result.cases = list(cases.values())
+    for c in result.cases:
+        c.fresh = c.seed == fresh
+    if verdict is None and emulate:
+        verdict = _kernel_dependence(answer.source, groups, runs, result, atol, rtol)
+    result.notes.append(f"time: reference {ref_seconds:.1f}s, answer {answer_seconds:.1f}s, "
+                        f"extension builds {build_seconds:.1f}s")
+    if verdict is not None:
+        status, rule, reason = verdict
+        if status == Status.FAILED and plan.scaled:
+            reason += (f" (at the scaled sizes {plan.sizes}; the original sizes "
+                       f"{plan.original_sizes} are too large for the cpu backend: an answer "
+                       "that hard-codes them fails only here)")
+        return done(status, f"{rule}: {reason}" if rule else reason, rule=rule)
+    return done(worst_status([c.status for c in result.cases]) if result.cases else Status.PASSED)
+
+
+def _judge_run(run: AnswerRun, groups: list[RefGroup], cases: dict[str, CaseResult], *,
+               count_launches: bool, atol: float | None, rtol: float | None
+               ) -> tuple[Status, str, str] | None:
+    """Fill the case results from one run; the decided verdict (status, rule, reason), or None
+    when every case passed."""
+    where = f"{run.variant} build, {run.schedule} schedule" + (
+        f", poison 0x{run.poison:02x}" if run.poison is not None else "")
+    if run.status == "build_error":
+        if run.needs_gpu:
+            return Status.NEEDS_GPU, "", f"the extension uses {run.needs_gpu}, which only runs on a GPU"
+        return Status.COMPILE_ERROR, "", f"{run.reason}: {run.diagnostics[-1500:]}"
+    if run.status in ("load_error", "init_error"):
+        what = "importing the answer" if run.status == "load_error" else "building ModelNew"
+        return Status.RUNTIME_ERROR, "", f"{what} failed: {run.reason}"
+    rule = inherits_rule(run)
+    if rule:
+        return Status.REJECTED, rule[0], rule[1]
+    if run.status == "pending":
+        return Status.RUNTIME_ERROR, "", (f"the answer asked for a new extension build in each "
+                                          f"of {run.passes} passes")
+    by_name = {c.name: c for g in groups for c in g.cases}
+    decided: tuple[Status, str, str] | None = None
+    for call in run.calls:
+        ref = by_name.get(call.name)
+        if ref is None:
+            continue
+        status, rule_name, reason, checks = _judge_call(call, ref, count_launches, atol, rtol)
+        prev = cases.get(call.name)
+        schedules = sorted({*(prev.schedules if prev else []), run.schedule})
+        if prev is None or prev.status == Status.PASSED:
+            cases[call.name] = CaseResult(case=call.name, status=status, seed=ref.seed,
+                                          reason=f"{reason} ({where})" if reason else "",
+                                          outputs=checks, seconds=call.seconds,
+                                          schedules=schedules)
+        else:
+            prev.schedules = schedules
+        if status != Status.PASSED and decided is None:
+            decided = (status, rule_name, f"case {call.name}: {reason} ({where})")
+    if decided is not None:
+        return decided
+    if run.status != "ok":
+        status = Status.TIMEOUT if "out of time" in run.reason else Status.RUNTIME_ERROR
+        return status, "", f"the answer's process stopped ({where}): {run.reason}"
+    return None
+
+
+def _judge_call(call: object, ref: object, count_launches: bool, atol: float | None,
+                rtol: float | None) -> tuple[Status, str, str, list[OutputCheck]]:
+    from .answer import Call
+    from .reference import RefCase
+
+    assert isinstance(call, Call) and isinstance(ref, RefCase)
+    if call.error:
+        return Status.RUNTIME_ERROR, "", f"forward raised {call.error}", []
+    broken = call_rule(call, ref, count_launches=count_launches)
+    if broken:
+        return Status.REJECTED, broken[0], broken[1], []
+    checks = [compare_tensor(f"out{k}", o, r, tolerance_for(r.dtype, atol, rtol))
+              for k, (o, r) in enumerate(zip(call.outputs or [], ref.outputs, strict=True))]
+    bad = [c for c in checks if not c.ok]
+    if bad:
+        return Status.FAILED, "", bad[0].reason, checks
+    return Status.PASSED, "", "", checks
+
+
+def _kernel_dependence(answer_source: str, groups: list[RefGroup], runs: list[AnswerRun],
+                       result: ValidationResult, atol: float | None, rtol: float | None
+                       ) -> tuple[Status, str, str] | None:
+    """Run once more with every kernel launch a no-op: outputs that still all match were not
+    computed by the kernels."""
+    launched = sum(c.launches or 0 for r in runs for c in r.calls)
+    if not launched:
+        result.kernel_check = "not checked: no kernel was launched (--allow-torch-only)"
+        return None
+    try:
+        run = run_answer(answer_source, groups, variant="plain", schedule="forward",
+                         poison=POISON_BYTES[0], no_launch=True, emulate=True)
+    except (HarnessError, SandboxError) as exc:
+        result.notes.append(f"the no-launch run could not start: {exc}")
+        result.kernel_check = "not checked: the no-launch run could not start"
+        return None
+    by_name = {c.name: c for g in groups for c in g.cases}
+    for call in run.calls:
+        ref = by_name.get(call.name)
+        if ref is None:
+            continue
+        status, *_ = _judge_call(call, ref, False, atol, rtol)
+        if status != Status.PASSED:
+            result.kernel_check = f"depends on the kernels (case {call.name})"
+            return None
+    if run.status != "ok" or len(run.calls) < len(by_name):
+        result.kernel_check = "depends on the kernels (the no-launch run did not finish)"
+        return None
+    result.kernel_check = "outputs do not depend on the kernels"
+    return (Status.REJECTED, "kernels_not_used",
+            "with every kernel launch a no-op, every output still matched the reference")
+
+
+def _record_builds(result: ValidationResult, runs: list[AnswerRun]) -> None:
+    builds = [b for r in runs for b in r.builds]
+    if not builds:
+        return
+    result.compile = CompileInfo(
+        compiler="g++ (cpu shim, torch extension)", ok=all(b.ok for b in builds),
+        seconds=sum(b.seconds for b in builds), cached=all(b.cached for b in builds),
+        diagnostics="\n".join(b.diagnostics for b in builds if b.diagnostics)[-4000:])
+
+
+def _cuda_backend(result: ValidationResult, done: object) -> ValidationResult:
+    import torch
+
+    assert callable(done)
+    if not torch.cuda.is_available():
+        return done(Status.NEEDS_GPU, "the cuda backend needs a GPU and none answered")
+    return done(Status.ERROR, "the cuda backend for KernelBench answers is not implemented yet",
+                error_origin=ErrorOrigin.VALIDATOR)
