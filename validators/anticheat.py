@@ -222,15 +222,30 @@ def literal_file_paths(text: str, allowed: set[str]) -> str:
 # the device arena is PROT_NONE while host code runs) or to reach the runtime's internals. A
 # kernel program has no use for any of it, on either backend, so it is refused everywhere.
 _TAMPERING = re.compile(
-    r"\b(?P<call>mprotect|pkey_mprotect|pkey_alloc|pkey_set|mremap|dlsym|dlvsym|dlopen)"
-    r"\s*\("
+    # A name, called or not: `auto f = &mprotect;` reaches it as surely as a call does.
+    r"(?<![\w])(?P<call>_*(?:pkey_mprotect|mprotect|pkey_alloc|pkey_set|mremap|dlsym|dlvsym"
+    r"|dlopen))\b"
     r"|\b(?P<name>cudashim\s*::|(?:SYS|__NR)_(?:mprotect|pkey_mprotect|mremap)\b)"
 )
+# Raw system calls: `syscall(10, ...)` is mprotect by number, which no name-based rule sees. The
+# few calls a program has a reason to make by number are allowed by name; anything else (a bare
+# number, a variable, taking syscall's address) is refused.
+_SYSCALL = re.compile(r"(?<![\w])_*syscall\b(?P<args>\s*\(\s*(?P<nr>[^,)]*))?")
+_HARMLESS_SYSCALLS = re.compile(
+    r"(?:SYS|__NR)_(?:gettid|getpid|getppid|getcpu|sched_yield|sched_getaffinity|getuid|"
+    r"geteuid|getgid|getegid|gettimeofday|clock_gettime|clock_getres|time|futex|getrandom|"
+    r"uname|sysinfo|getrusage)\s*$")
+# Inline assembly that enters the kernel directly. PTX has no such instruction, so CUDA code
+# that uses `asm` for PTX is never caught by this.
+_ASM = re.compile(r"\b(?:__asm__|__asm|asm)\b(?:\s*(?:volatile|__volatile__|goto|inline))*"
+                  r"\s*\(")
+_ENTERS_KERNEL = re.compile(r"\b(?:syscall|sysenter|svc)\b|\bint\s*\$?0x80\b")
 
 
-def _code_only(text: str) -> str:
-    """`text` with comments and the contents of string and character literals blanked (read
-    in one pass, so a `//` inside a literal does not hide the code after it)."""
+def _code_only(text: str, *, literals: bool = False) -> str:
+    """`text` with comments blanked and, unless `literals`, the contents of string and
+    character literals too (read in one pass, so a `//` inside a literal does not hide the code
+    after it). Line breaks are kept, so line numbers still hold."""
     out: list[str] = []
     i, n = 0, len(text)
     while i < n:
@@ -240,33 +255,64 @@ def _code_only(text: str) -> str:
             while j < n and text[j] != c and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
             closed = j < n and text[j] == c
-            out.append(c + " " * (min(j, n) - i - 1) + (c if closed else ""))
+            if literals:
+                out.append(text[i:j + 1 if closed else j])
+            else:
+                out.append(c + " " * (min(j, n) - i - 1) + (c if closed else ""))
             i = j + 1 if closed else j
         elif text.startswith("//", i):
             j = text.find("\n", i)
             i = n if j < 0 else j
         elif text.startswith("/*", i):
             j = text.find("*/", i + 2)
-            out.append(" ")
-            i = n if j < 0 else j + 2
+            end = n if j < 0 else j + 2
+            out.append(" " + "\n" * text.count("\n", i, end))
+            i = end
         else:
             out.append(c)
             i += 1
     return "".join(out)
 
 
+def _asm_entering_kernel(text: str) -> int | None:
+    """Offset of an inline-assembly statement whose instructions include a system call."""
+    for m in _ASM.finditer(text):
+        depth, j = 1, m.end()
+        while j < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[j], 0)
+            j += 1
+        body = " ".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', text[m.end():j]))
+        body = re.sub(r"\\.", " ", body)  # `\n\tsyscall`: an escape is a separator
+        if _ENTERS_KERNEL.search(body):
+            return m.start()
+    return None
+
+
 def protection_tampering(text: str) -> str:
-    """A reason when host code calls what would undo device memory's protection (mprotect and
-    its system-call numbers, symbol lookups) or names the cpu runtime's internals. A raw
-    `syscall(10, ...)` passes this: the kernel-work run remains the defence there."""
-    code = _code_only(text)
+    """A reason when host code calls what would undo device memory's protection (mprotect,
+    its system-call numbers, raw system calls, symbol lookups) or names the cpu runtime's
+    internals."""
+    # `#include <sys/syscall.h>` names a header, not the function.
+    code = re.sub(r"(?m)^[ \t]*#[ \t]*include\b.*$", "", _code_only(text))
+    found: list[tuple[int, str]] = []
     m = _TAMPERING.search(code)
-    if m is None:
+    if m is not None:
+        found.append((m.start(), m.group("call") or m.group("name").replace(" ", "")))
+    for s in _SYSCALL.finditer(code):
+        if s.group("args") is None or not _HARMLESS_SYSCALLS.match(s.group("nr").strip()):
+            nr = (s.group("nr") or "").strip()
+            found.append((s.start(), f"syscall({nr}, ...)" if nr else "syscall"))
+            break
+    asm = _asm_entering_kernel(_code_only(text, literals=True))
+    if asm is not None:
+        found.append((asm, "a system call in inline assembly"))
+    if not found:
         return ""
-    line = code.count("\n", 0, m.start()) + 1
-    what = m.group("call") or m.group("name").replace(" ", "")
-    return (f"calls {what} (line {line}): changing memory protection and looking up symbols "
-            f"are no part of a kernel program (they could reach device memory from host code)")
+    start, what = min(found)
+    line = code.count("\n", 0, start) + 1
+    return (f"calls {what} (line {line}): changing memory protection, raw system calls and "
+            f"looking up symbols are no part of a kernel program (they could reach device "
+            f"memory from host code)")
 
 
 def allowed_files(task: Task) -> set[str]:

@@ -117,8 +117,9 @@ def test_honest_twins_pass(engine, name, thorough):
 _OPENS = {
     "mprotect": "mprotect((void*)((unsigned long)db & ~4095ul), N * 4 + 4096, PROT_READ | PROT_WRITE);",
     "syscall_number": "syscall(SYS_mprotect, (void*)((unsigned long)db & ~4095ul), N * 4 + 4096, 3);",
-    "dlsym": ("auto mp = (int (*)(void*, size_t, int))dlsym(RTLD_DEFAULT, \"mprotect\");"
-              " mp((void*)((unsigned long)db & ~4095ul), N * 4 + 4096, 3);"),
+    "bare_syscall_number": "long nr = 5 * 2; syscall(nr, (void*)((unsigned long)db & ~4095ul), N * 4 + 4096, 3);",
+    "mprotect_by_address": ("int (*volatile mp)(void*, size_t, int) = &mprotect;"
+                            " mp((void*)((unsigned long)db & ~4095ul), N * 4 + 4096, 3);"),
 }
 REOPENS = {name: IO.replace("#include <cstdio>", "#include <cstdio>\n#include <sys/mman.h>\n"
                             "#include <sys/syscall.h>\n#include <unistd.h>\n#include <dlfcn.h>")
@@ -133,6 +134,29 @@ def test_host_code_that_reopens_device_memory_is_refused(engine, name):
     res = engine.check(SQUARE, Program(source=REOPENS[name]), thorough=False)
     assert res.status == Status.REJECTED, (res.status, res.reason)
     assert "changing memory protection" in res.reason, res.reason
+
+
+def test_a_system_call_in_inline_assembly_is_refused():
+    """The cpu backend cannot run host assembly (`needs_gpu`, so it never runs there); the rule
+    still names it, so the refusal does not hang on that."""
+    from validators.anticheat import protection_tampering
+
+    line = ('long r; asm volatile("syscall" : "=a"(r) : "a"(10L), "D"(p), "S"(n), "d"(3L)'
+            ' : "rcx", "r11", "memory");')
+    assert "inline assembly" in protection_tampering("void f(void* p, long n) { " + line + " }")
+    split = 'asm volatile("mov $10, %%rax\\n\\tsyscall" ::: "rax");'
+    assert "inline assembly" in protection_tampering(split)
+    ptx = 'asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));'
+    assert protection_tampering("__global__ void k() { unsigned l; " + ptx + " }") == ""
+
+
+def test_harmless_system_calls_pass(engine):
+    """The rule refuses what reaches mprotect, not every system call."""
+    source = HONEST["host_reads_and_writes_device_memory"].replace(
+        "#include <cstdio>", "#include <cstdio>\n#include <sys/syscall.h>\n#include <unistd.h>").replace(
+        "int main() {", "int main() { if (syscall(SYS_gettid) <= 0) return 3;")
+    res = engine.check(SQUARE, Program(source=source), thorough=False)
+    assert res.status == Status.PASSED, (res.status, res.reason)
 
 
 def test_the_words_in_a_comment_or_a_string_are_not_a_call(engine):
