@@ -1,30 +1,24 @@
 """Turn a PyTorch module file (KernelBench style) into a `schemas.Task` with a torch reference.
 
 `module_task(name, code)` describes the module in the sandbox (`validators.torch_module`),
-scales its size constants down for CPU validation, and builds the task: inputs, outputs,
-sizes, five cases, tolerances, a level-1 style description and
-`Reference(language="torch", code=<the original file>)`. It raises `ModuleTaskError(reason,
-detail)` when the module cannot become a task.
+scales its sizes down for CPU validation, and builds the task: inputs, outputs, sizes, five
+cases, tolerances, a level-1 style description and `Reference(language="torch", code=...)`,
+the file as written or, when it writes sizes as literals, with those literals named. It raises
+`ModuleTaskError(reason, detail)` when the module cannot become a task.
 
-Which constants are sizes. A module-level integer constant (`module_constants`) is a *size*
-when doubling it (or adding one) turns some tensor dimension from its value into the new value:
-`batch_size`, `dim`, `in_channels`, `kernel_size` are sizes; `reduce_dim = 1`, `stride`,
-`groups` are not (they change shapes, but never into themselves). A constant whose change
-alters a dimension in any way *feeds* that dimension. This is decided on the `meta` device, so
-the module's original GPU-sized constants cost nothing; a module whose ops have no meta kernels
-is probed on the CPU at small sizes (every constant above 32 set to 32) instead.
-
-Scaling rule (recorded in each task's `scaling` and `original_sizes`): every tensor (forward
-inputs, parameters and buffers, outputs) must have at most `max_elements` elements in every
-case; the defaults aim at a quarter of that, so that a larger case still fits. While the
-estimated largest tensor is over the aim, the largest constant feeding it is halved, never
-below 8 (and constants of 8 or less, such as kernel sizes, never); only when that cannot bring
-the tensors under `max_elements` may the constants above 8 go down to 1. Constants that feed no
-tensor are never touched. Estimates scale each
-dimension linearly with the constants feeding it; every step is then checked by describing the
-module (meta) at it, a step that makes the module fail freezes that constant, and the loop goes
-on from the real shapes. A module whose tensors stay over `max_elements` at the smallest
-sizes (shapes written as literals, e.g. `torch.rand(batch, 3, 224, 224)`) is `too_large`.
+Which integers are sizes and how they shrink is `validators.module_scaling`'s rule (shared with
+the KernelBench verifier): module-level integer constants, and integer literals written as
+tensor dimensions (`torch.rand(batch_size, 8, 256, 256)`, `return [3, 96, 11]` in
+get_init_inputs, `input_shape = (4096,)`), which are first named `literal_<value>`; a size is a
+constant whose change turns some tensor dimension into the new value (decided on the `meta`
+device). Every tensor (forward inputs, parameters and buffers, outputs) must have at most
+`max_elements` elements in every case; the defaults aim at a quarter of that, so that a larger
+case still fits; the largest constant feeding the largest tensor is halved, never below 8
+unless nothing else fits, and constants of 8 or less (kernel sizes, RGB channels) never. The
+task records it: `original_sizes`, and `scaling` (and the description) say which literal at
+which line became which size and what was scaled. A module whose tensors stay over
+`max_elements` at the smallest sizes (a dimension that no size feeds, or that the module cannot
+change) is `too_large`.
 
 Cases (inputs drawn by the reference: `ValueDistribution(kind="reference")`, so values come
 from `get_inputs()` and the model's own initialisation under each case's seed; except that the
@@ -53,29 +47,29 @@ from __future__ import annotations
 import ast
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from schemas import InputCase, Reference, Task, TensorSpec, Tolerance, ValueDistribution
+from validators.module_scaling import (  # noqa: F401  (re-exported: the builder's names)
+    DEFAULT_MAX_ELEMENTS,
+    DEFAULT_SHARE,
+    MIN_SCALED,
+    PROBE_LIMIT,
+    Describer,
+    ModuleTaskError,
+    ShapeAnalysis,
+    SizePlan,
+    keyed_tensors,
+    plan_sizes,
+    scaling_record,
+)
 from validators.torch_module import (
     ModuleDescription,
     TensorInfo,
+    describe_literals,
     describe_many,
-    module_constants,
     module_problems,
     substitute_constants,
 )
-
-DEFAULT_MAX_ELEMENTS = 1 << 18
-"""At most 262144 elements (1 MiB of float32) per tensor: a CPU-emulated CUDA run over five
-cases, two thread schedules and an AddressSanitizer build stays within seconds."""
-DEFAULT_SHARE = 4
-"""The defaults aim at max_elements / DEFAULT_SHARE so the `large` case can grow."""
-MIN_SCALED = 8
-"""A halved constant never goes below min(original, MIN_SCALED); constants up to this value
-(kernel sizes, RGB channels) are never scaled or varied."""
-PROBE_LIMIT = 32
-"""CPU probe sizes (for modules without meta kernels): every constant capped at this value."""
-MAX_ROUNDS = 6
 
 FLOAT_TOLERANCE = Tolerance(atol=1e-4, rtol=1e-3)
 REDUCTION_TOLERANCE = Tolerance(atol=1e-3, rtol=1e-3)
@@ -95,106 +89,11 @@ FILE_CONVENTION = (
     "#endif, so other sizes can be set with -D."
 )
 
-Describer = Callable[..., list[ModuleDescription]]
-"""`validators.torch_module.describe_many`'s signature: (code, variants, *, entrypoint, seed,
-device) -> one description per variant."""
-
 
 SIGNED_CASE = "small"
 """The case whose float forward arguments are signed N(0, 1) values rather than get_inputs()'s."""
 
 
-class ModuleTaskError(ValueError):
-    """A module that cannot become a task: `reason` is a short code (`syntax_error`,
-    `not_a_module`, `import_error`, `needs_cuda`, `unsupported_dtype`, `too_large`,
-    `timeout`, `memory`, `bad_names`, `error`), `detail` says why."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason = reason
-        self.detail = detail
-
-
-# --- tensors of a description, keyed so that descriptions at other sizes line up ----------
-
-def _keyed(desc: ModuleDescription) -> dict[tuple[str, str], TensorInfo]:
-    out: dict[tuple[str, str], TensorInfo] = {}
-    for t in desc.tensor_inputs:
-        out[("input", t.name)] = t
-    for t in desc.parameters:
-        out[("param", t.name)] = t
-    for t in desc.outputs:
-        out[("output", t.name)] = t
-    return out
-
-
-@dataclass
-class _Shapes:
-    """What the perturbed descriptions showed: per (tensor, dim), the constant it equals and
-    the constants that feed it; with the base sizes and shapes the estimates start from."""
-
-    base_sizes: dict[str, int]
-    base: dict[tuple[str, str], TensorInfo]
-    direct: dict[tuple[tuple[str, str], int], str]
-    feeds: dict[tuple[tuple[str, str], int], set[str]]
-
-    def estimate(self, sizes: dict[str, int]) -> dict[tuple[str, str], float]:
-        out = {}
-        for key, t in self.base.items():
-            n = 1.0
-            for i, d in enumerate(t.shape):
-                c = self.direct.get((key, i))
-                if c is not None:
-                    n *= sizes[c]
-                    continue
-                v = float(d)
-                for f in self.feeds.get((key, i), ()):
-                    v *= sizes[f] / max(self.base_sizes[f], 1)
-                n *= max(v, 1.0)
-            out[key] = n
-        return out
-
-    def feeding(self, key: tuple[str, str]) -> set[str]:
-        t = self.base[key]
-        found: set[str] = set()
-        for i in range(len(t.shape)):
-            found |= self.feeds.get((key, i), set())
-        return found
-
-    def rebase(self, sizes: dict[str, int], desc: ModuleDescription) -> None:
-        self.base_sizes = dict(sizes)
-        self.base = _keyed(desc)
-
-
-def _perturbations(sizes: dict[str, int]) -> list[tuple[str, dict[str, int]]]:
-    out = []
-    for c, v in sizes.items():
-        out.append((c, {**sizes, c: v * 2 if v > 0 else 1}))
-        out.append((c, {**sizes, c: v + 1}))
-    return out
-
-
-def _analyse(base: ModuleDescription, perturbed: list[tuple[str, ModuleDescription]]) -> _Shapes:
-    keyed = _keyed(base)
-    direct: dict[tuple[tuple[str, str], int], str] = {}
-    feeds: dict[tuple[tuple[str, str], int], set[str]] = {}
-    for c, desc in perturbed:
-        if not desc.ok:
-            continue
-        old_v, new_v = base.sizes[c], desc.sizes[c]
-        other = _keyed(desc)
-        for key, t in keyed.items():
-            o = other.get(key)
-            if o is None or len(o.shape) != len(t.shape):
-                for i in range(len(t.shape)):
-                    feeds.setdefault((key, i), set()).add(c)
-                continue
-            for i, (a, b) in enumerate(zip(t.shape, o.shape, strict=True)):
-                if a != b:
-                    feeds.setdefault((key, i), set()).add(c)
-                    if a == old_v and b == new_v:
-                        direct.setdefault((key, i), c)
-    return _Shapes(dict(base.sizes), keyed, direct, feeds)
 
 
 # --- the conversion -------------------------------------------------------------------------
@@ -211,24 +110,20 @@ def module_task(name: str, code: str, *, describe: Describer = describe_many,
         raise ModuleTaskError("syntax_error" if problem.startswith("syntax") else "not_a_module",
                               problem)
     seeds = _seeds(name)
-    original = module_constants(code)
 
-    def run(variants: list[dict[str, int]], device: str, seed: int = seeds[0]
-            ) -> list[ModuleDescription]:
-        return describe(code, variants, entrypoint=entrypoint, seed=seed, device=device)
+    def describe_code(text: str, variants: list[dict[str, int]], device: str
+                      ) -> list[ModuleDescription]:
+        return describe(text, variants, entrypoint=entrypoint, seed=seeds[0], device=device)
 
-    shapes, device = _sensitivity(original, run)
-    sizes_consts = sorted(set(shapes.direct.values()), key=list(original).index)
-    fed = sorted({c for s in shapes.feeds.values() for c in s}, key=list(original).index)
-    try:
-        scaled = _scale(original, shapes, fed, device, max_elements, run, MIN_SCALED)
-    except ModuleTaskError as exc:
-        if exc.reason != "too_large":
-            raise
-        # Too large at the usual floors: let the constants above them go down to 1 (a batch of
-        # 4 is still a batch; kernel sizes and the like stay as they are).
-        shapes, device = _sensitivity(original, run)
-        scaled = _scale(original, shapes, fed, device, max_elements, run, 1)
+    plan = plan_sizes(code, describe_code, max_elements=max_elements, check=_check_dtypes)
+    # From here on the module is the one with its literal dimensions named: the reference runs
+    # it, the description shows it, and its named literals are sizes like the constants.
+    code, original, shapes, scaled = plan.code, plan.original, plan.shapes, plan.sizes
+    sizes_consts = plan.size_constants
+
+    def run(variants: list[dict[str, int]], device: str) -> list[ModuleDescription]:
+        return describe_code(code, variants, device)
+
     varied = [c for c in sizes_consts if original[c] > MIN_SCALED]
     # Constants the reference must substitute: the sizes, and any other constant scaling moved.
     task_consts = [c for c in original if c in sizes_consts or scaled.get(c) != original[c]]
@@ -255,33 +150,12 @@ def module_task(name: str, code: str, *, describe: Describer = describe_many,
         case_sizes.append(pick[0])
         case_descs.append(pick[1])
     return _build(name, code, entrypoint, original, defaults, shapes, case_sizes, case_descs,
-                  seeds, max_elements, description)
+                  seeds, max_elements, description, plan)
 
 
 def _seeds(name: str) -> list[int]:
     base = zlib.crc32(name.encode()) % 100_000
     return [base * 10 + i for i in range(5)]
-
-
-def _sensitivity(original: dict[str, int], run: Callable[..., list[ModuleDescription]]
-                 ) -> tuple[_Shapes, str]:
-    """Describe at the original sizes and at each constant perturbed (meta; CPU probe when the
-    module has ops without meta kernels)."""
-    pert = _perturbations(original)
-    descs = run([original, *[p for _, p in pert]], "meta")
-    device = "meta"
-    if not descs[0].ok:
-        if descs[0].kind in ("syntax_error", "not_a_module", "import_error", "needs_cuda",
-                             "unsupported_dtype"):
-            raise ModuleTaskError(descs[0].kind, descs[0].reason)
-        probe = {c: min(v, PROBE_LIMIT) for c, v in original.items()}
-        pert = _perturbations(probe)
-        descs = run([probe, *[p for _, p in pert]], "cpu")
-        device = "cpu"
-        if not descs[0].ok:
-            raise ModuleTaskError(descs[0].kind or "error", descs[0].reason)
-    _check_dtypes(descs[0])
-    return _analyse(descs[0], [(c, d) for (c, _), d in zip(pert, descs[1:], strict=True)]), device
 
 
 def _check_dtypes(desc: ModuleDescription) -> None:
@@ -294,71 +168,6 @@ def _check_dtypes(desc: ModuleDescription) -> None:
         if t.dtype not in INPUT_DTYPES | {"float16", "bfloat16"}:
             raise ModuleTaskError("unsupported_dtype", f"output {t.name} is {t.dtype}")
 
-
-def _scale(original: dict[str, int], shapes: _Shapes, fed: list[str], device: str,
-           max_elements: int, run: Callable[..., list[ModuleDescription]], floor: int
-           ) -> dict[str, int]:
-    """Halve constants until the largest tensor fits (see the module docstring). A constant
-    above MIN_SCALED goes down to `floor` at the lowest; the others are not halved."""
-
-    def lowest(c: str) -> int:
-        return original[c] if original[c] <= MIN_SCALED else max(1, min(floor, original[c]))
-
-    aim = max(1, max_elements // DEFAULT_SHARE)
-    cur = dict(original)
-    if shapes.base_sizes != original:  # a CPU probe: start from the probe, which is known to run
-        cur = {c: min(v, PROBE_LIMIT) for c, v in original.items()}
-    frozen: set[str] = set()
-    last: ModuleDescription | None = None
-    for _ in range(MAX_ROUNDS):
-        ladder = [dict(cur)]
-        halved: list[str] = []
-        while True:
-            est = shapes.estimate(cur)
-            over = sorted((k for k in est if est[k] > aim), key=lambda k: -est[k])
-            pick = None
-            for key in over:
-                cands = [c for c in fed if c in shapes.feeding(key) and c not in frozen
-                         and cur[c] > lowest(c)]
-                if cands:
-                    pick = max(cands, key=lambda c: (cur[c], -fed.index(c)))
-                    break
-            if pick is None:
-                break
-            cur[pick] = max(lowest(pick), cur[pick] // 2)
-            halved.append(pick)
-            ladder.append(dict(cur))
-        # Meta runs cost nothing: check every step. On the CPU only the last one.
-        steps = ladder if device == "meta" else ladder[-1:]
-        descs = run(steps, device)
-        good = max((i for i, d in enumerate(descs) if d.ok), default=None)
-        if good is None:
-            if last is None and device == "meta" and descs and descs[0].ok is False:
-                raise ModuleTaskError(descs[0].kind or "error", descs[0].reason)
-            if device != "meta":
-                raise ModuleTaskError(descs[-1].kind or "error",
-                                      f"does not run at the scaled sizes: {descs[-1].reason}")
-        if device == "meta" and good is not None and good < len(descs) - 1:
-            # The step after the last good one broke the module: keep that constant.
-            frozen.add(halved[good])
-            cur = dict(ladder[good])
-            last = descs[good]
-            shapes.rebase(cur, last)
-            continue
-        last = descs[-1]
-        if last.max_elements() <= aim:
-            return cur
-        shapes.rebase(cur, last)
-        if not halved:
-            break
-    if last is not None and last.max_elements() <= max_elements:
-        return cur
-    biggest = max(last.tensors(), key=lambda t: t.elements) if last is not None else None
-    what = (f"tensor {biggest.name!r} {list(biggest.shape)} has {biggest.elements} elements"
-            if biggest else "the module")
-    raise ModuleTaskError("too_large", f"{what} at the smallest sizes {cur}, over the cap of "
-                          f"{max_elements}: no constant feeding it can shrink further (its "
-                          "other dimensions are literals, or the module fails when they change)")
 
 
 def _odd(v: int) -> int:
@@ -393,7 +202,7 @@ def _case_variants(defaults: dict[str, int], varied: list[str], original: dict[s
 
 
 def _same_structure(a: ModuleDescription, b: ModuleDescription) -> bool:
-    ka, kb = _keyed(a), _keyed(b)
+    ka, kb = keyed_tensors(a), keyed_tensors(b)
     return ka.keys() == kb.keys() and all(
         len(ka[k].shape) == len(kb[k].shape) and ka[k].dtype == kb[k].dtype for k in ka)
 
@@ -407,9 +216,9 @@ def _task_dtype(t: TensorInfo, output: bool) -> str:
 
 
 def _build(name: str, code: str, entrypoint: str, original: dict[str, int],
-           defaults: dict[str, int], shapes: _Shapes, case_sizes: list[dict[str, int]],
+           defaults: dict[str, int], shapes: ShapeAnalysis, case_sizes: list[dict[str, int]],
            case_descs: list[ModuleDescription], seeds: list[int], max_elements: int,
-           description: str | None) -> Task:
+           description: str | None, plan: SizePlan) -> Task:
     d0 = case_descs[0]
     tensors: list[tuple[tuple[str, str], str, TensorInfo]] = []  # (key, task name, info)
     for t in d0.tensor_inputs:
@@ -434,7 +243,7 @@ def _build(name: str, code: str, entrypoint: str, original: dict[str, int],
     for key, tname, info in tensors:
         shape: list[int | str] = []
         for i, dim in enumerate(info.shape):
-            values = [_keyed(d)[key].shape[i] for d in case_descs]
+            values = [keyed_tensors(d)[key].shape[i] for d in case_descs]
             c = shapes.direct.get((key, i))
             if c is not None and c in sizes and all(
                     v == cs[c] for v, cs in zip(values, case_sizes, strict=True)):
@@ -478,13 +287,16 @@ def _build(name: str, code: str, entrypoint: str, original: dict[str, int],
     tolerance, tolerances = _tolerances(d0, outputs)
     scaled = {c: v for c, v in defaults.items() if v != original.get(c)}
     scaling = _scaling_text(original, defaults, scaled, max_elements)
+    if plan.literals:
+        # Which literal of the file became which size is part of the task, not only of the code.
+        scaling = " ".join(filter(None, [describe_literals(plan.literals), scaling]))
     task = Task(
         name=name, description="placeholder", inputs=inputs, outputs=outputs, sizes=sizes,
         cases=cases, reference=Reference(language="torch", code=code, entrypoint=entrypoint),
         tolerance=tolerance, tolerances=tolerances, tags=["kind:module", "reference:torch"],
         original_sizes={c: original[c] for c in defaults}, scaling=scaling,
     )
-    text = description or _description(name, code, task, defaults, d0)
+    text = description or _description(name, code, task, defaults, d0, plan)
     return task.model_copy(update={"description": text})
 
 
@@ -557,7 +369,7 @@ def _fmt_shape(spec: TensorSpec) -> str:
 
 
 def _description(name: str, code: str, task: Task, defaults: dict[str, int],
-                 d0: ModuleDescription) -> str:
+                 d0: ModuleDescription, plan: SizePlan) -> str:
     title = name.replace("_", " ").strip().capitalize()
     doc = _docstring(code, task.reference.entrypoint)
     lines = [f"{title}.", ""]
@@ -581,6 +393,9 @@ def _description(name: str, code: str, task: Task, defaults: dict[str, int],
     sizes_line = f"Sizes (defaults): {own or 'none'}."
     if derived:
         sizes_line += f" Derived sizes (they follow from the others): {derived}."
-    lines += [sizes_line, "", "The module, with the default sizes:", "```python",
+    lines.append(sizes_line)
+    if plan.literals:
+        lines.append(describe_literals(plan.literals))
+    lines += ["", "The module, with the default sizes:", "```python",
               substitute_constants(code, defaults).strip(), "```", "", FILE_CONVENTION]
     return "\n".join(lines)

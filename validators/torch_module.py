@@ -470,3 +470,164 @@ def describe_module(code: str, sizes: dict[str, int], *, entrypoint: str = "Mode
                     seed: int = 0, device: str = "cpu") -> ModuleDescription:
     """Describe the module at one size assignment (see `describe_many`)."""
     return describe_many(code, [sizes], entrypoint=entrypoint, seed=seed, device=device)[0]
+
+
+# --- sizes written as literals ----------------------------------------------------------------
+
+LITERAL_MIN = 8
+"""Literals up to this value (RGB channels, kernel sizes, a `dim` index) are never named: the
+scaling rule neither shrinks nor varies sizes this small (builder.modules' MIN_SCALED)."""
+
+_SHAPE_ARGS: dict[str, str] = {
+    # torch factory -> which positional arguments are the shape: "all" (each a dimension or one
+    # tuple of them), "first", "last" (randint's size follows low/high), "end" (arange(end)).
+    "rand": "all", "randn": "all", "zeros": "all", "ones": "all", "empty": "all",
+    "full": "first", "randint": "last", "randperm": "first", "eye": "all", "arange": "end",
+    "empty_strided": "first",
+}
+INPUT_FUNCTIONS = ("get_inputs", "get_init_inputs")
+
+
+@dataclass(frozen=True)
+class LiteralSize:
+    """One integer literal that a module file writes where a size goes, named for scaling:
+    `value` at `line`:`col` (1-based line, 0-based column of the original file), inside
+    `where` (`get_inputs`, `get_init_inputs` or the module-level assignment it belongs to);
+    `text` is that line's code. Equal values share one `name` (`literal_<value>`)."""
+
+    name: str
+    value: int
+    line: int
+    col: int
+    where: str
+    text: str
+
+
+def _shape_nodes(call: ast.Call) -> list[ast.expr]:
+    """The argument nodes of a torch factory call that are dimensions (tuples unpacked)."""
+    f = call.func
+    attr = f.attr if isinstance(f, ast.Attribute) else None
+    if not (attr in _SHAPE_ARGS and isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+            and f.value.id == "torch"):
+        return []
+    how = _SHAPE_ARGS[attr]
+    args = [a for a in call.args if not isinstance(a, ast.Starred)]
+    picked: list[ast.expr] = []
+    if how == "all":
+        picked = list(args)
+    elif how == "first" and args:
+        picked = [args[0]]
+    elif how == "last" and args:
+        picked = [args[-1]] if (len(args) >= 2 and isinstance(args[-1], (ast.Tuple, ast.List))
+                                ) or len(args) == 3 else []
+    elif how == "end" and len(args) == 1:
+        picked = [args[0]]
+    picked += [k.value for k in call.keywords if k.arg == "size"]
+    out: list[ast.expr] = []
+    for node in picked:
+        out.extend(node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node])
+    return out
+
+
+def _literal_candidates(tree: ast.Module) -> list[tuple[ast.expr, int, str]]:
+    """(node, value, where) for every integer literal above LITERAL_MIN that is written as a
+    tensor dimension: a shape argument of a torch factory in get_inputs()/get_init_inputs(), an
+    element of the list get_init_inputs() returns (constructor arguments: the perturbation
+    analysis later keeps only those that turn out to be dimensions), or an element of a
+    module-level tuple of integers (`input_shape = (4096,)`, splatted into a shape)."""
+    found: list[tuple[ast.expr, int, str]] = []
+
+    def take(node: ast.expr, where: str) -> None:
+        if isinstance(node, ast.Name):
+            return
+        v = _int_value(node)
+        if v is not None and v > LITERAL_MIN:
+            found.append((node, v, where))
+
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name in INPUT_FUNCTIONS:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call):
+                    for arg in _shape_nodes(node):
+                        take(arg, stmt.name)
+                if (stmt.name == "get_init_inputs" and isinstance(node, ast.Return)
+                        and isinstance(node.value, (ast.List, ast.Tuple))):
+                    for elt in node.value.elts:
+                        take(elt, stmt.name)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
+                stmt.targets[0], ast.Name) and isinstance(stmt.value, (ast.Tuple, ast.List)):
+            for elt in stmt.value.elts:
+                take(elt, stmt.targets[0].id)
+    # A node can be reached twice (a factory call inside the returned list).
+    seen: set[tuple[int, int]] = set()
+    unique = []
+    for node, v, where in found:
+        key = (node.lineno, node.col_offset)
+        if key not in seen:
+            seen.add(key)
+            unique.append((node, v, where))
+    return sorted(unique, key=lambda t: (t[0].lineno, t[0].col_offset))
+
+
+def name_literal_sizes(code: str, keep: set[int] | None = None
+                       ) -> tuple[str, list[LiteralSize]]:
+    """`code` with each integer literal written as a tensor dimension (see
+    `_literal_candidates`) replaced by a module-level constant `literal_<value>` (one per value,
+    defined just before the first statement that uses it), so that `module_constants` sees it
+    and `substitute_constants` can change it; and the record of what was named. `keep` limits
+    the naming to those values. Code without such literals comes back unchanged. Raises
+    SyntaxError."""
+    tree = ast.parse(code)
+    cands = [c for c in _literal_candidates(tree) if keep is None or c[1] in keep]
+    if not cands:
+        return code, []
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | set(module_constants(code))
+    names: dict[int, str] = {}
+    for _, v, _ in cands:
+        if v not in names:
+            name = f"literal_{v}"
+            while name in used:
+                name += "_"
+            names[v] = name
+    lines = code.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    record: list[LiteralSize] = []
+    edits: list[tuple[int, int, str]] = []
+    for node, v, where in cands:
+        ln, end_ln = node.lineno, node.end_lineno or node.lineno
+        begin = starts[ln - 1] + _byte_col(lines[ln - 1], node.col_offset)
+        end = starts[end_ln - 1] + _byte_col(lines[end_ln - 1], node.end_col_offset)
+        edits.append((begin, end, names[v]))
+        record.append(LiteralSize(name=names[v], value=v, line=ln,
+                                  col=_byte_col(lines[ln - 1], node.col_offset), where=where,
+                                  text=lines[ln - 1].strip()))
+    # The constants must exist before anything at module level evaluates them: define them
+    # just before the first top-level statement holding a named literal.
+    first_line = min(r.line for r in record)
+    stmt = next(s for s in tree.body if s.lineno <= first_line <= (s.end_lineno or s.lineno))
+    at = stmt.lineno
+    for dec in getattr(stmt, "decorator_list", []):
+        at = min(at, dec.lineno)
+    block = ("# Sizes the file wrote as literals, named so that they can be scaled:\n"
+             + "".join(f"{n} = {v}\n" for v, n in names.items()))
+    edits.append((starts[at - 1], starts[at - 1], block))
+    for begin, end, text in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        code = code[:begin] + text + code[end:]
+    return code, record
+
+
+def describe_literals(record: list[LiteralSize]) -> str:
+    """What was named, for a task's description: each value, its name, and where it stood."""
+    by_name: dict[str, dict[tuple[int, str, str], int]] = {}
+    for r in record:
+        spots = by_name.setdefault(r.name, {})
+        spots[(r.line, r.where, r.text)] = spots.get((r.line, r.where, r.text), 0) + 1
+    values = {r.name: r.value for r in record}
+    parts = []
+    for name, spots in by_name.items():
+        where = "; ".join(f"line {ln} in {w} `{text}`" + (f" ({n} times)" if n > 1 else "")
+                          for (ln, w, text), n in spots.items())
+        parts.append(f"{values[name]} became {name} ({where})")
+    return "Sizes written as literals, named for scaling: " + ", ".join(parts) + "."
