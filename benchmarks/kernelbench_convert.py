@@ -1,7 +1,7 @@
 """Convert a folder of KernelBench tasks into tasks with torch references, and say which work.
 
     python benchmarks/kernelbench_convert.py --dir PATH/TO/level1 [--limit N] [--validate]
-        [--jobs 2] [--out DIR]
+        [--jobs 2] [--out DIR] [--literals-only]
 
 Every `*.py` file goes through `sources.kernelbench.records` and `builder.modules.module_task`
 (scaling for the CPU, five cases, described in the sandbox). With `--validate` the torch
@@ -9,8 +9,12 @@ reference then runs for all five cases through `validators.reference.ReferenceRu
 sandbox, into a fresh cache), which is what a validation will do. The table gives, per task,
 whether it converted (and with `--validate`, whether all five references ran), the scaled
 sizes, the seconds taken and the reason otherwise; the summary counts tasks whose reference
-runs on the CPU and groups the rest by reason. `--out` writes each converted task as
-`<name>.json`.
+runs on the CPU and groups the rest by reason, then lists the tasks that still cannot be judged
+on the CPU and why (`too_large`: a tensor over the cap at the smallest sizes, naming it;
+`needs_cuda`; ...). Sizes written as literals are named and scaled (`validators.module_scaling`):
+the `lit` column counts a task's named literal sizes. `--literals-only` converts only the files
+that write sizes as literals (the rest convert as before that rule existed). `--out` writes each
+converted task as `<name>.json`.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from sources.base import UnreadableRecord  # noqa: E402
 from sources.kernelbench import records  # noqa: E402
 from validators.reference import ReferenceError, ReferenceRunner  # noqa: E402
 from validators.sandbox import SandboxError  # noqa: E402
+from validators.torch_module import name_literal_sizes  # noqa: E402
 
 
 @dataclass
@@ -46,6 +51,7 @@ class Row:
     convert_seconds: float = 0.0
     reason: str = ""
     detail: str = ""
+    literals: int = 0
     cases: list[str] = field(default_factory=list)
 
     @property
@@ -71,6 +77,7 @@ def convert(rec: RawRecord, runner: ReferenceRunner | None, out: Path | None) ->
         row.seconds = time.monotonic() - t0
         return row
     row.converted = True
+    row.literals = len({k for k in task.original_sizes if k.startswith("literal_")})
     row.convert_seconds = time.monotonic() - t0
     row.sizes = ", ".join(f"{k}={v}" for k, v in task.sizes.items() if k in task.original_sizes)
     row.cases = [c.name for c in task.cases]
@@ -91,6 +98,13 @@ def convert(rec: RawRecord, runner: ReferenceRunner | None, out: Path | None) ->
     return row
 
 
+def _has_literals(code: str) -> bool:
+    try:
+        return bool(name_literal_sizes(code)[1])
+    except SyntaxError:
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dir", required=True, type=Path, help="folder of KernelBench *.py files")
@@ -99,9 +113,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="also run the torch reference for the five cases of each task")
     ap.add_argument("--jobs", type=int, default=2, help="tasks converted at the same time")
     ap.add_argument("--out", type=Path, default=None, help="write converted tasks here")
+    ap.add_argument("--literals-only", action="store_true",
+                    help="only the files that write sizes as literals")
     args = ap.parse_args(argv)
 
     recs = list(records(args.dir, limit=args.limit))
+    if args.literals_only:
+        recs = [r for r in recs if isinstance(r, RawRecord) and _has_literals(r.module or "")]
     rows: list[Row] = [Row(task=r.id.split("/", 1)[-1], reason=r.code, detail=r.reason)
                        for r in recs if isinstance(r, UnreadableRecord)]
     good = [r for r in recs if isinstance(r, RawRecord)]
@@ -117,13 +135,13 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.monotonic() - started
 
     width = max([len(r.task) for r in rows] + [4])
-    head = f"{'task':<{width}}  conv  refs  {'seconds':>7}  scaled sizes / reason"
+    head = f"{'task':<{width}}  conv  refs  lit  {'seconds':>7}  scaled sizes / reason"
     print(head)
     print("-" * len(head))
     for r in rows:
         what = r.sizes if r.runs else f"{r.reason}: {r.detail[:160]}"
         print(f"{r.task:<{width}}  {'yes' if r.converted else 'no':<4}  {r.references:<4}  "
-              f"{r.seconds:7.1f}  {what}")
+              f"{r.literals:>3}  {r.seconds:7.1f}  {what}")
     n = len(rows)
     runs = [r for r in rows if r.runs]
     print()
@@ -134,6 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     reasons = Counter(r.reason for r in rows if not r.runs)
     for reason, count in reasons.most_common():
         print(f"  {reason}: {count}")
+    print(f"tasks with sizes written as literals, named and scaled: "
+          f"{sum(r.literals > 0 for r in rows)}")
+    stuck = [r for r in rows if not r.runs]
+    if stuck:
+        print("cannot be judged on the CPU:")
+        for r in stuck:
+            print(f"  {r.task}: {r.reason}: {r.detail[:300]}")
     conv = [r.convert_seconds for r in rows if r.converted]
     seed_only = sum(c.endswith("_seed") for r in rows for c in r.cases)
     if conv:
