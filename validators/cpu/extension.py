@@ -1,0 +1,403 @@
+"""PyTorch CUDA extensions (`torch.utils.cpp_extension.load_inline` / `load`) built for the cpu
+backend: the CUDA sources go through the shim's rewrite and g++, against the shim's headers and
+torch's C++ headers, into a Python module whose kernels run on the cudashim emulator.
+
+Two passes, because an answer is untrusted and its sources may only be compiled in the build
+sandbox, which the answer's own sandbox cannot start:
+
+1. the answer runs (sandboxed) with `torch_cuda.install(build_root)`; each `load_inline`/`load`
+   whose module is not built yet writes a `BuildRequest` to `build_root/requests/<key>.json`
+   and stops the pass (`torch_cuda.ExtensionNotBuilt`);
+2. the orchestrator calls `build_pending(build_root, variant)`: every request is compiled in the
+   build sandbox (content-addressed in the build cache) and its module, or its failure, placed
+   under `build_root/ext/<key>/`; the runtime library goes to `build_root/lib/`;
+3. the answer runs again, and `load_inline` imports the built module.
+
+The runtime (`runtime/cudashim_runtime.cpp`) is built once per variant as a shared library
+(`-DCUDASHIM_LIBRARY`), loaded with RTLD_GLOBAL before any extension, so every extension of a
+process shares one runtime: one worker pool, one launch count, one set of settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sysconfig
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+
+from ..build_cache import BuildCache, TransientBuildError
+from . import diagnostics, toolchain
+
+HERE = Path(__file__).resolve().parent
+TORCH_INCLUDE_DIR = HERE / "include_torch"
+PRELUDE = TORCH_INCLUDE_DIR / "cudashim_torch.h"
+VARIANTS = ("plain", "race")
+"""The ASan build is not offered for extensions: see README, "PyTorch CUDA extensions"."""
+
+LIBRARY_NAME = "libcudashim.so"
+REQUESTS = "requests"
+EXT = "ext"
+LIB = "lib"
+MODULE_FILE = "module.so"
+FAILURE_FILE = "failure.json"
+COMPILE_SECONDS = 600.0
+"""One extension's build: torch's headers are heavy even behind the precompiled header."""
+
+_CUDA_SUFFIXES = (".cu", ".cuh")
+
+
+class ExtensionError(ValueError):
+    """A build request that cannot be read (a malformed request file): names the file and why."""
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    """One `load_inline`/`load` call, as the answer made it (sources as text, not paths: the
+    orchestrator never reads the answer's file system)."""
+
+    name: str
+    cpp_sources: list[str]
+    cuda_sources: list[str]
+    functions: dict[str, str] | None = None
+    with_pytorch_error_handling: bool = True
+    extra_cflags: list[str] = field(default_factory=list)
+    extra_cuda_cflags: list[str] = field(default_factory=list)
+    is_python_module: bool = True
+    inline: bool = True
+    """load_inline (torch adds `#include <torch/extension.h>` and the bindings) or load."""
+    variant: str = "plain"
+
+    def key(self) -> str:
+        """The request's own content key (what the answer's process can compute)."""
+        blob = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+    @staticmethod
+    def parse(text: str, origin: str) -> BuildRequest:
+        try:
+            data = json.loads(text)
+            req = BuildRequest(**data)
+        except (ValueError, TypeError) as exc:
+            raise ExtensionError(f"extension build request {origin}: {exc}") from exc
+        if not req.name.isidentifier():
+            raise ExtensionError(
+                f"extension build request {origin}: module name {req.name!r} is not a Python identifier")
+        if req.variant not in VARIANTS:
+            raise ExtensionError(
+                f"extension build request {origin}: variant {req.variant!r} is not one of {VARIANTS}")
+        return req
+
+
+@dataclass
+class ExtensionBuild:
+    key: str
+    name: str
+    ok: bool
+    diagnostics: str
+    needs_gpu: str | None
+    seconds: float
+    cached: bool
+
+
+def module_generation(req: BuildRequest) -> str:
+    """The translation unit torch's load_inline writes as main.cpp: the C++ sources after
+    `#include <torch/extension.h>`, then the bindings of `functions` (torch's own text)."""
+    parts = list(req.cpp_sources)
+    if req.inline:
+        parts.insert(0, "#include <torch/extension.h>")
+        if req.functions is not None:
+            parts.append("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {")
+            for fname, doc in req.functions.items():
+                target = f"torch::wrap_pybind_function({fname})" if req.with_pytorch_error_handling else fname
+                parts.append(f'm.def("{fname}", {target}, "{doc}");')
+            parts.append("}")
+    return "\n".join(parts)
+
+
+def cuda_generation(source: str, inline: bool) -> str:
+    if not inline:
+        return source
+    return "\n".join(["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>", source])
+
+
+# --- the shared pieces: runtime library and precompiled header --------------------------------
+
+@cache
+def torch_build_info() -> dict[str, object]:
+    """Include dirs, library dir and ABI flags of the installed torch (what its extension
+    builder passes), read once."""
+    import torch
+    from torch.utils import cpp_extension as ce
+
+    abi: list[str] = []
+    for getter in ("_get_pybind11_abi_build_flags", "_get_glibcxx_abi_build_flags"):
+        fn = getattr(ce, getter, None)
+        if fn is not None:
+            abi.extend(fn())
+    return {
+        "version": torch.__version__,
+        "include": [str(Path(p).resolve()) for p in ce.include_paths()],
+        "python_include": str(Path(sysconfig.get_paths()["include"]).resolve()),
+        "lib": str(Path(torch.__file__).resolve().parent / "lib"),
+        "abi_flags": abi,
+    }
+
+
+def _flags(variant: str) -> list[str]:
+    info = torch_build_info()
+    return [
+        *toolchain.program_flags(variant),
+        "-fPIC",
+        "-DTORCH_API_INCLUDE_EXTENSION_H",
+        *info["abi_flags"],  # type: ignore[misc]
+    ]
+
+
+def _include_flags() -> list[str]:
+    info = torch_build_info()
+    # Ours first: torch's own ATen/cuda and c10/cuda headers would pull in NVIDIA's libraries.
+    dirs = [TORCH_INCLUDE_DIR, toolchain.INCLUDE_DIR, *info["include"], info["python_include"]]  # type: ignore[misc]
+    return [f"-I{d}" for d in dirs]
+
+
+def shim_version() -> str:
+    h = hashlib.sha256(toolchain.shim_version().encode())
+    for f in sorted(TORCH_INCLUDE_DIR.rglob("*.h")):
+        h.update(str(f.relative_to(TORCH_INCLUDE_DIR)).encode() + b"\0" + f.read_bytes())
+    h.update(Path(__file__).read_bytes())
+    h.update(str(torch_build_info()["version"]).encode())
+    return h.hexdigest()[:16]
+
+
+def _ext_shim_dir(variant: str) -> Path:
+    root = os.environ.get("CKD_SHIM_DIR")
+    return (Path(root) if root else toolchain.cache_root() / "cpu-shim") / "torch-ext" / shim_version() / variant
+
+
+def runtime_library(variant: str) -> Path:
+    """libcudashim.so for `variant`, built once per shim version (ours: built unsandboxed)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown extension build variant {variant!r} (expected one of {', '.join(VARIANTS)})")
+
+    def build(target: Path) -> None:
+        tmp = target.with_suffix(f".tmp{os.getpid()}")
+        toolchain._run(
+            [toolchain.gxx(), *toolchain.flags(variant), "-fPIC", "-DCUDASHIM_LIBRARY",
+             f"-I{toolchain.INCLUDE_DIR}", "-shared", str(toolchain.RUNTIME_SOURCE), "-o", str(tmp)],
+            "the cudashim runtime library")
+        tmp.replace(target)
+
+    return toolchain._locked_build(_ext_shim_dir(variant) / LIBRARY_NAME, build)
+
+
+POISON_LIBRARY_NAME = "libcudashim_torch.so"
+POISON_SOURCE = HERE / "runtime" / "torch_poison.cpp"
+
+
+def poison_library() -> Path:
+    """The poisoning CPU allocator for torch (runtime/torch_poison.cpp), built once."""
+
+    def build(target: Path) -> None:
+        info = torch_build_info()
+        tmp = target.with_suffix(f".tmp{os.getpid()}")
+        toolchain._run(
+            [toolchain.gxx(), "-std=c++20", "-O2", "-w", "-fPIC", "-shared", *info["abi_flags"],  # type: ignore[misc]
+             *[f"-I{d}" for d in info["include"]], str(POISON_SOURCE), "-o", str(tmp),  # type: ignore[union-attr]
+             f"-L{info['lib']}", "-lc10"],
+            "the torch poisoning allocator")
+        tmp.replace(target)
+
+    return toolchain._locked_build(_ext_shim_dir("plain") / POISON_LIBRARY_NAME, build)
+
+
+def prelude_pch(variant: str) -> Path:
+    """The forced include of every extension translation unit, precompiled (torch's headers
+    take tens of seconds per unit without it). Returns the header next to its `.gch`."""
+
+    def build(target: Path) -> None:
+        work = Path(tempfile.mkdtemp(dir=target.parent))
+        header = work / PRELUDE.name
+        header.write_text(PRELUDE.read_text())
+        toolchain._run(
+            [toolchain.gxx(), *_flags(variant), *_include_flags(), "-x", "c++-header", str(header),
+             "-o", str(work / (PRELUDE.name + ".gch"))],
+            "the torch extension precompiled header")
+        for name in (PRELUDE.name + ".gch", PRELUDE.name):
+            (work / name).replace(target.parent / name)
+        work.rmdir()
+
+    return toolchain._locked_build(_ext_shim_dir(variant) / PRELUDE.name, build)
+
+
+def prepare_runtime(build_root: Path, variant: str = "plain") -> Path:
+    """Copy the runtime library and the poisoning allocator into `build_root/lib/` (the
+    answer's sandbox sees build_root), building them first if needed."""
+    lib = Path(build_root) / LIB
+    lib.mkdir(parents=True, exist_ok=True)
+    target = lib / LIBRARY_NAME
+    src = runtime_library(variant)
+    marker = lib / "variant"
+    if not target.exists() or not marker.exists() or marker.read_text() != variant:
+        shutil.copyfile(src, target)
+        os.chmod(target, 0o755)
+        marker.write_text(variant)
+    if not (lib / POISON_LIBRARY_NAME).exists():
+        shutil.copyfile(poison_library(), lib / POISON_LIBRARY_NAME)
+        os.chmod(lib / POISON_LIBRARY_NAME, 0o755)
+    return target
+
+
+# --- building one request -------------------------------------------------------------------
+
+def _torch_paths() -> list[Path]:
+    info = torch_build_info()
+    return [Path(p) for p in info["include"]] + [Path(str(info["python_include"])), Path(str(info["lib"]))]  # type: ignore[union-attr]
+
+
+def compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runner = toolchain.run_local,
+                    ) -> tuple[bool, str, list[str]]:
+    """Compile `req` into `out_dir/module.so`; returns (ok, diagnostics, commands). Never raises
+    for a bad extension."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pch = prelude_pch(req.variant)
+    expose = [*toolchain.shim_paths(req.variant), TORCH_INCLUDE_DIR, pch.parent, *_torch_paths()]
+    common = [toolchain.gxx(), *_flags(req.variant), *_include_flags(), "-include", str(pch),
+              f"-DTORCH_EXTENSION_NAME={req.name}"]
+    units: list[tuple[str, str]] = [("main.cpp", module_generation(req))]
+    notes: list[str] = []
+    for i, src in enumerate(req.cuda_sources):
+        rw = toolchain.rewrite(cuda_generation(src, req.inline), filename=f"cuda{i}.cu")
+        notes.extend(f"cudashim rewrite: {w}" for w in rw.warnings)
+        units.append((f"cuda{i}.cu", rw.text))
+    host_flags = _host_flags(req.extra_cflags, notes) + _host_flags(req.extra_cuda_cflags, notes)
+    commands: list[str] = []
+    output = ""
+    objects: list[str] = []
+    for fname, text in units:
+        (out_dir / fname).write_text(text, encoding="utf-8", errors="surrogatepass")
+        obj = fname + ".o"
+        cmd = [*common, *host_flags, "-x", "c++", "-c", fname, "-o", obj]
+        commands.append(" ".join(cmd))
+        res = runner(cmd, out_dir, expose)
+        output += res.output
+        if res.returncode != 0 or res.timed_out:
+            return False, "\n".join(notes) + ("\n" if notes else "") + output, commands
+        objects.append(obj)
+    info = torch_build_info()
+    link = [toolchain.gxx(), "-shared", *objects, "-o", MODULE_FILE, f"-L{info['lib']}",
+            "-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"]
+    commands.append(" ".join(link))
+    res = runner(link, out_dir, expose)
+    output += res.output
+    ok = res.returncode == 0 and (out_dir / MODULE_FILE).is_file()
+    return ok, "\n".join(notes) + ("\n" if notes else "") + output, commands
+
+
+def _host_flags(flags: list[str], notes: list[str]) -> list[str]:
+    """The extension's flags that reach g++ (the program rules of backends/cpu.py): defines,
+    includes, optimisation levels; nvcc's own flags are dropped with a note."""
+    from ..backends.cpu import _host_flags as program_host_flags
+
+    kept, dropped = program_host_flags(list(flags))
+    notes.extend(dropped)
+    # -std=c++17 would undo the shim's C++20; program_host_flags already rewrites it.
+    return [f for f in kept if not f.startswith("-l")]
+
+
+def _sandbox_runner() -> toolchain.Runner:
+    from ..sandbox import Limits, run_sandboxed
+
+    limits = Limits(cpu_seconds=COMPILE_SECONDS, wall_seconds=COMPILE_SECONDS, memory_bytes=None,
+                    file_size_bytes=1 << 30)
+
+    def run(cmd: list[str], cwd: Path, expose: list[Path]) -> toolchain.CommandResult:
+        bindir = os.path.dirname(cmd[0])
+        out = run_sandboxed(cmd, cwd, limits=limits, expose=expose,
+                            env={"PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin"})
+        text = out.stderr + ("\n" + out.stdout if out.stdout.strip() else "")
+        if out.timed_out:
+            text = f"g++ timed out after {out.seconds:.0f}s\n" + text
+        return toolchain.CommandResult(out.exit_code, text, timed_out=out.timed_out)
+
+    return run
+
+
+def pending_requests(build_root: Path) -> list[BuildRequest]:
+    """Requests the last answer pass wrote that have no build yet (oldest first)."""
+    folder = Path(build_root) / REQUESTS
+    if not folder.is_dir():
+        return []
+    out = []
+    for p in sorted(folder.glob("*.json"), key=lambda q: q.stat().st_mtime):
+        req = BuildRequest.parse(p.read_text(errors="replace"), str(p))
+        if not (Path(build_root) / EXT / req.key()).is_dir():
+            out.append(req)
+    return out
+
+
+def build_pending(build_root: Path, variant: str = "plain", *, sandboxed: bool = True,
+                  cache: BuildCache | None = None) -> list[ExtensionBuild]:
+    """Build every pending request of `build_root` (in the build sandbox unless `sandboxed` is
+    False, for tests of our own sources) and place the results where `torch_cuda` finds them."""
+    prepare_runtime(build_root, variant)
+    cache = cache or BuildCache()
+    results = []
+    for req in pending_requests(build_root):
+        if req.variant != variant:
+            raise ExtensionError(f"extension {req.name!r} was requested for variant {req.variant!r}, "
+                                 f"not {variant!r}")
+        results.append(build_one(req, Path(build_root), cache=cache, sandboxed=sandboxed))
+    return results
+
+
+def build_one(req: BuildRequest, build_root: Path, *, cache: BuildCache, sandboxed: bool = True,
+              ) -> ExtensionBuild:
+    from schemas.validation import CompileInfo
+
+    started = time.monotonic()
+    runtime_library(req.variant)
+    prelude_pch(req.variant)  # ours: built outside the sandbox, before the untrusted build
+    key = BuildCache.key(kind="torch-ext", request=asdict(req), shim=shim_version(),
+                         compiler=toolchain.gxx_version())
+    runner = _sandbox_runner() if sandboxed else toolchain.run_local
+
+    def build(work: Path) -> CompileInfo:
+        t0 = time.monotonic()
+        ok, diag, commands = compile_request(req, work, runner=runner)
+        info = CompileInfo(compiler=f"g++ {toolchain.gxx_version()} (cudashim {shim_version()}, torch "
+                                    f"extension, {req.variant})",
+                           command=commands, ok=ok, seconds=time.monotonic() - t0,
+                           diagnostics=diagnostics.truncate(diag))
+        if "timed out after" in diag.split("\n", 1)[0]:
+            raise TransientBuildError(info)
+        return info
+
+    path, info = cache.get_or_build(key, build, artifact=MODULE_FILE)
+    dest = build_root / EXT / req.key()
+    tmp = Path(tempfile.mkdtemp(prefix=".ext-", dir=build_root))
+    needs = None if info.ok else (_needs_gpu(info.diagnostics) or None)
+    if path is not None:
+        shutil.copyfile(path, tmp / f"{req.name}.so")
+        os.chmod(tmp / f"{req.name}.so", 0o755)
+    else:
+        (tmp / FAILURE_FILE).write_text(json.dumps({"diagnostics": info.diagnostics, "needs_gpu": needs}))
+    os.chmod(tmp, 0o755)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.exists():
+        shutil.rmtree(dest)
+    os.rename(tmp, dest)
+    return ExtensionBuild(key=req.key(), name=req.name, ok=path is not None, diagnostics=info.diagnostics,
+                          needs_gpu=needs, seconds=time.monotonic() - started, cached=info.cached)
+
+
+def _needs_gpu(diag: str) -> str | None:
+    for line in diag.splitlines():
+        if "torch_cuda: " in line and "needs a GPU" in line:
+            return line.split("torch_cuda: ", 1)[1].split(" needs a GPU")[0].strip()
+    return diagnostics.gpu_feature_from_errors(diag)

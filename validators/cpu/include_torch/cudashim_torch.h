@@ -1,0 +1,15 @@
+// The forced include (and precompiled header) of every PyTorch extension built for the cpu
+// backend (validators/cpu/extension.py). Order matters: torch's headers are parsed first, as a
+// host compiler sees them (with __CUDACC__ defined they would take their nvcc paths and include
+// NVIDIA's own headers), then the shim, then the CUDA side of torch's C++ API over CPU tensors.
+#pragma once
+#include <torch/types.h>
+#include <torch/csrc/utils/pybind.h>
+#include <torch/csrc/Exceptions.h>
+#include <cuda_runtime.h>
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <vector>
+#include <string>
+#include "cudashim_torch_cuda.h"
