@@ -232,7 +232,11 @@ def test_real_kernelbench_files(tmp_path, file, check):
 
 
 @pytest.mark.slow
-def test_real_literal_conv_is_too_large():
-    with pytest.raises(ModuleTaskError) as err:
-        module_task("conv", _real("50_conv_standard_2D__square_input__square_kernel.py"))
-    assert err.value.reason == "too_large" and "out0" in err.value.detail
+def test_real_literal_conv_scales_its_literal_dimensions(tmp_path):
+    # `torch.rand(batch_size, 3, 224, 224)`: 224 is named and scaled (it was `too_large` while
+    # only constants could shrink); 3 (RGB) stays.
+    task = module_task("conv", _real("50_conv_standard_2D__square_input__square_kernel.py"))
+    assert task.inputs[0].shape == ["batch_size", 3, "literal_224", "literal_224"]
+    assert task.original_sizes["literal_224"] == 224 and task.sizes["literal_224"] < 224
+    assert "224 became literal_224 (line 19 in get_inputs" in task.scaling
+    _references_run(task, tmp_path / "refs", cases=("default",))
