@@ -266,7 +266,7 @@ def compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runne
     for a bad extension."""
     out_dir.mkdir(parents=True, exist_ok=True)
     pch = prelude_pch(req.variant)
-    expose = [*toolchain.shim_paths(req.variant), TORCH_INCLUDE_DIR, pch.parent, *_torch_paths()]
+    expose = [toolchain.INCLUDE_DIR, TORCH_INCLUDE_DIR, pch.parent, *_torch_paths()]
     common = [toolchain.gxx(), *_flags(req.variant), *_include_flags(), "-include", str(pch),
               f"-DTORCH_EXTENSION_NAME={req.name}"]
     units: list[tuple[str, str]] = [("main.cpp", module_generation(req))]

@@ -259,7 +259,7 @@ def _make_mode() -> type:
     from torch.overrides import TorchFunctionMode
 
     # Each `Tensor.is_cuda.__get__` is a new method-wrapper: the descriptor identifies it.
-    is_cuda_descriptor = torch.Tensor.__dict__["is_cuda"]
+    is_cuda_descriptor = torch.Tensor.is_cuda
     identity = {torch.Tensor.cuda, torch.Tensor.pin_memory}
 
     class CudaAsCpu(TorchFunctionMode):
@@ -384,8 +384,9 @@ def _install_torch_cuda(torch: Any) -> None:
         "default_stream": lambda device=None: default,
         "stream": lambda stream=None: _NullContext(),
         "device": _NullContext,
-        "manual_seed": lambda seed: torch.manual_seed(seed) and None,
-        "manual_seed_all": lambda seed: torch.manual_seed(seed) and None,
+        # One generator serves the one device (torch.manual_seed calls manual_seed_all itself).
+        "manual_seed": lambda seed: torch.default_generator.manual_seed(int(seed)) and None,
+        "manual_seed_all": lambda seed: torch.default_generator.manual_seed(int(seed)) and None,
         "seed": lambda: None,
         "seed_all": lambda: None,
         "empty_cache": lambda: None,
