@@ -286,7 +286,33 @@ def plan_sizes(code: str, run: Callable[[str, list[dict[str, int]], str], list[M
     """Name the literal dimensions, find the sizes, scale them (the module docstring's rule).
     `run(code, variants, device)` describes `code` at each variant. Raises ModuleTaskError."""
     target = max_elements // DEFAULT_SHARE if aim is None else min(aim, max_elements)
-    named, literals = name_literal_sizes(code)
+    try:
+        return _plan(code, run, max_elements, target, check, None)
+    except ModuleTaskError as exc:
+        if exc.reason != "too_large":
+            raise
+        # A literal equal to a size constant may be that constant written out, so that neither
+        # can change alone (`torch.rand(batch_size, *input_shape) * torch.randint(.., (batch_size,))`
+        # with input_shape = (32768,) and batch_size = 32768). Try them tied together.
+        constants = module_constants(code)
+        literals = name_literal_sizes(code)[1]
+        tie: dict[int, str] = {}
+        for r in literals:
+            same = [c for c, v in constants.items() if v == r.value]
+            if same and r.value not in tie:
+                tie[r.value] = same[0]
+        if not tie:
+            raise
+        try:
+            return _plan(code, run, max_elements, target, check, tie)
+        except ModuleTaskError:
+            raise exc from None
+
+
+def _plan(code: str, run: Callable[[str, list[dict[str, int]], str], list[ModuleDescription]],
+          max_elements: int, target: int, check: Callable[[ModuleDescription], None] | None,
+          tie: dict[int, str] | None) -> SizePlan:
+    named, literals = name_literal_sizes(code, tie=tie)
 
     def bound(text: str) -> Callable[..., list[ModuleDescription]]:
         return lambda variants, device: run(text, variants, device)
@@ -300,7 +326,8 @@ def plan_sizes(code: str, run: Callable[[str, list[dict[str, int]], str], list[M
         direct = set(shapes.direct.values())
         keep = {r.value for r in literals if r.name in direct}
         if keep != {r.value for r in literals}:
-            named, literals = name_literal_sizes(code, keep)
+            named, literals = name_literal_sizes(
+                code, keep, {v: n for v, n in (tie or {}).items() if v in keep})
             original = module_constants(named)
             shapes, device = _sensitivity(original, bound(named), check)
     fed = sorted({c for s in shapes.feeds.values() for c in s}, key=list(original).index)

@@ -501,6 +501,8 @@ class LiteralSize:
     col: int
     where: str
     text: str
+    tied: bool = False
+    """Written as an existing constant of the same value (the two could not change apart)."""
 
 
 def _shape_nodes(call: ast.Call) -> list[ast.expr]:
@@ -569,20 +571,21 @@ def _literal_candidates(tree: ast.Module) -> list[tuple[ast.expr, int, str]]:
     return sorted(unique, key=lambda t: (t[0].lineno, t[0].col_offset))
 
 
-def name_literal_sizes(code: str, keep: set[int] | None = None
-                       ) -> tuple[str, list[LiteralSize]]:
+def name_literal_sizes(code: str, keep: set[int] | None = None,
+                       tie: dict[int, str] | None = None) -> tuple[str, list[LiteralSize]]:
     """`code` with each integer literal written as a tensor dimension (see
     `_literal_candidates`) replaced by a module-level constant `literal_<value>` (one per value,
     defined just before the first statement that uses it), so that `module_constants` sees it
     and `substitute_constants` can change it; and the record of what was named. `keep` limits
-    the naming to those values. Code without such literals comes back unchanged. Raises
-    SyntaxError."""
+    the naming to those values; `tie` maps a value to an existing module-level constant that
+    its literals are written as instead (a literal that must stay equal to that constant).
+    Code without such literals comes back unchanged. Raises SyntaxError."""
     tree = ast.parse(code)
     cands = [c for c in _literal_candidates(tree) if keep is None or c[1] in keep]
     if not cands:
         return code, []
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | set(module_constants(code))
-    names: dict[int, str] = {}
+    names: dict[int, str] = dict(tie or {})
     for _, v, _ in cands:
         if v not in names:
             name = f"literal_{v}"
@@ -602,7 +605,7 @@ def name_literal_sizes(code: str, keep: set[int] | None = None
         edits.append((begin, end, names[v]))
         record.append(LiteralSize(name=names[v], value=v, line=ln,
                                   col=_byte_col(lines[ln - 1], node.col_offset), where=where,
-                                  text=lines[ln - 1].strip()))
+                                  text=lines[ln - 1].strip(), tied=v in (tie or {})))
     # The constants must exist before anything at module level evaluates them: define them
     # just before the first top-level statement holding a named literal.
     first_line = min(r.line for r in record)
@@ -610,8 +613,9 @@ def name_literal_sizes(code: str, keep: set[int] | None = None
     at = stmt.lineno
     for dec in getattr(stmt, "decorator_list", []):
         at = min(at, dec.lineno)
+    new = {v: n for v, n in names.items() if v not in (tie or {})}
     block = ("# Sizes the file wrote as literals, named so that they can be scaled:\n"
-             + "".join(f"{n} = {v}\n" for v, n in names.items()))
+             + "".join(f"{n} = {v}\n" for v, n in new.items())) if new else ""
     edits.append((starts[at - 1], starts[at - 1], block))
     for begin, end, text in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         code = code[:begin] + text + code[end:]
@@ -625,9 +629,12 @@ def describe_literals(record: list[LiteralSize]) -> str:
         spots = by_name.setdefault(r.name, {})
         spots[(r.line, r.where, r.text)] = spots.get((r.line, r.where, r.text), 0) + 1
     values = {r.name: r.value for r in record}
+    tied = {r.name for r in record if r.tied}
     parts = []
     for name, spots in by_name.items():
         where = "; ".join(f"line {ln} in {w} `{text}`" + (f" ({n} times)" if n > 1 else "")
                           for (ln, w, text), n in spots.items())
-        parts.append(f"{values[name]} became {name} ({where})")
+        how = (f" (tied to the constant {name} of the same value: neither can change alone)"
+               if name in tied else "")
+        parts.append(f"{values[name]} became {name}{how} ({where})")
     return "Sizes written as literals, named for scaling: " + ", ".join(parts) + "."

@@ -197,3 +197,34 @@ def test_still_too_large_names_the_tensor():
     with pytest.raises(ModuleTaskError) as err:
         scale_module(code)
     assert err.value.reason == "too_large" and "out0" in err.value.detail
+
+
+SCALE_ROWS = '''import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """Scales each column by a weight: broadcasting ties the width to the batch."""
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, w):
+        return torch.relu(x * w)
+
+batch_size = 2048
+
+def get_inputs():
+    return [torch.rand(batch_size, 2048), torch.rand(batch_size)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_literal_that_must_equal_a_constant_is_tied_to_it():
+    # Neither batch_size nor the literal 2048 can change alone (x * w broadcasts w over the
+    # columns): the literal is written as batch_size and both shrink together.
+    scaled = scale_module(SCALE_ROWS)
+    assert "torch.rand(batch_size, batch_size)" in scaled.named_code
+    assert scaled.sizes["batch_size"] < 2048
+    assert "tied to the constant batch_size" in scaled.record
+    _tensors_fit(scaled.code, DEFAULT_MAX_ELEMENTS)
