@@ -17,8 +17,11 @@ Literal dimensions. Sizes written as integer literals (`torch.rand(batch_size, 8
 torch factory in get_inputs/get_init_inputs, in the list get_init_inputs returns, or in a
 module-level tuple of integers becomes the constant `literal_<value>`, one per value), then
 analysed like the constants; a named literal that the analysis does not show to be a size
-(a constructor argument that is no dimension) is put back as written. What was named, where,
-is recorded (`ScaledModule.literals`, `describe_literals`).
+(a constructor argument that is no dimension) is put back as written. When the sizes stay too
+large because a literal cannot change apart from a size constant of the same value (broadcasting
+ties `torch.rand(batch_size, 2048)` to `torch.rand(batch_size)` with batch_size = 2048), the
+literal is tried written as that constant. What was named, where, is recorded
+(`ScaledModule.literals`, `describe_literals`).
 
 Scaling rule: every tensor (forward inputs, parameters and buffers, outputs) must have at most
 `max_elements` elements; the sizes aim at `aim` (the builder: a quarter of the cap, so that a
