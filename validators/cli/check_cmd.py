@@ -1,5 +1,8 @@
 """`python -m validators check --task TASK.json --program PROG.cu`: validate a program.
 
+A `.py` task is a KernelBench problem and a `.py` program an answer defining `ModelNew`:
+`validators.kernelbench.verify` checks the pair (the same statuses and exit codes).
+
 Prints a per-case verdict table (or the ValidationResult as JSON with --json) and writes the
 result to --out. Exit code: 0 passed, 1 any other verdict, 2 bad input, an unusable backend or
 an `error` result (no verdict: the validator's machinery or the task's reference failed).
@@ -44,6 +47,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--fresh-seed", type=int, metavar="SEED",
                    help="the seed of the case drawn at validation time (reproduces a result "
                         "that recorded it; by default a new one is drawn)")
+    kb = p.add_argument_group("KernelBench answers (a .py task and a .py program)")
+    kb.add_argument("--allow-torch-only", action="store_true",
+                    help="accept forward calls that launch no custom kernel (the other rules "
+                         "still hold)")
+    kb.add_argument("--atol", type=float, help="absolute tolerance of every float output "
+                    "(default per dtype: 1e-2 for float32, as KernelBench)")
+    kb.add_argument("--rtol", type=float, help="relative tolerance of every float output")
 
 
 def load_task(path: str) -> Task:
@@ -69,6 +79,8 @@ def main(args: argparse.Namespace) -> int:
     from validators.engine import check
     from validators.sandbox import SandboxError
 
+    if args.task.endswith(".py") or args.program.endswith(".py"):
+        return check_kernelbench(args)
     try:
         task = load_task(args.task)
     except FileNotFoundError:
@@ -100,6 +112,70 @@ def main(args: argparse.Namespace) -> int:
     else:
         print_table(result, args.program)
     if result.status == Status.ERROR:  # no verdict: the exit status of our own failures
+        return 2
+    return 0 if result.status == Status.PASSED else 1
+
+
+def _read_text(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{what} file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read {what} file {path}: {exc}") from None
+
+
+def check_kernelbench(args: argparse.Namespace) -> int:
+    """A KernelBench problem (.py) and answer (.py): `validators.kernelbench.verify`."""
+    from validators.caps import CapExceeded
+    from validators.kernelbench import KernelBenchInputError, verify
+    from validators.sandbox import SandboxError
+
+    if not (args.task.endswith(".py") and args.program.endswith(".py")):
+        return fail("a KernelBench check takes a .py problem (--task) and a .py answer "
+                    f"(--program), not {args.task} and {args.program}")
+    if args.backend not in ("cpu", "cuda", "auto"):
+        return fail(f"KernelBench answers run on the cpu or cuda backend, not {args.backend}")
+    for name in ("atol", "rtol"):
+        v = getattr(args, name)
+        if v is not None and not (v >= 0 and v < float("inf")):
+            return fail(f"--{name} must be a finite number >= 0, not {v}")
+    try:
+        problem = _read_text(args.task, "task")
+        answer = _read_text(args.program, "program")
+    except ValueError as exc:
+        return fail(str(exc))
+    backend = args.backend
+    if backend == "auto":
+        import torch
+
+        backend = "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        result = verify(problem, answer, backend=backend, fast=args.fast, atol=args.atol,
+                        rtol=args.rtol, allow_torch_only=args.allow_torch_only,
+                        fresh_seed=args.fresh_seed, task_name=Path(args.task).stem)
+    except KernelBenchInputError as exc:
+        return fail(str(exc).replace("problem:", f"{args.task}:", 1)
+                    .replace("answer:", f"{args.program}:", 1))
+    except (SandboxError, CapExceeded) as exc:
+        return fail(str(exc))
+    except Exception as exc:
+        return internal_error(exc)
+    if args.out:
+        Path(args.out).write_text(result.to_json(indent=2) + "\n")
+    if args.json:
+        print(result.to_json(indent=2))
+    else:
+        print_table(result, args.program)
+        console = Console()
+        if result.rule:
+            console.print(Text(f"rule broken: {result.rule}"))
+        if result.sizes:
+            scaled = f" (scaled from {result.original_sizes})" if result.original_sizes else ""
+            console.print(Text(f"sizes: {result.sizes}{scaled}"))
+        if result.weak_task:
+            console.print(Text(f"weak task: {result.weak_task}", style="yellow"))
+    if result.status == Status.ERROR:
         return 2
     return 0 if result.status == Status.PASSED else 1
 

@@ -87,6 +87,7 @@ class AnswerRun:
     seconds: float = 0.0
     build_seconds: float = 0.0
     stderr_tail: str = ""
+    traceback: str = ""
 
 
 def emulation_available() -> bool:
@@ -186,7 +187,8 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
             run.seconds = time.perf_counter() - started
             return run
         run.status = str(found.get("status", ""))
-        run.reason = str(found.get("reason", "") or found.get("traceback", ""))[:2000]
+        run.reason = str(found.get("reason", ""))[:2000]
+        run.traceback = str(found.get("traceback", ""))[:2000]
         run.diagnostics = str(found.get("diagnostics", ""))
         run.needs_gpu = str(found.get("needs_gpu", ""))
         run.inherits = str(found.get("inherits", ""))

@@ -142,7 +142,7 @@ def stop(status, exc):
         result["diagnostics"] = str(getattr(exc, "diagnostics", "") or "")[:20000]
         result["needs_gpu"] = getattr(exc, "needs_gpu", None) or ""
     else:
-        result["traceback"] = "\n".join(traceback.format_exc().strip().splitlines()[-6:])[:2000]
+        result["traceback"] = "\n".join(traceback.format_exc().strip().splitlines()[-12:])[:3000]
     flush(result, "answer.json")
 
 def form_problem(k, o):

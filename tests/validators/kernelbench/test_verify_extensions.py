@@ -1,0 +1,110 @@
+"""The KernelBench verifier with real load_inline answers on the cpu backend: the rules that
+need custom kernels (a launch per forward, kernel dependence, poisoned memory) and a correct
+answer through every checking variant. Real g++ builds in the build sandbox, real sandboxed
+processes."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemas import Status
+from validators.kernelbench import verify
+from validators.kernelbench.answer import emulation_available
+
+pytestmark = pytest.mark.skipif(not emulation_available(),
+                                reason="validators.cpu.torch_cuda (CUDA extensions on the CPU) "
+                                       "is not available")
+
+PROBLEM = """import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, slope):
+        super().__init__()
+        self.slope = slope
+    def forward(self, x):
+        return torch.nn.functional.leaky_relu(x, self.slope)
+
+batch_size = 8
+dim = 96
+
+def get_inputs():
+    return [torch.rand(batch_size, dim)]
+
+def get_init_inputs():
+    return [0.1]
+"""
+
+KERNEL = r'''
+#include <torch/extension.h>
+
+__global__ void leaky_kernel(const float* x, float* y, float slope, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < LIMIT) {
+        float v = x[i];
+        y[i] = v > 0.f ? v : v * slope;
+    }
+}
+
+torch::Tensor leaky(torch::Tensor x, double slope) {
+    TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");
+    TORCH_CHECK(x.scalar_type() == torch::kFloat32, "x must be float32");
+    auto xc = x.contiguous();
+    auto y = torch::empty_like(xc);
+    int n = xc.numel();
+    leaky_kernel<<<(n + 127) / 128, 128>>>(xc.data_ptr<float>(), y.data_ptr<float>(),
+                                           (float)slope, n);
+    return y;
+}
+'''
+
+
+def answer(forward: str = "return ext.leaky(x, self.slope)", limit: str = "n",
+           name: str = "leaky_ext") -> str:
+    return (
+        "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n"
+        f"SRC = {KERNEL.replace('LIMIT', limit)!r}\n"
+        "ext = load_inline(name=" + repr(name) + ", cpp_sources='torch::Tensor leaky(torch::Tensor x, "
+        "double slope);', cuda_sources=SRC, functions=['leaky'], verbose=False)\n\n"
+        "class ModelNew(nn.Module):\n    def __init__(self, slope):\n        super().__init__()\n"
+        "        self.slope = slope\n    def forward(self, x):\n"
+        + "".join(f"        {ln}\n" for ln in forward.splitlines()))
+
+
+def test_correct_load_inline_answer_passes_every_variant() -> None:
+    r = verify(PROBLEM, answer())
+    assert r.status == Status.PASSED, r.reason
+    assert r.kernel_check.startswith("depends on the kernels")
+    assert r.compile is not None and r.compile.ok
+    assert {s for c in r.cases for s in c.schedules} == {"forward", "reverse"}
+
+
+def test_torch_only_answer_is_rejected_unless_allowed() -> None:
+    torch_only = ("import torch\nimport torch.nn as nn\n\nclass ModelNew(nn.Module):\n"
+                  "    def __init__(self, slope):\n        super().__init__()\n"
+                  "        self.slope = slope\n    def forward(self, x):\n"
+                  "        return torch.where(x > 0, x, x * self.slope)\n")
+    r = verify(PROBLEM, torch_only, fast=True)
+    assert (r.status, r.rule) == (Status.REJECTED, "torch_fallback")
+    assert verify(PROBLEM, torch_only, fast=True, allow_torch_only=True).status == Status.PASSED
+
+
+def test_try_except_fallback_to_torch_is_rejected() -> None:
+    # The kernel refuses float64 (TORCH_CHECK); the answer catches that and lets torch work.
+    fallback = ("try:\n    return ext.leaky(x.double(), self.slope).float()\n"
+                "except Exception:\n    return torch.where(x > 0, x, x * self.slope)")
+    r = verify(PROBLEM, answer(fallback), fast=True)
+    assert (r.status, r.rule) == (Status.REJECTED, "torch_fallback")
+
+
+def test_kernel_whose_work_is_thrown_away_is_rejected() -> None:
+    # A kernel is launched (the launch rule is met) but torch computes the returned output.
+    decoy = "ext.leaky(x, self.slope)\nreturn torch.where(x > 0, x, x * self.slope)"
+    r = verify(PROBLEM, answer(decoy), fast=True)
+    assert (r.status, r.rule) == (Status.REJECTED, "kernels_not_used")
+
+
+def test_output_left_partly_uninitialised_fails_under_poison() -> None:
+    # torch::empty_like whose last elements the kernel never writes: new memory is poisoned.
+    r = verify(PROBLEM, answer(limit="n - 5"), fast=True)
+    assert r.status == Status.FAILED, r.reason
