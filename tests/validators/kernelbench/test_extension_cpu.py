@@ -1,0 +1,268 @@
+"""PyTorch CUDA extensions on the cpu backend (issue 23, item 2): a KernelBench-style answer's
+`load_inline` is recorded in its sandbox, built by `extension.build_pending` in the build
+sandbox (real g++ against torch's headers and the shim), and imported by the next pass, whose
+kernels run on the emulator. Few builds on purpose: each extension costs tens of seconds here.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from validators.build_cache import BuildCache  # noqa: E402
+from validators.cpu import extension  # noqa: E402
+from validators.sandbox import GIB, Limits, python_executable, python_prefixes, run_sandboxed  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[3]
+
+pytestmark = pytest.mark.skipif(platform.machine() != "x86_64" or shutil.which("g++") is None,
+                                reason="the cpu backend needs x86-64 and g++")
+
+# A KernelBench level-1 ReLU answer written as the field writes them, using the CUDA side of
+# torch's C++ API: CHECK_CUDA on device().is_cuda(), is_cuda(), OptionalCUDAGuard,
+# getCurrentCUDAStream() as the launch's stream, AT_DISPATCH over float/double/half,
+# C10_CUDA_KERNEL_LAUNCH_CHECK, TensorOptions on kCUDA, CUDAGuard, device properties.
+RELU_ANSWER = textwrap.dedent(r'''
+    import torch
+    import torch.nn as nn
+    from torch.utils.cpp_extension import load_inline
+
+    cuda_src = r"""
+    #include <torch/extension.h>
+    #include <ATen/cuda/CUDAContext.h>
+    #include <c10/cuda/CUDAGuard.h>
+    #define CHECK_CUDA(x) TORCH_CHECK(x.device().is_cuda(), #x " must be a CUDA tensor")
+    #define CHECK_CONTIGUOUS(x) TORCH_CHECK(x.is_contiguous(), #x " must be contiguous")
+    #define CHECK_INPUT(x) CHECK_CUDA(x); CHECK_CONTIGUOUS(x)
+
+    template <typename scalar_t>
+    __global__ void relu_kernel(const scalar_t* __restrict__ x, scalar_t* __restrict__ y, int64_t n) {
+      int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+      if (i < n) y[i] = x[i] > scalar_t(0) ? x[i] : scalar_t(0);
+    }
+
+    torch::Tensor relu_cuda(torch::Tensor x) {
+      CHECK_INPUT(x);
+      TORCH_CHECK(x.is_cuda(), "x must be on the GPU");
+      const at::cuda::OptionalCUDAGuard guard(device_of(x));
+      auto y = torch::empty_like(x);
+      int64_t n = x.numel();
+      const int threads = 256;
+      const int blocks = (n + threads - 1) / threads;
+      cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+      AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.scalar_type(), "relu_cuda", ([&] {
+        relu_kernel<scalar_t><<<blocks, threads, 0, stream>>>(x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), n);
+      }));
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      return y;
+    }
+
+    torch::Tensor empty_on_device(int64_t n) {
+      auto opts = torch::TensorOptions().dtype(torch::kFloat32).device(torch::kCUDA, 0);
+      c10::cuda::CUDAGuard g(0);
+      TORCH_CHECK(at::cuda::getCurrentDeviceProperties()->warpSize == 32, "warp size");
+      auto t = torch::empty({n}, opts);
+      TORCH_CHECK(t.device().type() == at::kCUDA && t.is_cuda(), "not on the device");
+      return t;
+    }
+    """
+
+    ext = load_inline(name="relu_ext",
+                      cpp_sources="torch::Tensor relu_cuda(torch::Tensor x);\ntorch::Tensor empty_on_device(int64_t n);",
+                      cuda_sources=cuda_src, functions=["relu_cuda", "empty_on_device"],
+                      extra_cuda_cflags=["-O3", "--use_fast_math"], verbose=False)
+
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            return ext.relu_cuda(x)
+''')
+
+# The answer's process: install, import the answer, report what the tests check as JSON.
+PASS = textwrap.dedent('''
+    import json, sys
+    sys.path.insert(0, {repo!r})
+    from validators.cpu import torch_cuda
+    torch_cuda.install({root!r}, poison={poison}, variant={variant!r})
+    import torch, importlib.util
+    report = {{}}
+    try:
+        spec = importlib.util.spec_from_file_location("answer", "answer.py")
+        answer = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(answer)
+    except torch_cuda.ExtensionNotBuilt as e:
+        report["not_built"] = e.name
+    except torch_cuda.ExtensionBuildError as e:
+        report["build_error"] = {{"needs_gpu": e.needs_gpu, "diagnostics": e.diagnostics[-2000:]}}
+    else:
+        report.update(json.loads(json.dumps(answer.check(torch, torch_cuda) if hasattr(answer, "check")
+                                            else {{}})))
+    print("REPORT " + json.dumps(report))
+''')
+
+RELU_CHECK = textwrap.dedent('''
+    def check(torch, torch_cuda):
+        out = {}
+        before = torch_cuda.launch_count()
+        model = ModelNew().cuda()
+        torch.manual_seed(0)
+        x = torch.randn(257, 33, device="cuda")
+        y = model(x)
+        out["launches"] = torch_cuda.launch_count() - before
+        out["equal"] = bool(torch.equal(y, torch.relu(x)))
+        xd = torch.randn(1000, dtype=torch.float64).to("cuda")
+        out["equal_double"] = bool(torch.equal(model(xd), torch.relu(xd)))
+        xh = torch.randn(1000).half().cuda()
+        out["equal_half"] = bool(torch.equal(model(xh), torch.relu(xh)))
+        out["launches_total"] = torch_cuda.launch_count() - before
+        out["is_cuda"] = bool(x.is_cuda)
+        out["available"] = torch.cuda.is_available()
+        out["device_count"] = torch.cuda.device_count()
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record(); model(x); end.record(); end.synchronize()
+        out["elapsed_ms_ok"] = start.elapsed_time(end) >= 0
+        out["py_empty"] = torch.empty(16, device=torch.device("cuda:0")).view(torch.uint8).tolist()
+        out["cpp_empty"] = ext.empty_on_device(16).view(torch.uint8).tolist()
+        return out
+''')
+
+
+def _limits() -> Limits:
+    return Limits(cpu_seconds=300, wall_seconds=600, memory_bytes=16 * GIB)
+
+
+def run_pass(work: Path, root: Path, *, poison: int | None = None, variant: str = "plain",
+             env: dict[str, str] | None = None):
+    script = PASS.format(repo=str(REPO), root=str(root), poison=poison, variant=variant)
+    out = run_sandboxed([python_executable(), "-I", "-c", script], work, limits=_limits(),
+                        env={"OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", **(env or {})},
+                        expose=[*python_prefixes(), REPO])
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("REPORT ")), None)
+    return (json.loads(line[7:]) if line else None), out
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> BuildCache:
+    return BuildCache(tmp_path_factory.mktemp("ext-cache"))
+
+
+@pytest.fixture(scope="module")
+def relu_work(tmp_path_factory, cache):
+    """The two passes and the build in between, in the real sandboxes."""
+    work = tmp_path_factory.mktemp("relu")
+    (work / "answer.py").write_text(RELU_ANSWER + RELU_CHECK)
+    root = work / "build"
+    root.mkdir()
+    extension.prepare_runtime(root, "plain")
+    first, out = run_pass(work, root)
+    assert first == {"not_built": "relu_ext"}, out.stdout + out.stderr
+    pending = extension.pending_requests(root)
+    assert [r.name for r in pending] == ["relu_ext"]
+    builds = extension.build_pending(root, "plain", cache=cache)
+    assert [b.ok for b in builds] == [True], builds[0].diagnostics
+    assert extension.pending_requests(root) == []
+    return work, root
+
+
+def test_load_inline_answer_computes_torchs_result_on_the_emulator(relu_work):
+    work, root = relu_work
+    report, out = run_pass(work, root, poison=0xAB, env={"CUDASHIM_SCHEDULE": "reverse"})
+    assert report is not None, out.stdout + out.stderr
+    assert report["equal"] and report["equal_double"] and report["equal_half"], report
+    # one custom launch per forward, counted by the runtime the extensions share
+    assert report["launches"] == 1 and report["launches_total"] == 3, report
+    assert report["is_cuda"] and report["available"] and report["device_count"] == 1, report
+    assert report["elapsed_ms_ok"], report
+
+
+@pytest.mark.parametrize("byte", [0xAB, 0x5A])
+def test_new_allocations_start_poisoned_in_python_and_in_the_extension(relu_work, byte):
+    work, root = relu_work
+    report, out = run_pass(work, root, poison=byte)
+    assert report is not None, out.stdout + out.stderr
+    assert report["py_empty"] == [byte] * 64, report
+    assert report["cpp_empty"] == [byte] * 64, report
+
+
+RACY_ANSWER = textwrap.dedent(r'''
+    import torch
+    from torch.utils.cpp_extension import load_inline
+
+    src = r"""
+    #include <torch/extension.h>
+    __global__ void hist(const int* in, int* out, int n) {
+      __shared__ int bins[4];
+      if (threadIdx.x < 4) bins[threadIdx.x] = 0;
+      __syncthreads();
+      if (threadIdx.x < n) bins[in[threadIdx.x] & 3]++;
+      __syncthreads();
+      if (threadIdx.x < 4) atomicAdd(&out[threadIdx.x], bins[threadIdx.x]);
+    }
+    torch::Tensor histogram(torch::Tensor x) {
+      auto out = torch::zeros({4}, x.options());
+      hist<<<1, 64>>>(x.data_ptr<int>(), out.data_ptr<int>(), (int)x.numel());
+      return out;
+    }
+    """
+    ext = load_inline(name="hist_ext", cpp_sources="torch::Tensor histogram(torch::Tensor x);",
+                      cuda_sources=src, functions=["histogram"])
+
+    def check(torch, torch_cuda):
+        x = torch.arange(64, dtype=torch.int32, device="cuda")
+        return {"hist": ext.histogram(x).tolist()}
+''')
+
+
+def test_a_shared_memory_race_fails_under_the_race_build(tmp_path, cache):
+    (tmp_path / "answer.py").write_text(RACY_ANSWER)
+    root = tmp_path / "build"
+    root.mkdir()
+    extension.prepare_runtime(root, "race")
+    first, out = run_pass(tmp_path, root, variant="race")
+    assert first == {"not_built": "hist_ext"}, out.stdout + out.stderr
+    assert [b.ok for b in extension.build_pending(root, "race", cache=cache)] == [True]
+    report, out = run_pass(tmp_path, root, variant="race")
+    assert report is None and out.exit_code == 87, out.stdout + out.stderr
+    assert "race in kernel 'hist': lost update of shared memory: __shared__ bins" in out.stderr, out.stderr
+
+
+NEEDS_GPU_ANSWER = textwrap.dedent(r'''
+    from torch.utils.cpp_extension import load_inline
+    src = r"""
+    #include <torch/extension.h>
+    #include <ATen/cuda/CUDAContext.h>
+    #include <cublas_v2.h>
+    torch::Tensor mm(torch::Tensor a, torch::Tensor b) {
+      auto handle = at::cuda::getCurrentCUDABlasHandle();
+      (void)handle;
+      return a;
+    }
+    """
+    ext = load_inline(name="blas_ext", cpp_sources="torch::Tensor mm(torch::Tensor a, torch::Tensor b);",
+                      cuda_sources=src, functions=["mm"])
+''')
+
+
+def test_gpu_only_features_are_needs_gpu_naming_them(tmp_path, cache):
+    (tmp_path / "answer.py").write_text(NEEDS_GPU_ANSWER)
+    root = tmp_path / "build"
+    root.mkdir()
+    run_pass(tmp_path, root)
+    builds = extension.build_pending(root, "plain", cache=cache)
+    assert [b.ok for b in builds] == [False]
+    assert "cuBLAS handle" in (builds[0].needs_gpu or ""), builds[0].diagnostics
+    report, out = run_pass(tmp_path, root)
+    assert report is not None and "cuBLAS handle" in (report["build_error"]["needs_gpu"] or ""), \
+        out.stdout + out.stderr
+    # Triton, imported at the answer's top level, past any `except Exception` of the answer
+    (tmp_path / "answer.py").write_text("try:\n    import triton\nexcept Exception:\n    pass\n")
+    report, out = run_pass(tmp_path, root)
+    assert report is None and "NeedsGpu: needs a GPU: triton" in out.stderr, out.stdout + out.stderr
