@@ -143,6 +143,38 @@ int socket(int domain, int type, int protocol) {
   REAL(socket, int, (int, int, int));
   if (domain == AF_INET || domain == AF_INET6) record("net", domain == AF_INET ? "inet" : "inet6");
   return real_socket(domain, type, protocol); }
+/* The cpu backend keeps device memory PROT_NONE while host code runs (its runtime changes that
+   with raw system calls of its own). A program that changes memory protection or reaches into
+   its own memory past it, by whatever spelling its source used, is refused here and logged. */
+static int closed = -1;
+static int refuse(const char *what) {
+  if (closed < 0) { const char *v = getenv("CKD_DEVICE_MEMORY_CLOSED"); closed = v && v[0] == '1'; }
+  if (!closed) return 0;
+  record("call", what); errno = EPERM; return 1; }
+int mprotect(void *a, size_t n, int prot) { REAL(mprotect, int, (void *, size_t, int)); if (refuse("mprotect")) return -1; return real_mprotect(a, n, prot); }
+int pkey_mprotect(void *a, size_t n, int prot, int key) { REAL(pkey_mprotect, int, (void *, size_t, int, int)); if (refuse("pkey_mprotect")) return -1; return real_pkey_mprotect(a, n, prot, key); }
+void *mremap(void *old, size_t on, size_t nn, int flags, ...) {
+  REAL(mremap, void *, (void *, size_t, size_t, int, ...));
+  va_list ap; va_start(ap, flags); void *to = va_arg(ap, void *); va_end(ap);
+  if (refuse("mremap")) return (void *)-1;
+  return real_mremap(old, on, nn, flags, to); }
+#include <sys/uio.h>
+ssize_t process_vm_readv(pid_t pid, const struct iovec *l, unsigned long ln, const struct iovec *r, unsigned long rn, unsigned long f) {
+  REAL(process_vm_readv, ssize_t, (pid_t, const struct iovec *, unsigned long, const struct iovec *, unsigned long, unsigned long));
+  if (refuse("process_vm_readv")) return -1; return real_process_vm_readv(pid, l, ln, r, rn, f); }
+ssize_t process_vm_writev(pid_t pid, const struct iovec *l, unsigned long ln, const struct iovec *r, unsigned long rn, unsigned long f) {
+  REAL(process_vm_writev, ssize_t, (pid_t, const struct iovec *, unsigned long, const struct iovec *, unsigned long, unsigned long));
+  if (refuse("process_vm_writev")) return -1; return real_process_vm_writev(pid, l, ln, r, rn, f); }
+long syscall(long nr, ...) {
+  REAL(syscall, long, (long, ...));
+  va_list ap; va_start(ap, nr);
+  long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long), d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
+  va_end(ap);
+  const char *what = nr == SYS_mprotect ? "syscall(SYS_mprotect)" : nr == SYS_pkey_mprotect ? "syscall(SYS_pkey_mprotect)"
+      : nr == SYS_mremap ? "syscall(SYS_mremap)" : nr == SYS_process_vm_readv ? "syscall(SYS_process_vm_readv)"
+      : nr == SYS_process_vm_writev ? "syscall(SYS_process_vm_writev)" : 0;
+  if (what && refuse(what)) return -1;
+  return real_syscall(nr, a, b, c, d, e, f); }
 """
 
 
@@ -327,6 +359,7 @@ def static_reasons(text: str, task: Task, launches: int, features: list[str]) ->
 
 # --- dynamic ---------------------------------------------------------------------------------
 
+_PROC_MEM = re.compile(r"^/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/+mem$")
 _SONAME = re.compile(r"^[\w.+-]+\.so(?:\.\d+)*$")
 _PSEUDO = re.compile(r"^\[[\w.-]+\]$")
 
@@ -340,7 +373,7 @@ def read_access_log(workdir: Path) -> list[tuple[str, str]] | None:
     entries = []
     for line in text.splitlines():
         kind, _, target = line.partition("\t")
-        if kind in ("r", "w", "rw", "d", "net"):
+        if kind in ("r", "w", "rw", "d", "net", "call"):
             entries.append((kind, target))
     return entries
 
@@ -359,6 +392,11 @@ def access_reasons(entries: list[tuple[str, str]] | None, workdir: Path, task: T
         if kind == "net":
             reasons.append(f"opened a network socket ({target})")
             continue
+        if kind == "call":
+            reasons.append(f"called {target}: changing memory protection or reaching into the "
+                           f"process's own memory past it is no part of a kernel program (host "
+                           f"code could reach device memory)")
+            continue
         if kind == "r" and (_SONAME.match(target) or _PSEUDO.match(target)):
             # A shared library by soname (the loader, sanitizers; the vDSO is
             # `linux-vdso.so.1`) or a mapping name like `[vdso]`: not a data file.
@@ -366,6 +404,10 @@ def access_reasons(entries: list[tuple[str, str]] | None, workdir: Path, task: T
         norm = target if target.startswith("/") else os.path.join(work, target)
         norm = os.path.normpath(norm)
         verb = "removed or renamed" if kind == "d" else "opened"
+        if kind != "d" and _PROC_MEM.match(norm):
+            reasons.append(f"opened {target}: it reads and writes the process's memory past its "
+                           f"protection (host code could reach device memory)")
+            continue
         if norm.startswith(work + os.sep):
             rel = os.path.relpath(norm, work)
             if rel in read_only and kind in ("w", "rw", "d"):

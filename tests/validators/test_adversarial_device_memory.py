@@ -136,6 +136,31 @@ def test_host_code_that_reopens_device_memory_is_refused(engine, name):
     assert "changing memory protection" in res.reason, res.reason
 
 
+# The same calls spelt so that no reading of the source sees them (tokens pasted by the
+# preprocessor, a path built at run time): the run's access shim refuses and names them.
+_HIDDEN = {
+    "pasted_mprotect": "CAT(mpro, tect)((void*)((unsigned long)db & ~4095ul), N * 4 + 4096, 3);",
+    "pasted_syscall": "CAT(sys, call)(5 * 2, (void*)((unsigned long)db & ~4095ul), N * 4 + 4096, 3);",
+    "proc_self_mem": ("char path[32]; snprintf(path, sizeof path, \"/proc/%s/mem\", \"self\");"
+                      " FILE* m = fopen(path, \"r+b\"); if (m) { fseek(m, (long)db, SEEK_SET);"
+                      " for (int i = 0; i < N; i++) y[i] = x[i] * x[i];"
+                      " fwrite(y, 4, N, m); fclose(m); }"),
+}
+HIDDEN = {name: REOPENS["mprotect"].replace("#include <dlfcn.h>", "#include <dlfcn.h>\n#define CAT(a, b) a##b")
+          .replace(_OPENS["mprotect"], line) for name, line in _HIDDEN.items()}
+
+
+@pytest.mark.parametrize("name", sorted(HIDDEN))
+def test_hidden_calls_that_reopen_device_memory_are_refused_as_they_run(engine, name):
+    from validators.anticheat import protection_tampering
+
+    assert protection_tampering(HIDDEN[name]) == ""  # the source reading does not see it
+    res = engine.check(SQUARE, Program(source=HIDDEN[name]), thorough=False)
+    assert res.status == Status.REJECTED, (res.status, res.reason)
+    assert ("called mprotect" in res.reason or "called syscall(SYS_mprotect)" in res.reason
+            or "/mem: it reads and writes" in res.reason), res.reason
+
+
 def test_a_system_call_in_inline_assembly_is_refused():
     """The cpu backend cannot run host assembly (`needs_gpu`, so it never runs there); the rule
     still names it, so the refusal does not hang on that."""

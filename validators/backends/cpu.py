@@ -218,6 +218,9 @@ class CpuBackend(Backend):
             "CUDASHIM_LOG_UPLOADS": "0",
             "CUDASHIM_LOCKSTEP": "1" if self.lockstep else "0",
             "CUDASHIM_RUN_TIMING": "",
+            # Read by the engine's access shim: device memory is closed to host code here, so
+            # the program's mprotect (and its kin) are refused and logged (anticheat.py).
+            "CKD_DEVICE_MEMORY_CLOSED": "1",
         }
         workers = self.workers or min(usable_cores(), MAX_WORKERS)
         env["CUDASHIM_WORKERS"] = str(workers)
