@@ -23,10 +23,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sysconfig
 import tempfile
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -85,6 +87,18 @@ class BuildRequest:
             req = BuildRequest(**data)
         except (ValueError, TypeError) as exc:
             raise ExtensionError(f"extension build request {origin}: {exc}") from exc
+        def texts(v: object) -> bool:
+            return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+        if not isinstance(req.name, str) or not all(
+                texts(getattr(req, f)) for f in ("cpp_sources", "cuda_sources", "extra_cflags",
+                                                 "extra_cuda_cflags")):
+            raise ExtensionError(f"extension build request {origin}: the name must be a string and "
+                                 "sources and flags lists of strings")
+        if req.functions is not None and not (isinstance(req.functions, dict) and all(
+                isinstance(k, str) and isinstance(v, str) for k, v in req.functions.items())):
+            raise ExtensionError(f"extension build request {origin}: functions must map names to "
+                                 "docstrings")
         if not req.name.isidentifier():
             raise ExtensionError(
                 f"extension build request {origin}: module name {req.name!r} is not a Python identifier")
@@ -139,7 +153,10 @@ def torch_build_info() -> dict[str, object]:
     for getter in ("_get_pybind11_abi_build_flags", "_get_glibcxx_abi_build_flags"):
         fn = getattr(ce, getter, None)
         if fn is not None:
-            abi.extend(fn())
+            # torch's builder still passes them (deprecated for the pybind11 one since 2.9).
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                abi.extend(fn())
     return {
         "version": torch.__version__,
         "include": [str(Path(p).resolve()) for p in ce.include_paths()],
@@ -159,11 +176,19 @@ def _flags(variant: str) -> list[str]:
     ]
 
 
-def _include_flags() -> list[str]:
+def _include_flags(full: bool = False) -> list[str]:
+    """Ours first: torch's own ATen/cuda and c10/cuda headers would pull in NVIDIA's libraries;
+    the slim build's torch/extension.h stands for the real one (`full` keeps the real one)."""
     info = torch_build_info()
-    # Ours first: torch's own ATen/cuda and c10/cuda headers would pull in NVIDIA's libraries.
-    dirs = [TORCH_INCLUDE_DIR, toolchain.INCLUDE_DIR, *info["include"], info["python_include"]]  # type: ignore[misc]
-    return [f"-I{d}" for d in dirs]
+    slim = [] if full else [TORCH_INCLUDE_DIR / "slim"]
+    dirs = [*slim, TORCH_INCLUDE_DIR, toolchain.INCLUDE_DIR, *info["include"], info["python_include"]]  # type: ignore[misc]
+    return [f"-I{d}" for d in dirs] + (["-DCUDASHIM_TORCH_FULL"] if full else [])
+
+
+# Errors that say the extension needs torch's C++ frontend, which the slim header leaves out.
+_NEEDS_FULL_TORCH = re.compile(
+    r"is not a member of [‘'`]torch(?:::\w+)*[’'`]|[‘'`]torch::(?:nn|optim|data|jit|serialize)\b"
+    r"|[‘'`](?:nn|optim|data|jit)[’'`] (?:is not a member of|has not been declared)")
 
 
 def shim_version() -> str:
@@ -263,11 +288,24 @@ def _torch_paths() -> list[Path]:
 def compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runner = toolchain.run_local,
                     ) -> tuple[bool, str, list[str]]:
     """Compile `req` into `out_dir/module.so`; returns (ok, diagnostics, commands). Never raises
-    for a bad extension."""
+    for a bad extension. The slim, precompiled torch header first; an extension whose errors
+    show it uses torch's C++ frontend is built again with the whole torch/extension.h (parsed
+    for every unit: about three times the time)."""
+    ok, diag, commands = _compile_request(req, out_dir, runner=runner, full=False)
+    if not ok and _NEEDS_FULL_TORCH.search(diag):
+        first = next((ln for ln in diag.splitlines() if "error" in ln), "").strip()
+        ok, diag, more = _compile_request(req, out_dir, runner=runner, full=True)
+        diag = f"cudashim: built again with the whole torch/extension.h ({first})\n" + diag
+        commands += more
+    return ok, diag, commands
+
+
+def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runner, full: bool,
+                     ) -> tuple[bool, str, list[str]]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    pch = prelude_pch(req.variant)
+    pch = PRELUDE if full else prelude_pch(req.variant)
     expose = [toolchain.INCLUDE_DIR, TORCH_INCLUDE_DIR, pch.parent, *_torch_paths()]
-    common = [toolchain.gxx(), *_flags(req.variant), *_include_flags(), "-include", str(pch),
+    common = [toolchain.gxx(), *_flags(req.variant), *_include_flags(full), "-include", str(pch),
               f"-DTORCH_EXTENSION_NAME={req.name}"]
     units: list[tuple[str, str]] = [("main.cpp", module_generation(req))]
     notes: list[str] = []
@@ -329,16 +367,28 @@ def _sandbox_runner() -> toolchain.Runner:
 
 
 def pending_requests(build_root: Path) -> list[BuildRequest]:
-    """Requests the last answer pass wrote that have no build yet (oldest first)."""
-    folder = Path(build_root) / REQUESTS
+    """Requests the last answer pass wrote that have no build yet (oldest first); a file that is
+    no request (the answer's process can write there) is left out: `build_pending` reports it."""
+    return _scan(Path(build_root))[0]
+
+
+def _scan(build_root: Path) -> tuple[list[BuildRequest], list[str]]:
+    folder = build_root / REQUESTS
     if not folder.is_dir():
-        return []
-    out = []
+        return [], []
+    out: list[BuildRequest] = []
+    bad: list[str] = []
     for p in sorted(folder.glob("*.json"), key=lambda q: q.stat().st_mtime):
-        req = BuildRequest.parse(p.read_text(errors="replace"), str(p))
-        if not (Path(build_root) / EXT / req.key()).is_dir():
+        try:
+            if p.is_symlink() or not p.is_file():
+                raise ExtensionError(f"extension build request {p}: not a regular file")
+            req = BuildRequest.parse(p.read_text(errors="replace"), str(p))
+        except (OSError, ExtensionError) as exc:
+            bad.append(str(exc))
+            continue
+        if not (build_root / EXT / req.key()).is_dir() and req not in out:
             out.append(req)
-    return out
+    return out, bad
 
 
 def build_pending(build_root: Path, variant: str = "plain", *, sandboxed: bool = True,
@@ -347,11 +397,17 @@ def build_pending(build_root: Path, variant: str = "plain", *, sandboxed: bool =
     False, for tests of our own sources) and place the results where `torch_cuda` finds them."""
     prepare_runtime(build_root, variant)
     cache = cache or BuildCache()
-    results = []
-    for req in pending_requests(build_root):
+    pending, bad = _scan(Path(build_root))
+    # A request file the answer's process forged is its own doing: reported, never built.
+    results = [ExtensionBuild(key="", name="", ok=False, diagnostics=why, needs_gpu=None, seconds=0.0,
+                              cached=False) for why in bad]
+    for req in pending:
         if req.variant != variant:
-            raise ExtensionError(f"extension {req.name!r} was requested for variant {req.variant!r}, "
-                                 f"not {variant!r}")
+            results.append(ExtensionBuild(
+                key=req.key(), name=req.name, ok=False, needs_gpu=None, seconds=0.0, cached=False,
+                diagnostics=f"extension {req.name!r} was requested for variant {req.variant!r}, "
+                            f"not {variant!r}"))
+            continue
         results.append(build_one(req, Path(build_root), cache=cache, sandboxed=sandboxed))
     return results
 

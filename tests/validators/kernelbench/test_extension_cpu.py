@@ -192,6 +192,24 @@ def test_new_allocations_start_poisoned_in_python_and_in_the_extension(relu_work
     assert report["cpp_empty"] == [byte] * 64, report
 
 
+def test_a_forged_request_file_is_reported_and_builds_nothing(relu_work, cache):
+    """The answer's process can write in requests/: what is not a request is named, not built,
+    and stops nothing else."""
+    _, root = relu_work
+    (root / "requests" / "forged.json").write_text('{"name": "x; rm -rf /", "cpp_sources": [], '
+                                                   '"cuda_sources": []}')
+    (root / "requests" / "junk.json").write_text("not json")
+    before = sorted(p.name for p in (root / "ext").iterdir())
+    builds = extension.build_pending(root, "plain", cache=cache)
+    reasons = sorted(b.diagnostics for b in builds)
+    assert [b.ok for b in builds] == [False, False], reasons
+    assert "forged.json: module name 'x; rm -rf /' is not a Python identifier" in reasons[0] + reasons[1]
+    assert any("junk.json" in r for r in reasons), reasons
+    assert sorted(p.name for p in (root / "ext").iterdir()) == before
+    for name in ("forged.json", "junk.json"):
+        (root / "requests" / name).unlink()
+
+
 RACY_ANSWER = textwrap.dedent(r'''
     import torch
     from torch.utils.cpp_extension import load_inline
@@ -266,3 +284,39 @@ def test_gpu_only_features_are_needs_gpu_naming_them(tmp_path, cache):
     (tmp_path / "answer.py").write_text("try:\n    import triton\nexcept Exception:\n    pass\n")
     report, out = run_pass(tmp_path, root)
     assert report is None and "NeedsGpu: needs a GPU: triton" in out.stderr, out.stdout + out.stderr
+
+
+FRONTEND_ANSWER = textwrap.dedent(r'''
+    from torch.utils.cpp_extension import load_inline
+    src = r"""
+    #include <torch/extension.h>
+    __global__ void scale(float* y, int n) { int i = threadIdx.x; if (i < n) y[i] *= 2.0f; }
+    torch::Tensor f(torch::Tensor x) {
+      auto y = torch::nn::functional::relu(x).contiguous();
+      scale<<<1, 64>>>(y.data_ptr<float>(), (int)y.numel());
+      return y;
+    }
+    """
+    ext = load_inline(name="frontend_ext", cpp_sources="torch::Tensor f(torch::Tensor x);",
+                      cuda_sources=src, functions=["f"])
+
+    def check(torch, torch_cuda):
+        x = torch.randn(64, device="cuda")
+        return {"equal": bool(torch.equal(ext.f(x), torch.relu(x) * 2))}
+''')
+
+
+@pytest.mark.slow
+def test_an_extension_using_torchs_cpp_frontend_is_built_with_the_whole_header(tmp_path, cache):
+    """torch::nn is outside the precompiled slim header: the build is redone with the real
+    torch/extension.h, and says so."""
+    (tmp_path / "answer.py").write_text(FRONTEND_ANSWER)
+    root = tmp_path / "build"
+    root.mkdir()
+    extension.prepare_runtime(root, "plain")
+    run_pass(tmp_path, root)
+    builds = extension.build_pending(root, "plain", cache=cache)
+    assert [b.ok for b in builds] == [True], builds[0].diagnostics
+    assert "built again with the whole torch/extension.h" in builds[0].diagnostics
+    report, out = run_pass(tmp_path, root)
+    assert report == {"equal": True}, out.stdout + out.stderr

@@ -3,9 +3,15 @@
 // host compiler sees them (with __CUDACC__ defined they would take their nvcc paths and include
 // NVIDIA's own headers), then the shim, then the CUDA side of torch's C++ API over CPU tensors.
 #pragma once
+#ifdef CUDASHIM_TORCH_FULL
+// The whole of torch/extension.h (the C++ frontend: torch::nn, optim, ...): not precompiled, for
+// the extensions the slim set below does not serve (extension.py retries with it).
+#include <torch/extension.h>
+#else
 #include <torch/types.h>
 #include <torch/csrc/utils/pybind.h>
 #include <torch/csrc/Exceptions.h>
+#endif
 #include <cuda_runtime.h>
 #include <cuda.h>
 #include <cuda_fp16.h>
