@@ -88,6 +88,8 @@ class AnswerRun:
     build_seconds: float = 0.0
     stderr_tail: str = ""
     traceback: str = ""
+    runtime_verdict: tuple[str, str] | None = None
+    """(status, reason) from the emulator's report when it stopped the process."""
 
 
 def emulation_available() -> bool:
@@ -148,7 +150,7 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
         for _ in range(MAX_PASSES):
             run.passes += 1
             if extension is not None:
-                extension.prepare_runtime(str(build_root), variant)
+                extension.prepare_runtime(build_root, variant)
             shutil.rmtree(work / "out", ignore_errors=True)
             built = [str(p.relative_to(work)) for sub in ("ext", "lib")
                      for p in sorted((build_root / sub).rglob("*")) if p.is_file()]
@@ -160,11 +162,11 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
                                                   max_bytes=64 << 20))
             except (OSError, ValueError):
                 found = None
-            pending = extension.pending_requests(str(build_root)) if extension else []
+            pending = extension.pending_requests(build_root) if extension else []
             if not pending:
                 break
             t0 = time.perf_counter()
-            outcomes = extension.build_pending(str(build_root), variant=variant, sandboxed=True)
+            outcomes = extension.build_pending(build_root, variant=variant, sandboxed=True)
             run.build_seconds += time.perf_counter() - t0
             run.builds += [BuildInfo(name=o.name, ok=o.ok, seconds=o.seconds, cached=o.cached,
                                      diagnostics=o.diagnostics or "",
@@ -182,10 +184,7 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
         if not isinstance(found, dict):
             if not harness_reached(out.stderr):
                 raise harness_failure("KernelBench answer", out.stderr, out.exit_code)
-            run.status = "crashed"
-            run.reason = _death(out)
-            run.seconds = time.perf_counter() - started
-            return run
+            found = {"status": "running"}
         run.status = str(found.get("status", ""))
         run.reason = str(found.get("reason", ""))[:2000]
         run.traceback = str(found.get("traceback", ""))[:2000]
@@ -195,6 +194,12 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
         if run.status == "running":  # the process died in the middle of a call
             run.status = "crashed"
             run.reason = _death(out)
+        if run.status == "crashed" and emulate:
+            from validators.cpu.diagnostics import runtime_verdict
+
+            # The emulator's own report (a race in the race build, a deadlock, a GPU-only
+            # library call) names what stopped the process.
+            run.runtime_verdict = runtime_verdict(out.stdout, out.stderr, out.exit_code)
         for c in found.get("calls", []):
             run.calls.append(_read_call(work, c, max_bytes))
     run.seconds = time.perf_counter() - started

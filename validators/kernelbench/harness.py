@@ -121,7 +121,7 @@ torch.set_num_threads(1)
 from safetensors.torch import load_file, save_file
 _type, _Tensor, _tuple, _list = type, torch.Tensor, tuple, list
 launch_count = None
-not_built = build_error = ()
+not_built = build_error = needs_gpu = ()
 if spec["cuda"]:
     # Before the answer is imported: load_inline/load and the cuda device are the project's.
     from validators.cpu import torch_cuda
@@ -130,6 +130,7 @@ if spec["cuda"]:
     launch_count = torch_cuda.launch_count
     not_built = (torch_cuda.ExtensionNotBuilt,)
     build_error = (torch_cuda.ExtensionBuildError,)
+    needs_gpu = (torch_cuda.NeedsGpu,)
 ''' + GUARD + ENCODE + r'''
 _ckd_install_guard(spec["prefixes"])
 ''' + READY_LINE + r'''
@@ -138,7 +139,9 @@ result = {"status": "running", "calls": [], "inherits": ""}
 def stop(status, exc):
     result["status"] = status
     result["reason"] = ("%s: %s" % (_type(exc).__name__, exc))[:800]
-    if build_error and isinstance(exc, build_error):
+    if needs_gpu and isinstance(exc, needs_gpu):
+        result["needs_gpu"] = str(getattr(exc, "feature", "") or exc)
+    elif build_error and isinstance(exc, build_error):
         result["diagnostics"] = str(getattr(exc, "diagnostics", "") or "")[:20000]
         result["needs_gpu"] = getattr(exc, "needs_gpu", None) or ""
     else:
@@ -164,6 +167,8 @@ def run():
         return stop("pending", exc)
     except build_error as exc:
         return stop("build_error", exc)
+    except needs_gpu as exc:
+        return stop("needs_gpu", exc)
     except BaseException as exc:
         return stop("load_error", exc)
     cls = ns.get("ModelNew")
@@ -188,6 +193,8 @@ def run():
             return stop("pending", exc)
         except build_error as exc:
             return stop("build_error", exc)
+        except needs_gpu as exc:
+            return stop("needs_gpu", exc)
         except BaseException as exc:
             return stop("init_error", exc)
         for case in group["cases"]:
@@ -207,6 +214,8 @@ def run():
                 return stop("pending", exc)
             except build_error as exc:
                 return stop("build_error", exc)
+            except needs_gpu as exc:
+                return stop("needs_gpu", exc)
             except BaseException as exc:
                 call["error"] = ("%s: %s" % (_type(exc).__name__, exc))[:800]
                 call["seconds"] = time.perf_counter() - t0

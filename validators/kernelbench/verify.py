@@ -164,6 +164,8 @@ def _judge_run(run: AnswerRun, groups: list[RefGroup], cases: dict[str, CaseResu
     when every case passed."""
     where = f"{run.variant} build, {run.schedule} schedule" + (
         f", poison 0x{run.poison:02x}" if run.poison is not None else "")
+    if run.status == "needs_gpu":
+        return Status.NEEDS_GPU, "", f"the answer uses {run.needs_gpu}, which only runs on a GPU"
     if run.status == "build_error":
         if run.needs_gpu:
             return Status.NEEDS_GPU, "", f"the extension uses {run.needs_gpu}, which only runs on a GPU"
@@ -197,6 +199,8 @@ def _judge_run(run: AnswerRun, groups: list[RefGroup], cases: dict[str, CaseResu
             decided = (status, rule_name, f"case {call.name}: {reason} ({where})")
     if decided is not None:
         return decided
+    if run.status != "ok" and run.runtime_verdict is not None:
+        return Status(run.runtime_verdict[0]), "", f"{run.runtime_verdict[1]} ({where})"
     if run.status != "ok":
         status = Status.TIMEOUT if "out of time" in run.reason else Status.RUNTIME_ERROR
         return status, "", f"the answer's process stopped ({where}): {run.reason}"

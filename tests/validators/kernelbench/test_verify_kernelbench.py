@@ -142,18 +142,22 @@ def test_nan_is_no_wildcard() -> None:
 def test_answer_cannot_read_the_reference() -> None:
     # It looks everywhere a reference or its outputs could be (its own folders, the parents,
     # /tmp, the process table) and answers with what it finds; it must find nothing.
-    spy = r'''import os, glob
-from safetensors.torch import load_file
-def _find():
-    roots = ["/", "/tmp", os.getcwd(), os.path.dirname(os.getcwd())]
-    for root in roots:
-        for pat in ("**/outputs-*.safetensors", "**/problem.py", "**/reference.json"):
-            try:
-                for p in glob.glob(os.path.join(root, pat), recursive=True)[:50]:
-                    FOUND.append(p)
-            except Exception:
-                pass
+    spy = r'''import os
 FOUND = []
+def _find():
+    # Everything but the read-only system and Python trees, which hold no run's files.
+    skip = ("/usr", "/proc", "/sys", "/dev", "/lib", "/lib64", "/bin", "/sbin", "/etc")
+    seen = 0
+    for top, dirs, files in os.walk("/"):
+        dirs[:] = [d for d in dirs if not os.path.join(top, d).startswith(skip)
+                   and "site-packages" not in d]
+        for f in files:
+            seen += 1
+            if f.startswith(("outputs-", "reference", "problem")) or f.endswith(".safetensors") \
+                    and "inputs" not in top:
+                FOUND.append(os.path.join(top, f))
+        if seen > 20000:
+            break
 try:
     _find()
 except Exception:
