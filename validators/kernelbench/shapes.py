@@ -1,6 +1,6 @@
 """The sizes a problem is checked at: its own when they fit, else the shared scaling rule's.
 
-The rule is `builder.modules`' (documented in `sources/kernelbench/README.md`): the same one the
+The rule is `validators.module_scaling`'s (literal dimensions included): the same one the
 dataset builder uses for KernelBench tasks, so a verdict here and a task there agree on sizes.
 """
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from validators.torch_module import describe_many, module_constants, substitute_constants
+from validators.torch_module import describe_many, module_constants
 
 DEFAULT_MAX_ELEMENTS = 1 << 18
-"""Per tensor, as for tasks (`builder.modules.DEFAULT_MAX_ELEMENTS`): ten emulated forward calls
+"""Per tensor, as for tasks (`validators.module_scaling.DEFAULT_MAX_ELEMENTS`): ten emulated forward calls
 under three checking variants stay within minutes on two cores."""
 
 
@@ -46,12 +46,11 @@ def plan_sizes(source: str, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> Shap
                          scaled=False, largest=desc.max_elements(),
                          scaling=f"original sizes (largest tensor {desc.max_elements()} "
                                  f"elements, cap {max_elements})")
-    from builder.modules import ModuleTaskError, module_task
+    from validators.module_scaling import ModuleTaskError, scale_module
 
     try:
-        task = module_task("kernelbench_problem", source, max_elements=max_elements)
+        scaled = scale_module(source, max_elements=max_elements)
     except ModuleTaskError as exc:
         raise ShapeError(exc.reason, exc.detail) from None
-    sizes = {**original, **{k: v for k, v in task.sizes.items() if k in original}}
-    return ShapePlan(source=substitute_constants(source, sizes), original_sizes=original,
-                     sizes=sizes, scaled=sizes != original, scaling=task.scaling or "")
+    return ShapePlan(source=scaled.code, original_sizes=dict(scaled.original_sizes),
+                     sizes=dict(scaled.sizes), scaled=scaled.scaled, scaling=scaled.record)
