@@ -58,12 +58,14 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
            seeds: int = MIN_SEEDS, atol: float | None = None, rtol: float | None = None,
            allow_torch_only: bool = False, fresh_seed: int | None = None,
            max_elements: int = DEFAULT_MAX_ELEMENTS, task_name: str = "kernelbench",
-           emulate: bool | None = None) -> ValidationResult:
+           emulate: bool | None = None, timings: dict[str, float] | None = None
+           ) -> ValidationResult:
     """Check `answer_source` (ModelNew) against `problem_source` (Model).
 
     Raises `KernelBenchInputError` for files that are not a problem or an answer; every other
     outcome is a ValidationResult (`error` with `error_origin` when our machinery or the
-    problem itself failed: never a verdict on the answer)."""
+    problem itself failed: never a verdict on the answer). `timings`, when given, receives the
+    seconds spent sizing, in the reference, in the answer's processes and in extension builds."""
     started = time.perf_counter()
     problem = read_problem(problem_source)
     answer = read_answer(answer_source)
@@ -92,6 +94,8 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
         return _cuda_backend(result, done)
     if emulate is None:
         emulate = emulation_available()
+    times = timings if timings is not None else {}
+    t_size = time.perf_counter()
     try:
         plan = plan_sizes(problem.source, max_elements=max_elements)
     except ShapeError as exc:
@@ -100,6 +104,7 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     except (HarnessError, SandboxError) as exc:
         return done(Status.ERROR, f"sizing the problem failed: {exc}",
                     error_origin=ErrorOrigin.VALIDATOR)
+    times["sizing"] = time.perf_counter() - t_size
     result.sizes = plan.sizes
     if plan.scaled:
         result.original_sizes = plan.original_sizes
@@ -116,7 +121,7 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     except (HarnessError, SandboxError) as exc:
         return done(Status.ERROR, f"the reference could not run: {exc}",
                     error_origin=ErrorOrigin.VALIDATOR)
-    ref_seconds = time.perf_counter() - t_ref
+    ref_seconds = times["reference"] = time.perf_counter() - t_ref
     result.weak_task = weak_task(groups, atol, rtol)
     if not emulate:
         result.notes.append("CUDA extensions are not served on this machine "
@@ -144,7 +149,11 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     for c in result.cases:
         c.fresh = c.seed == fresh
     if verdict is None and emulate:
+        t_dep = time.perf_counter()
         verdict = _kernel_dependence(answer.source, groups, runs, result, atol, rtol)
+        answer_seconds += time.perf_counter() - t_dep
+    times["answer"] = answer_seconds
+    times["build"] = build_seconds
     result.notes.append(f"time: reference {ref_seconds:.1f}s, answer {answer_seconds:.1f}s, "
                         f"extension builds {build_seconds:.1f}s")
     if verdict is not None:
