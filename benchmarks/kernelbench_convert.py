@@ -77,7 +77,8 @@ def convert(rec: RawRecord, runner: ReferenceRunner | None, out: Path | None) ->
         row.seconds = time.monotonic() - t0
         return row
     row.converted = True
-    row.literals = len({k for k in task.original_sizes if k.startswith("literal_")})
+    # Named literals, and literals written as a constant they are tied to, as the task records them.
+    row.literals = task.scaling.count(" became ")
     row.convert_seconds = time.monotonic() - t0
     row.sizes = ", ".join(f"{k}={v}" for k, v in task.sizes.items() if k in task.original_sizes)
     row.cases = [c.name for c in task.cases]
