@@ -4,8 +4,8 @@ number of allocations, and overruns named as overruns.
 The runtime keeps device allocations PROT_NONE while host code runs and opens them for each
 launch, copy and memset (validators/cpu/README.md). One mprotect per live allocation per opening
 made an iterative program with dozens of buffers pay milliseconds per launch; allocations now
-share a few regions, and these tests count the program's real mprotect calls (the program
-defines mprotect, which the runtime's calls then reach, and forwards it to the kernel)."""
+share a few regions, and these tests count the runtime's mprotect calls (its own count: it
+makes them as raw system calls, which the program cannot interpose)."""
 
 from __future__ import annotations
 
@@ -31,11 +31,8 @@ COUNTED = r"""
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-static std::atomic<long> g_mprotects{0};
-extern "C" int mprotect(void* a, size_t n, int prot) noexcept {
-  ++g_mprotects;
-  return (int)syscall(SYS_mprotect, a, n, prot);
-}
+extern "C" long _Cudashim_mprotect_calls;  // the runtime's own count (it calls the kernel directly)
+static struct { long load() const { return __atomic_load_n(&_Cudashim_mprotect_calls, __ATOMIC_RELAXED); } } g_mprotects;
 static long vm_kib() {  // the process's address space (VmSize)
   FILE* f = fopen("/proc/self/status", "r");
   char line[256];
@@ -246,3 +243,33 @@ def test_a_copy_or_memset_past_a_device_allocation_is_refused_as_cuda_does(tmp_p
         ("h2d_past", "d2h_past", "d2d_past", "memset_past", "memset2d_past"), "1"), got
     assert got["inside"] == "0 0 0 0", got
     assert got["neighbour_untouched"] == "1"
+
+
+REUSED_AFTER_FREE = r"""
+#include <cuda_runtime.h>
+#include <cstdio>
+__global__ void copy(const float* s, float* d, int n) { int i = threadIdx.x; if (i < n) d[i] = s[i]; }
+int main() {
+  float *a, *b, *out;
+  cudaMalloc(&out, 64 * sizeof(float));
+  cudaMalloc(&a, 64 * sizeof(float));
+  cudaFree(a);
+  cudaMalloc(&b, 64 * sizeof(float));  // the same size: without a quarantine, a's block again
+  cudaMemset(b, 0, 64 * sizeof(float));
+  copy<<<1, 64>>>(a, out, 64);          // reads the freed buffer
+  printf("reused=%d %s\n", a == b, cudaGetErrorName(cudaDeviceSynchronize()));
+  return 0;
+}
+"""
+
+
+def test_a_freed_device_buffer_is_not_handed_out_again_at_once(tmp_path):
+    """A kernel reading a buffer freed just before another of its size was allocated read the
+    new one and went unseen; freed blocks now wait in a quarantine, so the new allocation lies
+    elsewhere and the asan build names the use after free."""
+    plain = _run(_build(tmp_path, REUSED_AFTER_FREE, "uaf_plain"))
+    assert "reused=0" in plain.stdout, plain.stdout + plain.stderr
+    proc = _run(_build(tmp_path, REUSED_AFTER_FREE, "uaf_asan", variant="asan"))
+    assert proc.returncode != 0, proc.stdout
+    assert "AddressSanitizer: heap-use-after-free" in proc.stderr, proc.stderr[-3000:]
+    assert "in copy" in proc.stderr

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <deque>
 #include <cstdarg>
 #include <mutex>
 #include <random>
@@ -55,7 +56,11 @@ __thread dim3 gridDim;
 // The runtime's own changes of protection go straight to the kernel: the run's access shim
 // (validators/anticheat.py) refuses mprotect to everyone else, since a program could reopen
 // device memory with it whatever its source calls it.
+// Counted, for the tests of what a launch costs (tests/validators/test_cpu_device_arena.py).
+extern "C" long _Cudashim_mprotect_calls;
+long _Cudashim_mprotect_calls = 0;
 static inline int own_mprotect(void* addr, size_t len, int prot) {
+  __atomic_fetch_add(&_Cudashim_mprotect_calls, 1, __ATOMIC_RELAXED);
   long r;
   asm volatile("syscall" : "=a"(r) : "0"((long)SYS_mprotect), "D"(addr), "S"(len), "d"((long)prot)
                : "rcx", "r11", "memory");
@@ -1828,6 +1833,7 @@ static uintptr_t new_region(size_t block) {
   return base + kPage;
 }
 static void install_fault_handlers();
+static bool device_drain_quarantine();
 // A device allocation of n bytes (nullptr when there is no memory for it), closed unless a
 // window is open.
 static void* device_carve(size_t n) {
@@ -1838,6 +1844,10 @@ static void* device_carve(size_t n) {
   auto& free_blocks = device_free();
   auto it = free_blocks.begin();
   while (it != free_blocks.end() && it->second < block) ++it;
+  if (it == free_blocks.end() && device_drain_quarantine()) {
+    it = free_blocks.begin();
+    while (it != free_blocks.end() && it->second < block) ++it;
+  }
   if (it == free_blocks.end()) {
     const uintptr_t start = new_region(block);
     if (!start) return nullptr;
@@ -1857,20 +1867,9 @@ static void* device_carve(size_t n) {
   update_open_end(*r);
   return reinterpret_cast<void*>(p);
 }
-// Gives p's block back to the arena; false if p is not a device allocation of the arena.
-static bool device_release(void* p) {
-  std::lock_guard<std::mutex> lk(g_prot_mutex);
-  auto it = protected_ranges().find(reinterpret_cast<uintptr_t>(p));
-  if (it == protected_ranges().end()) return false;
-  uintptr_t lo = it->first;
-  size_t size = it->second.second;
-  protected_ranges().erase(it);
+// Puts a freed block (its pages already given back when large) in the free list, coalesced.
+static void device_return(uintptr_t lo, size_t size) {
   DeviceRegion* r = region_of(lo);
-#if defined(CUDASHIM_FIBER_ASAN)
-  shadow_fill(lo, lo + size, kShadowFreed);  // a later access is a heap-use-after-free
-#endif
-  // Large blocks give their pages back (the next user of the block gets zero pages).
-  if (size >= (size_t(1) << 20)) madvise(reinterpret_cast<void*>(lo), size, MADV_DONTNEED);
   auto& free_blocks = device_free();
   auto next = free_blocks.lower_bound(lo);
   if (next != free_blocks.end() && next->first == lo + size) {
@@ -1886,7 +1885,6 @@ static bool device_release(void* p) {
     }
   }
   free_blocks[lo] = size;
-  update_open_end(*r);
   // An empty region beside others goes back whole (address space counts against RLIMIT_AS).
   if (lo == r->base + kPage && size == r->size - kPage && device_regions().size() > 1) {
     free_blocks.erase(lo);
@@ -1896,6 +1894,52 @@ static bool device_release(void* p) {
     munmap(reinterpret_cast<void*>(r->base), r->size);
     device_regions().erase(device_regions().begin() + (r - device_regions().data()));
   }
+}
+// Freed blocks wait in a quarantine before the arena hands them out again, as AddressSanitizer's
+// own heap does: without it, a kernel reading a buffer freed just before the program allocated
+// another of the same size reads the new one (and may pass by accident), where the asan build can
+// name the use after free. The quarantine holds address space, not memory (large blocks have given
+// their pages back), up to a cap, oldest out first, and all of it when the arena is full.
+static const size_t kQuarantineBytes = size_t(64) << 20;
+static std::deque<std::pair<uintptr_t, size_t>>& device_quarantine() {
+  static auto* q = new std::deque<std::pair<uintptr_t, size_t>>();
+  return *q;
+}
+static size_t g_quarantined = 0;
+// Gives p's block back to the arena; false if p is not a device allocation of the arena.
+static bool device_release(void* p) {
+  std::lock_guard<std::mutex> lk(g_prot_mutex);
+  auto it = protected_ranges().find(reinterpret_cast<uintptr_t>(p));
+  if (it == protected_ranges().end()) return false;
+  const uintptr_t lo = it->first;
+  const size_t size = it->second.second;
+  protected_ranges().erase(it);
+#if defined(CUDASHIM_FIBER_ASAN)
+  shadow_fill(lo, lo + size, kShadowFreed);  // a later access is a heap-use-after-free
+#endif
+  // Large blocks give their pages back (the next user of the block gets zero pages).
+  if (size >= (size_t(1) << 20)) madvise(reinterpret_cast<void*>(lo), size, MADV_DONTNEED);
+  update_open_end(*region_of(lo));
+  auto& q = device_quarantine();
+  q.emplace_back(lo, size);
+  g_quarantined += size;
+  while (g_quarantined > kQuarantineBytes && !q.empty()) {
+    auto [qlo, qsize] = q.front();
+    q.pop_front();
+    g_quarantined -= qsize;
+    device_return(qlo, qsize);
+  }
+  return true;
+}
+// When the arena has no room for a block, what waits in quarantine goes back before new address
+// space is reserved: the quarantine delays reuse within the arena, never makes it grow (nor turns
+// a program's cudaMalloc into an out-of-memory error).
+static bool device_drain_quarantine() {
+  auto& q = device_quarantine();
+  if (q.empty()) return false;
+  for (auto [qlo, qsize] : q) device_return(qlo, qsize);
+  q.clear();
+  g_quarantined = 0;
   return true;
 }
 void _Open_device_memory() {
