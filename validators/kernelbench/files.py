@@ -79,3 +79,37 @@ def _gpu_only_feature(tree: ast.Module) -> str:
             if n.split(".")[0] in _TRITON_IMPORT:
                 return "triton"
     return ""
+
+
+_INPUT_FUNCTIONS = ("get_inputs", "get_init_inputs")
+
+
+def extension_answer(problem: Problem, answer: Answer) -> str:
+    """The Python answer an extension-source answer stands for, as the Sakana archive runs it:
+    the problem's `Model` (which holds the parameters) with `fn=` the extension's `forward`.
+
+    Model is held, not inherited: its forward is only the dispatcher to `fn`. The problem's
+    input functions are left out, so the answer's process never holds what draws the inputs."""
+    if not problem.functional:
+        raise KernelBenchInputError("problem: an extension-source answer needs a functional "
+                                    "problem (module_fn and a Model whose forward takes fn=)")
+    tree = ast.parse(problem.source)
+    lines = problem.source.splitlines(keepends=True)
+    kept = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in _INPUT_FUNCTIONS:
+            continue
+        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        kept.append("".join(lines[start - 1: node.end_lineno]))
+    return (
+        "\n".join(kept)
+        + "\n\nimport torch as _ckd_torch\n"
+        + "from torch.utils.cpp_extension import load_inline as _ckd_load_inline\n"
+        + f"_ckd_ext = _ckd_load_inline(name='kernelbench_answer', cpp_sources='', "
+          f"cuda_sources={answer.source!r}, verbose=False)\n\n"
+        + "class ModelNew(_ckd_torch.nn.Module):\n"
+        + "    def __init__(self, *args, **kwargs):\n"
+        + "        super().__init__()\n"
+        + "        self.inner = Model(*args, **kwargs)\n"
+        + "    def forward(self, *args):\n"
+        + "        return self.inner(*args, fn=_ckd_ext.forward)\n")

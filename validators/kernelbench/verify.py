@@ -22,7 +22,7 @@ from validators.sandbox import HarnessError, SandboxError
 from .answer import AnswerRun, emulation_available, run_answer
 from .compare import compare_tensor, tolerance_for
 from .defences import call_rule, inherits_rule, weak_task
-from .files import read_answer, read_problem
+from .files import extension_answer, read_answer, read_problem
 from .reference import ReferenceFailed, RefGroup, run_reference
 from .shapes import DEFAULT_MAX_ELEMENTS, ShapeError, plan_sizes
 
@@ -87,9 +87,10 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     if answer.needs_gpu:
         return done(Status.NEEDS_GPU, f"the answer uses {answer.needs_gpu}, which only runs on "
                     "a GPU", features=[answer.needs_gpu])
-    if answer.kind == "extension" or problem.functional:
-        return done(Status.ERROR, "extension-source answers against functional problems are "
-                    "not supported yet", error_origin=ErrorOrigin.VALIDATOR)
+    answer_python = answer.source
+    if answer.kind == "extension":
+        # Raises KernelBenchInputError for a problem that is not functional (bad input).
+        answer_python = extension_answer(problem, answer)
     if backend == "cuda":
         return _cuda_backend(result, done)
     if emulate is None:
@@ -132,7 +133,7 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     verdict: tuple[Status, str, str] | None = None
     for v in plan_variants(fast=fast, emulate=emulate):
         try:
-            run = run_answer(answer.source, groups, variant=v.build, schedule=v.schedule,
+            run = run_answer(answer_python, groups, variant=v.build, schedule=v.schedule,
                              poison=v.poison, emulate=emulate)
         except (HarnessError, SandboxError) as exc:
             return done(Status.ERROR, f"the answer's process could not start: {exc}",
@@ -150,7 +151,7 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
         c.fresh = c.seed == fresh
     if verdict is None and emulate:
         t_dep = time.perf_counter()
-        verdict = _kernel_dependence(answer.source, groups, runs, result, atol, rtol)
+        verdict = _kernel_dependence(answer_python, groups, runs, result, atol, rtol)
         answer_seconds += time.perf_counter() - t_dep
     times["answer"] = answer_seconds
     times["build"] = build_seconds

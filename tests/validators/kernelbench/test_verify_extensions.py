@@ -108,3 +108,37 @@ def test_output_left_partly_uninitialised_fails_under_poison() -> None:
     # torch::empty_like whose last elements the kernel never writes: new memory is poisoned.
     r = verify(PROBLEM, answer(limit="n - 5"), fast=True)
     assert r.status == Status.FAILED, r.reason
+
+
+FUNCTIONAL_PROBLEM = """import torch
+import torch.nn as nn
+
+def module_fn(x: torch.Tensor, slope: float) -> torch.Tensor:
+    return torch.nn.functional.leaky_relu(x, slope)
+
+class Model(nn.Module):
+    def __init__(self, slope):
+        super().__init__()
+        self.slope = slope
+    def forward(self, x, fn=module_fn):
+        return fn(x, self.slope)
+
+batch_size = 8
+dim = 96
+
+def get_inputs():
+    return [torch.rand(batch_size, dim)]
+
+def get_init_inputs():
+    return [0.1]
+"""
+
+
+def test_sakana_extension_source_against_a_functional_problem() -> None:
+    # The archive's form: one extension source whose PYBIND11_MODULE binds `forward`.
+    source = (KERNEL.replace("LIMIT", "n").replace("torch::Tensor leaky(", "torch::Tensor forward(")
+              + "\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
+                "    m.def(\"forward\", &forward, \"leaky relu\");\n}\n")
+    r = verify(FUNCTIONAL_PROBLEM, source, fast=True)
+    assert r.status == Status.PASSED, r.reason
+    assert r.kernel_check.startswith("depends on the kernels")
