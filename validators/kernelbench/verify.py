@@ -69,6 +69,8 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     started = time.perf_counter()
     problem = read_problem(problem_source)
     answer = read_answer(answer_source)
+    if backend not in ("cpu", "cuda"):
+        raise ValueError(f"backend must be 'cpu' or 'cuda', not {backend!r}")
     if seeds < MIN_SEEDS:
         raise ValueError(f"seeds must be at least {MIN_SEEDS}, not {seeds}")
     fresh = secrets.randbelow(1_000_000) if fresh_seed is None else int(fresh_seed)
