@@ -1,0 +1,80 @@
+"""What a PyTorch CUDA extension costs to build on the cpu backend (validators/cpu/extension.py):
+the runtime library and the torch+shim precompiled header (once per shim version and variant),
+one `load_inline` build in the build sandbox (a cache miss), and a cache hit.
+
+    python -m benchmarks.bench_torch_extension_build [--shim-dir DIR]
+
+Wall and CPU seconds (the compilers' CPU, children of this process). A fresh --shim-dir measures
+the one-time pieces; an existing one measures only the per-extension build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+CUDA_SOURCE = r"""
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+template <typename scalar_t>
+__global__ void relu_kernel(const scalar_t* x, scalar_t* y, int64_t n) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] > scalar_t(0) ? x[i] : scalar_t(0);
+}
+torch::Tensor relu_cuda(torch::Tensor x) {
+  TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");
+  auto y = torch::empty_like(x);
+  int64_t n = x.numel();
+  AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.scalar_type(), "relu_cuda", ([&] {
+    relu_kernel<scalar_t><<<(n + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(
+        x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), n);
+  }));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return y;
+}
+"""
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _timed(label: str, fn: Callable[[], T]) -> T:
+    wall, cpu = time.monotonic(), _cpu()
+    out = fn()
+    print(f"{label}: wall {time.monotonic() - wall:.1f} s, CPU {_cpu() - cpu:.1f} s", flush=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shim-dir", help="where the shared pieces are built (default: a new folder)")
+    args = ap.parse_args()
+    os.environ["CKD_SHIM_DIR"] = args.shim_dir or tempfile.mkdtemp(prefix="ckd-shim-")
+    from validators.build_cache import BuildCache
+    from validators.cpu import extension
+
+    _timed("runtime library (plain)", lambda: extension.runtime_library("plain"))
+    _timed("precompiled header (plain)", lambda: extension.prelude_pch("plain"))
+    req = extension.BuildRequest(name="relu_ext", cpp_sources=["torch::Tensor relu_cuda(torch::Tensor x);"],
+                                 cuda_sources=[CUDA_SOURCE], functions={"relu_cuda": "relu_cuda"})
+    root = Path(tempfile.mkdtemp(prefix="ckd-ext-"))
+    cache = BuildCache(Path(tempfile.mkdtemp(prefix="ckd-ext-cache-")))
+    extension.prepare_runtime(root, "plain")
+    miss = _timed("extension build, cache miss (build sandbox)", lambda: extension.build_one(req, root, cache=cache))
+    hit = _timed("extension build, cache hit", lambda: extension.build_one(req, root, cache=cache))
+    if not (miss.ok and hit.ok and hit.cached):
+        raise SystemExit(f"build failed:\n{miss.diagnostics}")
+
+
+if __name__ == "__main__":
+    main()
