@@ -143,7 +143,7 @@ def test_answer_cannot_read_the_reference() -> None:
     # It looks everywhere a reference or its outputs could be (its own folders, the parents,
     # /tmp, the process table) and answers with what it finds; it must find nothing.
     spy = r'''import os
-FOUND = []
+FOUND, SAW_SELF = [], []
 def _find():
     # Everything but the read-only system and Python trees, which hold no run's files.
     skip = ("/usr", "/proc", "/sys", "/dev", "/lib", "/lib64", "/bin", "/sbin", "/etc")
@@ -153,8 +153,10 @@ def _find():
                    and "site-packages" not in d]
         for f in files:
             seen += 1
-            if f.startswith(("outputs-", "reference", "problem")) or f.endswith(".safetensors") \
-                    and "inputs" not in top:
+            if f == "answer.py":
+                SAW_SELF.append(top)
+            elif f in ("problem.py", "reference.json") or f.startswith("outputs-") \
+                    or f.endswith(".safetensors") and not top.endswith("/inputs"):
                 FOUND.append(os.path.join(top, f))
         if seen > 20000:
             break
@@ -163,7 +165,8 @@ try:
 except Exception:
     pass
 '''
-    r = check(answer("if FOUND:\n    raise RuntimeError('found ' + ' '.join(FOUND[:5]))\n"
+    r = check(answer("if FOUND or not SAW_SELF:\n"
+                     "    raise RuntimeError('found %s, saw itself in %s' % (FOUND[:5], SAW_SELF))\n"
                      "return torch.where(x > 0, x, x * self.slope)", extra=spy))
     assert r.status == Status.PASSED, r.reason
 
