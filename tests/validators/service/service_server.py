@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -105,6 +106,20 @@ def endless_program(marker: str = "ckd-endless") -> str:
     return _before_save(f'std::fprintf(stderr, "%s\\n", "{marker}"); for (;;) usleep(100000);')
 
 
+def _regular_file_holds(arg: bytes, needle: bytes) -> bool:
+    """Whether `arg` names a regular file that holds `needle`. Anything else another process
+    names (`/dev/fd/3`, a fifo, a device) is not read: opened here it would be this process's
+    own descriptor or block forever (under pytest-xdist, fd 3 is the worker's pipe)."""
+    try:
+        path = Path(arg.decode())
+        if not stat.S_ISREG(path.stat().st_mode):
+            return False
+        with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as fh:
+            return needle in fh.read()
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def processes_running(marker: str) -> list[int]:
     """Live (not zombie) processes whose executable or command line names a file holding
     `marker`: the program and its sandbox launcher."""
@@ -113,20 +128,17 @@ def processes_running(marker: str) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_bytes()
+            state = (entry / "stat").read_bytes()
             args = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if stat[stat.rindex(b")") + 2:].split()[0] == b"Z":
+        if state[state.rindex(b")") + 2:].split()[0] == b"Z":
             continue
         for arg in args:
             if not arg.startswith(b"/"):
                 continue
             if arg not in seen:
-                try:
-                    seen[arg] = needle in Path(arg.decode()).read_bytes()
-                except (OSError, UnicodeDecodeError):
-                    seen[arg] = False
+                seen[arg] = _regular_file_holds(arg, needle)
             if seen[arg]:
                 found.append(int(entry.name))
                 break
