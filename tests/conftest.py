@@ -44,3 +44,11 @@ def no_login(monkeypatch, tmp_path) -> None:
     for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_OIDC_RESOURCE"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
+
+
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """Files that hold a `slow` end-to-end test run first (in their own order): with the suite
+    split over processes a file at a time, the longest files then start at once instead of
+    leaving one process alone with them at the end."""
+    heavy = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in heavy)
