@@ -136,6 +136,16 @@ _ckd_install_guard(spec["prefixes"])
 ''' + READY_LINE + r'''
 result = {"status": "running", "calls": [], "inherits": ""}
 
+def halted(exc):
+    """The status of a stop that is no verdict on this call: an extension still to build, a
+    failed build, a GPU-only feature (BaseExceptions, so the answer's own `except Exception`
+    cannot swallow them); None for anything else."""
+    for kinds, status in ((not_built, "pending"), (build_error, "build_error"),
+                          (needs_gpu, "needs_gpu")):
+        if kinds and isinstance(exc, kinds):
+            return status
+    return None
+
 def stop(status, exc):
     result["status"] = status
     result["reason"] = ("%s: %s" % (_type(exc).__name__, exc))[:800]
@@ -163,14 +173,8 @@ def run():
     ns = {"__name__": "answer", "__file__": "answer.py"}
     try:
         exec(compile(open("answer.py").read(), "answer.py", "exec"), ns)
-    except not_built as exc:
-        return stop("pending", exc)
-    except build_error as exc:
-        return stop("build_error", exc)
-    except needs_gpu as exc:
-        return stop("needs_gpu", exc)
     except BaseException as exc:
-        return stop("load_error", exc)
+        return stop(halted(exc) or "load_error", exc)
     cls = ns.get("ModelNew")
     if not (isinstance(cls, _type) and issubclass(cls, torch.nn.Module)):
         return stop("load_error", TypeError("ModelNew is not an nn.Module class"))
@@ -189,14 +193,8 @@ def run():
             model.eval()
             if spec["cuda"]:
                 model = model.cuda()
-        except not_built as exc:
-            return stop("pending", exc)
-        except build_error as exc:
-            return stop("build_error", exc)
-        except needs_gpu as exc:
-            return stop("needs_gpu", exc)
         except BaseException as exc:
-            return stop("init_error", exc)
+            return stop(halted(exc) or "init_error", exc)
         for case in group["cases"]:
             loaded = load_file("inputs/%s.safetensors" % case["name"])
             args = [loaded[a["tensor"]] if "tensor" in a else dec(a["value"]) for a in case["args"]]
@@ -210,13 +208,9 @@ def run():
                     got = model(*args)
                 if spec["cuda"]:
                     torch.cuda.synchronize()
-            except not_built as exc:
-                return stop("pending", exc)
-            except build_error as exc:
-                return stop("build_error", exc)
-            except needs_gpu as exc:
-                return stop("needs_gpu", exc)
             except BaseException as exc:
+                if halted(exc):
+                    return stop(halted(exc), exc)
                 call["error"] = ("%s: %s" % (_type(exc).__name__, exc))[:800]
                 call["seconds"] = time.perf_counter() - t0
                 result["calls"].append(call)
