@@ -379,8 +379,11 @@ def read_access_log(workdir: Path) -> list[tuple[str, str]] | None:
 
 
 def access_reasons(entries: list[tuple[str, str]] | None, workdir: Path, task: Task,
-                   extra_allowed: tuple[str, ...] = ()) -> list[str]:
-    """Forbidden accesses and inputs never opened, from the shim's log."""
+                   extra_allowed: tuple[str, ...] = (), extra_reads: tuple[str, ...] = ()
+                   ) -> list[str]:
+    """Forbidden accesses and inputs never opened, from the shim's log. `extra_allowed`:
+    prefixes outside the work folder the runtime opens; `extra_reads`: files in it (relative)
+    the runtime may read."""
     if entries is None:
         return []
     allowed = allowed_files(task)
@@ -418,7 +421,7 @@ def access_reasons(entries: list[tuple[str, str]] | None, workdir: Path, task: T
                 if kind != "d":
                     opened.add(rel)
                 continue
-            if rel in RUNTIME_FILES:
+            if rel in RUNTIME_FILES or (kind == "r" and rel in extra_reads):
                 continue
             reasons.append(f"{verb} a file other than its inputs and outputs: {target}")
         elif norm == work:
@@ -434,7 +437,7 @@ def access_reasons(entries: list[tuple[str, str]] | None, workdir: Path, task: T
     for r in reasons:  # keep order, drop repeats
         if r not in out:
             out.append(r)
-    return out[:5]
+    return out[:5] + ([f"and {len(out) - 5} more such access(es)"] if len(out) > 5 else [])
 
 
 # --- outputs -----------------------------------------------------------------------------------

@@ -521,16 +521,46 @@ def _devices(gpu: str | None = None) -> list[tuple[str, str]]:
     return found + [(f"{root}/{n}", n) for n in wanted]
 
 
-def _allowlist(exposures: list[Path]) -> list[str]:
+def _mounts_below(parents: list[str], mountinfo: str | None = None) -> list[str]:
+    """Mount points strictly below `parents` in this mount namespace, our own run folders
+    (tmpfs `ckd-*`) left out.
+
+    A bind mount does not carry the mounts under its source (the launcher binds each path alone,
+    so it can make it read-only): a folder mounted of its own below an allowed path would be an
+    empty directory in the run. GPU hosts mount the driver's libraries that way
+    (`/usr/local/nvidia`, with `libcuda.so.1`), and every CUDA program then fails with
+    cudaErrorInsufficientDriver."""
+    if mountinfo is None:
+        try:
+            mountinfo = Path("/proc/self/mountinfo").read_text()
+        except OSError:
+            return []
+    found: list[str] = []
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if len(fields) < 5 or " - " not in line:
+            continue
+        fs = line.split(" - ", 1)[1].split()
+        if len(fs) >= 2 and fs[1].startswith("ckd-"):
+            continue
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+        if any(point.startswith(p.rstrip("/") + "/") for p in parents) and os.path.exists(point):
+            found.append(point)
+    return found
+
+
+def _allowlist(exposures: list[Path], mountinfo: str | None = None) -> list[str]:
     ro, _ = _system_view()
     paths = [*ro, *map(str, exposures)]
-    # Nested paths: the outer bind holds the inner one.
+    # Nested paths: the outer bind holds the inner one, unless the inner one is a mount of its
+    # own (bound after its parent: sorted by length).
     paths = sorted(dict.fromkeys(paths), key=len)
     kept: list[str] = []
     for p in paths:
         if not any(p == k or p.startswith(k.rstrip("/") + "/") for k in kept):
             kept.append(p)
-    return kept
+    below = [m for m in _mounts_below(kept, mountinfo) if m not in kept]
+    return sorted([*kept, *below], key=len)
 
 
 def run_sandboxed(

@@ -35,14 +35,24 @@ DRIVER_STANDIN = r"""
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-/* What libcuda does at cuInit: connect to the MPS control daemon (ENOENT without one), and
-   open the JIT cache under $HOME unless CUDA_CACHE_DISABLE=1. Then the program's own work. */
+/* What libcuda does at cuInit (seen on an H100, driver 580): connect to the MPS control daemon
+   (ENOENT without one), read the application profiles under /etc/nvidia and $HOME/.nv, and open
+   the JIT cache under $HOME unless CUDA_CACHE_DISABLE=1. Then the program's own work. */
+static void try_read(const char* dir, const char* name) {
+  char p[512]; snprintf(p, sizeof p, "%s/%s", dir, name);
+  int fd = open(p, O_RDONLY); if (fd >= 0) close(fd);
+}
 int main(void) {
+  const char* profiles[] = {"nvidia-application-profiles-rc", "nvidia-application-profiles-rc.d",
+                            "nvidia-application-profile-globals-rc"};
+
   const char* dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
   struct sockaddr_un a; memset(&a, 0, sizeof a); a.sun_family = AF_UNIX;
   snprintf(a.sun_path, sizeof a.sun_path, "%s/control", dir ? dir : "/tmp/nvidia-mps");
   int s = socket(AF_UNIX, SOCK_STREAM, 0);
   if (s >= 0) { connect(s, (struct sockaddr*)&a, sizeof a); close(s); }
+  char nv[512]; snprintf(nv, sizeof nv, "%s/.nv", getenv("HOME"));
+  for (int i = 0; i < 3; i++) { try_read("/etc/nvidia", profiles[i]); try_read(nv, profiles[i]); }
   const char* off = getenv("CUDA_CACHE_DISABLE");
   if (!off || strcmp(off, "1") != 0) {
     char p[512]; snprintf(p, sizeof p, "%s/.nv/ComputeCache/index", getenv("HOME"));
@@ -91,13 +101,32 @@ def _access_reasons(backend, program: Path) -> list[str]:
         assert out.exit_code == 0, out.stderr
         entries = anticheat.read_access_log(work)
         own = (str(program.parent) + "/", str(shim.parent) + "/", *backend.runtime_paths())
-        return anticheat.access_reasons(entries, work, TASK, extra_allowed=own)
+        return anticheat.access_reasons(entries, work, TASK, extra_allowed=own,
+                                        extra_reads=backend.runtime_reads())
 
 
 def test_the_drivers_own_files_are_allowed_on_cuda_only(standin):
     assert _access_reasons(CudaBackend(gpu_check=False), standin) == []
     reasons = _access_reasons(CpuBackend(), standin)
     assert any("/tmp/nvidia-mps/control" in r for r in reasons), reasons
+    assert any("/etc/nvidia/nvidia-application-profiles-rc" in r for r in reasons), reasons
+
+
+def test_only_reading_the_drivers_profiles_in_home_is_allowed(tmp_path):
+    """The driver's reads of $HOME/.nv (the work folder) pass on cuda; a program writing there,
+    or reading another file there, is still caught."""
+    (tmp_path / "data").mkdir()
+    task_files = [("r", "data/x.bin"), ("w", "data/y.bin")]
+    backend = CudaBackend(gpu_check=False)
+    reads = backend.runtime_reads()
+
+    def reasons(extra):
+        return anticheat.access_reasons(task_files + extra, tmp_path, TASK,
+                                        extra_reads=reads)
+
+    assert reasons([("r", ".nv/nvidia-application-profiles-rc")]) == []
+    assert reasons([("w", ".nv/nvidia-application-profiles-rc")])
+    assert reasons([("r", ".nv/other")])
 
 
 def test_the_jit_cache_is_off_in_cuda_runs():

@@ -347,3 +347,28 @@ def test_limits_overrides():
     assert lim.memory_bytes is None and lim.cpu_seconds == FAST.cpu_seconds
     with pytest.raises(ValueError, match="unknown sandbox limits"):
         FAST.with_overrides(bogus=1)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not sandbox_mode().startswith("namespaces"),
+                    reason="mounting a folder of its own needs root and the namespace sandbox")
+def test_a_mount_below_an_allowed_path_is_seen_read_only(work, tmp_path):
+    """GPU hosts mount the driver's libraries of their own below /usr (/usr/local/nvidia): a
+    plain bind of /usr showed an empty folder there, and every CUDA program failed with
+    cudaErrorInsufficientDriver. What is mounted below an allowed path is seen, read-only."""
+    tree = tmp_path / "tree"
+    (tree / "driver").mkdir(parents=True)
+    tree.chmod(0o755)
+    tmp_path.chmod(0o755)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "test-driver", str(tree / "driver")],
+                   check=True)
+    try:
+        (tree / "driver" / "libdriver.txt").write_text("driver\n")
+        (tree / "driver" / "libdriver.txt").chmod(0o644)
+        lib = tree / "driver" / "libdriver.txt"
+        out = run_sandboxed(["/bin/cat", str(lib)], work, limits=FAST, expose=[tree])
+        assert (out.exit_code, out.stdout) == (0, "driver\n"), out.stderr
+        out = run_sandboxed(["/bin/sh", "-c", f"echo x > {tree / 'driver' / 'new'}"], work,
+                            limits=FAST, expose=[tree])
+        assert out.exit_code != 0 and "Read-only" in out.stderr, (out.exit_code, out.stderr)
+    finally:
+        subprocess.run(["umount", "-l", str(tree / "driver")], check=False)

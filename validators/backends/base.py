@@ -110,6 +110,12 @@ class Backend(ABC):
         opens or connects to in every program (the access check allows them)."""
         return ()
 
+    def runtime_reads(self) -> tuple[str, ...]:
+        """Files in the work folder (paths relative to it) that the backend's runtime or driver
+        itself reads in every program, the work folder being `$HOME`: the access check allows
+        reading them, and nothing else."""
+        return ()
+
     def upload_log_env(self) -> dict[str, str] | None:
         """Settings that note every upload (and the memory kernels read in place at each
         launch) in the runtime's upload log, or None where the backend cannot."""

@@ -180,6 +180,16 @@ MPS_PIPE_DEFAULT = "/tmp/nvidia-mps"
 says otherwise: every CUDA program connects there at initialisation (ENOENT without MPS)."""
 
 
+DRIVER_CONFIG = ("/etc/nvidia/",)
+"""What the driver reads at initialisation outside the work folder besides the MPS pipe: its
+application profiles (`/etc/nvidia/nvidia-application-profiles-rc` and its `.d` folder); seen on
+an H100 with driver 580."""
+DRIVER_HOME_READS = (".nv/nvidia-application-profile-globals-rc",
+                     ".nv/nvidia-application-profiles-rc", ".nv/nvidia-application-profiles-rc.d")
+"""The user's application profiles, which the driver reads under `$HOME` (the work folder) at
+initialisation: reading them is the driver's, and none exists there."""
+
+
 INTERPOSER_SOURCE = Path(__file__).with_name("cuda_interposer.cpp")
 KERNEL_INPUTS_HEADER = Path(__file__).parents[1] / "cpu" / "runtime" / "kernel_inputs.h"
 
@@ -283,7 +293,10 @@ class CudaBackend(Backend):
         # The driver connects to the MPS control socket at initialisation (ENOENT in the
         # sandbox's private /tmp when no daemon is exposed): the driver's, not the program's.
         pipe = os.environ.get("CUDA_MPS_PIPE_DIRECTORY", MPS_PIPE_DEFAULT).rstrip("/") + "/"
-        return tuple(dict.fromkeys([pipe, MPS_PIPE_DEFAULT + "/"]))
+        return tuple(dict.fromkeys([pipe, MPS_PIPE_DEFAULT + "/", *DRIVER_CONFIG]))
+
+    def runtime_reads(self) -> tuple[str, ...]:
+        return DRIVER_HOME_READS
 
     def gpu(self) -> GpuProbe:
         return probe_gpu()
