@@ -379,11 +379,11 @@ def read_access_log(workdir: Path) -> list[tuple[str, str]] | None:
 
 
 def access_reasons(entries: list[tuple[str, str]] | None, workdir: Path, task: Task,
-                   extra_allowed: tuple[str, ...] = (), extra_reads: tuple[str, ...] = ()
-                   ) -> list[str]:
+                   extra_allowed: tuple[str, ...] = (), extra_reads: tuple[str, ...] = (),
+                   extra_removes: tuple[str, ...] = ()) -> list[str]:
     """Forbidden accesses and inputs never opened, from the shim's log. `extra_allowed`:
     prefixes outside the work folder the runtime opens; `extra_reads`: files in it (relative)
-    the runtime may read."""
+    the runtime may read; `extra_removes`: prefixes outside it where the runtime may remove."""
     if entries is None:
         return []
     allowed = allowed_files(task)
@@ -427,6 +427,8 @@ def access_reasons(entries: list[tuple[str, str]] | None, workdir: Path, task: T
         elif norm == work:
             continue
         elif kind != "d" and (norm.startswith(ALLOWED_PREFIXES) or norm.startswith(extra_allowed)):
+            continue
+        elif kind == "d" and extra_removes and norm.startswith(extra_removes):
             continue
         else:
             reasons.append(f"{verb} a file outside its work directory: {target}")

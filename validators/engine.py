@@ -630,7 +630,8 @@ class Engine:
             own = tuple(str(p.parent) + "/" for p in (exe.path, *preload) if p is not None)
             own += self.backend.runtime_paths()
             reasons = anticheat.access_reasons(entries, work, task, extra_allowed=own,
-                                               extra_reads=self.backend.runtime_reads())
+                                               extra_reads=self.backend.runtime_reads(),
+                                               extra_removes=self.backend.runtime_removes())
             forbidden = [r for r in reasons if not r.startswith("never read input")]
             if forbidden and verdict.status is not None and verdict.reason.startswith(
                 "out-of-bounds access"

@@ -51,6 +51,7 @@ int main(void) {
   snprintf(a.sun_path, sizeof a.sun_path, "%s/control", dir ? dir : "/tmp/nvidia-mps");
   int s = socket(AF_UNIX, SOCK_STREAM, 0);
   if (s >= 0) { connect(s, (struct sockaddr*)&a, sizeof a); close(s); }
+  unlink("/dev/char/195:255");  /* it replaces the device nodes' links */
   char nv[512]; snprintf(nv, sizeof nv, "%s/.nv", getenv("HOME"));
   for (int i = 0; i < 3; i++) { try_read("/etc/nvidia", profiles[i]); try_read(nv, profiles[i]); }
   const char* off = getenv("CUDA_CACHE_DISABLE");
@@ -102,7 +103,8 @@ def _access_reasons(backend, program: Path) -> list[str]:
         entries = anticheat.read_access_log(work)
         own = (str(program.parent) + "/", str(shim.parent) + "/", *backend.runtime_paths())
         return anticheat.access_reasons(entries, work, TASK, extra_allowed=own,
-                                        extra_reads=backend.runtime_reads())
+                                        extra_reads=backend.runtime_reads(),
+                                        extra_removes=backend.runtime_removes())
 
 
 def test_the_drivers_own_files_are_allowed_on_cuda_only(standin):
@@ -110,11 +112,12 @@ def test_the_drivers_own_files_are_allowed_on_cuda_only(standin):
     reasons = _access_reasons(CpuBackend(), standin)
     assert any("/tmp/nvidia-mps/control" in r for r in reasons), reasons
     assert any("/etc/nvidia/nvidia-application-profiles-rc" in r for r in reasons), reasons
+    assert any("/dev/char/195:255" in r for r in reasons), reasons
 
 
 def test_only_reading_the_drivers_profiles_in_home_is_allowed(tmp_path):
-    """The driver's reads of $HOME/.nv (the work folder) pass on cuda; a program writing there,
-    or reading another file there, is still caught."""
+    """The driver's reads of $HOME/.nv (the work folder) and its removals in /dev/char pass on
+    cuda; a program writing there, reading another file there or removing elsewhere is caught."""
     (tmp_path / "data").mkdir()
     task_files = [("r", "data/x.bin"), ("w", "data/y.bin")]
     backend = CudaBackend(gpu_check=False)
@@ -122,11 +125,13 @@ def test_only_reading_the_drivers_profiles_in_home_is_allowed(tmp_path):
 
     def reasons(extra):
         return anticheat.access_reasons(task_files + extra, tmp_path, TASK,
-                                        extra_reads=reads)
+                                        extra_reads=reads, extra_removes=backend.runtime_removes())
 
     assert reasons([("r", ".nv/nvidia-application-profiles-rc")]) == []
     assert reasons([("w", ".nv/nvidia-application-profiles-rc")])
     assert reasons([("r", ".nv/other")])
+    assert reasons([("d", "/dev/char/195:0")]) == []
+    assert reasons([("d", "/dev/shm/x")])
 
 
 def test_the_jit_cache_is_off_in_cuda_runs():

@@ -110,6 +110,11 @@ class Backend(ABC):
         opens or connects to in every program (the access check allows them)."""
         return ()
 
+    def runtime_removes(self) -> tuple[str, ...]:
+        """Path prefixes outside the work folder where the backend's runtime or driver itself
+        removes or renames entries in every program (the access check allows it there)."""
+        return ()
+
     def runtime_reads(self) -> tuple[str, ...]:
         """Files in the work folder (paths relative to it) that the backend's runtime or driver
         itself reads in every program, the work folder being `$HOME`: the access check allows

@@ -184,6 +184,9 @@ DRIVER_CONFIG = ("/etc/nvidia/",)
 """What the driver reads at initialisation outside the work folder besides the MPS pipe: its
 application profiles (`/etc/nvidia/nvidia-application-profiles-rc` and its `.d` folder); seen on
 an H100 with driver 580."""
+DRIVER_DEVICE_LINKS = ("/dev/char/",)
+"""The driver replaces the `/dev/char/MAJOR:MINOR` links of the device nodes it opens (unlink,
+then symlink; in the sandbox's own /dev that fails and changes nothing): seen on an H100."""
 DRIVER_HOME_READS = (".nv/nvidia-application-profile-globals-rc",
                      ".nv/nvidia-application-profiles-rc", ".nv/nvidia-application-profiles-rc.d")
 """The user's application profiles, which the driver reads under `$HOME` (the work folder) at
@@ -297,6 +300,9 @@ class CudaBackend(Backend):
 
     def runtime_reads(self) -> tuple[str, ...]:
         return DRIVER_HOME_READS
+
+    def runtime_removes(self) -> tuple[str, ...]:
+        return DRIVER_DEVICE_LINKS
 
     def gpu(self) -> GpuProbe:
         return probe_gpu()
