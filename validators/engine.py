@@ -369,6 +369,7 @@ class Engine:
         if kernel_check and judged.status == Status.PASSED and exe is not None:
             # Its runs start device memory as this build's runs did: a run that alone left it
             # unpoisoned would tell the program which run it is in.
+            exe = exes.get(self.backend.kernel_work_variant(list(exes)), exe)
             note = self._kernel_work(task, exe, case, inputs, sizes, runs[0].arrays,
                                      poison=poisons.get(exe.variant))
             result.kernel_check = note or f"outputs depend on the kernels (case {case.name})"
@@ -471,8 +472,9 @@ class Engine:
         fallback = self._without_kernels(task, exe, case, inputs, sizes, outputs, poison)
         if fallback.startswith(("outputs do not depend", NO_KERNEL_CHECK)):
             return fallback
-        said = fallback or f"outputs depend on the kernels (case {case.name})"
-        return f"{said}, by the no-launch run: the device-input run could not tell ({why})"
+        said, _, how = (fallback or f"outputs depend on the kernels (case {case.name})").partition(": ")
+        how = f" ({how})" if how else ""
+        return f"{said}, by the no-launch run{how}: the device-input run could not tell ({why})"
 
     def _poison_env(self, poison: int | None) -> dict[str, str]:
         return (self.backend.poison_env(poison) or {}) if poison is not None else {}
@@ -554,8 +556,13 @@ class Engine:
                         f"only copied it)")
         if run.status == Status.ERROR:
             return f"{NO_KERNEL_CHECK}{run.reason}"
-        if run.status is not None or len(run.arrays) < len(task.outputs):
-            return ""  # it crashed or wrote nothing usable without its kernels: they matter
+        # Kernels that matter, and how it showed: said, so a surprising pass can be traced.
+        if run.status is not None:
+            return (f"outputs depend on the kernels (case {case.name}): without them the program "
+                    f"stopped ({run.status.value}: {run.reason[:200]})")
+        if len(run.arrays) < len(task.outputs):
+            return (f"outputs depend on the kernels (case {case.name}): without them the program "
+                    f"wrote no usable outputs")
         try:
             refs, _ = self.references.outputs(task, case, inputs)  # type: ignore[union-attr]
         except (ReferenceError, SandboxError) as exc:
@@ -565,7 +572,8 @@ class Engine:
             out = run.arrays[spec.name]
             ref = refs[spec.name].reshape(out.shape)
             if not compare_arrays(spec.name, out, ref, task.tolerance_for(spec.name)).ok:
-                return ""
+                return (f"outputs depend on the kernels (case {case.name}): without them "
+                        f"{spec.name} differs from the reference")
             r = ref.ravel()
             informative |= r.size > 1 and not bool(np.all(r == r[0]))
         if not informative:

@@ -389,3 +389,44 @@ def test_kernel_seconds_through_the_engine_and_only_for_right_outputs(engine):
     wrong = HONEST.replace("d[i] = s[i] * s[i]", "d[i] = s[i]")
     if wrong != HONEST:
         assert engine.kernel_seconds(SQUARE, Program(source=wrong, filename="prog.cu"), repeats=1) is None
+
+
+SANITIZER_STANDIN = r"""#!/bin/sh
+# compute-sanitizer's stand-in: --tool T --error-exitcode N TARGET ARGS. Like the real tool it
+# loads its target with its own injection, not the caller's LD_PRELOAD.
+shift 4
+unset LD_PRELOAD
+"$@"; rc=$?
+echo "========= ERROR SUMMARY: 0 errors"
+exit $rc
+"""
+
+
+class FakeSanitizedBackend(FakeGpuBackend):
+    """Thorough checks with the sanitizer builds, as on a GPU with compute-sanitizer."""
+
+    def variants(self, *, thorough: bool = True) -> list[str]:
+        return ["plain", "memcheck", "racecheck"] if thorough else ["plain"]
+
+
+def test_thorough_checks_make_the_kernel_work_run_without_the_sanitizer(runtime, tmp_path,
+                                                                        monkeypatch):
+    """On an H100 every built-in task was rejected as host-computed when checked thoroughly:
+    the kernel-work run was made with the last build's command, compute-sanitizer's, whose
+    target the interposed runtime never sees. It is made with the plain build."""
+    from validators.engine import Engine
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    tools.chmod(0o755)
+    (tools / "compute-sanitizer").write_text(SANITIZER_STANDIN)
+    (tools / "compute-sanitizer").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    backend = FakeSanitizedBackend(runtime)
+    engine = Engine(backend)
+    res = engine.check(SQUARE, Program(source=HONEST, filename="prog.cu"), thorough=True)
+    assert res.status == Status.PASSED, (res.status, res.reason, res.kernel_check)
+    assert "the device saw another draw of x (100%)" in res.kernel_check
+    res = engine.check(SQUARE, Program(source=CHEATS["plus_a_kernel_zero"], filename="prog.cu"),
+                       thorough=True)
+    assert res.status == Status.REJECTED, (res.status, res.reason, res.kernel_check)

@@ -110,6 +110,11 @@ class Backend(ABC):
         opens or connects to in every program (the access check allows them)."""
         return ()
 
+    def kernel_work_variant(self, built: list[str]) -> str:
+        """Of the builds a case ran (in order), the one whose runs the kernel-work and no-launch
+        checks make: the last checking build, its memory poisoned as in its own runs."""
+        return built[-1]
+
     def runtime_removes(self) -> tuple[str, ...]:
         """Path prefixes outside the work folder where the backend's runtime or driver itself
         removes or renames entries in every program (the access check allows it there)."""

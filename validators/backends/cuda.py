@@ -386,6 +386,14 @@ class CudaBackend(Backend):
         seen = [exe.path.parent] if exe.variant in SANITIZER_TOOLS and exe.path is not None else []
         return [*seen, *driver_lib_dirs()]
 
+    def kernel_work_variant(self, built: list[str]) -> str:
+        # A sanitizer run is compute-sanitizer's process, which loads its target with its own
+        # injection: the interposed runtime never sees the target's copies and launches, so the
+        # check would find nothing uploaded and call every program host-computed (seen on an
+        # H100: every built-in task rejected when checked thoroughly).
+        plain = [v for v in built if v not in SANITIZER_TOOLS]
+        return plain[-1] if plain else built[-1]
+
     def fallback_variant(self, variant: str) -> str | None:
         return "plain" if variant in SANITIZER_TOOLS else None
 
