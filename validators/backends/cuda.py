@@ -33,8 +33,12 @@ driver API (`cuMemcpy*`, `cuLaunchKernel`) and entry points fetched with
 `cudaGetDriverEntryPoint`/`cudaGetProcAddress` bypass it (a program that uploads its inputs that
 way looks as if nothing reached the device, and is rejected when its outputs follow the host's
 inputs); graph launches get no swap of managed memory; the interposer shows in
-`/proc/self/maps`, but in every run alike. It has run only against a stand-in runtime
-(tests/validators/test_cuda_kernel_work.py simulates the GPU), not yet on a GPU.
+`/proc/self/maps`, but in every run alike. On an H100 (driver 580, CUDA 13.0) it substituted
+uploads (whole, in pieces, padded, into managed memory) and rejected five of the six
+host-computing programs of tests/validators/test_adversarial_kernel_work.py; the sixth (uploads
+into managed memory that the host then reads itself, kernels unrelated) passed there, by the
+no-launch run, for a cause not yet established. The tests simulate the GPU with a stand-in
+runtime (tests/validators/test_cuda_kernel_work.py).
 """
 
 from __future__ import annotations
