@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from schemas import Program, SchemaError, Status, Task, ValidationResult
 
 from ..disclosure import redact_fresh
+from ..extract import extract_program
 from .auth import token_ok
 from .logs import get_logger
 from .metrics import Metrics
@@ -303,8 +304,6 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
               responses={k: {"model": ErrorBody} for k in (400, 401, 404, 413, 422, 429, 503)})
     async def score(req: ScoreRequest, request: Request) -> ScoreResponse:
         """Reward each completion: alpha * correct + beta * compiled (+ speed * speed-up)."""
-        from cuset.eval.extract import extract_program
-
         task = resolve_task(req.task_id, None)
         thorough = config.score_check == "thorough"
         if req.thorough is not None and req.thorough != thorough:
