@@ -100,3 +100,17 @@ def test_registry():
             assert "no GPU answered" in str(exc)
         else:
             assert auto.name == "cpu"
+
+
+def test_the_interposed_runtimes_own_failure_is_an_error_not_a_verdict():
+    """The no-launch run on an H100 stopped in the interposer (exit 97) and was read as 'the
+    kernels matter', so a host-computing program passed: our runtime's failure is an error."""
+    from validators.backends.cuda import INTERPOSER_FATAL_EXIT
+
+    out = RunOutcome(exit_code=INTERPOSER_FATAL_EXIT,
+                     stderr="cuda_interposer: malformed kernel-input file /w/.ckd-kernel-inputs\n")
+    v = CudaBackend(gpu_check=False).classify(_exe(), out)
+    assert v.status == Status.ERROR and "malformed kernel-input file" in v.reason, v
+    # The same status without the runtime's words is the program's own exit.
+    plain = CudaBackend(gpu_check=False).classify(_exe(), RunOutcome(exit_code=97, stderr="boom\n"))
+    assert plain.status != Status.ERROR

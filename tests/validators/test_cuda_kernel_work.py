@@ -156,6 +156,15 @@ int main() { load(); float *da, *db; cudaMalloc((void**)&da, N * 4); cudaMalloc(
   for (int c = 0; c < N; c += 64) cudaMemcpyAsync(da + c, h + c, 256, cudaMemcpyHostToDevice, 0);
   void* args[] = {&da, &db}; launch(cp, args); cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save(); }
 """,
+    # Uploads into managed memory and computes on it with the host; a kernel runs first, on
+    # nothing (passed on an H100 before the fix: the no-launch run did not reject it).
+    "reads_managed_memory_it_copied_into": PRELUDE + r"""
+static void fill0(void** a) { memset(*(void**)a[0], 0, N * 4); }
+int main() { load(); float* db; cudaMalloc((void**)&db, N * 4); void* args[] = {&db}; launch(fill0, args);
+  cudaDeviceSynchronize(); float* m; cudaMallocManaged((void**)&m, N * 4, 1);
+  cudaMemcpy(m, x, N * 4, cudaMemcpyHostToDevice);
+  for (int i = 0; i < N; i++) y[i] = m[i] * m[i]; save(); }
+""",
     # The inputs go up and come back through a kernel: the host computes on the copy.
     "reads_the_inputs_back": PRELUDE + r"""
 int main() { load(); float *da, *db; cudaMalloc((void**)&da, N * 4); cudaMalloc((void**)&db, N * 4);

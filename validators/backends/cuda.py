@@ -36,9 +36,12 @@ inputs); graph launches get no swap of managed memory; the interposer shows in
 `/proc/self/maps`, but in every run alike. On an H100 (driver 580, CUDA 13.0) it substituted
 uploads (whole, in pieces, padded, into managed memory) and rejected five of the six
 host-computing programs of tests/validators/test_adversarial_kernel_work.py; the sixth (uploads
-into managed memory that the host then reads itself, kernels unrelated) passed there, by the
-no-launch run, for a cause not yet established. The tests simulate the GPU with a stand-in
-runtime (tests/validators/test_cuda_kernel_work.py).
+into managed memory that the host then reads itself, kernels unrelated) passed there: the
+interposer stopped (exit 97) on the empty inputs file every other run gets, so the no-launch run
+never ran its program, and its stop read as "the kernels matter". It now takes an empty file as
+nothing to replace, as the cpu runtime does, and its own failure is an `error`. The tests simulate
+the GPU with a stand-in runtime (tests/validators/test_cuda_kernel_work.py), where that program
+is now rejected; a GPU has not yet confirmed it.
 """
 
 from __future__ import annotations
@@ -249,6 +252,20 @@ def runtime_linkage(path: Path) -> str:
     return ""
 
 
+INTERPOSER_FATAL_EXIT = 97
+"""The interposed runtime's exit status when it cannot do what the validator asked (its
+settings or inputs file unusable): `cuda_interposer.cpp` `fatal`."""
+
+
+def _interposer_failure(outcome: RunOutcome) -> str:
+    """Why the interposed runtime stopped the run ('' when it did not). A program printing the
+    same words gains nothing: the case becomes an `error`, never a pass."""
+    if outcome.exit_code != INTERPOSER_FATAL_EXIT:
+        return ""
+    line = next((ln for ln in outcome.stderr.splitlines() if ln.startswith("cuda_interposer: ")), "")
+    return f"the interposed CUDA runtime failed: {line.removeprefix('cuda_interposer: ')}" if line else ""
+
+
 SANITIZER_TOOLS = ("memcheck", "racecheck")
 _SANITIZER_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) error")
 _RACECHECK_SUMMARY = re.compile(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)")
@@ -402,6 +419,9 @@ class CudaBackend(Backend):
         return "plain" if variant in SANITIZER_TOOLS else None
 
     def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:
+        ours = _interposer_failure(outcome)
+        if ours:  # our runtime stopped the program: no verdict on it, and no sign its kernels matter
+            return Verdict(Status.ERROR, ours)
         if self.gpu_check:
             probe = probe_gpu()
             if not probe.ok:
