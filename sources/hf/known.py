@@ -39,6 +39,8 @@ from schemas import RawRecord
 
 from .licenses import UNKNOWN, combine
 from .rows import BadRow, DatasetContext, check_module, code_column, scalar
+from .sakana import FORM as SAKANA_FORM
+from .sakana import ArchiveRowError, archive_problem
 
 Converter = Callable[[Mapping[str, object], str, DatasetContext], RawRecord]
 
@@ -82,6 +84,11 @@ def _sakana(row: Mapping[str, object], key: str, ctx: DatasetContext) -> RawReco
         raise BadRow("Level_ID or Task_ID is empty")
     text = code_column(row, "CUDA_Code", ctx)
     module = code_column(row, "PyTorch_Code_Module", ctx)
+    functional = code_column(row, "PyTorch_Code_Functional", ctx)
+    try:
+        problem = archive_problem(functional, module)
+    except ArchiveRowError as exc:
+        raise BadRow(str(exc), code="not_a_module") from None
     kernel_name = (scalar(row, "Kernel_Name") or "").strip()
     rid = ctx.unique_id(f"hf/sakana/L{level}/{task_id}/{kernel_name or key}", key)
     meta = {
@@ -90,11 +97,14 @@ def _sakana(row: Mapping[str, object], key: str, ctx: DatasetContext) -> RawReco
         "task_id": task_id,
         "kernel_name": kernel_name,
         "max_diff": scalar(row, "Max_Diff") or "",
+        "cuda_runtime": scalar(row, "CUDA_Runtime") or "",
         "entry_point": "Model",
+        "form": SAKANA_FORM,
         "row": key,
     }
+    # `module` is the problem the extension is verified against as it is (no LLM rewrites it).
     return RawRecord(
-        id=rid, text=text, kind="kernel", module=module, split=ctx.data_split, meta=meta,
+        id=rid, text=text, kind="kernel", module=problem, split=ctx.data_split, meta=meta,
         provenance=ctx.provenance(key, ctx.row_license(None)),
     )
 
@@ -164,8 +174,8 @@ SAKANA = KnownDataset(
     short="sakana",
     card_license="CC-BY-4.0",
     row_license="CC-BY-4.0",
-    columns=("Op_Name", "Level_ID", "Task_ID", "Kernel_Name", "CUDA_Code",
-             "PyTorch_Code_Module", "Correct", "Max_Diff"),
+    columns=("Op_Name", "Level_ID", "Task_ID", "Kernel_Name", "CUDA_Runtime", "CUDA_Code",
+             "PyTorch_Code_Module", "PyTorch_Code_Functional", "Correct", "Max_Diff"),
     convert=_sakana,
 )
 KERNELBOOK = KnownDataset(

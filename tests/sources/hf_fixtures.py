@@ -113,6 +113,54 @@ def get_init_inputs():
     return [512, 2.0]
 '''
 
+RELU_FUNCTIONAL = '''import torch
+import torch.nn as nn
+
+
+def module_fn(x: torch.Tensor) -> torch.Tensor:
+    return torch.relu(x)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, fn=module_fn):
+        return fn(x)
+
+
+batch_size = 16
+dim = 16384
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+SCALE_ADD_FUNCTIONAL = '''import torch
+import torch.nn as nn
+
+
+def module_fn(x, weight, bias, scale):
+    return torch.nn.functional.linear(x, weight, bias) * scale
+
+
+class Model(nn.Module):
+    def __init__(self, features: int, scale: float):
+        super().__init__()
+        linear = nn.Linear(features, features)
+        self.weight = nn.Parameter(linear.weight)
+        self.bias = nn.Parameter(linear.bias)
+        self.scale = scale
+
+    def forward(self, x, fn=module_fn):
+        return fn(x, self.weight, self.bias, self.scale)
+'''
+
 SUM_AGGREGATOR = '''import torch
 import torch.nn as nn
 
@@ -217,12 +265,13 @@ BIG = 600 * 1024
 
 def _sakana_row(level: int, task: int, op: str, kernel: str | None, cuda: str | None,
                 module: str | None, correct: object, max_diff: float,
-                error: str | None = None) -> dict:
+                error: str | None = None, functional: str | None = None,
+                runtime: float | None = 0.0123) -> dict:
     return {
         "Op_Name": op, "Level_ID": level, "Task_ID": task, "Kernel_Name": kernel,
-        "CUDA_Runtime": 0.0123, "PyTorch_Native_Runtime": 0.0201, "PyTorch_Compile_Runtime": 0.03,
+        "CUDA_Runtime": runtime, "PyTorch_Native_Runtime": 0.0201, "PyTorch_Compile_Runtime": 0.03,
         "CUDA_Speedup_Native": 1.63, "CUDA_Speedup_Compile": 2.4, "CUDA_Code": cuda,
-        "PyTorch_Code_Module": module, "PyTorch_Code_Functional": module, "Correct": correct,
+        "PyTorch_Code_Module": module, "PyTorch_Code_Functional": functional, "Correct": correct,
         "Max_Diff": max_diff, "Error": error, "NCU_Profile": None, "Torch_Profile": None,
         "Clang_Tidy": None, "__index_level_0__": task,
     }
@@ -243,24 +292,26 @@ SAKANA_SCHEMA = pa.schema([
 def sakana_level1_rows() -> list[dict]:
     return [
         _sakana_row(1, 19, "19_ReLU", "19_ReLU_grid_stride_base", RELU_EXTENSION, RELU_MODULE,
-                    True, 0.0),
+                    True, 0.0, functional=RELU_FUNCTIONAL),
         _sakana_row(1, 19, "19_ReLU", "19_ReLU_unrolled_edit_1", RELU_EXTENSION, RELU_MODULE,
-                    False, 4.25, "Output mismatch: max difference 4.25\nat index 17"),
-        _sakana_row(1, 19, "19_ReLU", "19_ReLU_empty_base", None, RELU_MODULE, True, 0.0),
+                    False, 4.25, "Output mismatch: max difference 4.25\nat index 17",
+                    functional=RELU_FUNCTIONAL),
+        _sakana_row(1, 19, "19_ReLU", "19_ReLU_empty_base", None, RELU_MODULE, True, 0.0,
+                    functional=RELU_FUNCTIONAL),
         _sakana_row(1, 19, "19_ReLU", "19_ReLU_huge_base", "// pad\n" * (BIG // 7), RELU_MODULE,
-                    True, 0.0),
+                    True, 0.0, functional=RELU_FUNCTIONAL),
         # Same task and kernel name as the first row: ids must stay unique.
         _sakana_row(1, 19, "19_ReLU", "19_ReLU_grid_stride_base", RELU_EXTENSION, RELU_MODULE,
-                    True, 1e-7),
+                    True, 1e-7, functional=RELU_FUNCTIONAL),
     ]
 
 
 def sakana_level2_rows() -> list[dict]:
     return [
         _sakana_row(2, 40, "40_Matmul_Scaling_ResidualAdd", "40_scale_add_fused_base",
-                    SCALE_ADD_EXTENSION, SCALE_ADD_MODULE, True, 3.1e-6),
+                    SCALE_ADD_EXTENSION, SCALE_ADD_MODULE, True, 3.1e-6, functional=SCALE_ADD_FUNCTIONAL),
         _sakana_row(2, 40, "40_Matmul_Scaling_ResidualAdd", "", SCALE_ADD_EXTENSION,
-                    SCALE_ADD_MODULE, True, 2.0e-6),
+                    SCALE_ADD_MODULE, True, 2.0e-6, functional=SCALE_ADD_FUNCTIONAL),
     ]
 
 

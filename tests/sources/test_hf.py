@@ -27,7 +27,7 @@ from sources.hf.licenses import combine, to_spdx
 from tests.sources.hf_fixtures import (
     OPS_SIGMOID,
     RELU_EXTENSION,
-    RELU_MODULE,
+    RELU_FUNCTIONAL,
     SUM_AGGREGATOR,
     builtin_cuda,
     write_binary_code,
@@ -74,11 +74,14 @@ def test_sakana_keeps_correct_kernels_with_their_reference(tmp_path):
     first = kept[0]
     assert first.kind == "kernel"
     assert first.text == RELU_EXTENSION
-    assert first.module == RELU_MODULE
+    # The problem the extension is verified against: the functional reference, then the
+    # module's sizes and input functions.
+    assert first.module.startswith(RELU_FUNCTIONAL)
+    assert first.module.endswith("def get_init_inputs():\n    return []\n")
     assert first.meta == {
         "op_name": "19_ReLU", "level": "1", "task_id": "19",
-        "kernel_name": "19_ReLU_grid_stride_base", "max_diff": "0.0", "entry_point": "Model",
-        "row": "0",
+        "kernel_name": "19_ReLU_grid_stride_base", "max_diff": "0.0", "cuda_runtime": "0.0123",
+        "entry_point": "Model", "form": "kernelbench_extension", "row": "0",
     }
     assert first.split == "train"
     prov = first.provenance
