@@ -254,6 +254,7 @@ def test_a_mutant_of_each_kind_is_rejected_for_its_reason(engine, kind):
 
 
 @pytest.mark.slow
+@pytest.mark.warm_cache
 def test_acceptance_table(engine):
     tasks = builtin_tasks()
 
