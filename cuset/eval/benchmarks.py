@@ -1,5 +1,5 @@
-"""What an evaluation runs on: the built-in held-out split, a folder of tasks in our format, or a
-CUDABench JSONL file.
+"""What an evaluation runs on: the built-in held-out split, a folder of tasks in our format, a
+CUDABench JSONL file, or KernelBench problems (`kernelbench:DIR`, see `kernelbench.py`).
 
 - `builtin`: the `test` split of `sources.builtin`; the prompt is the task description (what the
   dataset's user turn holds), the reference program the task's main.cu.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from schemas import SchemaError, Task
+from schemas import Task
 
 from .errors import EvalError
 
@@ -36,21 +36,43 @@ class CudaBenchSelection:
 
 
 @dataclass(frozen=True)
+class KernelBenchProblem:
+    """A KernelBench problem file (`Model`, `get_inputs`, `get_init_inputs`)."""
+
+    source: str
+    path: str
+
+
+@dataclass(frozen=True)
 class EvalTask:
     id: str
     prompt: str
     kind: str
-    """`task` (validated with `validators.engine`) or `cudabench` (`validators.cudabench`)."""
+    """`task` (validated with `validators.engine`), `cudabench` (`validators.cudabench`) or
+    `kernelbench` (`validators.kernelbench`)."""
     task: Task | None = None
     cudabench: CudaBenchSelection | None = None
     reference_program: str | None = None
+    kernelbench: KernelBenchProblem | None = None
+    system: str | None = None
+    """The system turn; None: the dataset's (`builder.stages.specify.SYSTEM_PROMPT`)."""
+    language: str | None = None
+    """The fenced block's language the answer is taken from; None: the first block."""
 
 
-def load_benchmark(spec: str, scale: str = "smallest", limit: int | None = None) -> list[EvalTask]:
-    """The tasks of `spec` (`builtin` or a path), the first `limit` of them if given. Raises
-    `EvalError` for an unreadable, malformed or empty benchmark."""
+def load_benchmark(spec: str, scale: str = "smallest", limit: int | None = None,
+                   levels: tuple[int, ...] | None = None) -> list[EvalTask]:
+    """The tasks of `spec` (`builtin`, `kernelbench:DIR` or a path), the first `limit` of them
+    if given. `levels` is for KernelBench checkouts only. Raises `EvalError` for an unreadable,
+    malformed or empty benchmark."""
+    if levels is not None and not spec.startswith("kernelbench:"):
+        raise EvalError(f"--levels is for --benchmark kernelbench:DIR, not {spec}")
     if spec == "builtin":
         tasks = _builtin()
+    elif spec.startswith("kernelbench:"):
+        from .kernelbench import load_kernelbench
+
+        tasks = load_kernelbench(spec, levels)
     else:
         path = Path(spec)
         if not path.exists():
@@ -82,28 +104,14 @@ def _read(path: Path) -> str:
 
 
 def _folder(root: Path) -> list[EvalTask]:
-    folders = [root] if (root / "task.json").is_file() else sorted(
-        p for p in root.iterdir() if p.is_dir() and (p / "task.json").is_file())
-    return [_task_folder(f) for f in folders]
+    from sources.task_folders import TaskFolderError, load_task_folders
 
-
-def _task_folder(folder: Path) -> EvalTask:
     try:
-        spec = json.loads(_read(folder / "task.json"))
-    except json.JSONDecodeError as exc:
-        raise EvalError(f"benchmark {folder / 'task.json'}: line {exc.lineno}: {exc.msg}") from None
-    if not isinstance(spec, dict):
-        raise EvalError(f"benchmark {folder / 'task.json'}: not a JSON object")
-    ref = spec.get("reference") or {}
-    if isinstance(ref, dict) and not ref.get("code") and (folder / "reference.py").is_file():
-        spec["reference"] = {**ref, "code": _read(folder / "reference.py")}
-    try:
-        task = Task.parse(spec, origin=str(folder / "task.json"))
-    except SchemaError as exc:
-        raise EvalError(f"benchmark {folder}: {exc}") from None
-    main = folder / "main.cu"
-    return EvalTask(id=task.name, prompt=task.description, kind="task", task=task,
-                    reference_program=_read(main) if main.is_file() else None)
+        found = load_task_folders(root)
+    except TaskFolderError as exc:
+        raise EvalError(f"benchmark {exc}") from None
+    return [EvalTask(id=f.task.name, prompt=f.task.description, kind="task", task=f.task,
+                     reference_program=f.reference_program) for f in found]
 
 
 def pick_scales(scales: list[Any], scale: str, where: str) -> tuple[Any, ...]:

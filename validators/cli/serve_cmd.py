@@ -34,7 +34,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-body-bytes", type=int, default=1 << 20,
                    help="largest request body accepted (413 beyond)")
     p.add_argument("--tasks", default="builtin",
-                   help="'builtin', a folder of task folders, or a builder dataset folder")
+                   help="'builtin', a folder of task folders, a builder dataset folder, or "
+                        "kernelbench:DIR, a folder of KernelBench problem files (task id: the "
+                        "file's stem; answers are Python ModelNew modules)")
     p.add_argument("--token-env", metavar="NAME",
                    help="require 'Authorization: Bearer <token>', the token read from $NAME")
     p.add_argument("--caller-share", type=float, default=0.5,
@@ -53,6 +55,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="serve /docs, /redoc and /openapi.json without the token")
     p.add_argument("--alpha", type=float, default=1.0, help="score: weight of correct")
     p.add_argument("--beta", type=float, default=0.1, help="score: weight of compiled")
+    p.add_argument("--speed-cap", type=float, default=None, metavar="R_MAX",
+                   help="score: the speed-up over the reference counted at most (requests may "
+                        "give their own speed_cap; default: validators.service.app.SPEEDUP_CAP, 3)")
     p.add_argument("--score-check", choices=SCORE_CHECKS,
                    default=os.environ.get(SCORE_CHECK_ENV) or "thorough",
                    help="the check behind every reward of /v1/score: 'thorough' (every build "
@@ -88,6 +93,8 @@ def main(args: argparse.Namespace) -> int:
     for name in ("timeout", "header_timeout", "body_timeout"):
         if not getattr(args, name) > 0:
             return fail(f"--{name.replace('_', '-')} must be positive (got {getattr(args, name)})")
+    if args.speed_cap is not None and not args.speed_cap > 0:
+        return fail(f"--speed-cap must be positive (got {args.speed_cap})")
     if not 0 < args.caller_share <= 1:
         return fail(f"--caller-share must be above 0 and at most 1 (got {args.caller_share})")
     token = None
@@ -98,12 +105,15 @@ def main(args: argparse.Namespace) -> int:
                         "empty (refusing to serve without the token it should hold)")
     config = ServiceConfig(backend=args.backend, workers=args.workers, queue=args.queue,
                            timeout=args.timeout, max_body_bytes=args.max_body_bytes,
-                           alpha=args.alpha, beta=args.beta, score_check=args.score_check,
+                           alpha=args.alpha, beta=args.beta,
+                           score_check=args.score_check,
                            tasks=args.tasks, token=token,
                            caller_share=args.caller_share, header_timeout=args.header_timeout,
                            body_timeout=args.body_timeout, max_connections=args.max_connections,
                            max_client_connections=args.max_client_connections,
                            public_metrics=args.public_metrics, public_docs=args.public_docs)
+    if args.speed_cap is not None:
+        config.speed_cap = args.speed_cap
     if args.ray:
         from validators.service.ray_app import RayUnavailable, deploy
 

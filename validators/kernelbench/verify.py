@@ -27,6 +27,9 @@ from .reference import ReferenceFailed, RefGroup, run_reference
 from .shapes import DEFAULT_MAX_ELEMENTS, ShapeError, plan_sizes
 
 MIN_SEEDS = 5
+IMPORT_FAILED = "importing the answer failed"
+"""How the reason of a `runtime_error` verdict starts when the answer's module did not import:
+the service's reward counts such an answer as not compiled."""
 
 
 @dataclass(frozen=True)
@@ -183,8 +186,9 @@ def _judge_run(run: AnswerRun, groups: list[RefGroup], cases: dict[str, CaseResu
             return Status.NEEDS_GPU, "", f"the extension uses {run.needs_gpu}, which only runs on a GPU"
         return Status.COMPILE_ERROR, "", f"{run.reason}: {run.diagnostics[-1500:]}"
     if run.status in ("load_error", "init_error"):
-        what = "importing the answer" if run.status == "load_error" else "building ModelNew"
-        return Status.RUNTIME_ERROR, "", f"{what} failed: {run.reason}"
+        if run.status == "load_error":
+            return Status.RUNTIME_ERROR, "", f"{IMPORT_FAILED}: {run.reason}"
+        return Status.RUNTIME_ERROR, "", f"building ModelNew failed: {run.reason}"
     rule = inherits_rule(run)
     if rule:
         return Status.REJECTED, rule[0], rule[1]

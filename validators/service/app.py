@@ -28,6 +28,7 @@ from schemas import Program, SchemaError, Status, Task, ValidationResult
 
 from ..disclosure import redact_fresh
 from ..extract import extract_program
+from . import kernelbench
 from .auth import token_ok
 from .logs import get_logger
 from .metrics import Metrics
@@ -44,9 +45,10 @@ from .models import (
 from .pool import Admission, JobTimeout, PoolClosed, PoolFull, WorkerFailed, WorkerPool
 from .tasks import TaskSet, load_task_set
 
-SPEEDUP_CAP = 4.0
-"""The speed term counts a speed-up over the reference up to this factor, so one very fast
-(or mis-timed) sample cannot dominate a batch's rewards."""
+SPEEDUP_CAP = 3.0
+"""r_max: the speed term counts a speed-up over the reference up to this factor (the server's
+default, `--speed-cap`; a request may give its own), so one very fast (or mis-timed) sample
+cannot dominate a batch's rewards."""
 
 
 @dataclass
@@ -58,7 +60,10 @@ class ServiceConfig:
     """Seconds one validation may take before its worker is killed and replaced (504)."""
     max_body_bytes: int = 1 << 20
     alpha: float = 1.0
+    """Weight of correct (the recipe's beta: see the service README's reward contract)."""
     beta: float = 0.1
+    """Weight of compiled (the recipe's alpha)."""
+    speed_cap: float = SPEEDUP_CAP
     score_check: str = "thorough"
     """The check behind every reward (`thorough` or `fast`): the operator's choice, never a
     request's (a policy optimises against whatever check scores it)."""
@@ -126,6 +131,16 @@ class Service:
         `speed`, a passing program's kernel time comes back as `kernel_seconds`."""
         job = {"task": task.model_dump_json(), "program": program.model_dump(mode="json"),
                "thorough": thorough, "speed": speed}
+        return await self.run_job(job, task.name, thorough, admission, speed=speed)
+
+    async def run_kernelbench(self, task_id: str, answer: str, thorough: bool,
+                              admission: Admission) -> dict[str, Any]:
+        """A KernelBench answer checked against the problem `task_id` (`kernelbench.run_job`)."""
+        job = kernelbench.job(task_id, self.tasks.problems[task_id], answer, thorough)
+        return await self.run_job(job, task_id, thorough, admission)
+
+    async def run_job(self, job: dict[str, Any], task_name: str, thorough: bool,
+                      admission: Admission, *, speed: bool = False) -> dict[str, Any]:
         try:
             outcome = await self.pool.run(job, admission)
         except (JobTimeout, WorkerFailed):
@@ -136,7 +151,7 @@ class Service:
         if result.get("fresh_seed") is not None:
             # Withheld from the caller; here it reproduces the verdict (`--fresh-seed`).
             self.log.info("fresh seed", extra={
-                "request_id": REQUEST_ID_VAR.get(), "task": task.name,
+                "request_id": REQUEST_ID_VAR.get(), "task": task_name,
                 "program_digest": result.get("program_digest"),
                 "fresh_seed": result["fresh_seed"], "thorough": thorough})
         shown = redact_fresh(ValidationResult.model_validate(result)).model_dump(mode="json")
@@ -238,7 +253,9 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
         svc.service = Service(config, task_set)
         await svc.pool.start()
         svc.log.info("ready", extra={"backend": svc.backend_name, "workers": config.workers,
-                                     "queue": config.queue, "tasks": len(svc.tasks.tasks)})
+                                     "queue": config.queue, "tasks": len(svc.tasks)})
+        for skipped in svc.tasks.skipped:
+            svc.log.warning("task skipped", extra={"reason": skipped})
         yield
         svc.begin_drain()
         left = await svc.pool.close(config.drain_bound())
@@ -280,7 +297,7 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
         task = svc.tasks.get(task_id or "")
         if task is None:
             raise HTTPException(404, f"unknown task_id {task_id!r} (GET /v1/tasks lists the "
-                                     f"{len(svc.tasks.tasks)} known ones)")
+                                     f"{len(svc.tasks)} known ones)")
         return task
 
     @app.post("/v1/validate", response_model=ValidateResponse,
@@ -288,12 +305,17 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
               responses={k: {"model": ErrorBody} for k in (400, 401, 404, 413, 422, 429, 503,
                                                            504)})
     async def validate(req: ValidateRequest, request: Request) -> Any:
-        """Validate one program against a task (by id or inline)."""
-        task = resolve_task(req.task_id, req.task)
+        """Validate one program against a task (by id or inline); for a KernelBench task the
+        program is the Python answer (`ModelNew`)."""
+        kb = req.task is None and req.task_id in svc.tasks.problems
+        task = None if kb else resolve_task(req.task_id, req.task)
         body = req.program_body()
         program = _program("program", body.source, body.filename, body.extra_flags)
         try:
             with svc.admit(1, _caller(request)) as admission:
+                if task is None:
+                    return await svc.run_kernelbench(req.task_id or "", program.source,
+                                                     req.thorough, admission)
                 return await svc.run_check(task, program, req.thorough, admission)
         except JobTimeout as exc:
             raise HTTPException(504, f"{exc}; the worker was replaced") from None
@@ -303,8 +325,10 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
     @app.post("/v1/score", response_model=ScoreResponse, dependencies=[Depends(require_token)],
               responses={k: {"model": ErrorBody} for k in (400, 401, 404, 413, 422, 429, 503)})
     async def score(req: ScoreRequest, request: Request) -> ScoreResponse:
-        """Reward each completion: alpha * correct + beta * compiled (+ speed * speed-up)."""
-        task = resolve_task(req.task_id, None)
+        """Reward each completion: alpha * correct + beta * compiled
+        (+ speed * min(speed-up, speed_cap) * correct); see the README's reward contract."""
+        kb = req.task_id in svc.tasks.problems
+        task = None if kb else resolve_task(req.task_id, None)
         thorough = config.score_check == "thorough"
         if req.thorough is not None and req.thorough != thorough:
             raise HTTPException(422, f"thorough: this server scores every completion with the "
@@ -313,12 +337,20 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
                                      f"the field out")
         alpha = config.alpha if req.alpha is None else req.alpha
         beta = config.beta if req.beta is None else req.beta
+        cap = config.speed_cap if req.speed_cap is None else req.speed_cap
         if req.speed > 0 and svc.backend_name != "cuda":
             raise HTTPException(400, f"speed: the speed term needs the cuda backend (this "
                                      f"server runs {svc.backend_name})")
+        if req.speed > 0 and kb:
+            raise HTTPException(400, f"speed: task {req.task_id!r} is a KernelBench problem, "
+                                     f"whose answers are not timed yet (validators.kernelbench "
+                                     f"has no cuda timing); send speed 0")
         if req.speed > 0 and req.task_id not in svc.tasks.references:
             raise HTTPException(400, f"speed: task {req.task_id!r} has no reference program")
-        sources = [extract_program(c) for c in req.completions]
+        # A KernelBench answer is Python (its CUDA inside a string); shown first in a ```cpp
+        # block, the kernel alone is not the answer.
+        sources = [extract_program(c, language="python" if kb else None)
+                   for c in req.completions]
         found = [i for i, s in enumerate(sources) if s and s.strip()]
         programs: dict[int, Program] = {}
         bad: list[str] = []
@@ -343,8 +375,12 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
 
         async def one(i: int, admission: Admission) -> ScoreItem:
             try:
-                r = await svc.run_check(task, programs[i], thorough, admission,
-                                        speed=ref_seconds is not None)
+                if task is None:
+                    r = await svc.run_kernelbench(req.task_id, programs[i].source, thorough,
+                                                  admission)
+                else:
+                    r = await svc.run_check(task, programs[i], thorough, admission,
+                                            speed=ref_seconds is not None)
             except JobTimeout as exc:  # the service's limit, not the program's: no reward
                 return ScoreItem(index=i, program_found=True, compiled=False, correct=False,
                                  reward=None, status="service_timeout", reason=str(exc))
@@ -355,7 +391,8 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
                 return ScoreItem(index=i, program_found=True, compiled=False, correct=False,
                                  reward=None, status=r["status"], reason=r.get("reason", ""),
                                  error_origin=r.get("error_origin"))
-            compiled = bool(r.get("compile") and r["compile"].get("ok"))
+            compiled = (kernelbench.compiled(r) if task is None
+                        else bool(r.get("compile") and r["compile"].get("ok")))
             correct = r["status"] == Status.PASSED
             reward = alpha * correct + beta * compiled
             speedup = None
@@ -363,11 +400,13 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
                 # Kernel time alone, measured the same way for the reference (not the build,
                 # the sandbox, the context or the host code); none when the timed runs fail.
                 speedup = ref_seconds / max(r["kernel_seconds"], 1e-9)
-                reward += req.speed * min(speedup, SPEEDUP_CAP)
+                reward += req.speed * min(speedup, cap)
             return ScoreItem(index=i, program_found=True, compiled=compiled, correct=correct,
                              reward=reward, status=r["status"], reason=r.get("reason", ""),
                              speedup=speedup)
 
+        no_block = ("the completion has no ```python code block (nor one without a language)"
+                    if kb else "the completion has no fenced code block")
         scored: dict[int, ScoreItem] = {}
         if found:
             with svc.admit(len(found), _caller(request)) as admission:
@@ -378,18 +417,24 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
                 scored = {i: job.result() for i, job in zip(found, jobs, strict=True)}
         items = [scored.get(i) or ScoreItem(
             index=i, program_found=False, compiled=False, correct=False, reward=0.0,
-            status="no_code_block", reason="the completion has no fenced code block")
+            status="no_code_block", reason=no_block)
             for i in range(len(sources))]
         return ScoreResponse(task_id=req.task_id, backend=svc.backend_name,
-                             check=config.score_check, alpha=alpha, beta=beta, results=items)
+                             check=config.score_check, alpha=alpha, beta=beta, speed=req.speed,
+                             speed_cap=cap, kind="kernelbench" if kb else "task", results=items)
 
     @app.get("/v1/tasks", response_model=TasksResponse, dependencies=[Depends(require_token)])
     async def tasks() -> TasksResponse:
         """The task ids this server validates against, with their descriptions."""
-        return TasksResponse(source=svc.tasks.source, tasks=[
-            TaskInfo(id=name, description=t.description, cases=len(t.cases),
-                     inputs=[s.name for s in t.inputs], outputs=[s.name for s in t.outputs])
-            for name, t in sorted(svc.tasks.tasks.items())])
+        listed = [TaskInfo(id=name, description=t.description, cases=len(t.cases),
+                           inputs=[s.name for s in t.inputs], outputs=[s.name for s in t.outputs])
+                  for name, t in svc.tasks.tasks.items()]
+        # KernelBench inputs are drawn by the problem's get_inputs() at every check: no cases.
+        listed += [TaskInfo(id=name, kind="kernelbench", cases=0, inputs=[], outputs=[],
+                            description=f"KernelBench problem {name}: write ModelNew with "
+                                        f"custom CUDA kernels")
+                   for name in svc.tasks.problems]
+        return TasksResponse(source=svc.tasks.source, tasks=sorted(listed, key=lambda t: t.id))
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
@@ -400,7 +445,7 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
         body = {"status": status, "backend": svc.backend_name,
                 "workers": config.workers, "capacity": svc.pool.capacity,
                 "caller_capacity": svc.pool.caller_slots, "busy": svc.pool.running,
-                "queued": svc.pool.waiting, "tasks": len(svc.tasks.tasks),
+                "queued": svc.pool.waiting, "tasks": len(svc.tasks),
                 "problems": problems}
         return JSONResponse(body, status_code=200 if status == "ok" else 503)
 

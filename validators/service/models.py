@@ -71,14 +71,18 @@ class ValidateRequest(_Body):
 
 
 class ScoreRequest(_Body):
-    """Model completions for one task; the program is the first fenced code block of each."""
+    """Model completions for one task; the program is the first fenced code block of each (of a
+    KernelBench task, the first ```python block, else the first block without a language).
+    reward = alpha * correct + beta * compiled + speed * min(speed-up, speed_cap) * correct."""
 
     task_id: str
     completions: list[str] = Field(min_length=1, max_length=MAX_COMPLETIONS)
     alpha: float | None = Field(default=None, description="weight of correct (server default)")
     beta: float | None = Field(default=None, description="weight of compiled (server default)")
-    speed: float = Field(default=0.0, ge=0.0,
-                         description="weight of the speed-up over the reference (cuda only)")
+    speed: float = Field(default=0.0, ge=0.0, description=(
+        "gamma: weight of the speed-up over the reference (cuda only)"))
+    speed_cap: float | None = Field(default=None, gt=0.0, description=(
+        "r_max: the speed-up counted at most (server default, --speed-cap)"))
     thorough: bool | None = Field(default=None, description=(
         "the server decides the check behind a reward (`--score-check`, thorough by "
         "default): leave it out; a value other than the server's is refused (422)"))
@@ -120,11 +124,18 @@ class ScoreResponse(BaseModel):
     """The check behind every reward of the answer: the server's, never the request's."""
     alpha: float
     beta: float
+    speed: float = 0.0
+    speed_cap: float
+    """r_max: the speed-up counted at most."""
+    kind: str = "task"
+    """`task` (a CUDA program per completion) or `kernelbench` (a Python `ModelNew` answer)."""
     results: list[ScoreItem]
 
 
 class TaskInfo(BaseModel):
     id: str
+    kind: str = "task"
+    """`task` or `kernelbench` (answers are Python `ModelNew` modules)."""
     description: str
     cases: int
     inputs: list[str]

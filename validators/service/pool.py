@@ -88,6 +88,8 @@ def _worker_main(conn: Any, backend: str, wall_seconds: float | None) -> None:
     from validators.engine import DEFAULT_LIMITS, Engine
     from validators.reference import ReferenceRunner
 
+    from . import kernelbench
+
     try:
         limits = DEFAULT_LIMITS
         if wall_seconds is not None:
@@ -110,6 +112,10 @@ def _worker_main(conn: Any, backend: str, wall_seconds: float | None) -> None:
         if job is None:
             return
         try:
+            if job.get("kind") == kernelbench.JOB_KIND:
+                result = kernelbench.run_job(job, engine.backend.name)
+                conn.send({"ok": True, "result": result.model_dump(mode="json")})
+                continue
             task = Task.model_validate_json(job["task"])
             program = Program(**job["program"])
             result = engine.check(task, program, thorough=job.get("thorough", False))

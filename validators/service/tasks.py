@@ -1,5 +1,9 @@
 """The task set a server answers `task_id`s from: the built-in tasks, a folder of tasks in our
-format, or a dataset folder written by the builder (`data/*.parquet` with a `task_json` column).
+format, a dataset folder written by the builder (`data/*.parquet` with a `task_json` column), or
+`kernelbench:DIR`, a folder of KernelBench problem files (`<n>_<Name>.py`; the task id is the
+file's stem), whose answers are Python `ModelNew` modules checked by `validators.kernelbench`.
+
+Loaded through `schemas` and the task loaders of `sources`, never `cuset` or `builder`.
 """
 
 from __future__ import annotations
@@ -8,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schemas import SchemaError, Task
+
+KERNELBENCH_PREFIX = "kernelbench:"
 
 
 class TaskSetError(ValueError):
@@ -21,14 +27,25 @@ class TaskSet:
     references: dict[str, str] = field(default_factory=dict)
     """Task id -> its reference program, where the source has one (for the speed term)."""
 
+    problems: dict[str, str] = field(default_factory=dict)
+    """KernelBench task id -> the problem's source (`Model`, `get_inputs`, `get_init_inputs`)."""
+    skipped: list[str] = field(default_factory=list)
+    """Files of the source that are no task, each with the reason (the others still load)."""
+
     def get(self, task_id: str) -> Task | None:
         return self.tasks.get(task_id)
 
+    def __len__(self) -> int:
+        return len(self.tasks) + len(self.problems)
+
 
 def load_task_set(spec: str = "builtin") -> TaskSet:
-    """`builtin`, a folder holding task folders (`task.json`), or a builder dataset folder."""
+    """`builtin`, a folder holding task folders (`task.json`), a builder dataset folder, or
+    `kernelbench:DIR`."""
     if spec == "builtin":
         return _builtin()
+    if spec.startswith(KERNELBENCH_PREFIX):
+        return _kernelbench(spec, Path(spec[len(KERNELBENCH_PREFIX):]))
     path = Path(spec)
     if not path.is_dir():
         raise TaskSetError(f"--tasks {spec}: not 'builtin' and not a folder")
@@ -52,20 +69,43 @@ def _builtin() -> TaskSet:
 
 
 def _task_folders(path: Path) -> TaskSet:
-    from cuset.eval.benchmarks import load_benchmark
-    from cuset.eval.errors import EvalError
+    from sources.task_folders import TaskFolderError, load_task_folders
 
     try:
-        found = load_benchmark(str(path))
-    except EvalError as exc:
+        found = load_task_folders(path)
+    except TaskFolderError as exc:
         raise TaskSetError(f"--tasks {path}: {exc}") from None
+    if not found:
+        raise TaskSetError(f"--tasks {path}: holds no task folder (a folder with task.json), "
+                           f"no dataset (data/*.parquet); for KernelBench problem files give "
+                           f"kernelbench:{path}")
     ts = TaskSet(source=str(path))
-    for et in found:
-        if et.task is None:
+    for f in found:
+        ts.tasks[f.task.name] = f.task
+        if f.reference_program:
+            ts.references[f.task.name] = f.reference_program
+    return ts
+
+
+def _kernelbench(spec: str, path: Path) -> TaskSet:
+    from sources.base import SourceError, UnreadableRecord
+    from sources.kernelbench import records
+
+    try:
+        found = list(records(path))
+    except SourceError as exc:
+        raise TaskSetError(f"--tasks {spec}: {exc}") from None
+    ts = TaskSet(source=spec)
+    for rec in found:
+        if isinstance(rec, UnreadableRecord):
+            # One odd file in a checkout costs that task, not the server.
+            ts.skipped.append(f"{rec.origin}: {rec.reason}")
             continue
-        ts.tasks[et.id] = et.task
-        if et.reference_program:
-            ts.references[et.id] = et.reference_program
+        ts.problems[Path(rec.provenance.origin).stem] = rec.module or ""
+    if not ts.problems:
+        why = f" ({'; '.join(ts.skipped)})" if ts.skipped else ""
+        raise TaskSetError(f"--tasks {spec}: holds no KernelBench problem file (a .py file with "
+                           f"Model, get_inputs and get_init_inputs){why}")
     return ts
 
 
