@@ -314,6 +314,49 @@ def cccl_dir() -> Path | None:
     return None
 
 
+NVTX_LEGACY = ("nvToolsExt.h", "nvToolsExtCuda.h", "nvToolsExtCudaRt.h", "nvToolsExtSync.h")
+"""The NVTX headers' pre-v3 names (the toolkit's include root, before CUDA 12), forwarded to v3."""
+
+
+def _toolkit_nvtx() -> Path | None:
+    cands = [os.environ.get("CKD_NVTX_DIR", "")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        cands.append(str(Path(nvcc).resolve().parent.parent / "include" / "nvtx3"))
+    cands.append("/usr/local/cuda/include/nvtx3")
+    return next((Path(c) for c in cands if c and (Path(c) / "nvToolsExt.h").is_file()), None)
+
+
+@lru_cache(maxsize=1)
+def nvtx_dir() -> Path | None:
+    """A folder holding the toolkit's NVTX v3 headers (`nvtx3/`, copied once per cache) and the
+    legacy names forwarding to them; None without a toolkit. NVTX is header-only and does nothing
+    unless a profiler injects itself (`NVTX_INJECTION64_PATH`), on a GPU as here: its ranges and
+    marks are no-ops, not a GPU feature. Only this folder is added (after the shim's and the
+    system's headers), not the toolkit's whole include root, whose other headers are GPU code."""
+    src = _toolkit_nvtx()
+    if src is None:
+        return None
+    digest = hashlib.sha256(str(src.resolve()).encode()).hexdigest()[:12]
+    target = cache_root() / "toolkit-nvtx" / digest
+    if (target / "nvtx3" / "nvToolsExt.h").is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".nvtx-", dir=target.parent))
+    try:
+        shutil.copytree(src, tmp / "nvtx3")
+        for name in NVTX_LEGACY:
+            (tmp / name).write_text(f"#pragma once\n#include <nvtx3/{name}>\n")
+        for p in [tmp, *tmp.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)  # the build sandbox's uid reads it
+        os.rename(tmp, target)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not (target / "nvtx3" / "nvToolsExt.h").is_file():
+            return None
+    return target
+
+
 def thrust_flags() -> list[str]:
     """Flags that run Thrust on the host (its CPP device system) against the shim."""
     cccl = cccl_dir()
@@ -337,8 +380,9 @@ def thrust_flags() -> list[str]:
 
 def shim_paths(variant: str) -> list[Path]:
     """Directories a program build reads besides the system: the headers and the built shim."""
-    cccl = cccl_dir()
-    return [INCLUDE_DIR, _shim_dir(variant), *([cccl.resolve()] if cccl else [])]
+    cccl, nvtx = cccl_dir(), nvtx_dir()
+    return [INCLUDE_DIR, _shim_dir(variant), *([cccl.resolve()] if cccl else []),
+            *([nvtx] if nvtx else [])]
 
 
 @dataclass
@@ -425,6 +469,7 @@ def _compile(
         str(include),
         *(["-include", CASE_DEFINES] if after else []),
         *library,
+        *(["-idirafter", str(nvtx_dir())] if nvtx_dir() else []),
         *[f"-D{k}={v}" for k, v in sorted(on_line.items())],
         *(extra_flags or []),
         filename,
