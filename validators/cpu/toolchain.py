@@ -318,6 +318,7 @@ NVTX_LEGACY = ("nvToolsExt.h", "nvToolsExtCuda.h", "nvToolsExtCudaRt.h", "nvTool
 """The NVTX headers' pre-v3 names (the toolkit's include root, before CUDA 12), forwarded to v3."""
 
 
+@lru_cache(maxsize=1)
 def _toolkit_nvtx() -> Path | None:
     cands = [os.environ.get("CKD_NVTX_DIR", "")]
     nvcc = shutil.which("nvcc")
@@ -327,13 +328,13 @@ def _toolkit_nvtx() -> Path | None:
     return next((Path(c) for c in cands if c and (Path(c) / "nvToolsExt.h").is_file()), None)
 
 
-@lru_cache(maxsize=1)
 def nvtx_dir() -> Path | None:
     """A folder holding the toolkit's NVTX v3 headers (`nvtx3/`, copied once per cache) and the
     legacy names forwarding to them; None without a toolkit. NVTX is header-only and does nothing
     unless a profiler injects itself (`NVTX_INJECTION64_PATH`), on a GPU as here: its ranges and
     marks are no-ops, not a GPU feature. Only this folder is added (after the shim's and the
-    system's headers), not the toolkit's whole include root, whose other headers are GPU code."""
+    system's headers), not the toolkit's whole include root, whose other headers are GPU code.
+    Looked up on each build (one stat when present): a cache emptied meanwhile gets a new copy."""
     src = _toolkit_nvtx()
     if src is None:
         return None
@@ -469,7 +470,7 @@ def _compile(
         str(include),
         *(["-include", CASE_DEFINES] if after else []),
         *library,
-        *(["-idirafter", str(nvtx_dir())] if nvtx_dir() else []),
+        *(["-idirafter", str(nvtx)] if (nvtx := nvtx_dir()) else []),
         *[f"-D{k}={v}" for k, v in sorted(on_line.items())],
         *(extra_flags or []),
         filename,
