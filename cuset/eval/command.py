@@ -1,4 +1,6 @@
-"""`python -m cuset eval`: arguments and the run. Bad input -> one line on stderr, exit 2."""
+"""`python -m cuset eval`: arguments and the run. Bad input -> one line on stderr, exit 2; lines
+of a `--completions` file that cannot be used -> one line each on stderr, the others evaluated,
+exit 1."""
 
 from __future__ import annotations
 
@@ -11,12 +13,24 @@ from .errors import EvalError
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--benchmark", default="builtin",
-                   help="builtin (the held-out split), a folder of tasks, or a CUDABench JSONL file")
+                   help="builtin (the held-out split), a folder of tasks, a CUDABench JSONL file, "
+                   "or kernelbench:DIR (a KernelBench checkout or a folder of problem files)")
+    p.add_argument("--levels", help="kernelbench:DIR checkouts: comma-separated levels "
+                   "(default: every level folder present)")
+    p.add_argument("--completions", type=Path, help="evaluate completions generated elsewhere: "
+                   'JSONL, one {"task": ..., "sample": ..., "completion": ...} a line '
+                   "(instead of a model)")
+    p.add_argument("--label", help="the model's name in the reports (default: the model, or "
+                   "the completions file's name)")
+    p.add_argument("--fast", action="store_true",
+                   help="kernelbench: the verifier's quick check (one checking variant of three)")
     p.add_argument("--scale", default="smallest",
                    help="CUDABench rows a sample must pass: smallest, largest, all, or N (1 = smallest)")
     p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--n", type=int, default=3, help="samples per task")
-    p.add_argument("--k", default="1,3", help="comma-separated k values, each <= n")
+    p.add_argument("--n", type=int, help="samples per task (default 3; with --completions the "
+                   "file decides)")
+    p.add_argument("--k", default="1,3", help="comma-separated k values, each <= n (with "
+                   "--completions a k above a task's samples is reported as not computable)")
     p.add_argument("--limit", type=int, help="only the first N tasks")
     p.add_argument("--out", type=Path, default=Path("out/eval"), help="output folder (resumable)")
     p.add_argument("--temperature", type=float, default=0.2)
@@ -41,12 +55,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def _ks(text: str, n: int) -> tuple[int, ...]:
+def _ks(text: str, n: int | None) -> tuple[int, ...]:
+    """The k values; `n` None (completions: the samples per task are not known yet) checks only
+    that each k is at least 1."""
     try:
         ks = tuple(sorted({int(x) for x in text.split(",") if x.strip()}))
     except ValueError:
         raise EvalError(f"--k {text}: not a comma-separated list of integers") from None
-    if not ks or ks[0] < 1 or ks[-1] > n:
+    if not ks or ks[0] < 1:
+        raise EvalError(f"--k {text}: every k must be at least 1")
+    if n is not None and ks[-1] > n:
         raise EvalError(f"--k {text}: every k must be in 1..n (n = {n})")
     return ks
 
@@ -70,32 +88,73 @@ def _sampler(args: argparse.Namespace):
                            max_tokens=args.max_new_tokens, concurrency=args.concurrency)
 
 
+def _check_completions_options(args: argparse.Namespace) -> None:
+    if args.reference_solutions:
+        raise EvalError("give either --completions or --reference-solutions, not both")
+    if args.base_url or args.model or args.model_path:
+        raise EvalError("--completions replaces the model: leave out --base-url, --model and "
+                        "--model-path")
+    if args.n is not None:
+        raise EvalError("--n: with --completions the file decides the samples per task")
+
+
 def run(args: argparse.Namespace) -> int:
     from .benchmarks import load_benchmark
-    from .report import headline
+    from .kernelbench import parse_levels
+    from .report import headline, speed_table
     from .runner import RunOptions, run_eval
 
+    skipped: list[str] = []
     try:
-        for name in ("n", "workers", "batch_size", "max_new_tokens"):
+        if args.completions is not None:
+            _check_completions_options(args)
+        n = 3 if args.n is None else args.n
+        for name in ("workers", "batch_size", "max_new_tokens"):
             if getattr(args, name) < 1:
                 raise EvalError(f"--{name.replace('_', '-')} must be >= 1")
+        if n < 1:
+            raise EvalError("--n must be >= 1")
         if args.limit is not None and args.limit < 1:
             raise EvalError("--limit must be >= 1")
-        ks = (1,) if args.reference_solutions else _ks(args.k, args.n)
+        if args.fast and not args.benchmark.startswith("kernelbench:"):
+            raise EvalError(f"--fast is for --benchmark kernelbench:DIR, not {args.benchmark}")
+        ks = (1,) if args.reference_solutions else _ks(
+            args.k, None if args.completions is not None else n)
         backend = _backend(args.backend)
-        tasks = load_benchmark(args.benchmark, args.scale, args.limit)
-        sampler = None if args.reference_solutions else _sampler(args)
-        label = "reference" if sampler is None else sampler.label
-        opts = RunOptions(out=args.out, n=args.n, ks=ks, backend=backend, workers=args.workers,
+        tasks = load_benchmark(args.benchmark, args.scale, args.limit, parse_levels(args.levels))
+        completions = None
+        if args.completions is not None:
+            from .completions import read_completions
+
+            read = read_completions(args.completions, tasks)
+            skipped = read.problems
+            for line in skipped:  # before the run: a long evaluation should not hide them
+                print(f"error: {line}", file=sys.stderr)
+            completions = read.completions
+            sampler = None
+            label = args.label or args.completions.stem
+        else:
+            sampler = None if args.reference_solutions else _sampler(args)
+            label = args.label or ("reference" if sampler is None else sampler.label)
+        opts = RunOptions(out=args.out, n=n, ks=ks, backend=backend, workers=args.workers,
                           reference=args.reference_solutions, label=label,
-                          progress=not args.quiet)
-        summary = run_eval(tasks, sampler, opts)
+                          progress=not args.quiet, fast=args.fast)
+        notes = [f"{len(skipped)} lines of {args.completions} were skipped:\n\n"
+                 + "\n".join(f"- {line}" for line in skipped)] if skipped else []
+        summary = run_eval(tasks, sampler, opts, completions, notes)
     except EvalError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print("\n".join(headline(summary, label)))
+    speed = speed_table(summary, label)
+    if speed:
+        print("\n".join(speed))
     print(f"{summary['n_tasks']} tasks, {summary['n_samples']} samples, backend "
           f"{summary['backend']}; details in {args.out / 'summary.md'}")
+    if skipped:
+        print(f"{len(skipped)} lines of {args.completions} skipped (listed on stderr and in "
+              "summary.md)")
+        return 1
     return 0
 
 

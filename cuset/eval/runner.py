@@ -5,6 +5,11 @@ flight), then summarise every sample of the benchmark's tasks.
 Resume is by (task, sample index): a line in `samples.jsonl` is never asked or validated again,
 except an `error` line (no verdict: our machinery failed), whose completion is validated again
 (not sampled again) and whose new line replaces it.
+
+With completions read from a file (`--completions`) instead of a sampler, the file says which
+(task, sample) pairs there are, and a pair is validated again when its completion in the file
+is not the one `samples.jsonl` judged (the file was regenerated), so a verdict always belongs to
+the text beside it.
 An out folder belongs to one configuration (model, benchmark, sampling options); reusing it with
 another mixes their samples. A last line cut by a crash is dropped on start.
 """
@@ -23,7 +28,7 @@ from typing import Any
 from .benchmarks import EvalTask
 from .errors import EvalError
 from .extract import extract_program
-from .report import summarise, write_reports
+from .report import kernelbench_speed, summarise, write_reports
 from .samplers import Completion, Sampler
 from .verdict import ERROR, Verdict, error_verdict, validate
 
@@ -42,6 +47,8 @@ class RunOptions:
     """Validate each task's reference program once instead of sampling (the harness check)."""
     label: str = "model"
     progress: bool = True
+    fast: bool = False
+    """KernelBench: the verifier's quick check (one checking variant of three)."""
 
 
 def read_samples(path: Path) -> list[dict[str, Any]]:
@@ -70,37 +77,86 @@ def _record(c: Completion, program: str | None, v: Verdict) -> dict[str, Any]:
             "passed": v.passed}
 
 
-def run_eval(tasks: list[EvalTask], sampler: Sampler | None, opts: RunOptions) -> dict[str, Any]:
+def run_eval(tasks: list[EvalTask], sampler: Sampler | None, opts: RunOptions,
+             completions: list[Completion] | None = None,
+             notes: list[str] | None = None) -> dict[str, Any]:
     """Run (or resume) the evaluation; write samples.jsonl, summary.json and summary.md in
-    `opts.out`; return the summary. `sampler` is unused with `opts.reference`."""
-    n = 1 if opts.reference else opts.n
-    if opts.reference:
-        lacking = [t.id for t in tasks if not t.reference_program]
-        if lacking:
-            raise EvalError(f"--reference-solutions: task {lacking[0]} has no reference program")
-    elif sampler is None:
-        raise EvalError("no model: give --base-url/--model, --model-path, or --reference-solutions")
+    `opts.out`; return the summary. `sampler` is unused with `opts.reference` or with
+    `completions` (generated elsewhere: they decide the tasks and samples evaluated). `notes`
+    go into summary.md."""
+    notes = list(notes or [])
+    if completions is not None:
+        tasks, wanted, given = _from_completions(tasks, completions, notes)
+    else:
+        n = 1 if opts.reference else opts.n
+        wanted = [(t.id, i) for t in tasks for i in range(n)]
+        given = {}
+        if opts.reference:
+            lacking = [t.id for t in tasks if not t.reference_program]
+            if lacking:
+                raise EvalError(f"--reference-solutions: task {lacking[0]} has no reference "
+                                "program")
+        elif sampler is None:
+            raise EvalError("no model: give --base-url/--model, --model-path, "
+                            "or --reference-solutions")
     opts.out.mkdir(parents=True, exist_ok=True)
     path = opts.out / SAMPLES
     previous = read_samples(path)
-    done = {(r["task"], int(r["sample"])) for r in previous if r.get("status") != ERROR}
+    latest = {(r["task"], int(r["sample"])): r for r in previous}
     # An error had no verdict: validate its completion again rather than ask the model again.
-    retry = {(r["task"], int(r["sample"])): r for r in previous if r.get("status") == ERROR}
-    missing = [(t, i) for t in tasks for i in range(n) if (t.id, i) not in done]
+    retry = {key: r for key, r in latest.items() if r.get("status") == ERROR}
+    done = {key for key, r in latest.items() if r.get("status") != ERROR
+            and (key not in given or r.get("completion") == given[key].text)}
+    by_id = {t.id: t for t in tasks}
+    missing = [(by_id[tid], i) for tid, i in wanted if (tid, i) not in done]
     if missing:
-        _sample_and_validate(missing, sampler, opts, path, retry)
+        _sample_and_validate(missing, sampler, opts, path, retry, given)
     records = read_samples(path)
-    summary, per_task = summarise(tasks, records, n, opts.ks if not opts.reference else (1,),
-                                  opts.backend)
-    write_reports(opts.out, summary, per_task, opts.label)
+    kb = any(t.kind == "kernelbench" for t in tasks)
+    prompt = None
+    if kb:
+        from .kernelbench import prompt_version
+
+        prompt = prompt_version()
+    summary, per_task = summarise(
+        tasks, records, set(wanted), opts.ks if not opts.reference else (1,), opts.backend,
+        speed=kernelbench_speed(opts.backend) if kb else None, prompt=prompt)
+    write_reports(opts.out, summary, per_task, opts.label, notes)
     return summary
 
 
+def _from_completions(tasks: list[EvalTask], completions: list[Completion], notes: list[str]
+                      ) -> tuple[list[EvalTask], list[tuple[str, int]],
+                                 dict[tuple[str, int], Completion]]:
+    """The tasks the completions cover (in the benchmark's order), the (task, sample) pairs and
+    the completion of each. A benchmark task without any completion is named in a note, not
+    counted as failed: the file is the evaluation's input, as a sampler's output would be."""
+    given = {(c.task_id, c.sample): c for c in completions}
+    covered = {c.task_id for c in completions}
+    if not covered:
+        raise EvalError("--completions: no usable completion (every line was skipped)")
+    absent = [t.id for t in tasks if t.id not in covered]
+    if absent:
+        shown = ", ".join(absent[:20]) + (f" and {len(absent) - 20} more" if len(absent) > 20
+                                          else "")
+        notes.append(f"{len(absent)} tasks of the benchmark have no completion in the file and "
+                     f"are not part of this evaluation: {shown}.")
+    kept = [t for t in tasks if t.id in covered]
+    order = {t.id: n for n, t in enumerate(kept)}
+    wanted = sorted(given, key=lambda key: (order[key[0]], key[1]))
+    return kept, wanted, given
+
+
 def _completions(missing: list[tuple[EvalTask, int]], sampler: Sampler | None,
-                 reference: bool, retry: dict[tuple[str, int], dict[str, Any]]):
+                 reference: bool, retry: dict[tuple[str, int], dict[str, Any]],
+                 given: dict[tuple[str, int], Completion]):
     if reference:
         for t, i in missing:
             yield Completion(t.id, i, "", 0)
+        return
+    if given:
+        for t, i in missing:
+            yield given[(t.id, i)]
         return
     again = [(t, i) for t, i in missing if (t.id, i) in retry]
     for t, i in again:
@@ -114,16 +170,19 @@ def _completions(missing: list[tuple[EvalTask, int]], sampler: Sampler | None,
 
 def _sample_and_validate(missing: list[tuple[EvalTask, int]], sampler: Sampler | None,
                          opts: RunOptions, path: Path,
-                         retry: dict[tuple[str, int], dict[str, Any]] | None = None) -> None:
+                         retry: dict[tuple[str, int], dict[str, Any]] | None = None,
+                         given: dict[tuple[str, int], Completion] | None = None) -> None:
     by_id = {t.id: t for t, _ in missing}
     results: queue.Queue[tuple[str, Any, Any]] = queue.Queue()
 
     def feed(pool: ProcessPoolExecutor) -> None:
         try:
-            for c in _completions(missing, sampler, opts.reference, retry or {}):
+            for c in _completions(missing, sampler, opts.reference, retry or {}, given or {}):
                 task = by_id[c.task_id]
-                program = task.reference_program if opts.reference else extract_program(c.text)
-                fut = pool.submit(validate, task, program, opts.backend, opts.reference)
+                program = (task.reference_program if opts.reference
+                           else extract_program(c.text, task.language))
+                fut = pool.submit(validate, task, program, opts.backend, opts.reference,
+                                  opts.fast)
                 fut.add_done_callback(
                     lambda f, c=c, p=program: results.put(("done", (c, p), f)))
         except BaseException as exc:  # surfaced on the main thread, which owns the exit code

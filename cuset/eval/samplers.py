@@ -37,10 +37,14 @@ class Sampler(Protocol):
     def sample(self, items: list[tuple[EvalTask, int]]) -> Iterator[Completion]: ...
 
 
-def chat_messages(prompt: str) -> list[dict[str, str]]:
-    from builder.stages.specify import SYSTEM_PROMPT
+def chat_messages(prompt: str, system: str | None = None) -> list[dict[str, str]]:
+    """The chat turns of a task: `system` is the benchmark's own system turn (KernelBench's);
+    None gives the dataset's, what a model trained on it saw."""
+    if system is None:
+        from builder.stages.specify import SYSTEM_PROMPT
 
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
+        system = SYSTEM_PROMPT
+    return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
 
 
 def sample_seed(task_id: str, sample: int) -> int:
@@ -70,7 +74,7 @@ class EndpointSampler:
         self.label = model
 
     def _one(self, task: EvalTask, idx: int) -> Completion:
-        reply = self._client.chat(chat_messages(task.prompt), seed=idx)
+        reply = self._client.chat(chat_messages(task.prompt, task.system), seed=idx)
         return Completion(task.id, idx, reply.text, reply.usage.completion_tokens)
 
     def sample(self, items: list[tuple[EvalTask, int]]) -> Iterator[Completion]:
@@ -152,8 +156,8 @@ class LocalSampler:
         self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
         self.label = Path(model_path).name + (f"+{Path(adapter).name}" if adapter else "")
 
-    def _prompt(self, prompt: str) -> str:
-        msgs = chat_messages(prompt)
+    def _prompt(self, prompt: str, system: str | None = None) -> str:
+        msgs = chat_messages(prompt, system)
         if getattr(self.tok, "chat_template", None):
             return self.tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
         return "\n\n".join(m["content"] for m in msgs) + "\n\n"  # a base model without a template
@@ -164,7 +168,7 @@ class LocalSampler:
 
         for start in range(0, len(items), self.batch_size):
             batch = items[start:start + self.batch_size]
-            enc = self.tok([self._prompt(t.prompt) for t, _ in batch], return_tensors="pt",
+            enc = self.tok([self._prompt(t.prompt, t.system) for t, _ in batch], return_tensors="pt",
                            padding=True, add_special_tokens=False).to(self.device)
             seeds = [sample_seed(t.id, i) for t, i in batch]
             proc = _SeededSampling(seeds, self.temperature, self.top_p)

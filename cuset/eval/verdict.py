@@ -7,6 +7,11 @@ so the figures are a lower bound, and the summary counts these samples separatel
 sees how much went unjudged. An `error` sample (our machinery, or the task's reference, failed:
 no verdict on the program, including a validation that crashed its worker) is left out of
 pass@k, reported apart, and validated again on resume.
+
+KernelBench: a code block that is not a `ModelNew` module (a syntax error, no `ModelNew`) is a
+`compile_error` (`not_a_kernelbench_answer`); an answer rejected by a rule (`torch_fallback` for
+one that launches no kernel of its own, ...) built and ran, so it counts as compiled and not
+passed.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from .benchmarks import EvalTask
 
 NO_CODE_BLOCK = "no_code_block"
 EMPTY_CODE_BLOCK = "empty_code_block"
+NOT_AN_ANSWER = "not_a_kernelbench_answer"
 
 
 ERROR = "error"
@@ -55,14 +61,17 @@ def no_program(program: str | None) -> Verdict | None:
 
 
 def validate(task: EvalTask, program: str | None, backend: str,
-             per_scale_reference: bool = False) -> Verdict:
+             per_scale_reference: bool = False, fast: bool = False) -> Verdict:
     """Validate `program` for `task`. For CUDABench every chosen scale must pass; the first scale
     that does not decides the verdict. `per_scale_reference`: check each scale's own bench.cu
-    (the harness check) instead of `program`."""
+    (the harness check) instead of `program`. `fast`: KernelBench's quick check (one checking
+    variant instead of three); other benchmarks have no such option and ignore it."""
     missing = no_program(program)
     if missing is not None:
         return missing
     assert program is not None
+    if task.kind == "kernelbench":
+        return _kernelbench(task, program, backend, fast)
     if task.kind == "cudabench":
         from validators import cudabench
 
@@ -78,4 +87,18 @@ def validate(task: EvalTask, program: str | None, backend: str,
 
     assert task.task is not None
     r = check(task.task, Program(source=program), backend=backend)
+    return _verdict(str(r.status), r.reason)
+
+
+def _kernelbench(task: EvalTask, program: str, backend: str, fast: bool) -> Verdict:
+    from validators.kernelbench import KernelBenchInputError, verify
+
+    assert task.kernelbench is not None
+    try:
+        r = verify(task.kernelbench.source, program, backend=backend, fast=fast,
+                   task_name=task.id)
+    except KernelBenchInputError as exc:
+        # The problem was read when the benchmark loaded, so what is left is the answer: a
+        # block that is not a ModelNew module is the model's failure to produce one.
+        return Verdict("compile_error", f"{NOT_AN_ANSWER}: {exc}", False, False)
     return _verdict(str(r.status), r.reason)
