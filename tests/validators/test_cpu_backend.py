@@ -106,6 +106,40 @@ def test_compile_errors_map_to_features(diag, feature):
     assert feature in (gpu_feature_from_errors(diag) or "")
 
 
+PTX_MMA = r"""
+#include <cstdint>
+__global__ void k(float* d, const uint32_t* a, const uint32_t* b) {
+  float c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  d[threadIdx.x] = c0 + c1 + c2 + c3;
+}
+int main() { float* d; uint32_t* a; cudaMalloc(&d, 128); cudaMalloc(&a, 16);
+  k<<<1, 32>>>(d, a, a); cudaDeviceSynchronize(); }
+"""
+
+
+def test_inline_ptx_is_needs_gpu_whatever_g_plus_plus_says(backend):
+    """`mma.sync` with "+f" constraints fails in g++ before the assembler (a constraint error, not
+    an asm error): it was a compile_error. PTX in an asm statement is a GPU feature."""
+    exe = backend.build(Program(source=PTX_MMA), {})
+    assert not exe.compile.ok
+    assert exe.needs_gpu and exe.needs_gpu.startswith("inline_ptx") and "mma.sync" in exe.needs_gpu
+
+
+def test_only_ptx_asm_counts_not_x86_host_asm():
+    from validators.cpu.diagnostics import ptx_in_source
+
+    host = 'int main() { unsigned lo, hi; asm volatile("rdtsc" : "=a"(lo), "=d"(hi)); }'
+    assert ptx_in_source(host) is None
+    assert ptx_in_source(PTX_MMA).startswith("mma.sync")
+    assert ptx_in_source('__device__ int f() { int r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); '
+                         'return r; }') == "mov.u32"
+
+
 def test_ordinary_compile_error_is_not_a_feature():
     assert (
         gpu_feature_from_errors("main.cu:4:3: error: ‘resutl’ was not declared in this scope")

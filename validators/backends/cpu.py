@@ -166,7 +166,12 @@ class CpuBackend(Backend):
             return info
 
         path, info = self.cache.get_or_build(key, build, artifact="prog")
-        needs = None if info.ok else diagnostics.gpu_feature_from_errors(info.diagnostics)
+        needs = None
+        if not info.ok:
+            needs = diagnostics.gpu_feature_from_errors(info.diagnostics)
+            ptx = None if needs else diagnostics.ptx_in_source(program.source)
+            if ptx:
+                needs = f"inline_ptx (PTX `{ptx}` in an asm statement is not x86 code)"
         return Executable(
             path=path, compile=info, backend=self.name, variant=variant, needs_gpu=needs
         )

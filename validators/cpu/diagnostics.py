@@ -142,6 +142,24 @@ _GRID_SYNC_ASSERT = re.compile(r"static assertion failed: grid_sync: ([^\n]*CPU 
 _LIBCUXX_ASYNC = {"memcpy_async", "barrier", "pipeline", "make_pipeline", "pipeline_shared_state"}
 
 
+_ASM_STATEMENT = re.compile(r'\b(?:asm|__asm__|__asm)\s*(?:volatile|__volatile__)?\s*\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)')
+# A PTX instruction: a mnemonic with a dotted type or modifier (`mov.u32`, `mma.sync.aligned`,
+# `ld.global.nc`), or a special register (`%%laneid`). x86 mnemonics carry no dots.
+_PTX_CODE = re.compile(r"(?:^|[\s;{])([a-z][a-z0-9_]*\.[a-z0-9_.]+)|%%(?:laneid|warpid|smid|nsmid|tid|ntid|ctaid|nctaid|clock|globaltimer|lanemask)")
+
+
+def ptx_in_source(source: str) -> str | None:
+    """The first PTX instruction of an inline `asm` statement in `source` (None without one).
+    A failed build of a program with PTX is `needs_gpu` whatever g++ said: PTX is not x86 code,
+    and constraints such as `"+f"` fail before the assembler would."""
+    for m in _ASM_STATEMENT.finditer(source):
+        code = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1)))
+        found = _PTX_CODE.search(code.replace("\\n", "\n").replace("\\t", " "))
+        if found:
+            return found.group(1) or found.group(0)
+    return None
+
+
 def gpu_feature_from_errors(diag: str) -> str | None:
     """The GPU-only construct a failed CPU build tripped over, or None for an ordinary error."""
     for m in _MISSING_HEADER.finditer(diag):
