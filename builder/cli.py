@@ -98,6 +98,9 @@ def parser() -> argparse.ArgumentParser:
     src.add_argument("--hf-license", default=None, help="SPDX id overriding every row's licence")
     src.add_argument("--hf-streaming", default=None, action=argparse.BooleanOptionalAction,
                      help="stream rows (default: on for Hub ids, off for local files)")
+    src.add_argument("--per-task", type=int, default=3, metavar="N",
+                     help="AI CUDA Engineer archive: passing attempts kept per task, the fastest "
+                          "recorded first (default 3)")
     src.add_argument("--kernelbench-dir", type=Path, default=None,
                      help="a folder of KernelBench-style PyTorch modules (Model, get_inputs, ...)")
     src.add_argument("--kernelbench-split", default=None, choices=["train", "test"],
@@ -240,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
         min_kernel_kept=args.min_kernel_kept,
         decontaminate=list(args.decontaminate),
         licenses=args.licenses,
+        per_task=args.per_task,
     )
     progress = None if args.no_progress else RichProgress(err)
     try:

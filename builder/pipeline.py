@@ -30,6 +30,7 @@ from .item import Envelope, Item
 from .records import make_record
 from .report import FUNNEL_PNG, REPORT_MD, plot_funnel, report_markdown
 from .stages import Annotate, DedupConfig, Extract, Filter, Specify, Validate, dedup, gather
+from .stages.archive import PER_TASK_REASON, archive_summary, choose_per_task
 from .stages.base import Stage, stage_error_message
 from .stages.validate import seed_key
 from .writer import write_shards
@@ -164,6 +165,8 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
     if unused:
         raise BuildError(f"options given for source(s) {', '.join(unused)}, which --sources does "
                          f"not name (--sources {','.join(cfg.sources)})")
+    if cfg.per_task < 1:
+        raise BuildError(f"--per-task {cfg.per_task}: must be at least 1")
     if cfg.repair_rounds < 0:
         raise BuildError(f"--repair-rounds {cfg.repair_rounds}: must not be negative")
     if not 0.0 <= cfg.min_kernel_kept <= 1.0:
@@ -287,6 +290,9 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
     write_in = sum(e.item.alive for e in envs)
     records: list[DatasetRecord] = []
     write_rejects: Counter[str] = Counter()
+    dropped = choose_per_task([e.item for e in envs], cfg.per_task)
+    if dropped:
+        write_rejects[PER_TASK_REASON] += dropped
     final: list[Item] = []
     for env in envs:
         it = env.item
@@ -325,6 +331,7 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
         splits={s: splits.get(s, 0) for s in ("train", "test")},
         environment=environment(),
         synthesis=synthesis_summary([e.item for e in envs], records),
+        archive=archive_summary(final),
     )
     notes += [f"cache entry discarded and recomputed: {n}" for n in stats.discarded_notes]
     schedules = list(backend.schedules(thorough=cfg.thorough))
@@ -346,9 +353,10 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
 def specifiers(cfg: BuildConfig) -> list:
     """Who writes tasks: records that carry one first; with an LLM configured, PyTorch modules
     and raw CUDA code too."""
+    from .stages.archive import FromArchive
     from .stages.specify import FromTask
 
-    out: list = [FromTask()]
+    out: list = [FromArchive(), FromTask()]
     if cfg.llm is not None:
         from .llm.specify import KernelSpecifier, ModuleSpecifier
 

@@ -88,6 +88,12 @@ def report_markdown(
         "so it can exceed the wall clock); `cached` counts results reused from the stage cache.",
         "Per-record reasons are in `rejections.jsonl`; counts and the environment in `manifest.json`.",
     ]
+    if manifest.archive:
+        lines += ["", "## AI CUDA Engineer archive", "",
+                  "Each row's extension verified as it is (`validators.kernelbench`); "
+                  "`manifest.json` `archive` holds the same counts.", "",
+                  "| rows | count |", "| --- | ---: |"]
+        lines += [f"| {k} | {v} |" for k, v in manifest.archive.items()]
     if phases:
         lines += ["", "Wall clock per phase: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()) + "."]
     if notes:

@@ -43,3 +43,8 @@ class BuildManifest(Contract):
     synthesis: dict[str, int | float | str] = Field(default_factory=dict)
     """What the LLM stages cost and did: calls (and how many came from the response cache),
     prompt and completion tokens, repair rounds, and the share of original kernel text kept."""
+    archive: dict[str, int] = Field(default_factory=dict)
+    """What became of the rows of an archive of verified answers (the AI CUDA Engineer's):
+    `rows`, `refused:not_correct`, `verified`, `passed`, `failed:<status>[:<rule>]`,
+    `needs_gpu`, `no_verdict:<origin>`, `not_verified:<reason>`, `per_task_limit`, `kept`.
+    Empty when the build read none."""

@@ -14,6 +14,7 @@ from schemas import CASES_PER_TASK, ErrorOrigin, Status
 
 from ..item import Item
 from ..records import make_record
+from .archive import is_archive
 from .base import Stage
 
 UNKNOWN_LICENSES = frozenset({"unknown", "noassertion", "none", ""})
@@ -52,7 +53,17 @@ class Filter(Stage):
         if v.status != Status.PASSED:
             return item.reject(self.name, f"validation_{v.status.value}", v.reason[:500])
         passed = [c for c in v.cases if c.status == Status.PASSED]
-        if len(v.cases) != self.cfg.cases or len(passed) != self.cfg.cases:
+        if is_archive(item):
+            # The KernelBench verifier runs two input sets per seed: every call must pass, on
+            # at least as many seeds as a program's cases.
+            seeds = {c.seed for c in passed}
+            if len(passed) != len(v.cases) or len(seeds) < self.cfg.cases:
+                return item.reject(
+                    self.name, "cases_incomplete",
+                    f"{len(passed)} of {len(v.cases)} calls passed on {len(seeds)} seeds; "
+                    f"every call on {self.cfg.cases} seeds required",
+                )
+        elif len(v.cases) != self.cfg.cases or len(passed) != self.cfg.cases:
             return item.reject(
                 self.name, "cases_incomplete",
                 f"{len(passed)} of {len(v.cases)} cases passed; {self.cfg.cases} required",

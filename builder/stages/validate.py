@@ -13,13 +13,14 @@ from schemas import ErrorOrigin, Status, ValidationResult
 
 from ..fingerprint import code_fingerprint, toolchain_fingerprint
 from ..item import Item
+from .archive import is_archive, verify_archive
 from .base import Stage
 from .specify import SYSTEM_PROMPT, SpecifyError, chat
 
 
 class Validate(Stage):
     name = "validate"
-    version = 2
+    version = 3  # 3: archive records are judged by validators.kernelbench
 
     def __init__(self, backend: str, *, thorough: bool = True, repair: Any = None,
                  seed_key: bytes | None = None):
@@ -57,6 +58,8 @@ class Validate(Stage):
         if item.task is None or item.program is None:
             return item.reject(self.name, "not_specified", "no task/program to validate")
         seed = fresh_seed(self.seed_key, item.task.model_dump_json()) if self.seed_key else None
+        if is_archive(item):
+            return self._verify_archive(item, seed)
         try:
             item.validation = check(item.task, item.program, backend=self.backend,
                                     thorough=self.thorough, fresh_seed=seed)
@@ -76,6 +79,18 @@ class Validate(Stage):
             item.messages = chat(item.prompt, program.source, SYSTEM_PROMPT)
             item.validation = check(item.task, program, backend=self.backend, thorough=self.thorough,
                                     fresh_seed=seed)
+        return item
+
+    def _verify_archive(self, item: Item, seed: int | None) -> Item:
+        # A KernelBench answer kept verbatim: judged by the KernelBench verifier as it is, never
+        # repaired (no LLM wrote it).
+        from validators.kernelbench import KernelBenchInputError
+
+        try:
+            item.validation = verify_archive(item, self.backend, thorough=self.thorough,
+                                             fresh_seed=seed)
+        except KernelBenchInputError as exc:
+            return item.reject(self.name, "not_kernelbench", str(exc)[:500])
         return item
 
 
