@@ -2,7 +2,8 @@
 Pass@k for compilation and for function (the unbiased estimator of Chen et al. 2021).
 
 Modules, one job each: `passk` (the estimator), `extract` (the program in a completion),
-`benchmarks` (what the tasks are), `samplers` (where completions come from), `verdict` (one
+`benchmarks` (what the tasks are; `kernelbench` for KernelBench problems and their prompt),
+`samplers` (where completions come from; `completions` for a file of them), `verdict` (one
 sample validated, in a worker process), `runner` (the loop, resume, output files), `report`
 (summary.json and summary.md), `command` (the CLI).
 """
