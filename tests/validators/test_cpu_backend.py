@@ -213,3 +213,16 @@ def test_asan_out_of_bounds_read_is_the_reason_not_the_symbolizer_reads(
     assert "vdso" not in case.reason and "debug" not in case.reason
     # A real forbidden read is still reported, after the sanitizer's reason.
     assert ("/etc/hostname" in case.reason) == also_reads_etc
+
+
+def test_kernels_launched_through_untyped_pointers_run(backend):
+    """`cudaLaunchKernel((void*)k, ...)` (79 of 223 real benchmark solutions) and
+    `cudaLaunchCooperativeKernel((const void*)k, ...)` were compile errors: the cast lost the
+    parameter types. The pointer now carries a launcher; one that is no kernel is error 98
+    (cudaErrorInvalidDeviceFunction), as on a GPU."""
+    from validators.engine import run_program
+
+    source = (Path(__file__).parent / "cpu_programs" / "launch_by_pointer.cu").read_text()
+    res = run_program(Program(source=source), backend)
+    assert res.status == Status.PASSED, (res.reason, res.compile.diagnostics[-1500:])
+    assert res.outcome.stdout.split() == ["0", "0", "0", "98", "1", "1999", "1e+06"]

@@ -6,7 +6,11 @@ Only what a header cannot express is rewritten, guided by the tree-sitter-cuda s
   `::cudashim::launch("k", grid, block, shmem, stream, [&](auto&&... a) { k(a...); }, args)`
   (a `NULL`/`0` argument becomes `::cudashim::null_arg<...>{}`, which converts to a pointer);
 - `extern __shared__ T s[];` becomes a pointer to the block's dynamic shared memory;
-- `static __shared__` loses its `static` (the header's `__shared__` already says it).
+- `static __shared__` loses its `static` (the header's `__shared__` already says it);
+- a kernel cast to an untyped pointer (`(void*)k`, `(const void*)&k<T>`,
+  `reinterpret_cast<void*>(k)`) becomes `::cudashim::kernel_ptr(&k, "k")`, the same address with
+  a launcher noted for it, so `cudaLaunchKernel`/`cudaLaunchCooperativeKernel` given that pointer
+  call the kernel with its own parameter types.
 
 Every replacement keeps the line count of the text it replaces, so compiler diagnostics point at
 the user's lines (a file-scope `extern __shared__` needs a `#define`, followed by `#line`).
@@ -84,6 +88,55 @@ def _pad_lines(original: bytes, replacement: str, newline: str = "\n") -> bytes:
     if missing < 0:
         raise ValueError("replacement has more lines than the original")
     return (replacement + newline * missing).encode()
+
+
+_VOID_POINTER = re.compile(r"(?:const\s+)?void\s*\*\s*(?:const\s*)?")
+_REINTERPRET_VOID = re.compile(r"reinterpret_cast\s*<\s*(?:const\s+)?void\s*\*\s*(?:const\s*)?>")
+
+
+def kernel_names(tree_root: Node, src: bytes) -> set[str]:
+    """Names of the program's `__global__` functions (definitions and declarations)."""
+    names = set()
+    for node in _walk(tree_root):
+        if node.type in ("function_definition", "declaration") and _has_token(node, "__global__"):
+            name, plain = _function_name(node, src)
+            if plain:
+                names.add(name)
+    return names
+
+
+def _kernel_operand(src: bytes, node: Node | None, kernels: set[str]) -> str | None:
+    """The kernel a cast's operand names (`k`, `&k`, `(k)`, `k<T>`, `ns::k`), as text, or None."""
+    while node is not None and node.type in ("parenthesized_expression", "pointer_expression"):
+        if node.type == "pointer_expression" and _text(src, node.child_by_field_name("operator")) != "&":
+            return None
+        node = node.child_by_field_name("argument") or next(
+            (c for c in node.named_children), None)
+    if node is None or node.type not in ("identifier", "template_function", "qualified_identifier"):
+        return None
+    text = _text(src, node)
+    return text if _kernel_base_name(text) in kernels else None
+
+
+def _kernel_cast_edit(src: bytes, node: Node, kernels: set[str]) -> _Edit | None:
+    """`(void*)k` and its spellings -> `::cudashim::kernel_ptr(&k, "k")` (same line count)."""
+    if node.type == "cast_expression":
+        if not _VOID_POINTER.fullmatch(_text(src, node.child_by_field_name("type")).strip()):
+            return None
+        kernel = _kernel_operand(src, node.child_by_field_name("value"), kernels)
+    elif node.type == "call_expression":
+        func, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+        if func is None or args is None or not _REINTERPRET_VOID.fullmatch(_text(src, func).strip()):
+            return None
+        operands = args.named_children
+        kernel = _kernel_operand(src, operands[0], kernels) if len(operands) == 1 else None
+    else:
+        return None
+    if kernel is None:
+        return None
+    label = _kernel_base_name(kernel)
+    text = f'::cudashim::kernel_ptr(&{kernel}, "{label}")'
+    return _Edit(node.start_byte, node.end_byte, _pad_lines(src[node.start_byte:node.end_byte], text))
 
 
 def _function_name(node: Node, src: bytes) -> tuple[str, bool]:
@@ -354,11 +407,16 @@ def rewrite(source: str, filename: str = "main.cu", lockstep: bool = True) -> Re
     edits: list[_Edit] = []
     result = RewriteResult(text=source)
     barrier_free = barrier_free_kernels(tree.root_node, src)
+    kernels = kernel_names(tree.root_node, src)
     copy_ends: dict[str, int] = {}
     if lockstep:
         copy_edits, copy_ends = _lockstep_edits(tree.root_node, src, barrier_free, filename, result)
         edits.extend(copy_edits)
     for node in _walk(tree.root_node):
+        cast = _kernel_cast_edit(src, node, kernels) if kernels else None
+        if cast is not None:
+            edits.append(cast)
+            continue
         if node.type == "call_expression":
             syntax = next((c for c in node.children if c.type == "kernel_call_syntax"), None)
             if syntax is not None:

@@ -1,7 +1,8 @@
 // Misuses of grid synchronisation, one per MODE:
 // 1: a cooperative grid larger than the device holds; 2: grid.sync() in a normal launch;
 // 3: threads of a block return before a grid.sync() the others wait at; 4: a whole block does;
-// 5: the grid group's numbers in a cooperative and a normal launch; 6: a kernel cast to void*.
+// 5: the grid group's numbers in a cooperative and a normal launch; 6: a kernel cast to void*
+// (runs: the cast keeps a launcher for the kernel).
 #include <cooperative_groups.h>
 #include <cstdio>
 namespace cg = cooperative_groups;
@@ -55,7 +56,12 @@ int main() {
   printf("finished\n");
 #elif MODE == 6
   void* args[] = {&x};
-  cudaLaunchCooperativeKernel((void*)step, dim3(4), dim3(32), args, 0, 0);
+  cudaError_t e = cudaLaunchCooperativeKernel((void*)step, dim3(4), dim3(32), args, 0, 0);
+  int h[128];
+  cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost);
+  int sum = 0;
+  for (int i = 0; i < 128; i++) sum += h[i];
+  printf("%s %d\n", cudaGetErrorName(e), sum);
 #else
   unsigned long long* v;
   cudaMalloc(&v, 2 * 3 * 5 * 8 * sizeof(unsigned long long));

@@ -649,13 +649,49 @@ cudaError_t _Cooperative_launch(const char* name, void (*k)(_Pp...), dim3 grid, 
                                             &body, true, true});
   return cudaPeekAtLastError();
 }
-// A kernel cast to void* has lost the parameter types the shim needs to call it.
-template <class _Tp = void>
-cudaError_t _Cooperative_launch(const char*, const void*, dim3, dim3, void**, size_t = 0, cudaStream_t = 0) {
-  static_assert(!std::is_void_v<_Tp>,
-                "grid_sync: cudaLaunchCooperativeKernel with a kernel cast to void* is not in the CPU shim "
-                "(pass the kernel itself)");
-  return cudaErrorNotSupported;
+// Kernels launched by an untyped pointer (`cudaLaunchKernel((void*)k, ...)`, as real projects
+// write): a cast of a kernel to void* is rewritten to `kernel_ptr(&k, "k")` (rewrite.py), which
+// notes a launcher that knows k's parameter types under k's address; the untyped launch calls look
+// it up there and unpack the `void**` arguments by the kernel's own signature. An address never
+// noted (a pointer that is no kernel of the program) is cudaErrorInvalidDeviceFunction, as on a GPU.
+namespace cudashim {
+using _Void_launcher = cudaError_t (*)(const char*, const void*, dim3, dim3, void**, size_t, cudaStream_t, bool);
+// In the runtime (one table for every translation unit and extension of the process).
+void note_launcher(const void* k, _Void_launcher f, const char* name);
+bool find_launcher(const void* k, _Void_launcher* f, const char** name);
+template <class... _Pp>
+void* kernel_ptr(void (*k)(_Pp...), const char* name) {
+  _Void_launcher f = [](const char* nm, const void* p, dim3 g, dim3 b, void** a, size_t s, cudaStream_t st,
+                        bool coop) -> cudaError_t {
+    auto typed = reinterpret_cast<void (*)(_Pp...)>(const_cast<void*>(p));
+    if (coop) return _Cooperative_launch(nm, typed, g, b, a, s, st);
+    cudashim::note_void_args(typed, a, std::index_sequence_for<_Pp...>{});
+    cudashim::launch(nm, g, b, s, st, [&]() {
+      cudashim::call_with_void_args(typed, a, std::index_sequence_for<_Pp...>{});
+    });
+    return cudaPeekAtLastError();
+  };
+  note_launcher(reinterpret_cast<const void*>(k), f, name);
+  return reinterpret_cast<void*>(k);
+}
+inline cudaError_t _Untyped_launch(const void* k, dim3 g, dim3 b, void** a, size_t s, cudaStream_t st, bool coop) {
+  _Void_launcher f = nullptr;
+  const char* name = nullptr;
+  if (!find_launcher(k, &f, &name)) {
+    set_error(cudaErrorInvalidDeviceFunction);
+    return cudaErrorInvalidDeviceFunction;
+  }
+  return f(name, k, g, b, a, s, st, coop);
+}
+}  // namespace cudashim
+
+inline cudaError_t cudaLaunchKernel(const void* k, dim3 grid, dim3 block, void** args, size_t shmem = 0,
+                                    cudaStream_t st = 0) {
+  return cudashim::_Untyped_launch(k, grid, block, args, shmem, st, false);
+}
+inline cudaError_t _Cooperative_launch(const char*, const void* k, dim3 grid, dim3 block, void** args,
+                                       size_t shmem = 0, cudaStream_t st = 0) {
+  return cudashim::_Untyped_launch(k, grid, block, args, shmem, st, true);
 }
 #define cudaLaunchCooperativeKernel(k, ...) _Cooperative_launch(#k, k, __VA_ARGS__)
 

@@ -2080,6 +2080,28 @@ struct CUevent_st {
 
 using namespace cudashim;
 
+namespace cudashim {
+namespace {
+std::mutex g_launcher_mutex;
+std::unordered_map<const void*, std::pair<_Void_launcher, const char*>>& launchers() {
+  static auto* m = new std::unordered_map<const void*, std::pair<_Void_launcher, const char*>>();
+  return *m;
+}
+}  // namespace
+void note_launcher(const void* k, _Void_launcher f, const char* name) {
+  std::lock_guard<std::mutex> lk(g_launcher_mutex);
+  launchers()[k] = {f, name};
+}
+bool find_launcher(const void* k, _Void_launcher* f, const char** name) {
+  std::lock_guard<std::mutex> lk(g_launcher_mutex);
+  auto it = launchers().find(k);
+  if (it == launchers().end()) return false;
+  *f = it->second.first;
+  *name = it->second.second;
+  return true;
+}
+}  // namespace cudashim
+
 cudaError_t cudaGetLastError() {
   std::lock_guard<std::mutex> lk(g_err_mutex);
   if (g_sticky.load() != cudaSuccess) return (cudaError_t)g_sticky.load();
