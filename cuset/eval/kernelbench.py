@@ -85,8 +85,11 @@ def _level_dirs(root: Path) -> dict[int, Path]:
 
 def load_kernelbench(spec: str, levels: tuple[int, ...] | None = None) -> list[EvalTask]:
     """The tasks of `kernelbench:DIR`; raises EvalError naming DIR (or the file) and why."""
-    root = Path(spec[len(PREFIX):]) if spec.startswith(PREFIX) else Path(spec)
-    if not str(root) or not root.is_dir():
+    raw = spec[len(PREFIX):] if spec.startswith(PREFIX) else spec
+    if not raw:
+        raise EvalError(f"benchmark {spec}: give the folder, as kernelbench:DIR")
+    root = Path(raw)
+    if not root.is_dir():
         raise EvalError(f"benchmark {spec}: {root} is not a folder")
     by_level = _level_dirs(root)
     if by_level:
