@@ -226,3 +226,14 @@ def test_kernels_launched_through_untyped_pointers_run(backend):
     res = run_program(Program(source=source), backend)
     assert res.status == Status.PASSED, (res.reason, res.compile.diagnostics[-1500:])
     assert res.outcome.stdout.split() == ["0", "0", "0", "98", "1", "1999", "1e+06"]
+
+
+def test_launches_described_by_a_configuration_run(backend):
+    """cudaLaunchKernelEx (typed, arguments converted to the kernel's types, a cluster attribute
+    accepted) and cudaLaunchKernelExC with the cooperative attribute (a grid-wide barrier)."""
+    from validators.engine import run_program
+
+    source = (Path(__file__).parent / "cpu_programs" / "launch_ex.cu").read_text()
+    res = run_program(Program(source=source), backend)
+    assert res.status == Status.PASSED, (res.reason, res.compile.diagnostics[-1500:])
+    assert res.outcome.stdout.split() == ["0", "0", "3", "256"]

@@ -443,3 +443,8 @@ def test_nvtx_ranges_and_marks_are_the_no_ops_they_are_without_a_profiler(backen
     solutions include it, and all were `needs_gpu`. The toolkit's own v3 headers (and the
     legacy `nvToolsExt.h`) build against the shim; the program's kernels still do the work."""
     assert _run(backend, "nvtx_ranges.cu")["sum"] == [str(1000 * 999 // 2)]
+    # The pre-v3 name (toolkits before CUDA 12 shipped it beside a library) builds too.
+    legacy = ('#include <nvToolsExt.h>\n#include <cstdio>\nint main() { nvtxRangePushA("a"); '
+              'nvtxRangePop(); std::printf("ok 1\\n"); }\n')
+    res = run_program(Program(source=legacy), backend)
+    assert res.status == Status.PASSED, (res.reason, res.compile.diagnostics[-1500:])

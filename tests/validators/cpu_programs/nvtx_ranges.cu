@@ -1,7 +1,6 @@
-// NVTX as real projects use it: C ranges and marks (v3 and the legacy header name), an event
-// attribute, a named category, and the C++ scoped range. Without a profiler each is a no-op.
+// NVTX as real projects use it: C ranges and marks, an event attribute, a named category, a
+// stream's name and the C++ scoped range. Without a profiler each is a no-op.
 #include <cstdio>
-#include <nvToolsExt.h>
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtCudaRt.h>
 #include <nvtx3/nvtx3.hpp>

@@ -695,6 +695,81 @@ inline cudaError_t _Cooperative_launch(const char*, const void* k, dim3 grid, di
 }
 #define cudaLaunchCooperativeKernel(k, ...) _Cooperative_launch(#k, k, __VA_ARGS__)
 
+// cudaLaunchKernelEx: a launch described by a configuration with attributes. The cooperative
+// attribute makes it a cooperative launch; the others (cluster shape, priority, programmatic
+// serialisation, memory-sync domains, access policy) change nothing the emulator's results
+// depend on and are accepted as they are.
+enum cudaLaunchAttributeID {
+  cudaLaunchAttributeIgnore = 0,
+  cudaLaunchAttributeAccessPolicyWindow = 1,
+  cudaLaunchAttributeCooperative = 2,
+  cudaLaunchAttributeSynchronizationPolicy = 3,
+  cudaLaunchAttributeClusterDimension = 4,
+  cudaLaunchAttributeClusterSchedulingPolicyPreference = 5,
+  cudaLaunchAttributeProgrammaticStreamSerialization = 6,
+  cudaLaunchAttributeProgrammaticEvent = 7,
+  cudaLaunchAttributePriority = 8,
+  cudaLaunchAttributeMemSyncDomainMap = 9,
+  cudaLaunchAttributeMemSyncDomain = 10,
+  cudaLaunchAttributePreferredClusterDimension = 11,
+  cudaLaunchAttributeLaunchCompletionEvent = 12,
+  cudaLaunchAttributeDeviceUpdatableKernelNode = 13,
+};
+union cudaLaunchAttributeValue {
+  char pad[64];
+  int cooperative;
+  struct { unsigned int x, y, z; } clusterDim;
+  int clusterSchedulingPolicyPreference;
+  int programmaticStreamSerializationAllowed;
+  struct { cudaEvent_t event; int flags; int triggerAtBlockStart; } programmaticEvent;
+  int priority;
+  struct { unsigned char default_, remote; } memSyncDomainMap;
+  int memSyncDomain;
+  struct { unsigned int x, y, z; } preferredClusterDim;
+  struct { cudaEvent_t event; int flags; } launchCompletionEvent;
+};
+struct cudaLaunchAttribute {
+  cudaLaunchAttributeID id;
+  char pad[8 - sizeof(cudaLaunchAttributeID)];
+  cudaLaunchAttributeValue val;
+};
+typedef cudaLaunchAttribute cudaLaunchAttribute_st;
+struct cudaLaunchConfig_t {
+  dim3 gridDim;
+  dim3 blockDim;
+  size_t dynamicSmemBytes;
+  cudaStream_t stream;
+  cudaLaunchAttribute* attrs;
+  unsigned int numAttrs;
+};
+namespace cudashim {
+inline bool _Config_cooperative(const cudaLaunchConfig_t* c) {
+  for (unsigned i = 0; c->attrs != nullptr && i < c->numAttrs; i++)
+    if (c->attrs[i].id == cudaLaunchAttributeCooperative && c->attrs[i].val.cooperative) return true;
+  return false;
+}
+template <class... _Ep, class _Tup, std::size_t... _Ip>
+cudaError_t _Launch_ex(const cudaLaunchConfig_t* c, void (*k)(_Ep...), _Tup& args, std::index_sequence<_Ip...>) {
+  void* ptrs[] = {static_cast<void*>(&std::get<_Ip>(args))..., nullptr};
+  if (_Config_cooperative(c))
+    return _Cooperative_launch("cudaLaunchKernelEx", k, c->gridDim, c->blockDim, ptrs, c->dynamicSmemBytes, c->stream);
+  return cudaLaunchKernel(k, c->gridDim, c->blockDim, ptrs, c->dynamicSmemBytes, c->stream);
+}
+}  // namespace cudashim
+template <class... _Ep, class... _Ap>
+cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t* config, void (*kernel)(_Ep...), _Ap&&... args) {
+  static_assert(sizeof...(_Ep) == sizeof...(_Ap), "cudaLaunchKernelEx: wrong number of kernel arguments");
+  std::tuple<std::remove_cv_t<std::remove_reference_t<_Ep>>...> converted(std::forward<_Ap>(args)...);
+  return cudashim::_Launch_ex(config, kernel, converted, std::index_sequence_for<_Ep...>{});
+}
+inline cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* kernel, void** args) {
+  return cudashim::_Untyped_launch(kernel, config->gridDim, config->blockDim, args, config->dynamicSmemBytes,
+                                   config->stream, cudashim::_Config_cooperative(config));
+}
+inline cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t* config, const void* kernel, void** args) {
+  return cudaLaunchKernelExC(config, kernel, args);
+}
+
 // ---------------------------------------------------------------- barriers and warp operations
 namespace cudashim {
 enum WarpOpKind : int { _Wop_SYNC, _Wop_SHFL, _Wop_SHFL_UP, _Wop_SHFL_DOWN, _Wop_SHFL_XOR, _Wop_BALLOT, _Wop_ANY, _Wop_ALL, _Wop_MATCH_ANY, _Wop_MATCH_ALL, _Wop_REDUCE_ADD, _Wop_REDUCE_MIN, _Wop_REDUCE_MAX, _Wop_REDUCE_AND, _Wop_REDUCE_OR, _Wop_REDUCE_XOR, _Wop_REDUCE_UMIN, _Wop_REDUCE_UMAX, _Wop_COALESCE };
