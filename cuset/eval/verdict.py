@@ -9,9 +9,10 @@ no verdict on the program, including a validation that crashed its worker) is le
 pass@k, reported apart, and validated again on resume.
 
 KernelBench: a code block that is not a `ModelNew` module (a syntax error, no `ModelNew`) is a
-`compile_error` (`not_a_kernelbench_answer`); an answer rejected by a rule (`torch_fallback` for
-one that launches no kernel of its own, ...) built and ran, so it counts as compiled and not
-passed.
+`compile_error` (`not_a_kernelbench_answer`), and an answer whose module does not import is a
+`runtime_error` that did not compile (KernelBench's compiled is "the module loaded"); an answer
+rejected by a rule (`torch_fallback` for one that launches no kernel of its own, ...) built and
+ran, so it counts as compiled and not passed.
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ def validate(task: EvalTask, program: str | None, backend: str,
 
 def _kernelbench(task: EvalTask, program: str, backend: str, fast: bool) -> Verdict:
     from validators.kernelbench import KernelBenchInputError, verify
+    from validators.kernelbench.verify import IMPORT_FAILED
 
     assert task.kernelbench is not None
     try:
@@ -101,4 +103,8 @@ def _kernelbench(task: EvalTask, program: str, backend: str, fast: bool) -> Verd
         # The problem was read when the benchmark loaded, so what is left is the answer: a
         # block that is not a ModelNew module is the model's failure to produce one.
         return Verdict("compile_error", f"{NOT_AN_ANSWER}: {exc}", False, False)
+    if r.status == "runtime_error" and r.reason.startswith(IMPORT_FAILED):
+        # KernelBench's "compiled" is "the answer's module loaded"; the service's reward reads
+        # it the same way, so a model gets one answer from both.
+        return Verdict(str(r.status), r.reason, False, False)
     return _verdict(str(r.status), r.reason)

@@ -34,6 +34,8 @@ WRONG = CORRECT.replace("return relu.relu_cuda(x)", "return relu.relu_cuda(x) + 
 TORCH_ONLY = ((ANSWERS / "bad" / "torch_fallback__20_LeakyReLU.py").read_text()
               if ANSWERS.is_dir() else "")
 PROSE = "I would launch one thread per element and clamp negative values to zero."
+# A module built somewhere else: importing the answer fails, so it did not compile.
+NO_IMPORT = "import leaky_relu_cuda_ext\n" + TORCH_ONLY
 
 
 def _python(source: str) -> str:
@@ -44,13 +46,13 @@ def _python(source: str) -> str:
 
 # (task, sample) -> completion. Per task (n, compiled, passed): 19_ReLU (3, 2, 1): correct,
 # wrong, prose; 20_LeakyReLU (2, 1, 0): torch-only (rejected, torch_fallback: it built and ran,
-# so it compiled), prose.
+# so it compiled), an answer whose module does not import (not compiled).
 ROWS = [
     {"task": "19_ReLU", "sample": 0, "completion": _python(CORRECT)},
     {"task": "19_ReLU", "sample": 1, "completion": _python(WRONG)},
     {"task": "19_ReLU", "sample": 2, "completion": PROSE},
     {"task": "20_LeakyReLU", "sample": 0, "completion": _python(TORCH_ONLY)},
-    {"task": "20_LeakyReLU", "sample": 1, "completion": PROSE},
+    {"task": "20_LeakyReLU", "sample": 1, "completion": _python(NO_IMPORT)},
 ]
 # Pass@1 = mean c/n. Pass@2 = 1 - C(n-c, 2) / C(n, 2): compile 19_ReLU 1 - 0/3 = 1,
 # 20_LeakyReLU 1 - 0/1 = 1; function 19_ReLU 1 - 1/3 = 2/3, 20_LeakyReLU 0. Pass@3: 20_LeakyReLU
@@ -119,10 +121,11 @@ def test_exact_pass_at_k_and_verdicts(first_run, capsys) -> None:
                    ("19_ReLU", 1): ("failed", True, False),
                    ("19_ReLU", 2): ("compile_error", False, False),
                    ("20_LeakyReLU", 0): ("rejected", True, False),
-                   ("20_LeakyReLU", 1): ("compile_error", False, False)}
+                   ("20_LeakyReLU", 1): ("runtime_error", False, False)}
     recs = _samples(out)
     assert recs[("20_LeakyReLU", 0)]["reason"].startswith("torch_fallback")
     assert recs[("19_ReLU", 2)]["reason"] == "no_code_block"
+    assert "leaky_relu_cuda_ext" in recs[("20_LeakyReLU", 1)]["reason"]
     assert recs[("19_ReLU", 0)]["program"] == CORRECT  # the ```python block, not the ```cpp one
 
     md = (out / "summary.md").read_text()
