@@ -68,6 +68,10 @@ def parser() -> argparse.ArgumentParser:
                    "most of a check is nvcc on the CPU, so builds overlap runs)")
     r.add_argument("--quick", action="store_true",
                    help="one schedule and no sanitizer build per case (faster, weaker validation)")
+    r.add_argument("--portable-only", action="store_true",
+                   help="drop programs that rely on behaviour CUDA leaves undefined but GPUs "
+                        "agree on (e.g. threads that exit before a barrier): kept by default, "
+                        "with the note in validation.portability")
     r.add_argument("--cache-dir", type=Path, default=None, help="stage cache (default: <out>/.cache)")
     r.add_argument("--no-progress", action="store_true", help="no progress display")
     src = r.add_argument_group("sources (each flag goes to the source it names)")
@@ -244,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
         decontaminate=list(args.decontaminate),
         licenses=args.licenses,
         per_task=args.per_task,
+        portable_only=args.portable_only,
     )
     progress = None if args.no_progress else RichProgress(err)
     try:

@@ -45,6 +45,9 @@ class BuildConfig:
     """LLM-written programs that fail validation get this many rounds with the verdict fed back."""
     min_kernel_kept: float = 0.9
     """An LLM program must keep at least this share of the original kernel's characters."""
+    portable_only: bool = False
+    """Drop programs that pass only by relying on behaviour CUDA leaves undefined (their
+    validation carries a portability note; `--portable-only`)."""
     per_task: int = 3
     """Attempts kept per task of a source that holds many (the AI CUDA Engineer archive): the
     passing ones with the fastest recorded runtimes (`--per-task`)."""

@@ -32,6 +32,7 @@ from .report import FUNNEL_PNG, REPORT_MD, plot_funnel, report_markdown
 from .stages import Annotate, DedupConfig, Extract, Filter, Specify, Validate, dedup, gather
 from .stages.archive import PER_TASK_REASON, archive_summary, choose_per_task
 from .stages.base import Stage, stage_error_message
+from .stages.filter import FilterConfig
 from .stages.validate import seed_key
 from .writer import write_shards
 
@@ -274,7 +275,8 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
         # validate (+ repair rounds) -> annotate -> filter
         chain: list[Stage] = [
             Validate(backend.name, thorough=cfg.thorough, repair=repairer(cfg),
-                     seed_key=seed_key(cfg.cache_root)), Annotate(), Filter(),
+                     seed_key=seed_key(cfg.cache_root)), Annotate(),
+            Filter(FilterConfig(portable_only=cfg.portable_only)),
         ]
         resources = validation_resources(backend.name, cfg)
         t0 = time.perf_counter()

@@ -85,6 +85,7 @@ def summarise_validation(result: ValidationResult) -> ValidationSummary:
         schedules=schedules,
         fresh_seed=result.fresh_seed,
         kernel_check=result.kernel_check,
+        portability=[n for n in result.notes if n.startswith("portability:")],
     )
 
 

@@ -88,6 +88,9 @@ class ValidationSummary(Contract):
     """Reproduces the fresh case (`validators check --fresh-seed`)."""
     kernel_check: str = ""
     """What the kernel-dependence check found, or why it was skipped."""
+    portability: list[str] = Field(default_factory=list)
+    """Behaviour CUDA leaves undefined that the program relies on and the backend ran as GPUs
+    do (e.g. threads that exited not holding a barrier): one line each, naming where."""
 
 
 class SynthesisInfo(Contract):

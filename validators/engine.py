@@ -357,6 +357,10 @@ class Engine:
                     # Decided (crash, limit, cheat, no GPU): the remaining variants would only
                     # repeat it at a higher cost, and a hostile program gets one run, not six.
                     return self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
+        for run in runs:  # behaviour CUDA leaves undefined that ran as GPUs do: said, not judged
+            for note in self.backend.run_notes(run.outcome):
+                if note not in result.notes:
+                    result.notes.append(note)
         if poisons:
             uninit = self._uninitialised_reads(task, case, inputs, sizes, runs, exes)
             if uninit:
@@ -928,6 +932,8 @@ class ProgramRun:
     """Files the program created or changed, copied to `keep_outputs` (relative paths)."""
     timing: RunSplit | None = None
     """Where the run's time went (`validators.run_timing`), where the runtime reported it."""
+    notes: list[str] = field(default_factory=list)
+    """What the runtime said without failing the run (`Backend.run_notes`: portability)."""
 
 
 def run_program(program: Program, backend: str | Backend = "auto", args: list[str] | None = None,
@@ -983,4 +989,4 @@ def run_program(program: Program, backend: str | Backend = "auto", args: list[st
     verdict = be.classify(exe, outcome)
     status = verdict.status or Status.PASSED
     return ProgramRun(status, verdict.reason, exe.compile, outcome, build_seconds, outcome.seconds,
-                      kept, timing)
+                      kept, timing, be.run_notes(outcome))

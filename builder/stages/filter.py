@@ -25,6 +25,8 @@ class FilterConfig:
     required_spans: tuple[str, ...] = ("kernel_body", "launch_config")
     cases: int = CASES_PER_TASK
     reject_licenses: frozenset[str] = field(default=UNKNOWN_LICENSES)
+    portable_only: bool = False
+    """Reject a pass that relies on behaviour CUDA leaves undefined (a portability note)."""
 
 
 class Filter(Stage):
@@ -39,6 +41,7 @@ class Filter(Stage):
             "required_spans": list(self.cfg.required_spans),
             "cases": self.cfg.cases,
             "reject_licenses": sorted(self.cfg.reject_licenses),
+            **({"portable_only": True} if self.cfg.portable_only else {}),
         }
 
     def process(self, item: Item) -> Item:
@@ -68,6 +71,9 @@ class Filter(Stage):
                 self.name, "cases_incomplete",
                 f"{len(passed)} of {len(v.cases)} cases passed; {self.cfg.cases} required",
             )
+        unportable = [n for n in v.notes if n.startswith("portability:")]
+        if self.cfg.portable_only and unportable:
+            return item.reject(self.name, "not_portable", "; ".join(unportable)[:500])
         kinds = {s.kind for s in item.spans or []}
         for kind in self.cfg.required_spans:
             if kind not in kinds:

@@ -67,6 +67,21 @@ def test_filter_keeps_only_five_passed_cases_with_cuda_spans():
     assert Filter().process(unknown).rejection.reason == "license_unknown"
 
 
+def test_a_pass_that_relies_on_undefined_behaviour_is_kept_with_its_note_or_dropped_on_request():
+    from builder.stages.filter import FilterConfig
+
+    note = ("portability: __syncthreads() at main.cu:8 in kernel 'k' was reached by 50 of 64 "
+            "threads of a block; the others had exited")
+    it = specified()
+    it.validation = result()
+    it.validation.notes = [note, "case a: something else"]
+    kept = Filter().process(it.model_copy(deep=True))
+    assert kept.alive
+    assert make_record(kept).validation.portability == [note]
+    dropped = Filter(FilterConfig(portable_only=True)).process(it)
+    assert dropped.rejection.reason == "not_portable" and "main.cu:8" in dropped.rejection.detail
+
+
 def test_the_emulator_folder_of_this_run_is_a_placeholder(tmp_path, monkeypatch):
     # The cpu build command names the emulator's runtime and precompiled header; with
     # CKD_SHIM_DIR (the test suite sets one per session) they live outside every other prefix.

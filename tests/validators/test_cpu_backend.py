@@ -59,11 +59,21 @@ def test_schedule_reaches_the_runtime(backend):
 
 
 def test_deadlock_verdict(backend):
-    res = run_program(program("divergent_barrier.cu"), backend)
+    res = run_program(program("split_barrier.cu"), backend)
     assert res.status == Status.RUNTIME_ERROR
     assert res.reason.startswith(
-        "deadlock: in kernel 'k' block (0,0,0): __syncthreads() at main.cu:8"
-    )
+        "deadlock: in kernel 'k' block (0,0,0): threads wait at different __syncthreads() calls"
+    ), res.reason
+
+
+def test_threads_that_exited_do_not_hold_a_barrier_and_the_run_says_so(backend):
+    """Undefined in CUDA, but GPUs since Volta release a barrier without threads that exited
+    (10 of 223 real benchmark solutions rely on it): the run passes with a portability note
+    naming the line (it was a deadlock)."""
+    res = run_program(program("divergent_barrier.cu"), backend)
+    assert res.status == Status.PASSED, res.reason
+    assert any(n.startswith("portability: __syncthreads() at main.cu:8") and "50 of 64" in n
+               for n in res.notes), res.notes
 
 
 def test_asan_verdict_names_the_line(backend, tmp_path):

@@ -138,12 +138,12 @@ def test_grid_sync_in_a_normal_launch_is_a_runtime_error(backend):
     ), run.reason
 
 
-def test_thread_exiting_before_grid_sync_is_a_deadlock(backend):
+def test_a_thread_exiting_before_grid_sync_does_not_hold_it(backend):
+    """As GPUs since Volta do (undefined in CUDA): the rest of its block reaches the barrier and
+    the run says so. A whole block that exits still deadlocks the grid (next test)."""
     run = misuse(backend, 3)
-    assert run.status == Status.RUNTIME_ERROR
-    assert run.reason.startswith(
-        "deadlock: in kernel 'step' block (0,0,0): grid.sync() at main.cu:20 reached by 31 of 32"
-    ), run.reason
+    assert run.status == Status.PASSED, run.reason
+    assert any("grid.sync() at main.cu:20" in n and "31 of 32" in n for n in run.notes), run.notes
 
 
 def test_block_exiting_before_grid_sync_is_a_deadlock(backend):

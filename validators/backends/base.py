@@ -110,6 +110,11 @@ class Backend(ABC):
         opens or connects to in every program (the access check allows them)."""
         return ()
 
+    def run_notes(self, outcome: RunOutcome) -> list[str]:
+        """What a run's runtime says about the program without failing it: behaviour CUDA leaves
+        undefined where the backend did as GPUs do (cpu: `cudashim: portability:` lines)."""
+        return []
+
     def kernel_work_variant(self, built: list[str]) -> str:
         """Of the builds a case ran (in order), the one whose runs the kernel-work and no-launch
         checks make: the last checking build, its memory poisoned as in its own runs."""

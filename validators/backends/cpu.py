@@ -290,6 +290,9 @@ class CpuBackend(Backend):
         # AddressSanitizer reserves terabytes of shadow address space.
         return {"memory_bytes": None} if exe.variant == "asan" else {}
 
+    def run_notes(self, outcome: RunOutcome) -> list[str]:
+        return diagnostics.portability_notes(outcome.stderr)
+
     def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:
         found = diagnostics.runtime_verdict(outcome.stdout, outcome.stderr, outcome.exit_code)
         if found is not None:

@@ -247,6 +247,8 @@ def main(args: argparse.Namespace) -> int:
         # Where the run's time went (validators/run_timing.py); null where the runtime wrote no
         # report (killed before exit, or a statically linked CUDA runtime on cuda).
         "timing": run.timing.as_dict() if run.timing else None,
+        # Behaviour CUDA leaves undefined that the backend ran as GPUs do (cpu: portability).
+        "notes": run.notes,
     }
     if args.json:
         print(json.dumps(report, indent=2))
@@ -262,6 +264,8 @@ def main(args: argparse.Namespace) -> int:
             print(f"run split: start-up {t.startup_s:.2f}s, host {t.host_s:.2f}s, kernels "
                   f"{t.kernels_s:.2f}s ({t.launches} launches), copies {t.copies_s:.2f}s, exit "
                   f"{t.exit_s:.2f}s")
+        for note in run.notes:
+            print(f"note: {note}")
         if report["build_notes"] and run.status != Status.COMPILE_ERROR:
             print("--- build notes ---\n" + "\n".join(report["build_notes"]))
         if keep is not None:

@@ -160,6 +160,21 @@ def ptx_in_source(source: str) -> str | None:
     return None
 
 
+PORTABILITY = "cudashim: portability: "
+
+
+def portability_notes(stderr: str) -> list[str]:
+    """The runtime's notes on behaviour CUDA leaves undefined that it ran as GPUs do (an exited
+    thread not holding a barrier, ...): "portability: <what>", once each, in order."""
+    notes: list[str] = []
+    for line in stderr.splitlines():
+        if line.startswith(PORTABILITY):
+            note = "portability: " + line[len(PORTABILITY):].strip()
+            if note not in notes:
+                notes.append(note)
+    return notes[:8]
+
+
 def gpu_feature_from_errors(diag: str) -> str | None:
     """The GPU-only construct a failed CPU build tripped over, or None for an ordinary error."""
     for m in _MISSING_HEADER.finditer(diag):

@@ -1,8 +1,7 @@
 // Misuses of grid synchronisation, one per MODE:
 // 1: a cooperative grid larger than the device holds; 2: grid.sync() in a normal launch;
 // 3: threads of a block return before a grid.sync() the others wait at; 4: a whole block does;
-// 5: the grid group's numbers in a cooperative and a normal launch; 6: a kernel cast to void*
-// (runs: the cast keeps a launcher for the kernel).
+// 5: the grid group's numbers in a cooperative and a normal launch; 6: a kernel cast to void* (runs).
 #include <cooperative_groups.h>
 #include <cstdio>
 namespace cg = cooperative_groups;

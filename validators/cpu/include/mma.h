@@ -134,8 +134,10 @@ inline const char* _site(const char* __op, const char* __file) {
   return __s;
 }
 
+// param 1: the whole warp must take part (a lane that exited is a deadlock, not a portability
+// note as for __syncwarp): a GPU's tile is spread over all 32 lanes' registers.
 inline void _warp_sync(const char* __op, const std::source_location& __loc) {
-  cudashim::warp_op(cudashim::_Wop_SYNC, 0xffffffffu, 0, 0, 32, __loc.line(),
+  cudashim::warp_op(cudashim::_Wop_SYNC, 0xffffffffu, 0, 1, 32, __loc.line(),
                     _site(__op, __loc.file_name()));
 }
 
