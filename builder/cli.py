@@ -72,6 +72,10 @@ def parser() -> argparse.ArgumentParser:
                    help="drop programs that rely on behaviour CUDA leaves undefined but GPUs "
                         "agree on (e.g. threads that exit before a barrier): kept by default, "
                         "with the note in validation.portability")
+    r.add_argument("--format", default="program", choices=["program", "kernelbench"],
+                   help="program (default): a standalone CUDA program per record; kernelbench: "
+                        "the KernelBench problem as the prompt and a ModelNew answer (Python, "
+                        "CUDA inline) as the response, verified by validators.kernelbench")
     r.add_argument("--cache-dir", type=Path, default=None, help="stage cache (default: <out>/.cache)")
     r.add_argument("--no-progress", action="store_true", help="no progress display")
     src = r.add_argument_group("sources (each flag goes to the source it names)")
@@ -249,6 +253,7 @@ def run(args: argparse.Namespace) -> int:
         licenses=args.licenses,
         per_task=args.per_task,
         portable_only=args.portable_only,
+        format=args.format,
     )
     progress = None if args.no_progress else RichProgress(err)
     try:

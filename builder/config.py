@@ -51,6 +51,10 @@ class BuildConfig:
     per_task: int = 3
     """Attempts kept per task of a source that holds many (the AI CUDA Engineer archive): the
     passing ones with the fastest recorded runtimes (`--per-task`)."""
+    format: str = "program"
+    """What a record is (`--format`): `program`, the standalone CUDA program of the file
+    convention; `kernelbench`, the KernelBench problem as the prompt and a `ModelNew` answer
+    (Python, CUDA inline) as the response (`builder.stages.kernelbench_form`)."""
     decontaminate: list[Path] = field(default_factory=list)
     """Benchmark files/folders whose items must not leak into the dataset (code and prompts)."""
 

@@ -33,6 +33,7 @@ from .stages import Annotate, DedupConfig, Extract, Filter, Specify, Validate, d
 from .stages.archive import PER_TASK_REASON, archive_summary, choose_per_task
 from .stages.base import Stage, stage_error_message
 from .stages.filter import FilterConfig
+from .stages.kernelbench_form import FORMATS, KERNELBENCH
 from .stages.validate import seed_key
 from .writer import write_shards
 
@@ -166,6 +167,8 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
     if unused:
         raise BuildError(f"options given for source(s) {', '.join(unused)}, which --sources does "
                          f"not name (--sources {','.join(cfg.sources)})")
+    if cfg.format not in FORMATS:
+        raise BuildError(f"--format {cfg.format}: must be one of {', '.join(FORMATS)}")
     if cfg.per_task < 1:
         raise BuildError(f"--per-task {cfg.per_task}: must be at least 1")
     if cfg.repair_rounds < 0:
@@ -275,7 +278,8 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
         # validate (+ repair rounds) -> annotate -> filter
         chain: list[Stage] = [
             Validate(backend.name, thorough=cfg.thorough, repair=repairer(cfg),
-                     seed_key=seed_key(cfg.cache_root)), Annotate(),
+                     seed_key=seed_key(cfg.cache_root), format=cfg.format),
+            Annotate(format=cfg.format),
             Filter(FilterConfig(portable_only=cfg.portable_only)),
         ]
         resources = validation_resources(backend.name, cfg)
@@ -358,6 +362,15 @@ def specifiers(cfg: BuildConfig) -> list:
     from .stages.archive import FromArchive
     from .stages.specify import FromTask
 
+    if cfg.format == KERNELBENCH:
+        from .stages.kernelbench_form import (
+            KernelBenchAnswerer,
+            KernelBenchArchive,
+            NotKernelBenchForm,
+        )
+
+        llm = [KernelBenchAnswerer(cfg.llm)] if cfg.llm is not None else []
+        return [KernelBenchArchive(), *llm, NotKernelBenchForm()]
     out: list = [FromArchive(), FromTask()]
     if cfg.llm is not None:
         from .llm.specify import KernelSpecifier, ModuleSpecifier
@@ -368,7 +381,8 @@ def specifiers(cfg: BuildConfig) -> list:
 
 
 def repairer(cfg: BuildConfig):
-    if cfg.llm is None or cfg.repair_rounds <= 0:
+    # The repair prompt asks for a standalone program; a KernelBench answer is judged as given.
+    if cfg.llm is None or cfg.repair_rounds <= 0 or cfg.format == KERNELBENCH:
         return None
     from .llm.specify import Repairer
 

@@ -15,6 +15,7 @@ from ..fingerprint import code_fingerprint, toolchain_fingerprint
 from ..item import Item
 from .archive import is_archive, verify_archive
 from .base import Stage
+from .kernelbench_form import KERNELBENCH, verify_answer
 from .specify import SYSTEM_PROMPT, SpecifyError, chat
 
 
@@ -23,8 +24,10 @@ class Validate(Stage):
     version = 3  # 3: archive records are judged by validators.kernelbench
 
     def __init__(self, backend: str, *, thorough: bool = True, repair: Any = None,
-                 seed_key: bytes | None = None):
+                 seed_key: bytes | None = None, format: str = "program"):
         self.backend = backend
+        self.format = format
+        """`kernelbench`: every record is a KernelBench answer, judged by validators.kernelbench."""
         self.thorough = thorough
         self.repair = repair
         self.seed_key = seed_key
@@ -43,6 +46,8 @@ class Validate(Stage):
         }
         if self.repair is not None:
             cfg["repair"] = self.repair.config()
+        if self.format != "program":  # the default's keys stay those of earlier builds
+            cfg["format"] = self.format
         return cfg
 
     def keep(self, result: Item) -> bool:
@@ -58,6 +63,8 @@ class Validate(Stage):
         if item.task is None or item.program is None:
             return item.reject(self.name, "not_specified", "no task/program to validate")
         seed = fresh_seed(self.seed_key, item.task.model_dump_json()) if self.seed_key else None
+        if self.format == KERNELBENCH:
+            return self._verify_kernelbench(item, seed)
         if is_archive(item):
             return self._verify_archive(item, seed)
         try:
@@ -79,6 +86,17 @@ class Validate(Stage):
             item.messages = chat(item.prompt, program.source, SYSTEM_PROMPT)
             item.validation = check(item.task, program, backend=self.backend, thorough=self.thorough,
                                     fresh_seed=seed)
+        return item
+
+    def _verify_kernelbench(self, item: Item, seed: int | None) -> Item:
+        # A KernelBench-form answer (the LLM's or an archive row's, inline in ModelNew).
+        from validators.kernelbench import KernelBenchInputError
+
+        try:
+            item.validation = verify_answer(item, self.backend, thorough=self.thorough,
+                                            fresh_seed=seed)
+        except KernelBenchInputError as exc:
+            return item.reject(self.name, "not_kernelbench", str(exc)[:500])
         return item
 
     def _verify_archive(self, item: Item, seed: int | None) -> Item:
