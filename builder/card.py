@@ -116,7 +116,8 @@ def card_yaml(records: list[DatasetRecord], manifest: BuildManifest) -> str:
         pretty_name="Validated CUDA kernels",
         size_categories=[size_category(len(records))],
         task_categories=["text-generation"],
-        tags=["cuda", "code", "gpu", "kernels", "validated"],
+        tags=["cuda", "code", "gpu", "kernels", "validated",
+              *(["kernelbench"] if build_format(manifest) == "kernelbench" else [])],
         configs=[
             {
                 "config_name": "default",
@@ -126,6 +127,38 @@ def card_yaml(records: list[DatasetRecord], manifest: BuildManifest) -> str:
         dataset_info=info,
     )
     return data.to_yaml()
+
+
+def build_format(manifest: BuildManifest) -> str:
+    """`program` or `kernelbench` (`--format`); builds from before the flag are programs."""
+    return str(manifest.config.get("format") or "program")
+
+
+FORMAT_INTRO = {
+    "program": (
+        "Format: `program`. Prompt/response pairs for instruction tuning code models on CUDA: "
+        "each prompt is a plain-language task naming every input and output with dtype and shape "
+        "(CUDABench level-1 style); each response is one standalone CUDA program that reads its "
+        "inputs from `data/<name>.bin` and writes its outputs to `data/<name>.bin`."),
+    "kernelbench": (
+        "Format: `kernelbench`. Prompt/response pairs in KernelBench's form: each prompt is a "
+        "KernelBench problem (a PyTorch `Model` with `get_inputs()` and `get_init_inputs()`) in "
+        "the instruction to write `ModelNew` with custom CUDA kernels (the prompt `cuset eval "
+        "--benchmark kernelbench:DIR` sends; its version is in `synthesis_json.prompt_version` "
+        "where an LLM answered); each response is a Python file defining `ModelNew`, its CUDA "
+        "source inline as a string compiled with `torch.utils.cpp_extension.load_inline`."),
+}
+FORMAT_CHECK = {
+    "program": (
+        "- Each program was compiled and run on all five input cases of its task; every output "
+        "was compared with the task's reference (NumPy code, or the source's PyTorch module) run "
+        "in a sandbox. Only records that passed all five cases are here. "),
+    "kernelbench": (
+        "- Each answer was judged by the KernelBench verifier (`validators.kernelbench.verify`): "
+        "its `ModelNew` built and run against the problem's `Model` on several seeds (signed "
+        "inputs), its kernels shown to do the work, inputs left unchanged and outputs of "
+        "`Model`'s dtype and shape within tolerance. Only answers that passed are here. "),
+}
 
 
 def variant_notes(variants: list[str]) -> str:
@@ -153,13 +186,11 @@ def card_markdown(
     # A split without records has no shard (an empty Parquet file does not load): say so.
     split_line = ", ".join(f"`{k}` {v}" + (" (no shard written)" if not v else "")
                            for k, v in manifest.splits.items()) or "none"
+    fmt = build_format(manifest)
     body = [
         "# Validated CUDA kernels",
         "",
-        "Prompt/response pairs for instruction tuning code models on CUDA: each prompt is a "
-        "plain-language task naming every input and output with dtype and shape (CUDABench "
-        "level-1 style); each response is one standalone CUDA program that reads its inputs "
-        "from `data/<name>.bin` and writes its outputs to `data/<name>.bin`.",
+        FORMAT_INTRO.get(fmt, f"Format: `{fmt}`."),
         "",
         f"Records: {n} ({split_line}). The `test` split holds held-out tasks only; none of "
         "them (nor a near duplicate) is in `train`.",
@@ -170,15 +201,15 @@ def card_markdown(
         + ("(CUDA programs run unmodified on the host by the project's CPU emulation: a shim "
            "header and g++)" if manifest.backend == "cpu" else "(nvcc, run on a GPU)")
         + f"; compilers: {env.get('nvcc', '?')}; {env.get('g++', '?')}.",
-        "- Each program was compiled and run on all five input cases of its task; every output "
-        "was compared with the task's reference (NumPy code, or the source's PyTorch module) run "
-        f"in a sandbox. Only records that passed all five cases are here. {case_design(records)}",
+        FORMAT_CHECK.get(fmt, FORMAT_CHECK["program"]) + case_design(records),
         f"- Thread schedules each case ran under (results had to agree): {', '.join(schedules) or 'default'}.",
         f"- Build variants: {', '.join(variants) or 'plain'}" + variant_notes(variants) + ".",
         "- Tolerance policy (per output, from the task): " + "; ".join(tolerance_policy(records) or ["-"]) + ".",
         "- Integer outputs are compared exactly; floats with NumPy's allclose rule unless the task says otherwise.",
         "- Spans (`spans` column, character offsets into `response`) mark kernel bodies, launch "
-        "configurations and other CUDA-sensitive regions, from a tree-sitter-cuda analysis.",
+        "configurations and other CUDA-sensitive regions, from a tree-sitter-cuda analysis"
+        + (" of each CUDA string of the answer: they point inside those strings." if fmt == "kernelbench"
+           else "."),
         "",
         "## Fields",
         "",
