@@ -1,7 +1,7 @@
-"""Command line: `python -m cuset train|eval|analyze|export ...`.
+"""Command line: `python -m cuset train|grpo|eval|analyze|export ...`.
 
 `train --config FILE.yaml [--data DIR|OWNER/NAME] [--method M] [--resume [CKPT]] [key=value ...]`;
-`eval` (pass@k, see `cuset.eval`); `analyze` (token confidence, `cuset.analysis.command`);
+`grpo` (reinforcement learning on verified rewards, `cuset.grpo`); `eval` (pass@k, see `cuset.eval`); `analyze` (token confidence, `cuset.analysis.command`);
 `export` (adapter or merged model, `cuset.export`).
 
 Bad input (config, dataset, model) prints one clear error line and exits with status 2.
@@ -32,6 +32,9 @@ def _parser() -> argparse.ArgumentParser:
                    "(overrides training.resume_from_checkpoint)")
     t.add_argument("overrides", nargs="*", metavar="key=value",
                    help="dotted config overrides, e.g. loss.tau=0.2 training.max_steps=10")
+    from .grpo import add_arguments as grpo_arguments
+
+    grpo_arguments(sub.add_parser("grpo", help="GRPO on rewards from the validation service"))
     from .eval.command import add_arguments as eval_arguments
 
     eval_arguments(sub.add_parser("eval", help="pass@k of a model (or of the references) on a benchmark"))
@@ -83,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         from .eval.command import run as run_eval
 
         return run_eval(args)
+    if args.command == "grpo":
+        from .grpo import run as run_grpo
+
+        return run_grpo(args)
     if args.command == "analyze":
         return _analysis().run(args)
     if args.command == "export":

@@ -1,0 +1,347 @@
+"""`python -m cuset grpo`: GRPO (TRL's `GRPOTrainer`) on verified rewards from the validation
+service. Config: `GrpoRunConfig` (YAML sections `model`, `lora`, `tasks`, `reward`, `grpo`,
+`training`; dotted `key=value` overrides as `cuset train`). Defaults are the recipe's: G = 6
+completions per prompt, no KL (beta 0), one policy update per generation (mu = 1, so the ratio
+is 1 and clipping never engages), token-level normalisation (TRL's `dapo` loss), LoRA rank 32,
+lr 1e-5, r_max 3.0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from .config import LoraConfig, ModelConfig, _build, merge_overrides
+from .errors import CusetError
+
+
+@dataclass
+class TasksConfig:
+    spec: str = "builtin"
+    """`builtin`, a folder of task folders, or `kernelbench:DIR` (the service's `--tasks`)."""
+    split: Literal["train", "test", "all"] = "train"
+    """Built-in tasks only: `train` leaves out the held-out tasks `cuset eval` measures on."""
+    limit: int | None = None
+    """Use the first N tasks (None: all)."""
+
+
+@dataclass
+class RewardConfig:
+    url: str | None = None
+    """A running service; None with `local: true` starts one for the run."""
+    local: bool = True
+    token_env: str | None = None
+    """Environment variable holding the service's bearer token."""
+    compiled: float = 0.1
+    correct: float = 1.0
+    speed: float | None = None
+    """gamma; None: 1.0 when the service's backend is `cuda`, 0 otherwise (the cpu backend
+    refuses timing)."""
+    speed_cap: float = 3.0
+    """r_max."""
+    on_error: Literal["skip", "raise"] = "skip"
+    """A completion the service could not judge: left out of the advantage (`skip`) or stop."""
+    require_check: Literal["thorough", "fast"] | None = "thorough"
+    local_backend: Literal["cpu", "cuda", "auto"] = "cpu"
+    local_workers: int = 2
+    local_timeout: float = 300.0
+
+
+@dataclass
+class GrpoParams:
+    num_generations: int = 6
+    beta: float = 0.0
+    num_iterations: int = 1
+    epsilon: float = 0.2
+    loss_type: str = "dapo"
+    """TRL's name for token-level normalisation over the accumulated batch."""
+    scale_rewards: Literal["group", "batch", "none"] = "group"
+    max_completion_length: int = 2048
+    temperature: float = 1.0
+    top_p: float = 1.0
+
+
+@dataclass
+class GrpoTrainingConfig:
+    output_dir: str = "runs/grpo"
+    learning_rate: float = 1e-5
+    num_train_epochs: float = 1.0
+    max_steps: int = -1
+    per_device_train_batch_size: int = 6
+    """Completions per device and micro-batch (a multiple of `grpo.num_generations` keeps whole
+    groups together)."""
+    gradient_accumulation_steps: int = 1
+    lr_scheduler_type: str = "constant"
+    warmup: float = 0.0
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+    optim: str = "adamw_torch"
+    seed: int = 42
+    bf16: Literal["auto", True, False] = "auto"
+    logging_steps: int = 1
+    save_strategy: str = "steps"
+    save_steps: int = 50
+    save_total_limit: int | None = 2
+    resume_from_checkpoint: str | None = None
+    report_to: list[str] = field(default_factory=lambda: ["tensorboard"])
+    disable_tqdm: bool = False
+
+
+@dataclass
+class GrpoRunConfig:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    lora: LoraConfig = field(default_factory=lambda: LoraConfig(r=32, alpha=64))
+    tasks: TasksConfig = field(default_factory=TasksConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    grpo: GrpoParams = field(default_factory=GrpoParams)
+    training: GrpoTrainingConfig = field(default_factory=GrpoTrainingConfig)
+
+
+def load_grpo_config(path: str | Path | None, overrides: list[str] | None = None) -> GrpoRunConfig:
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise CusetError(f"config file {str(p)!r} does not exist")
+        try:
+            loaded = yaml.safe_load(p.read_text())
+        except yaml.YAMLError as e:
+            raise CusetError(f"config file {str(p)!r} is not valid YAML: {e}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise CusetError(f"config file {str(p)!r} must hold a mapping of sections")
+        data = loaded or {}
+    data = merge_overrides(data, overrides or [])
+    strategy = data.get("training", {})
+    if isinstance(strategy, dict) and strategy.get("save_strategy") is False:
+        strategy["save_strategy"] = "no"  # YAML 1.1 reads a bare `no` as False
+    cfg = _build(GrpoRunConfig, data, "")
+    _validate(cfg)
+    return cfg
+
+
+def _validate(cfg: GrpoRunConfig) -> None:
+    g, t, r = cfg.grpo, cfg.training, cfg.reward
+    if g.num_generations < 2:
+        raise CusetError(f"grpo.num_generations must be at least 2: a group of one has no "
+                         f"advantage (got {g.num_generations})")
+    if t.per_device_train_batch_size % g.num_generations:
+        raise CusetError(f"training.per_device_train_batch_size ({t.per_device_train_batch_size}) "
+                         f"must be a multiple of grpo.num_generations ({g.num_generations})")
+    if g.num_iterations < 1:
+        raise CusetError(f"grpo.num_iterations must be at least 1 (got {g.num_iterations})")
+    if r.speed_cap <= 0:
+        raise CusetError(f"reward.speed_cap must be positive (got {r.speed_cap})")
+    if r.url is None and not r.local:
+        raise CusetError("no reward service: give --reward-url URL (reward.url) or --reward-local")
+    if r.local_workers < 1:
+        raise CusetError(f"reward.local_workers must be at least 1 (got {r.local_workers})")
+
+
+def prompt_rows(cfg: GrpoRunConfig) -> list[dict[str, Any]]:
+    """One row per task: `prompt` (the chat turns `cuset eval` sends for it) and `task_id`."""
+    from .eval.errors import EvalError
+    from .eval.samplers import chat_messages
+
+    spec = cfg.tasks.spec
+    try:
+        if spec == "builtin":
+            from sources.builtin import HELD_OUT, load_all
+
+            loaded = load_all()
+            keep = {"train": lambda n: n not in HELD_OUT, "test": lambda n: n in HELD_OUT,
+                    "all": lambda n: True}[cfg.tasks.split]
+            items = [(t.name, t.description, None) for t, _ in loaded.tasks if keep(t.name)]
+        else:
+            from .eval.benchmarks import load_benchmark
+
+            items = [(_service_id(e), e.prompt, e.system) for e in load_benchmark(spec)]
+    except EvalError as e:
+        raise CusetError(f"--tasks {spec}: {e}") from None
+    items = items[:cfg.tasks.limit] if cfg.tasks.limit is not None else items
+    if not items:
+        raise CusetError(f"--tasks {spec}: no tasks (split {cfg.tasks.split})")
+    return [{"prompt": chat_messages(prompt, system), "task_id": task_id}
+            for task_id, prompt, system in items]
+
+
+def _service_id(task: Any) -> str:
+    # a KernelBench problem is known to the service by its file's stem
+    if task.kind == "kernelbench" and task.kernelbench is not None:
+        return Path(task.kernelbench.path).stem
+    return task.id
+
+
+def _trim_reward_log(path: Path, checkpoint: str | None) -> None:
+    """Keep the lines of the steps before `checkpoint` (all of a fresh run's are dropped): the
+    resumed run redoes the later ones, so the log matches an uninterrupted run's."""
+    if not path.exists():
+        return
+    if checkpoint is None:
+        path.unlink()
+        return
+    state = json.loads((Path(checkpoint) / "trainer_state.json").read_text())
+    done = int(state.get("global_step", 0))
+    kept = [line for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and json.loads(line).get("step", 0) < done]
+    path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+
+
+def _grpo_arguments(cfg: GrpoRunConfig, bf16: bool) -> Any:
+    import torch
+    from trl import GRPOConfig
+
+    t, g = cfg.training, cfg.grpo
+    kw: dict[str, Any] = dict(
+        output_dir=t.output_dir, learning_rate=t.learning_rate,
+        num_train_epochs=t.num_train_epochs, max_steps=t.max_steps,
+        per_device_train_batch_size=t.per_device_train_batch_size,
+        gradient_accumulation_steps=t.gradient_accumulation_steps,
+        lr_scheduler_type=t.lr_scheduler_type, warmup_steps=t.warmup,
+        weight_decay=t.weight_decay, max_grad_norm=t.max_grad_norm, optim=t.optim,
+        seed=t.seed, data_seed=t.seed, bf16=bf16, logging_steps=t.logging_steps,
+        save_strategy=t.save_strategy, save_steps=t.save_steps,
+        save_total_limit=t.save_total_limit, report_to=t.report_to or "none",
+        disable_tqdm=t.disable_tqdm,
+        num_generations=g.num_generations, beta=g.beta, num_iterations=g.num_iterations,
+        epsilon=g.epsilon, loss_type=g.loss_type, scale_rewards=g.scale_rewards,
+        max_completion_length=g.max_completion_length, temperature=g.temperature,
+        top_p=g.top_p, gradient_checkpointing=cfg.model.gradient_checkpointing,
+    )
+    if not torch.cuda.is_available():
+        kw["use_cpu"] = True
+    try:
+        return GRPOConfig(**kw)
+    except (ValueError, TypeError) as e:
+        raise CusetError(f"invalid GRPO settings: {e}") from None
+
+
+def _speed_weight(cfg: GrpoRunConfig, client: Any) -> float:
+    if cfg.reward.speed is not None:
+        return cfg.reward.speed
+    try:
+        backend = client.health().get("backend")
+    except Exception as e:  # noqa: BLE001 - any failure here means the service is unusable
+        raise CusetError(f"reward service: cannot read /healthz: {e}") from None
+    return 1.0 if backend == "cuda" else 0.0
+
+
+def run_grpo(cfg: GrpoRunConfig) -> dict[str, Any]:
+    """Train; write `final/`, `trainer_state.json`, `rewards.jsonl` and `cuset_config.json` to
+    `training.output_dir`. Returns the log history."""
+    import contextlib
+
+    from datasets import Dataset
+
+    from validators.client import ValidationClient
+
+    from .grpo_reward import LocalService, RewardWeights, VerifiedReward
+    from .trainer import resolve_checkpoint
+
+    out = Path(cfg.training.output_dir)
+    checkpoint = resolve_checkpoint(cfg.training.resume_from_checkpoint, out)
+    rows = prompt_rows(cfg)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "cuset_config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2,
+                                                      default=str))
+    log_path = out / "rewards.jsonl"
+    _trim_reward_log(log_path, checkpoint)
+    token = os.environ.get(cfg.reward.token_env) if cfg.reward.token_env else None
+    with contextlib.ExitStack() as stack:
+        url = cfg.reward.url
+        if url is None:
+            service = stack.enter_context(LocalService(
+                cfg.tasks.spec, out / "reward-service.log", backend=cfg.reward.local_backend,
+                workers=cfg.reward.local_workers, timeout=cfg.reward.local_timeout))
+            url = service.url
+            print(f"[cuset] reward service: local ({cfg.reward.local_backend}) at {url}", flush=True)
+        client = stack.enter_context(ValidationClient(url, token=token))
+        weights = RewardWeights(compiled=cfg.reward.compiled, correct=cfg.reward.correct,
+                                speed=_speed_weight(cfg, client), speed_cap=cfg.reward.speed_cap)
+        reward = VerifiedReward(client, weights, num_generations=cfg.grpo.num_generations,
+                                log_path=log_path, on_error=cfg.reward.on_error,
+                                require_check=cfg.reward.require_check)
+        trainer = _trainer(cfg, Dataset.from_list(rows), reward)
+        if checkpoint:
+            print(f"[cuset] resuming from {checkpoint}", flush=True)
+        try:
+            trainer.train(resume_from_checkpoint=checkpoint)
+        finally:
+            trainer.save_state()
+        trainer.save_model(str(out / "final"))
+    return {"log_history": trainer.state.log_history}
+
+
+def _trainer(cfg: GrpoRunConfig, dataset: Any, reward: Any) -> Any:
+    from peft import LoraConfig as PeftLoraConfig
+    from transformers import AutoModelForCausalLM
+    from trl import GRPOTrainer
+
+    from .modeling import bf16_supported, load_tokenizer, resolve_model_path
+
+    path = resolve_model_path(cfg.model.name_or_path)
+    bf16 = bf16_supported() if cfg.training.bf16 == "auto" else bool(cfg.training.bf16)
+    tokenizer = load_tokenizer(cfg, path)  # type: ignore[arg-type]  # reads cfg.model only
+    dtype = cfg.model.dtype
+    kwargs: dict[str, Any] = {"dtype": ("bfloat16" if bf16 else "float32") if dtype == "auto" else dtype,
+                              "trust_remote_code": cfg.model.trust_remote_code}
+    if cfg.model.attn_implementation:
+        kwargs["attn_implementation"] = cfg.model.attn_implementation
+    try:
+        model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    except Exception as e:  # noqa: BLE001 - transformers raises many kinds for a bad model
+        raise CusetError(f"cannot load the model {cfg.model.name_or_path!r}: {e}") from None
+    peft_config = None
+    if cfg.lora.enabled:
+        peft_config = PeftLoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha,
+                                     lora_dropout=cfg.lora.dropout,
+                                     target_modules=cfg.lora.target_modules,
+                                     task_type="CAUSAL_LM", bias="none")
+    return GRPOTrainer(model=model, reward_funcs=[reward], args=_grpo_arguments(cfg, bf16),
+                       train_dataset=dataset, processing_class=tokenizer,
+                       peft_config=peft_config)
+
+
+def add_arguments(p: Any) -> None:
+    p.add_argument("--config", required=True, help="YAML config (cuset/configs/grpo-*.yaml)")
+    p.add_argument("--tasks", help="builtin, a folder of task folders, or kernelbench:DIR "
+                   "(overrides tasks.spec)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--reward-url", help="a running validation service (reward.url)")
+    where.add_argument("--reward-local", action="store_true",
+                       help="start a local service on loopback for the run (the default)")
+    p.add_argument("--output-dir", help="overrides training.output_dir")
+    p.add_argument("--resume", nargs="?", const="latest", metavar="CKPT",
+                   help="continue from the newest checkpoint-* in the output folder, or CKPT")
+    p.add_argument("overrides", nargs="*", metavar="key=value",
+                   help="dotted config overrides, e.g. grpo.num_generations=4")
+
+
+def run(args: Any) -> int:
+    import sys
+
+    overrides = list(args.overrides)
+    if args.resume and "=" in args.resume and not os.path.exists(args.resume):
+        overrides.insert(0, args.resume)  # `--resume key=value`: argparse took the override
+        args.resume = "latest"
+    if args.tasks:
+        overrides.append(f"tasks.spec={args.tasks}")
+    if args.reward_url:
+        overrides.append(f"reward.url={args.reward_url}")
+    if args.reward_local:
+        overrides += ["reward.url=null", "reward.local=true"]
+    if args.output_dir:
+        overrides.append(f"training.output_dir={args.output_dir}")
+    if args.resume:
+        overrides.append(f"training.resume_from_checkpoint={args.resume}")
+    try:
+        run_grpo(load_grpo_config(args.config, overrides))
+    except CusetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
