@@ -59,7 +59,7 @@ class Caps:
 
 def program_reason(program: Program, caps: Caps) -> str:
     """Why the program is refused before analysis, or ''."""
-    size = len(program.source.encode("utf-8", "surrogatepass"))
+    size = len(program.sources_text().encode("utf-8", "surrogatepass"))
     if size > caps.program_bytes:
         return (f"program is {size / MIB:.1f} MiB, over the {caps.program_bytes / MIB:.1f} MiB "
                 f"limit (CKD_MAX_PROGRAM_BYTES)")

@@ -174,9 +174,9 @@ class Engine:
         if too_big:
             return self._finish(result, Status.REJECTED, started, reason=too_big)
         try:
-            launches, features, text = _analyze(program.source)
+            launches, features, text = _analyze(program.sources_text())
         except Exception as exc:  # analysis must not stop a check
-            launches, features, text = 1, [], program.source
+            launches, features, text = 1, [], program.sources_text()
             result.reason = f"static analysis failed: {exc}"
         result.features = features
         blocked = self.backend.unsupported_features(features)

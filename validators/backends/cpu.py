@@ -22,6 +22,7 @@ import math
 import os
 import platform
 import re
+import shutil
 import time
 from pathlib import Path
 
@@ -129,8 +130,10 @@ class CpuBackend(Backend):
             headers=_headers_digest(self.include_dirs),
             shim=toolchain.shim_version(),
             compiler=toolchain.gxx_version(),
+            # Only programs of several files name these: one-file builds keep their keys.
+            **({"files": program.files, "units": program.units} if program.units else {}),
         )
-        uses_thrust = "thrust" in _features(program.source)
+        uses_thrust = "thrust" in _features(program.sources_text())
         # The shared pieces are built outside the sandbox: they are ours, not the program's.
         toolchain.runtime_object(variant)
         toolchain.pch_header(variant)
@@ -148,6 +151,8 @@ class CpuBackend(Backend):
                 extra_flags=host_flags,
                 thrust=uses_thrust,
                 runner=self._runner(),
+                files=program.files,
+                units=program.units,
             )
             info = CompileInfo(
                 compiler=f"g++ {toolchain.gxx_version()} (cudashim {toolchain.shim_version()}, {variant})",
@@ -161,7 +166,11 @@ class CpuBackend(Backend):
             if out.timed_out:
                 raise TransientBuildError(info)
             for p in work.iterdir():
-                if p.name != "prog":
+                if p.name == "prog":
+                    continue
+                if p.is_dir() and not p.is_symlink():
+                    shutil.rmtree(p)  # a program of several files keeps its folders' layout
+                else:
                     p.unlink()
             return info
 
@@ -169,7 +178,7 @@ class CpuBackend(Backend):
         needs = None
         if not info.ok:
             needs = diagnostics.gpu_feature_from_errors(info.diagnostics)
-            ptx = None if needs else diagnostics.ptx_in_source(program.source)
+            ptx = None if needs else diagnostics.ptx_in_source(program.sources_text())
             if ptx:
                 needs = f"inline_ptx (PTX `{ptx}` in an asm statement is not x86 code)"
         return Executable(

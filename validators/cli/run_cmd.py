@@ -1,5 +1,9 @@
 """`python -m validators run PROG.cu [-- ARGS...]`: build and run one standalone program.
 
+A program of several files: `--dir DIR --nvcc "nvcc -I include -o t solution.cu test/*.cu"`
+(the sources and flags of its build command, globs expanded in DIR) or `--source PATH` repeated;
+every source is a translation unit (cpu backend; `validators/project.py`).
+
 For programs such as HeCBench's: the program's folder is on the include path, extra compiler
 flags from its Makefile go in with `--flag`/`-X` (repeatable; host flags such as `-fopenmp`
 or `-Xcompiler -fopenmp` reach g++ on the cpu backend), `-D NAME=VALUE` defines a macro,
@@ -23,7 +27,7 @@ import os
 import re
 from pathlib import Path
 
-from schemas import Status
+from schemas import Program, Status
 from validators.backends import BACKEND_NAMES, Backend
 from validators.caps import CapExceeded
 from validators.cli.errors import fail, internal_error
@@ -42,7 +46,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Build a standalone program (e.g. a HeCBench main.cu) and run it once in "
                     "the sandbox; arguments after -- go to the program.",
     )
-    p.add_argument("program", help="the program's main source file (.cu / .cpp)")
+    p.add_argument("program", nargs="?",
+                   help="the program's main source file (.cu / .cpp); none with --nvcc or "
+                        "--source")
+    p.add_argument("--dir", metavar="DIR",
+                   help="the program's folder: sources, headers and relative -I resolve in it "
+                        "(default: the first --source's folder)")
+    p.add_argument("--nvcc", metavar="COMMAND",
+                   help="the nvcc command that builds the program, run in --dir, e.g. "
+                        "\"nvcc -I include -o test.out solution.cu test/*.cu\": its sources "
+                        "(globs expanded as a shell would) are built as translation units")
+    p.add_argument("--source", action="append", default=[], dest="sources", metavar="PATH",
+                   help="a translation unit of a program of several files (repeatable; "
+                        "relative to --dir)")
     _add_options(p)
     p.add_argument("args", nargs=argparse.REMAINDER, help="-- then the program's arguments")
 
@@ -176,13 +192,44 @@ def _build_notes(diagnostics: str) -> list[str]:
     return [line for line in diagnostics.splitlines() if line.startswith("cudashim: ")]
 
 
-def main(args: argparse.Namespace) -> int:
-    from validators.backends import BackendUnavailable, get_backend
-    from validators.cli.check_cmd import load_program
-    from validators.engine import DEFAULT_LIMITS, run_program
-    from validators.run_outputs import check_destination
-    from validators.sandbox import SandboxError
+def _project(args: argparse.Namespace) -> tuple[Program, Path, list[str]]:
+    """The program of several files --dir/--nvcc/--source name, its folder and the notes on
+    the nvcc options dropped."""
+    from validators.project import load_project, parse_nvcc_line, source_paths
 
+    if args.nvcc is not None and args.sources:
+        raise ValueError("give either --nvcc or --source, not both")
+    if args.dir is not None:
+        folder = Path(args.dir)
+    elif args.sources:
+        folder = Path(args.sources[0]).parent
+    else:
+        folder = Path(".")
+    if not folder.is_dir():
+        raise ValueError(f"program folder not found: {folder}")
+    folder = folder.resolve()
+    if args.nvcc is not None:
+        line = parse_nvcc_line(args.nvcc, folder)
+        sources, flags, notes = line.sources, line.flags, line.notes
+    else:
+        # Without --dir, each --source is a path from here, inside the first one's folder.
+        given = args.sources if args.dir is not None else [
+            str(Path(s).resolve()) for s in args.sources]
+        sources, flags, notes = source_paths(folder, given), [], []
+    # The folder itself stays on the include path after the program's own -I folders.
+    program = load_project(folder, sources, [*flags, *args.flags, f"-I{folder}"])
+    return program, folder, notes
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.nvcc is not None or args.sources:
+        # With no main file, a word argparse took for PROG is the first after `--`.
+        prog_args = [args.program, *args.args] if args.program is not None else list(args.args)
+        return _run(args, prog_args, None)
+    if args.dir is not None:
+        return fail("--dir needs --nvcc COMMAND or --source PATH")
+    if args.program is None:
+        return fail("no program: give PROG.cu, --nvcc COMMAND or --source PATH")
     try:
         prog_args = _split_remainder(args)
     except SystemExit:
@@ -190,9 +237,25 @@ def main(args: argparse.Namespace) -> int:
     prog_path = Path(args.program)
     if not prog_path.is_file():
         return fail(f"program file not found: {args.program}")
+    return _run(args, prog_args, prog_path)
+
+
+
+
+def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None) -> int:
+    """Build and run the program: `prog_path`'s file, or with None the several files --nvcc or
+    --source name."""
+    from validators.backends import BackendUnavailable, get_backend
+    from validators.cli.check_cmd import load_program
+    from validators.engine import DEFAULT_LIMITS, run_program
+    from validators.project import ProjectError
+    from validators.run_outputs import check_destination
+    from validators.sandbox import SandboxError
+
     missing = [f for f in args.files if not Path(f).is_file()]
     if missing:
         return fail(f"file not found: {missing[0]}")
+    nvcc_notes: list[str] = []
     if args.arch:
         os.environ["CKD_CUDA_ARCH"] = args.arch
     keep = Path(args.keep_outputs) if args.keep_outputs else None
@@ -201,18 +264,28 @@ def main(args: argparse.Namespace) -> int:
         limits = DEFAULT_LIMITS.with_overrides(_limits(args))
         if keep is not None:
             check_destination(keep)
-        folder = prog_path.resolve().parent
+        if prog_path is not None:
+            folder = prog_path.resolve().parent
+            program = load_program(str(prog_path), extra_flags=[f"-I{folder}", *args.flags])
+        else:
+            program, folder, nvcc_notes = _project(args)
         _check_folder_readable(folder)
-        program = load_program(str(prog_path), extra_flags=[f"-I{folder}", *args.flags])
-        # The program's folder is on the include path by the operator's choice (this command),
-        # so the sandboxed compiler may read it.
-        backend = get_backend(args.backend).with_include_dirs([folder])
+        # The program's folder (and any folder outside it its -I flags name) is on the include
+        # path by the operator's choice (this command), so the sandboxed compiler may read it.
+        outside = [Path(f[2:]) for f in program.extra_flags
+                   if f.startswith("-I") and Path(f[2:]).is_absolute() and Path(f[2:]) != folder]
+        backend = get_backend(args.backend).with_include_dirs([folder, *outside])
+        if program.units and backend.name != "cpu":
+            raise ValueError(f"a program of several files builds on the cpu backend only (not "
+                             f"yet on {backend.name})")
         _check_variant_and_schedule(args, backend)
         if args.no_lockstep:
             if not hasattr(backend, "lockstep"):
                 raise ValueError(f"--no-lockstep: the {backend.name} backend has no lockstep copies")
             backend.lockstep = False
     except (BackendUnavailable, SandboxError) as exc:
+        return fail(str(exc))
+    except ProjectError as exc:
         return fail(str(exc))
     except (OSError, ValueError) as exc:
         return fail(str(exc).splitlines()[0])
@@ -232,7 +305,8 @@ def main(args: argparse.Namespace) -> int:
             and args.expect not in out.stdout):
         run.status, run.reason = Status.FAILED, f"stdout does not contain {args.expect!r}"
     report = {
-        "program": str(prog_path), "backend": backend.name, "variant": args.variant,
+        "program": str(prog_path) if prog_path is not None else str(folder),
+        "sources": program.units or [program.filename], "backend": backend.name, "variant": args.variant,
         "schedule": args.schedule, "status": run.status.value,
         "reason": run.reason, "build_seconds": round(run.build_seconds, 3),
         "build_cached": run.compile.cached, "run_seconds": round(run.run_seconds, 3),
@@ -240,7 +314,7 @@ def main(args: argparse.Namespace) -> int:
         "timed_out": out.timed_out if out else False, "limit_hit": out.limit_hit if out else None,
         "stdout": out.stdout[-OUTPUT_SHOWN:] if out else "",
         "stderr": out.stderr[-OUTPUT_SHOWN:] if out else run.compile.diagnostics[-OUTPUT_SHOWN:],
-        "build_notes": _build_notes(run.compile.diagnostics),
+        "build_notes": [*nvcc_notes, *_build_notes(run.compile.diagnostics)],
         "limits": {"wall_seconds": limits.wall_seconds, "cpu_seconds": limits.cpu_seconds,
                    "memory_bytes": limits.memory_bytes, "rss_bytes": limits.rss_bytes},
         "outputs": [str(keep / f) for f in run.outputs] if keep else [],
@@ -253,7 +327,9 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"{run.status.value}: {args.program} on {backend.name}"
+        shown = args.program if prog_path is not None else (
+            f"{folder} ({len(program.units)} sources)")
+        print(f"{run.status.value}: {shown} on {backend.name}"
               + (f" ({run.reason})" if run.reason else ""))
         print(f"build {run.build_seconds:.2f}s{' (cached)' if run.compile.cached else ''}, "
               f"run {run.run_seconds:.2f}s, exit code {report['exit_code']}"

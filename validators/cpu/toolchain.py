@@ -408,8 +408,16 @@ def compile_program(
     use_pch: bool = True,
     thrust: bool = False,
     runner: Runner = run_local,
+    files: dict[str, str] | None = None,
+    units: list[str] | None = None,
 ) -> CompileOutcome:
     """Rewrite and compile `source` into `out_dir/prog`; never raises for a bad program.
+
+    A program of several files (`files`: text by folder-relative path; `units`: the translation
+    units among them, in order; `source` is then unused) is laid out in `out_dir` as in its
+    folder, every file rewritten, so a quoted include next to its includer and a relative `-I`
+    (resolved from `out_dir`) find the rewritten header first; each unit is its own translation
+    unit, built with the flags a one-file program gets, and all are linked once with the runtime.
 
     `runner` runs g++ (the default: a plain subprocess; the backend passes the sandbox). A build
     whose errors fall in a generated lockstep copy (lockstep.py) is redone without the copies:
@@ -417,13 +425,13 @@ def compile_program(
     started = time.perf_counter()
     outcome = _compile(source, out_dir, defines=defines, variant=variant, filename=filename,
                        extra_flags=extra_flags, use_pch=use_pch, thrust=thrust, runner=runner,
-                       lockstep=True)
+                       lockstep=True, files=files, units=units)
     if not outcome.ok and not outcome.timed_out and outcome.rewrite is not None \
             and outcome.rewrite.lockstep and COPY_PREFIX in outcome.diagnostics:
         first = next((ln for ln in outcome.diagnostics.splitlines() if "error" in ln), "")
         outcome = _compile(source, out_dir, defines=defines, variant=variant, filename=filename,
                            extra_flags=extra_flags, use_pch=use_pch, thrust=thrust, runner=runner,
-                           lockstep=False)
+                           lockstep=False, files=files, units=units)
         note = f"cudashim rewrite: lockstep copies left out, one did not compile ({first.strip()})"
         outcome.diagnostics = note + "\n" + outcome.diagnostics
         if outcome.rewrite is not None:
@@ -444,12 +452,19 @@ def _compile(
     thrust: bool,
     runner: Runner,
     lockstep: bool,
+    files: dict[str, str] | None = None,
+    units: list[str] | None = None,
 ) -> CompileOutcome:
     started = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
-    rw = rewrite(source, filename=filename, lockstep=lockstep)
-    src_path = out_dir / filename
-    src_path.write_text(rw.text, encoding="utf-8", errors="surrogatepass")
+    if units:
+        rw = _write_project(files or {}, out_dir, lockstep)
+        sources = list(units)
+    else:
+        rw = rewrite(source, filename=filename, lockstep=lockstep)
+        src_path = out_dir / filename
+        src_path.write_text(rw.text, encoding="utf-8", errors="surrogatepass")
+        sources = [filename]
     exe = out_dir / "prog"
     library = thrust_flags() if thrust else []
     # The PCH was built without the library-mode macro, so it cannot serve those builds.
@@ -473,7 +488,7 @@ def _compile(
         *(["-idirafter", str(nvtx)] if (nvtx := nvtx_dir()) else []),
         *[f"-D{k}={v}" for k, v in sorted(on_line.items())],
         *(extra_flags or []),
-        filename,
+        *sources,
         "-x",
         "none",
     ]
@@ -483,11 +498,19 @@ def _compile(
     if variant in _INSTRUMENT:
         # Instrumented: compile and link apart, so g++ does not link the sanitizer's runtime
         # (the hooks are in ours); host flags such as -fopenmp and -l... also reach the link.
-        cmd = [*compile_part[:-3], "-c", filename, "-o", "prog.o"]
-        res = runner(cmd, out_dir, shim_paths(variant))
+        head = compile_part[:-2 - len(sources)]
+        objects = [f"cudashim_tu{i}.o" for i in range(len(sources))] if units else ["prog.o"]
+        cmd, res = [], CommandResult(0, "")
+        for src, obj in zip(sources, objects, strict=True):
+            step = [*head, "-c", src, "-o", obj]
+            done = runner(step, out_dir, shim_paths(variant))
+            cmd = [*cmd, "&&", *step] if cmd else step
+            res = CommandResult(done.returncode, res.output + done.output, done.timed_out)
+            if done.returncode != 0:
+                break
         if res.returncode == 0:
             link = [gxx(), *flags(variant), str(runtime_object(variant)), *(extra_flags or []),
-                    "prog.o", *link_part]
+                    *objects, *link_part]
             linked = runner(link, out_dir, shim_paths(variant))
             res = CommandResult(linked.returncode, res.output + linked.output, linked.timed_out)
             cmd = [*cmd, "&&", *link]
@@ -507,3 +530,21 @@ def _compile(
         rewrite=rw,
         timed_out=res.timed_out,
     )
+
+
+def _write_project(files: dict[str, str], out_dir: Path, lockstep: bool) -> RewriteResult:
+    """Every file of a program of several files rewritten into `out_dir` at its own relative
+    path (headers too: a launch, an `extern __shared__` or a kernel cast in a header is the same
+    construct as in a source); one result gathering what each file's rewrite found."""
+    merged = RewriteResult(text="")
+    for rel, text in sorted(files.items()):
+        rw = rewrite(text, filename=rel, lockstep=lockstep)
+        target = out_dir / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(rw.text, encoding="utf-8", errors="surrogatepass")
+        merged.launches += rw.launches
+        merged.dynamic_shared += rw.dynamic_shared
+        merged.warnings += [f"{rel}: {w}" for w in rw.warnings]
+        merged.lockstep += rw.lockstep
+        merged.lockstep_skipped.update(rw.lockstep_skipped)
+    return merged

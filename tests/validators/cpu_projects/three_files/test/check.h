@@ -1,0 +1,3 @@
+#pragma once
+int count_mismatches(const float* x, const float* y, int n);
+int check_double_scale();
