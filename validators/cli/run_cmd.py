@@ -216,9 +216,24 @@ def _project(args: argparse.Namespace) -> tuple[Program, Path, list[str]]:
         given = args.sources if args.dir is not None else [
             str(Path(s).resolve()) for s in args.sources]
         sources, flags, notes = source_paths(folder, given), [], []
+    # A relative -I of -X is from --dir, else from here, as the sources are.
+    base = folder if args.dir is not None else Path.cwd()
+    extra = [_include_from(f, base, folder) for f in args.flags]
     # The folder itself stays on the include path after the program's own -I folders.
-    program = load_project(folder, sources, [*flags, *args.flags, f"-I{folder}"])
+    program = load_project(folder, sources, [*flags, *extra, f"-I{folder}"])
     return program, folder, notes
+
+
+def _include_from(flag: str, base: Path, folder: Path) -> str:
+    """`-Ipath` with the path from `base`, relative to `folder` when inside it (the build finds
+    the rewritten headers there), absolute otherwise."""
+    if not flag.startswith("-I") or len(flag) == 2:
+        return flag
+    full = (base / flag[2:]).resolve()
+    try:
+        return "-I" + full.relative_to(folder).as_posix()
+    except ValueError:
+        return f"-I{full}"
 
 
 def main(args: argparse.Namespace) -> int:
