@@ -188,7 +188,7 @@ def _trim_reward_log(path: Path, checkpoint: str | None) -> None:
     state = json.loads((Path(checkpoint) / "trainer_state.json").read_text())
     done = int(state.get("global_step", 0))
     kept = [line for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip() and json.loads(line).get("step", 0) < done]
+            if line.strip() and json.loads(line).get("step", 0) <= done]
     path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
 
 

@@ -121,7 +121,9 @@ class VerifiedReward:
             raise RewardError(f"the reward needs one task_id per completion; got "
                               f"{None if ids is None else len(ids)} for {len(completions)}")
         state = kwargs.get("trainer_state")
-        step = int(getattr(state, "global_step", 0) or 0)
+        # the optimizer step these completions train (TRL generates before the step it feeds),
+        # numbered as the trainer's log and checkpoints number them
+        step = int(getattr(state, "global_step", 0) or 0) + 1
         items: list[dict[str, Any]] = [{} for _ in completions]
         by_task: dict[str, list[int]] = {}
         for i, task_id in enumerate(ids):
@@ -190,8 +192,9 @@ class LocalService:
     """`python -m validators serve` on loopback for the length of a `with` block."""
 
     def __init__(self, tasks: str, log_path: str | Path, *, backend: str = "cpu",
-                 workers: int = 2, timeout: float = 300.0, ready_seconds: float = 180.0) -> None:
-        self.tasks, self.log_path, self.backend = tasks, Path(log_path), backend
+                 workers: int = 2, timeout: float = 300.0, ready_seconds: float = 180.0,
+                 env: dict[str, str] | None = None) -> None:
+        self.tasks, self.log_path, self.backend, self.env = tasks, Path(log_path), backend, env
         self.workers, self.timeout, self.ready_seconds = workers, timeout, ready_seconds
         self.proc: subprocess.Popen | None = None
         self.url = ""
@@ -205,7 +208,7 @@ class LocalService:
                "--caller-share", "1"]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("wb") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=self.env)
         self.url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + self.ready_seconds
         while time.monotonic() < deadline:

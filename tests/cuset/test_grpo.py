@@ -1,0 +1,114 @@
+"""`python -m cuset grpo` end to end on the CPU: grpo-tiny.yaml, the tiny model, a local reward
+service on loopback (cpu backend), 4 steps; what the run records; resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TERMS = ("reward_terms/compiled", "reward_terms/correct", "reward_terms/speed",
+         "reward_terms/groups_all_equal")
+
+
+def _grpo(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CKD_ALLOW_WEAK_SANDBOX": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "cuset", "grpo", "--config", "cuset/configs/grpo-tiny.yaml",
+         "--tasks", "builtin", "--reward-local", "--output-dir", str(out), *extra],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+
+
+def _rows(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "rewards.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("grpo") / "run"
+    proc = _grpo(out)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return out, proc
+
+
+@pytest.mark.slow  # about 90 s on a loaded 2-core machine (the tiny model is built first)
+def test_grpo_tiny_logs_every_reward_term_per_step(run):
+    from sources.builtin import HELD_OUT
+
+    out, proc = run
+    state = json.loads((out / "trainer_state.json").read_text())
+    assert state["global_step"] == 4
+    steps = [e for e in state["log_history"] if "loss" in e]
+    assert [e["step"] for e in steps] == [1, 2, 3, 4]
+    for entry in steps:
+        for key in TERMS:
+            assert 0.0 <= entry[key] <= 4.1, (key, entry)
+    rows = _rows(out)
+    # G = 6 completions of one prompt per step
+    assert Counter(r["step"] for r in rows) == {1: 6, 2: 6, 3: 6, 4: 6}
+    for r in rows:
+        assert set(r) >= {"task", "status", "reason", "terms", "reward"}
+        assert r["task"] not in HELD_OUT  # `cuset eval` measures on those
+    for step in (1, 2, 3, 4):
+        tasks = {r["task"] for r in rows if r["step"] == step}
+        assert len(tasks) == 1
+    # the per-step means are the means of the logged terms
+    for entry in steps:
+        mine = [r for r in rows if r["step"] == entry["step"]]
+        assert entry["reward_terms/compiled"] == pytest.approx(
+            sum(r["terms"]["compiled"] for r in mine) / len(mine))
+    assert (out / "final" / "adapter_config.json").is_file()
+    # the local service was started for the run and stopped after it
+    url = re.search(r"reward service: local \(cpu\) at (\S+)", proc.stdout).group(1)
+    with pytest.raises(httpx.TransportError):
+        httpx.get(url + "/healthz", timeout=2)
+
+
+@pytest.mark.slow
+def test_a_resumed_run_continues_with_the_same_steps_and_reward_log(run, tmp_path):
+    out, _ = run
+    resumed = tmp_path / "run"
+    shutil.copytree(out, resumed)
+    shutil.rmtree(resumed / "checkpoint-4")  # as if the run had died after step 2's save
+    shutil.rmtree(resumed / "final")
+    proc = _grpo(resumed, "--resume")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "resuming from" in proc.stdout and "checkpoint-2" in proc.stdout
+    state = json.loads((resumed / "trainer_state.json").read_text())
+    assert state["global_step"] == 4
+    assert [e["step"] for e in state["log_history"] if "loss" in e] == [1, 2, 3, 4]
+    before, after = _rows(out), _rows(resumed)
+    # steps 1-2 kept as they were, steps 3-4 redone once (not appended to the old ones)
+    assert [r for r in after if r["step"] <= 2] == [r for r in before if r["step"] <= 2]
+    assert Counter(r["step"] for r in after) == {1: 6, 2: 6, 3: 6, 4: 6}
+    assert [r["task"] for r in after] == [r["task"] for r in before]
+
+
+def test_no_reward_service_is_a_clear_error(tmp_path):
+    env = {**os.environ, "CKD_ALLOW_WEAK_SANDBOX": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "cuset", "grpo", "--config", "cuset/configs/grpo-tiny.yaml",
+         "reward.local=false", "training.output_dir=" + str(tmp_path / "x")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert "--reward-url" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_group_size_that_splits_groups_is_refused(tmp_path):
+    from cuset.errors import CusetError
+    from cuset.grpo import load_grpo_config
+
+    with pytest.raises(CusetError, match="per_device_train_batch_size"):
+        load_grpo_config(ROOT / "cuset/configs/grpo-tiny.yaml",
+                         ["training.per_device_train_batch_size=4"])
+    with pytest.raises(CusetError, match="grpo.num_generation"):
+        load_grpo_config(ROOT / "cuset/configs/grpo-tiny.yaml", ["grpo.num_generation=4"])
