@@ -42,7 +42,7 @@ class RewardConfig:
     correct: float = 1.0
     speed: float | None = None
     """gamma; None: 1.0 when the service's backend is `cuda`, 0 otherwise (the cpu backend
-    refuses timing)."""
+    refuses timing, and so does a KernelBench task on any backend)."""
     speed_cap: float = 3.0
     """r_max."""
     on_error: Literal["skip", "raise"] = "skip"
@@ -228,7 +228,9 @@ def _speed_weight(cfg: GrpoRunConfig, client: Any) -> float:
         backend = client.health().get("backend")
     except Exception as e:  # noqa: BLE001 - any failure here means the service is unusable
         raise CusetError(f"reward service: cannot read /healthz: {e}") from None
-    return 1.0 if backend == "cuda" else 0.0
+    # the service times nothing of a KernelBench answer yet and refuses any speed weight there
+    timed = not cfg.tasks.spec.startswith("kernelbench:")
+    return 1.0 if backend == "cuda" and timed else 0.0
 
 
 def run_grpo(cfg: GrpoRunConfig) -> dict[str, Any]:

@@ -112,3 +112,37 @@ def test_group_size_that_splits_groups_is_refused(tmp_path):
                          ["training.per_device_train_batch_size=4"])
     with pytest.raises(CusetError, match="grpo.num_generation"):
         load_grpo_config(ROOT / "cuset/configs/grpo-tiny.yaml", ["grpo.num_generation=4"])
+
+
+def test_builtin_prompts_are_what_cuset_eval_sends_for_the_training_tasks():
+    from cuset.eval.benchmarks import load_benchmark
+    from cuset.eval.samplers import chat_messages
+    from cuset.grpo import load_grpo_config, prompt_rows
+    from sources.builtin import HELD_OUT, load_all
+
+    rows = prompt_rows(load_grpo_config(ROOT / "cuset/configs/grpo-tiny.yaml", ["tasks.limit=null"]))
+    described = {t.name: t.description for t, _ in load_all().tasks}
+    assert {r["task_id"] for r in rows} == set(described) - set(HELD_OUT)
+    for r in rows:
+        assert r["prompt"] == chat_messages(described[r["task_id"]])
+    held = prompt_rows(load_grpo_config(ROOT / "cuset/configs/grpo-tiny.yaml",
+                                        ["tasks.split=test", "tasks.limit=null"]))
+    evaluated = {t.id: t for t in load_benchmark("builtin")}
+    assert {r["task_id"] for r in held} == set(evaluated)
+    for r in held:
+        assert r["prompt"] == chat_messages(evaluated[r["task_id"]].prompt)
+
+
+def test_resume_keeps_the_reward_log_up_to_the_checkpoint(tmp_path):
+    from cuset.grpo import _trim_reward_log
+
+    log = tmp_path / "rewards.jsonl"
+    log.write_text("".join(json.dumps({"step": s, "i": i}) + "\n"
+                           for s in (1, 2, 3) for i in range(2)))
+    ckpt = tmp_path / "checkpoint-2"
+    ckpt.mkdir()
+    (ckpt / "trainer_state.json").write_text(json.dumps({"global_step": 2}))
+    _trim_reward_log(log, str(ckpt))
+    assert [json.loads(x)["step"] for x in log.read_text().splitlines()] == [1, 1, 2, 2]
+    _trim_reward_log(log, None)  # a fresh run starts a fresh log
+    assert not log.exists()
