@@ -56,9 +56,11 @@ def server(tmp_path_factory):
     problems.mkdir()
     (problems / f"{TASK}.py").write_text(KB.PROBLEM)
     (problems / "helpers.py").write_text("def not_a_problem():\n    pass\n")
-    # Thorough, the default check behind rewards; a cold extension build on a loaded 2-core
-    # machine must not meet the service's limit, which is not under test here.
+    # The fast check behind rewards (the reward's terms are under test, not the thorough
+    # check's variants, which tests/validators/kernelbench covers): a third of the cost. A cold
+    # extension build on a loaded 2-core machine must not meet the service's limit.
     srv = start_server(tmp, "--backend", "cpu", "--workers", "2", "--timeout", "900",
+                       "--score-check", "fast",
                        "--tasks", f"kernelbench:{problems}", "--alpha", str(ALPHA),
                        "--beta", str(BETA))
     yield srv
@@ -67,8 +69,9 @@ def server(tmp_path_factory):
 
 @pytest.mark.slow  # cold: the emulator and the extension built, then five sandboxed checks
 def test_rewards_of_kernelbench_answers(server):
-    # As for CUDA tasks (the thorough check required); the client waits for a cold batch.
-    reward = ServiceReward(server.url, client=ValidationClient(server.url, timeout=900))
+    # The client waits for a cold batch.
+    reward = ServiceReward(server.url, client=ValidationClient(server.url, timeout=900),
+                           require_check="fast")
     completions = [
         _python(KB.answer(), kernel_first=True),                       # correct
         _python(KB.answer("return ext.leaky(x, -self.slope)")),        # wrong: same extension
