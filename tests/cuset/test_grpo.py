@@ -146,3 +146,17 @@ def test_resume_keeps_the_reward_log_up_to_the_checkpoint(tmp_path):
     assert [json.loads(x)["step"] for x in log.read_text().splitlines()] == [1, 1, 2, 2]
     _trim_reward_log(log, None)  # a fresh run starts a fresh log
     assert not log.exists()
+
+
+def test_every_train_config_has_a_grpo_config_that_loads():
+    from cuset.config import load_config
+    from cuset.grpo import load_grpo_config
+
+    configs = ROOT / "cuset" / "configs"
+    for train in sorted(configs.glob("*.yaml")):
+        if train.name.startswith("grpo-") or train.name == "tiny.yaml":
+            continue
+        grpo = load_grpo_config(configs / f"grpo-{train.name}")
+        assert grpo.model == load_config(train).model, train.name
+        assert (grpo.grpo.num_generations, grpo.grpo.beta, grpo.grpo.num_iterations) == (6, 0.0, 1)
+        assert (grpo.lora.r, grpo.training.learning_rate, grpo.reward.speed_cap) == (32, 1e-5, 3.0)
