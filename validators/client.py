@@ -85,8 +85,10 @@ def _validate_body(program: str | dict[str, Any], task_id: str | None,
 
 
 def _score_body(task_id: str, completions: Sequence[str], alpha: float | None,
-                beta: float | None, speed: float) -> dict[str, Any]:
+                beta: float | None, speed: float, speed_cap: float | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"task_id": task_id, "completions": list(completions)}
+    if speed_cap is not None:
+        body["speed_cap"] = speed_cap
     if alpha is not None:
         body["alpha"] = alpha
     if beta is not None:
@@ -157,14 +159,16 @@ class ValidationClient:
                                     json=_validate_body(program, task_id, task, thorough)))
 
     def score(self, task_id: str, completions: Sequence[str], *, alpha: float | None = None,
-              beta: float | None = None, speed: float = 0.0,
+              beta: float | None = None, speed: float = 0.0, speed_cap: float | None = None,
               batch_size: int | None = None) -> dict[str, Any]:
         """Score completions (in batches of `batch_size`, default the server's capacity);
-        `results` in the input's order."""
+        `results` in the input's order. `speed_cap`: the request's r_max (default the
+        server's)."""
         if batch_size is None:
             batch_size = self.capacity()
         parts = [_answer(self.request("POST", "/v1/score",
-                                      json=_score_body(task_id, batch, alpha, beta, speed)))
+                                      json=_score_body(task_id, batch, alpha, beta, speed,
+                                                       speed_cap)))
                  for batch in _batches(completions, batch_size)]
         return _merge(parts, batch_size, task_id)
 
@@ -231,13 +235,15 @@ class AsyncValidationClient:
 
     async def score(self, task_id: str, completions: Sequence[str], *,
                     alpha: float | None = None, beta: float | None = None, speed: float = 0.0,
+                    speed_cap: float | None = None,
                     batch_size: int | None = None) -> dict[str, Any]:
         if batch_size is None:
             batch_size = await self.capacity()
 
         async def one(batch: Sequence[str]) -> dict[str, Any]:
             return _answer(await self.request(
-                "POST", "/v1/score", json=_score_body(task_id, batch, alpha, beta, speed)))
+                "POST", "/v1/score",
+                json=_score_body(task_id, batch, alpha, beta, speed, speed_cap)))
 
         parts = await asyncio.gather(*(one(b) for b in _batches(completions, batch_size)))
         return _merge(list(parts), batch_size, task_id)

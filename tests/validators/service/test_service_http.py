@@ -91,6 +91,12 @@ def test_score_rewards_compiled_and_correct(client):
                    (2, "failed", True, False, 0.5), (3, "compile_error", False, False, 0.0)]
 
 
+def test_the_client_sends_the_requests_speed_cap(client):
+    out = client.score(TASK, ["no code here"], speed_cap=2.5)
+    assert out["speed_cap"] == 2.5
+    assert client.score(TASK, ["no code here"])["speed_cap"] == 3.0  # the server's default
+
+
 def test_malformed_json_and_bad_fields_get_clear_errors(server):
     headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
     r = httpx.post(server.url + "/v1/validate", content=b'{"task_id": "clamp", "program": ',
