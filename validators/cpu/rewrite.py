@@ -157,10 +157,9 @@ def _function_name(node: Node, src: bytes) -> tuple[str, bool]:
     return _text(src, name_node), False
 
 
-def barrier_free_kernels(tree_root: Node, src: bytes) -> set[str]:
-    """Names of functions that can never wait at a barrier: no sync name in their body, in a
-    function they call or in a macro they use (by name, to a fixpoint). Conservative: when a
-    function that syncs cannot be named (an operator), nothing is barrier-free."""
+def _definition_words(tree_root: Node, src: bytes) -> dict[str, set[str]]:
+    """The words of each function's body and macro's value, by name (an operator or other
+    unnamed function as `<unnamed:BYTE>`)."""
     bodies: dict[str, set[str]] = {}
     for node in _walk(tree_root):
         if node.type == "function_definition":
@@ -175,17 +174,54 @@ def barrier_free_kernels(tree_root: Node, src: bytes) -> set[str]:
             if n is not None:
                 words = set(_WORD.findall(_text(src, v))) if v is not None else set()
                 bodies.setdefault(_text(src, n), set()).update(words)
-    syncing = set(SYNC_NAMES)
+    return bodies
+
+
+def _closure(bodies: dict[str, set[str]], seeds: set[str] | frozenset[str]) -> set[str]:
+    """`seeds` and every name whose words reach one of them (to a fixpoint)."""
+    reached = set(seeds)
     changed = True
     while changed:
         changed = False
         for name, words in bodies.items():
-            if name not in syncing and words & syncing:
-                syncing.add(name)
+            if name not in reached and words & reached:
+                reached.add(name)
                 changed = True
+    return reached
+
+
+def barrier_free_kernels(tree_root: Node, src: bytes,
+                         waits_elsewhere: set[str] | frozenset[str] = frozenset()) -> set[str]:
+    """Names of functions that can never wait at a barrier: no sync name in their body, in a
+    function they call or in a macro they use (by name, to a fixpoint). Conservative: when a
+    function that syncs cannot be named (an operator), nothing is barrier-free.
+    `waits_elsewhere`: functions of the program's other files that may wait (`waiting_elsewhere`)."""
+    bodies = _definition_words(tree_root, src)
+    syncing = _closure(bodies, SYNC_NAMES | waits_elsewhere)
     if any(n.startswith("<unnamed:") for n in syncing):
         return set()
     return {n for n in bodies if n not in syncing and not n.startswith("<unnamed:")}
+
+
+def waiting_elsewhere(files: dict[str, str]) -> dict[str, frozenset[str]]:
+    """For each file of a program of several files, the functions and macros defined in its
+    other files that may wait for another thread: at a barrier or warp operation, or spinning
+    (`lockstep.SPIN_WORDS`), through calls across every file. One file's rewrite sees only its
+    own text: a kernel calling a `__device__` function another file defines (`-rdc`, or a
+    header's) must not be judged barrier-free, nor copied into warp lockstep, for want of it."""
+    from validators.cpu.lockstep import SPIN_WORDS
+
+    per_file = {rel: _definition_words(_parser().parse(text.encode("utf-8", "surrogatepass"))
+                                       .root_node, text.encode("utf-8", "surrogatepass"))
+                for rel, text in files.items()}
+    merged: dict[str, set[str]] = {}
+    for bodies in per_file.values():
+        for name, words in bodies.items():
+            merged.setdefault(name, set()).update(words)
+    waiting = _closure(merged, SYNC_NAMES | SPIN_WORDS)
+    return {rel: frozenset(n for other, bodies in per_file.items() if other != rel
+                           for n in bodies if n in waiting)
+            for rel in files}
 
 
 def _kernel_base_name(kernel: str) -> str:
@@ -398,15 +434,18 @@ def _lockstep_edits(
     return edits, ends
 
 
-def rewrite(source: str, filename: str = "main.cu", lockstep: bool = True) -> RewriteResult:
+def rewrite(source: str, filename: str = "main.cu", lockstep: bool = True,
+            waits_elsewhere: set[str] | frozenset[str] = frozenset()) -> RewriteResult:
     """Rewrite launches and dynamic shared memory declarations; keep every line where it was.
 
-    `lockstep`: add warp-lockstep copies of the kernels that allow one (lockstep.py)."""
+    `lockstep`: add warp-lockstep copies of the kernels that allow one (lockstep.py).
+    `waits_elsewhere`: names other files of the program define that may wait for another
+    thread (`waiting_elsewhere`)."""
     src = source.encode("utf-8", "surrogatepass")
     tree = _parser().parse(src)
     edits: list[_Edit] = []
     result = RewriteResult(text=source)
-    barrier_free = barrier_free_kernels(tree.root_node, src)
+    barrier_free = barrier_free_kernels(tree.root_node, src, waits_elsewhere)
     kernels = kernel_names(tree.root_node, src)
     copy_ends: dict[str, int] = {}
     if lockstep:

@@ -21,7 +21,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from .lockstep import COPY_PREFIX
-from .rewrite import RewriteResult, rewrite
+from .rewrite import RewriteResult, rewrite, waiting_elsewhere
 
 HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
@@ -537,8 +537,9 @@ def _write_project(files: dict[str, str], out_dir: Path, lockstep: bool) -> Rewr
     path (headers too: a launch, an `extern __shared__` or a kernel cast in a header is the same
     construct as in a source); one result gathering what each file's rewrite found."""
     merged = RewriteResult(text="")
+    elsewhere = waiting_elsewhere(files)
     for rel, text in sorted(files.items()):
-        rw = rewrite(text, filename=rel, lockstep=lockstep)
+        rw = rewrite(text, filename=rel, lockstep=lockstep, waits_elsewhere=elsewhere[rel])
         target = out_dir / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(rw.text, encoding="utf-8", errors="surrogatepass")

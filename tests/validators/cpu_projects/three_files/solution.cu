@@ -17,3 +17,13 @@ __global__ void reverse_kernel(const float* in, float* out, int n) {
 void reverse(const float* in, float* out, int n) {
   reverse_kernel<<<1, 256, n * sizeof(float)>>>(in, out, n);
 }
+
+__device__ float block_total(float v) {
+  __shared__ float part[128];
+  part[threadIdx.x] = v;
+  __syncthreads();
+  float t = 0.0f;
+  for (unsigned k = 0; k < blockDim.x; ++k) t += part[k];
+  __syncthreads();
+  return t;
+}

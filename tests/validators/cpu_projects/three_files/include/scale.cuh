@@ -33,3 +33,7 @@ inline cudaError_t add_one_by_pointer(float* x, int n) {
 }
 
 void reverse(const float* in, float* out, int n);
+
+// Defined in solution.cu, called from a kernel of test/check.cu (relocatable device code):
+// waits at a barrier, which that kernel's translation unit cannot see.
+__device__ float block_total(float v);

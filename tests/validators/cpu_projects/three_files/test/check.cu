@@ -29,3 +29,25 @@ int check_double_scale() {
   cudaFree(d);
   return bad;
 }
+
+__global__ void block_sums(const float* x, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float t = block_total(i < n ? x[i] : 0.0f);
+  if (threadIdx.x == 0) out[blockIdx.x] = t;
+}
+
+int check_block_sums(const float* x, int n) {
+  const int blocks = (n + 127) / 128;
+  float* out;
+  cudaMallocManaged(&out, blocks * sizeof(float));
+  block_sums<<<blocks, 128>>>(x, out, n);
+  cudaDeviceSynchronize();
+  int bad = 0;
+  for (int b = 0; b < blocks; ++b) {
+    float t = 0.0f;
+    for (int i = b * 128; i < n && i < (b + 1) * 128; ++i) t += x[i];
+    bad += out[b] != t;
+  }
+  cudaFree(out);
+  return bad;
+}

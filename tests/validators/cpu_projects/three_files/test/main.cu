@@ -13,7 +13,7 @@ int main() {
   if (add_one_by_pointer(x, n) != cudaSuccess) return 2;
   reverse(x, y, n);
   cudaDeviceSynchronize();
-  int bad = count_mismatches(x, y, n) + check_double_scale();
+  int bad = count_mismatches(x, y, n) + check_double_scale() + check_block_sums(x, n);
   printf(bad == 0 ? "PASS\n" : "FAIL %d\n", bad);
   return bad != 0;
 }
