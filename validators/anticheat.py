@@ -222,10 +222,13 @@ _LAUNCH_API = re.compile(r"\b(?:cudaLaunchKernel\w*|cudaLaunchCooperativeKernel\
                          r"cudaGraphLaunch)\s*\(")
 
 
+NO_KERNEL_LAUNCH = "no kernel launch"
+
+
 def no_kernel_launch(text: str, launches: int, features: list[str]) -> str:
     if launches or _LAUNCH_API.search(text) or LIBRARY_FEATURES & set(features):
         return ""
-    return "no kernel launch: the program computes nothing on the device"
+    return f"{NO_KERNEL_LAUNCH}: the program computes nothing on the device"
 
 
 def hardcoded_table(text: str) -> str:

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from schemas import Program, SchemaError, Status, Task, ValidationResult
 
+from ..anticheat import NO_KERNEL_LAUNCH
 from ..disclosure import redact_fresh
 from ..extract import extract_program
 from . import kernelbench
@@ -214,6 +215,18 @@ def _field(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(str(p) for p in loc if p != "body") or "body"
 
 
+def _compiled(result: dict[str, Any]) -> bool:
+    """The compile term of a CUDA program: it built, and it is a kernel program. One that
+    launches no kernel (an empty `main`, a host-only answer) earns nothing for building; nor does
+    one that needs a GPU the backend lacks (no verdict on it)."""
+    if not (result.get("compile") and result["compile"].get("ok")):
+        return False
+    if result["status"] == Status.NEEDS_GPU:
+        return False
+    return not (result["status"] == Status.REJECTED
+                and NO_KERNEL_LAUNCH in str(result.get("reason", "")))
+
+
 def _caller(request: Request) -> str:
     """Who holds slots, for fairness: the client's address (the token, when there is one, is
     shared by every caller, so it authenticates but does not tell callers apart)."""
@@ -391,8 +404,7 @@ def create_app(config: ServiceConfig, task_set: TaskSet | None = None) -> FastAP
                 return ScoreItem(index=i, program_found=True, compiled=False, correct=False,
                                  reward=None, status=r["status"], reason=r.get("reason", ""),
                                  error_origin=r.get("error_origin"))
-            compiled = (kernelbench.compiled(r) if task is None
-                        else bool(r.get("compile") and r["compile"].get("ok")))
+            compiled = kernelbench.compiled(r) if task is None else _compiled(r)
             correct = r["status"] == Status.PASSED
             reward = alpha * correct + beta * compiled
             speedup = None

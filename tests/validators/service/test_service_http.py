@@ -91,6 +91,16 @@ def test_score_rewards_compiled_and_correct(client):
                    (2, "failed", True, False, 0.5), (3, "compile_error", False, False, 0.0)]
 
 
+def test_a_program_that_launches_no_kernel_earns_nothing_for_building(client):
+    """The compile term is for kernel programs: an empty main or a host-only answer builds,
+    but must not be a policy's cheap reward (issue 25, reward hacking)."""
+    fence = "```cuda\n{}\n```"
+    out = client.score(TASK, [fence.format("int main() { return 0; }")], alpha=2.0, beta=0.5)
+    item = out["results"][0]
+    assert (item["status"], item["compiled"], item["reward"]) == ("rejected", False, 0.0), item
+    assert "no kernel launch" in item["reason"]
+
+
 def test_the_client_sends_the_requests_speed_cap(client):
     out = client.score(TASK, ["no code here"], speed_cap=2.5)
     assert out["speed_cap"] == 2.5
