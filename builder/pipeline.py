@@ -280,7 +280,8 @@ def build(cfg: BuildConfig, progress: Progress | None = None) -> BuildResult:
             Validate(backend.name, thorough=cfg.thorough, repair=repairer(cfg),
                      seed_key=seed_key(cfg.cache_root), format=cfg.format),
             Annotate(format=cfg.format),
-            Filter(FilterConfig(portable_only=cfg.portable_only)),
+            Filter(FilterConfig(portable_only=cfg.portable_only,
+                                kernelbench=cfg.format == KERNELBENCH)),
         ]
         resources = validation_resources(backend.name, cfg)
         t0 = time.perf_counter()

@@ -27,6 +27,8 @@ class FilterConfig:
     reject_licenses: frozenset[str] = field(default=UNKNOWN_LICENSES)
     portable_only: bool = False
     """Reject a pass that relies on behaviour CUDA leaves undefined (a portability note)."""
+    kernelbench: bool = False
+    """Every verdict is the KernelBench verifier's (`--format kernelbench`): judged by seeds."""
 
 
 class Filter(Stage):
@@ -42,6 +44,7 @@ class Filter(Stage):
             "cases": self.cfg.cases,
             "reject_licenses": sorted(self.cfg.reject_licenses),
             **({"portable_only": True} if self.cfg.portable_only else {}),
+            **({"kernelbench": True} if self.cfg.kernelbench else {}),
         }
 
     def process(self, item: Item) -> Item:
@@ -56,7 +59,7 @@ class Filter(Stage):
         if v.status != Status.PASSED:
             return item.reject(self.name, f"validation_{v.status.value}", v.reason[:500])
         passed = [c for c in v.cases if c.status == Status.PASSED]
-        if is_archive(item):
+        if is_archive(item) or self.cfg.kernelbench:
             # The KernelBench verifier runs two input sets per seed: every call must pass, on
             # at least as many seeds as a program's cases.
             seeds = {c.seed for c in passed}
