@@ -159,3 +159,17 @@ def test_the_card_says_which_format_a_build_has() -> None:
     for fmt in ("program", None):  # a manifest from before --format is a program build
         text = card_markdown([], manifest(fmt), schedules=["forward"], variants=["plain"])
         assert "Format: `program`" in text and "ModelNew" not in text
+
+
+def test_a_kernelbook_module_is_posed_as_a_kernelbench_problem() -> None:
+    from builder.stages.kernelbench_form import problem_source
+    from validators.kernelbench.files import read_problem
+
+    book = PROBLEM.replace("class Model(", "class MyNet(")
+    raw = make_raw("hf/kb/1", "").model_copy(update={"kind": "module", "module": book,
+                                                      "meta": {"entry_point": "MyNet"}})
+    with pytest.raises(ValueError, match="Model"):
+        read_problem(book)
+    posed = problem_source(Item(raw=raw))
+    assert posed.startswith(book.rstrip()) and posed.endswith("class Model(MyNet):\n    pass\n")
+    read_problem(posed)
