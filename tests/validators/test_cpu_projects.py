@@ -4,8 +4,9 @@
 `cpu_projects/three_files` has a header with a kernel template whose launch helper uses `<<<>>>`
 and dynamic shared memory, and a launch by pointer of a kernel it only declares; `solution.cu`
 defines that kernel (launched with `<<<>>>` from `test/main.cu`, another translation unit) and
-one with a file-scope `extern __shared__`; `test/check.cu` instantiates the template for another
-type and checks every result on the host."""
+one with a file-scope `extern __shared__`, and a `__device__` function waiting at a barrier that
+a kernel of `test/check.cu` calls; `test/check.cu` instantiates the template for another type
+and checks every result on the host."""
 
 from __future__ import annotations
 
@@ -39,16 +40,16 @@ def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 
 
 def report(*args: str, cwd: Path | None = None) -> dict:
-    r = cli(*args, "--json", cwd=cwd)
+    r = cli("--json", *args, cwd=cwd)
     assert r.stdout.startswith("{"), r.stderr
     return json.loads(r.stdout)
 
 
 @needs_gxx
 def test_three_files_pass_from_an_nvcc_line():
-    rep = report("--dir", str(PROJECT), "--nvcc", NVCC)
+    rep = report("--dir", str(PROJECT), "--nvcc", NVCC, "--", "777")
     assert rep["status"] == "passed", rep["stderr"]
-    assert rep["stdout"].strip() == "PASS"
+    assert rep["stdout"].split() == ["n=777", "PASS"]
     assert rep["sources"] == ["solution.cu", "test/check.cu", "test/main.cu"]
     notes = "\n".join(rep["build_notes"])
     assert "-arch=sm_80 dropped" in notes and "-rdc=true dropped" in notes
@@ -98,6 +99,8 @@ def test_dir_without_sources_and_both_forms_are_refused():
     assert r.returncode == 2 and "--dir needs --nvcc" in r.stderr
     r = cli("--dir", str(PROJECT), "--nvcc", NVCC, "--source", "solution.cu")
     assert r.returncode == 2 and "not both" in r.stderr
+    r = cli("solution.cu", "--dir", str(PROJECT), "--nvcc", NVCC)
+    assert r.returncode == 2 and "arguments go after --" in r.stderr
 
 
 def test_nvcc_line_flags():
@@ -116,7 +119,7 @@ def test_every_file_is_analysed():
     assert set(program.files) == {"solution.cu", "test/main.cu", "test/check.cu",
                                   "test/check.h", "include/scale.cuh"}
     launches, _, _ = _analyze(program.sources_text())
-    # <<<>>> in the header, solution.cu and main.cu; cudaLaunchKernel in the header.
-    assert launches == 4
+    # <<<>>> in the header, solution.cu, main.cu and check.cu; cudaLaunchKernel in the header.
+    assert launches == 5
     with pytest.raises(ProjectError, match="outside the program's folder"):
         source_paths(PROJECT, [str(PROJECT.parents[1] / "cpu_programs" / "idioms.cu")])

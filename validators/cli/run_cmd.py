@@ -49,6 +49,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("program", nargs="?",
                    help="the program's main source file (.cu / .cpp); none with --nvcc or "
                         "--source")
+    _add_options(p)
+    p.add_argument("args", nargs=argparse.REMAINDER, help="-- then the program's arguments")
+
+
+def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dir", metavar="DIR",
                    help="the program's folder: sources, headers and relative -I resolve in it "
                         "(default: the first --source's folder)")
@@ -59,11 +64,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--source", action="append", default=[], dest="sources", metavar="PATH",
                    help="a translation unit of a program of several files (repeatable; "
                         "relative to --dir)")
-    _add_options(p)
-    p.add_argument("args", nargs=argparse.REMAINDER, help="-- then the program's arguments")
-
-
-def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default="auto", choices=BACKEND_NAMES)
     p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds for the run")
     p.add_argument("--arch", help="GPU architecture for the cuda backend (default sm_90)")
@@ -237,18 +237,19 @@ def _include_from(flag: str, base: Path, folder: Path) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    try:
+        prog_args = _split_remainder(args)
+    except SystemExit:
+        return 2
     if args.nvcc is not None or args.sources:
-        # With no main file, a word argparse took for PROG is the first after `--`.
-        prog_args = [args.program, *args.args] if args.program is not None else list(args.args)
+        if args.program is not None:
+            return fail(f"{args.program!r}: with --nvcc or --source the program's files come "
+                        "from them (its arguments go after --)")
         return _run(args, prog_args, None)
     if args.dir is not None:
         return fail("--dir needs --nvcc COMMAND or --source PATH")
     if args.program is None:
         return fail("no program: give PROG.cu, --nvcc COMMAND or --source PATH")
-    try:
-        prog_args = _split_remainder(args)
-    except SystemExit:
-        return 2
     prog_path = Path(args.program)
     if not prog_path.is_file():
         return fail(f"program file not found: {args.program}")

@@ -1,9 +1,10 @@
 #include <cstdio>
+#include <cstdlib>
 #include "check.h"
 #include "scale.cuh"
 
-int main() {
-  const int n = 1000;
+int main(int argc, char** argv) {
+  const int n = argc > 1 ? atoi(argv[1]) : 1000;
   float *x, *y;
   cudaMallocManaged(&x, n * sizeof(float));
   cudaMallocManaged(&y, n * sizeof(float));
@@ -14,6 +15,7 @@ int main() {
   reverse(x, y, n);
   cudaDeviceSynchronize();
   int bad = count_mismatches(x, y, n) + check_double_scale() + check_block_sums(x, n);
+  printf("n=%d\n", n);
   printf(bad == 0 ? "PASS\n" : "FAIL %d\n", bad);
   return bad != 0;
 }
