@@ -9,7 +9,9 @@ are the only new builds."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -22,29 +24,18 @@ from schemas import Provenance, RawRecord, Status, ValidationResult
 from sources.hf.sakana import FORM, ArchiveRowError, archive_problem
 from validators.kernelbench.answer import emulation_available
 
-# Exactly the source test_verify_extensions.py checks in the archive's form (shared build).
-KERNEL = r'''
-#include <torch/extension.h>
 
-__global__ void leaky_kernel(const float* x, float* y, float slope, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < LIMIT) {
-        float v = x[i];
-        y[i] = v > 0.f ? v : v * slope;
-    }
-}
+def _extension_tests():
+    path = Path(__file__).resolve().parents[1] / "validators" / "kernelbench" / "test_verify_extensions.py"
+    spec = importlib.util.spec_from_file_location("kb_extension_tests_sakana", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-torch::Tensor leaky(torch::Tensor x, double slope) {
-    TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");
-    TORCH_CHECK(x.scalar_type() == torch::kFloat32, "x must be float32");
-    auto xc = x.contiguous();
-    auto y = torch::empty_like(xc);
-    int n = xc.numel();
-    leaky_kernel<<<(n + 127) / 128, 128>>>(xc.data_ptr<float>(), y.data_ptr<float>(),
-                                           (float)slope, n);
-    return y;
-}
-'''
+
+# Exactly the source test_verify_extensions.py checks, in the archive's form (shared build).
+KERNEL = _extension_tests().KERNEL
 
 
 # A distinct second attempt at the same task (another kernel body: dedup keeps it apart).
