@@ -231,7 +231,9 @@ def config_from_dict(data: dict[str, Any]) -> TrainConfig:
     return cfg
 
 
-def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
+def read_config_data(path: str | Path | None, overrides: list[str] | None = None) -> dict[str, Any]:
+    """A config file's sections (none for no file) with `key=value` overrides merged in; a
+    missing file, bad YAML or a non-mapping is a CusetError naming the file."""
     data: dict[str, Any] = {}
     if path is not None:
         p = Path(path)
@@ -244,7 +246,11 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
         if loaded is not None and not isinstance(loaded, dict):
             raise CusetError(f"config file {str(p)!r} must hold a mapping of sections")
         data = loaded or {}
-    return config_from_dict(merge_overrides(data, overrides or []))
+    return merge_overrides(data, overrides or [])
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None) -> TrainConfig:
+    return config_from_dict(read_config_data(path, overrides))
 
 
 def validate(cfg: TrainConfig) -> None:

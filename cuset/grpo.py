@@ -15,9 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
-from .config import LoraConfig, ModelConfig, _build, merge_overrides
+from .config import LoraConfig, ModelConfig, _build, read_config_data
 from .errors import CusetError
 
 
@@ -104,19 +102,7 @@ class GrpoRunConfig:
 
 
 def load_grpo_config(path: str | Path | None, overrides: list[str] | None = None) -> GrpoRunConfig:
-    data: dict[str, Any] = {}
-    if path is not None:
-        p = Path(path)
-        if not p.is_file():
-            raise CusetError(f"config file {str(p)!r} does not exist")
-        try:
-            loaded = yaml.safe_load(p.read_text())
-        except yaml.YAMLError as e:
-            raise CusetError(f"config file {str(p)!r} is not valid YAML: {e}") from None
-        if loaded is not None and not isinstance(loaded, dict):
-            raise CusetError(f"config file {str(p)!r} must hold a mapping of sections")
-        data = loaded or {}
-    data = merge_overrides(data, overrides or [])
+    data = read_config_data(path, overrides)
     strategy = data.get("training", {})
     if isinstance(strategy, dict) and strategy.get("save_strategy") is False:
         strategy["save_strategy"] = "no"  # YAML 1.1 reads a bare `no` as False
