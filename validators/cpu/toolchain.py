@@ -300,18 +300,21 @@ def run_local(cmd: list[str], cwd: Path, expose: list[Path]) -> CommandResult:
     return CommandResult(proc.returncode, proc.stderr + proc.stdout)
 
 
+def _toolkit_headers(env: str, folder: str, marker: str) -> Path | None:
+    """A folder of the CUDA toolkit's headers: `$env`, else `folder` in the include root beside
+    the nvcc on PATH, else under /usr/local/cuda; the first that holds `marker`."""
+    cands = [os.environ.get(env, "")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        cands.append(str(Path(nvcc).resolve().parent.parent / "include" / folder))
+    cands.append(f"/usr/local/cuda/include/{folder}")
+    return next((Path(c) for c in cands if c and (Path(c) / marker).is_file()), None)
+
+
 @lru_cache(maxsize=1)
 def cccl_dir() -> Path | None:
     """The CCCL headers (Thrust) shipped with the CUDA toolkit, when installed."""
-    cands = [os.environ.get("CKD_CCCL_DIR", "")]
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        cands.append(str(Path(nvcc).resolve().parent.parent / "include" / "cccl"))
-    cands.append("/usr/local/cuda/include/cccl")
-    for c in cands:
-        if c and (Path(c) / "thrust" / "version.h").is_file():
-            return Path(c)
-    return None
+    return _toolkit_headers("CKD_CCCL_DIR", "cccl", "thrust/version.h")
 
 
 NVTX_LEGACY = ("nvToolsExt.h", "nvToolsExtCuda.h", "nvToolsExtCudaRt.h", "nvToolsExtSync.h")
@@ -320,12 +323,7 @@ NVTX_LEGACY = ("nvToolsExt.h", "nvToolsExtCuda.h", "nvToolsExtCudaRt.h", "nvTool
 
 @lru_cache(maxsize=1)
 def _toolkit_nvtx() -> Path | None:
-    cands = [os.environ.get("CKD_NVTX_DIR", "")]
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        cands.append(str(Path(nvcc).resolve().parent.parent / "include" / "nvtx3"))
-    cands.append("/usr/local/cuda/include/nvtx3")
-    return next((Path(c) for c in cands if c and (Path(c) / "nvToolsExt.h").is_file()), None)
+    return _toolkit_headers("CKD_NVTX_DIR", "nvtx3", "nvToolsExt.h")
 
 
 def nvtx_dir() -> Path | None:
