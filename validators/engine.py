@@ -753,6 +753,17 @@ TIMING_FILE = ".ckd-kernel-timing"
 UPLOAD_LOG = anticheat.UPLOAD_LOG
 POISON_LOG = anticheat.POISON_LOG
 POISON_BYTES = (0xA5, 0x5A)
+
+
+def thorough_plan(backend: Backend) -> list[tuple[str, str, int | None]]:
+    """(variant, schedule, poison byte or None) of every run a thorough check makes of a case,
+    as `Engine.check` plans them: each checking build under its share of the schedules, device
+    and shared memory starting with a different byte in each build (where the backend can)."""
+    variants = backend.variants(thorough=True)
+    schedules = backend.schedules(thorough=True)
+    poisons = len(variants) > 1 and backend.poison_env(0) is not None
+    return [(v, s, POISON_BYTES[i % len(POISON_BYTES)] if poisons else None)
+            for i, v in enumerate(variants) for s in backend.schedules_for(v, variants, schedules)]
 """Bytes the checking variants fill fresh device and shared memory with: finite and far apart
 as floats (-2.9e-16, 1.5e16) and as integers, so a read of either shows in the outputs."""
 MAX_POISON_PROBES = 16
@@ -939,7 +950,8 @@ class ProgramRun:
 def run_program(program: Program, backend: str | Backend = "auto", args: list[str] | None = None,
                 *, limits: Limits | None = None, workdir_files: list[Path] | None = None,
                 defines: dict[str, int] | None = None, variant: str = "plain",
-                schedule: str = "default", keep_outputs: Path | None = None) -> ProgramRun:
+                schedule: str = "default", keep_outputs: Path | None = None,
+                extra_env: dict[str, str] | None = None) -> ProgramRun:
     """Build and run a standalone program once (no task): exit status, output, timings.
 
     `workdir_files` are copied into the run directory (e.g. input files the program reads).
@@ -947,7 +959,8 @@ def run_program(program: Program, backend: str | Backend = "auto", args: list[st
     `reverse`, ...), for a caller that runs the program under several. `limits` replace
     `DEFAULT_LIMITS` (the backend may still lift some: ASan needs unlimited address space).
     `keep_outputs`: a directory that receives the files the program wrote in its run
-    directory (new or changed ones; listed in `ProgramRun.outputs`).
+    directory (new or changed ones; listed in `ProgramRun.outputs`). `extra_env`: the backend's
+    own settings for this run (e.g. `Backend.poison_env`).
     """
     from .run_outputs import copy_outputs, snapshot
 
@@ -981,7 +994,8 @@ def run_program(program: Program, backend: str | Backend = "auto", args: list[st
                    else [])
         inputs = snapshot(work)
         spawned = time.monotonic()
-        outcome = run_sandboxed(argv, work, limits=lim, env={**env, **(timing_env or {})},
+        outcome = run_sandboxed(argv, work, limits=lim,
+                                env={**env, **(extra_env or {}), **(timing_env or {})},
                                 preload=preload, expose=be.expose(exe))
         returned = time.monotonic()
         timing = read_split(work, spawned, returned) if timing_env else None

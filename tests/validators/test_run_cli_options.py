@@ -182,6 +182,7 @@ def test_openmp_flags_reach_the_compiler(tmp_path, flags):
         (["--memory", "12Q"], "bad --memory '12Q'"),
         (["--cpu-time", "-1"], "bad --cpu-time '-1'"),
         (["--timeout", "0"], "bad --timeout 0"),
+        (["--thorough", "--variant", "asan"], "give --thorough or --variant/--schedule"),
     ],
 )
 def test_bad_options_are_one_line_errors(folder, args, message):
@@ -216,3 +217,44 @@ def test_no_lockstep_runs_one_thread_at_a_time(tmp_path):
     threads = report(str(prog), "--no-lockstep")
     assert lanes["stdout"].split() == "0 1 2 3 0 1 2 3".split(), lanes
     assert threads["stdout"].split() == "0 0 1 1 2 2 3 3".split(), threads
+
+
+# Self-checking, with a missing __syncthreads: the second warp reads what the first wrote to
+# shared memory, which holds only when the first warp happens to run first.
+MISSING_SYNC = r"""
+#include <cstdio>
+__global__ void shift(int* out) {
+  __shared__ int s[64];
+  int t = threadIdx.x;
+  s[t] = t;
+  SYNC
+  out[t] = s[t >= 32 ? t - 32 : t];
+}
+int main() {
+  int* d; cudaMalloc(&d, 64 * sizeof(int));
+  shift<<<1, 64>>>(d);
+  int h[64]; cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+  int bad = 0;
+  for (int t = 0; t < 64; t++) bad += h[t] != (t >= 32 ? t - 32 : t);
+  printf("bad %d\n", bad);
+  return bad == 0 ? 0 : 1;
+}
+"""
+
+
+def test_thorough_runs_every_build_and_schedule_and_a_race_fails_it(tmp_path):
+    """Issue 26, item 7: a racy self-checking program passed `validators run` in the forward
+    order; --thorough runs the checking builds under their schedules with poisoned memory."""
+    tmp_path.chmod(0o755)  # the sandbox builds as another user
+    racy = tmp_path / "racy.cu"
+    racy.write_text(MISSING_SYNC.replace("SYNC", ""))
+    assert report(str(racy))["status"] == "passed"  # one run, forward: the race hides
+    rep = report(str(racy), "--thorough")
+    assert rep["status"] != "passed", rep
+    assert rep["runs"][-1]["status"] != "passed" and len(rep["runs"]) >= 2, rep["runs"]
+    honest = tmp_path / "honest.cu"
+    honest.write_text(MISSING_SYNC.replace("SYNC", "__syncthreads();"))
+    rep = report(str(honest), "--thorough")
+    assert rep["status"] == "passed", rep
+    assert [(r["variant"], r["schedule"]) for r in rep["runs"]] == [
+        ("asan", "forward"), ("asan", "reverse"), ("plain", "forward"), ("race", "reverse")]

@@ -10,7 +10,10 @@ or `-Xcompiler -fopenmp` reach g++ on the cpu backend), `-D NAME=VALUE` defines 
 `--with-dir` copies the program's folder into the run directory (for programs that read their
 own data files), `--file` copies single files, `--keep-outputs DIR` copies back the files the
 program wrote. `--variant` (cpu: `plain`, `asan` or `race`) and `--schedule` (cpu:
-`forward|reverse|random:SEED`) pick one of the backend's builds and thread orders;
+`forward|reverse|random:SEED`) pick one of the backend's builds and thread orders; `--thorough`
+runs every build and schedule a thorough check uses (cpu: ASan and plain forward and reverse,
+the race build, memory poisoned differently per build) and passes only if every run passes
+(`runs` in `--json`; it stops at the first that does not);
 `--no-lockstep` (cpu) runs kernels one thread at a time instead of in warp lockstep. Limits:
 `--timeout` (wall clock), `--cpu-time` (default: the timeout times the cores the run may use),
 `--memory` (address space and resident memory; default 16 GiB address space). Reports exit
@@ -81,6 +84,10 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                         "cuda: plain or a compute-sanitizer tool)")
     p.add_argument("--schedule", default="forward",
                    help="thread order on the cpu backend: forward, reverse or random:SEED")
+    p.add_argument("--thorough", action="store_true",
+                   help="run under every checking build and schedule a thorough check uses (cpu: "
+                        "ASan, plain and race builds, both schedules, poisoned memory); passes only "
+                        "if every run passes")
     p.add_argument("--no-lockstep", action="store_true",
                    help="cpu: run every kernel one thread at a time, without the warp-lockstep "
                         "copies of kernels with uniform loops")
@@ -263,7 +270,7 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
     --source name."""
     from validators.backends import BackendUnavailable, get_backend
     from validators.cli.check_cmd import load_program
-    from validators.engine import DEFAULT_LIMITS, run_program
+    from validators.engine import DEFAULT_LIMITS, run_program, thorough_plan
     from validators.project import ProjectError
     from validators.run_outputs import check_destination
     from validators.sandbox import SandboxError
@@ -295,6 +302,9 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
             raise ValueError(f"a program of several files builds on the cpu backend only (not "
                              f"yet on {backend.name})")
         _check_variant_and_schedule(args, backend)
+        if args.thorough and (args.variant != "plain" or args.schedule != "forward"):
+            raise ValueError("give --thorough or --variant/--schedule, not both (--thorough runs "
+                             "every build and schedule)")
         if args.no_lockstep:
             if not hasattr(backend, "lockstep"):
                 raise ValueError(f"--no-lockstep: the {backend.name} backend has no lockstep copies")
@@ -308,22 +318,43 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
     files = [Path(f) for f in args.files]
     if args.with_dir:
         files = [*sorted(folder.iterdir()), *files]
+    plan = thorough_plan(backend) if args.thorough else [(args.variant, args.schedule, None)]
+    runs: list[dict[str, object]] = []
+    run = None
     try:
-        run = run_program(program, backend, prog_args, limits=limits, workdir_files=files,
-                          defines=defines, variant=args.variant,  # type: ignore[arg-type]
-                          schedule=args.schedule, keep_outputs=keep)
+        for n, (variant, schedule, poison) in enumerate(plan):
+            one = run_program(program, backend, prog_args, limits=limits, workdir_files=files,
+                              defines=defines, variant=variant,  # type: ignore[arg-type]
+                              schedule=schedule, keep_outputs=keep if n == len(plan) - 1 else None,
+                              extra_env=backend.poison_env(poison) if poison is not None else None)
+            if (args.expect and one.status == Status.PASSED and one.outcome is not None
+                    and args.expect not in one.outcome.stdout):
+                one.status, one.reason = Status.FAILED, f"stdout does not contain {args.expect!r}"
+            runs.append({"variant": variant, "schedule": schedule, "status": one.status.value,
+                         "reason": one.reason})
+            if run is None or (run.status == Status.PASSED and one.status != Status.PASSED):
+                run = one  # the first run that did not pass decides, or the last
+                if one.status != Status.PASSED and len(plan) > 1:
+                    run.reason = f"{one.reason} [{variant}/{schedule}]".strip()
+            elif run.status == Status.PASSED:
+                run = one
+            for note in one.notes:
+                if note not in run.notes:
+                    run.notes.append(note)
+            if one.status != Status.PASSED:
+                break  # decided: the remaining builds would only repeat it, at a higher cost
     except (SandboxError, CapExceeded, UnsafePath) as exc:
         return fail(str(exc))
     except Exception as exc:  # a backend's own failure must not end in a traceback
         return internal_error(exc)
+    assert run is not None
     out = run.outcome
-    if (args.expect and run.status == Status.PASSED and out is not None
-            and args.expect not in out.stdout):
-        run.status, run.reason = Status.FAILED, f"stdout does not contain {args.expect!r}"
     report = {
         "program": str(prog_path) if prog_path is not None else str(folder),
         "sources": program.units or [program.filename], "backend": backend.name, "variant": args.variant,
         "schedule": args.schedule, "status": run.status.value,
+        # --thorough: every build and schedule run, in order (the first that failed decides).
+        "runs": runs,
         "reason": run.reason, "build_seconds": round(run.build_seconds, 3),
         "build_cached": run.compile.cached, "run_seconds": round(run.run_seconds, 3),
         "exit_code": out.exit_code if out else None, "signal": out.signal if out else None,
@@ -356,6 +387,9 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
             print(f"run split: start-up {t.startup_s:.2f}s, host {t.host_s:.2f}s, kernels "
                   f"{t.kernels_s:.2f}s ({t.launches} launches), copies {t.copies_s:.2f}s, exit "
                   f"{t.exit_s:.2f}s")
+        if len(runs) > 1:
+            print("runs: " + ", ".join(f"{r['variant']}/{r['schedule']} {r['status']}"
+                                       for r in runs))
         for note in run.notes:
             print(f"note: {note}")
         if report["build_notes"] and run.status != Status.COMPILE_ERROR:
