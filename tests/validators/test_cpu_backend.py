@@ -247,3 +247,39 @@ def test_launches_described_by_a_configuration_run(backend):
     res = run_program(Program(source=source), backend)
     assert res.status == Status.PASSED, (res.reason, res.compile.diagnostics[-1500:])
     assert res.outcome.stdout.split() == ["0", "0", "3", "256"]
+
+
+def test_the_generic_thread_group_and_run_time_tiles(backend):
+    """`cooperative_groups::thread_group` (a block, `tiled_partition(g, 16)`, a
+    `thread_block_tile<8>` passed as one) was missing from the shim."""
+    from validators.engine import run_program
+
+    source = (Path(__file__).parent / "cpu_programs" / "thread_group.cu").read_text()
+    res = run_program(Program(source=source), backend)
+    assert res.status == Status.PASSED, (res.reason, res.compile.diagnostics[-1500:])
+    assert res.outcome.stdout.split() == ["bad", "0", "first", "128329"]
+
+
+def test_pinned_memory_with_flags(backend):
+    """`cudaMallocHost(ptr, size, flags)`, the runtime's C++ overload, did not compile."""
+    from validators.engine import run_program
+
+    src = """
+#include <cstdio>
+__global__ void inc(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }
+int main() {
+  float* h; void* raw;
+  cudaError_t e1 = cudaMallocHost(&h, 256 * sizeof(float), cudaHostAllocPortable);
+  cudaError_t e2 = cudaMallocHost(&raw, 64, cudaHostAllocDefault);
+  for (int i = 0; i < 256; i++) h[i] = i;
+  float* d; cudaMalloc(&d, 256 * sizeof(float));
+  cudaMemcpy(d, h, 256 * sizeof(float), cudaMemcpyHostToDevice);
+  inc<<<1, 256>>>(d, 256);
+  cudaMemcpy(h, d, 256 * sizeof(float), cudaMemcpyDeviceToHost);
+  printf("%d %d %g\\n", e1, e2, h[255]);
+  return 0;
+}
+"""
+    res = run_program(Program(source=src), backend)
+    assert res.status == Status.PASSED, (res.reason, res.compile.diagnostics[-1500:])
+    assert res.outcome.stdout.split() == ["0", "0", "256"]

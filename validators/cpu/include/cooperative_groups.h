@@ -138,8 +138,70 @@ inline coalesced_group coalesced_threads(std::source_location loc = std::source_
   return coalesced_group((unsigned)cudashim::warp_op(cudashim::_Wop_COALESCE, self, 0, 0, 32, loc.line(), loc.file_name()));
 }
 
+// The generic group (CUDA's base class of the others): a block, a warp tile of any size up to
+// 32 (also one made at run time by tiled_partition(parent, size)), a coalesced group or the grid.
+class thread_group {
+  enum _Kind { _Block, _Tile, _Coalesced, _Grid } kind_;
+  unsigned size_ = 0;  // tile: its size; coalesced: its lanes' mask
+  unsigned mask() const {
+    if (kind_ == _Coalesced) return size_;
+    unsigned lane = cudashim_detail::linear_tid() % 32;
+    return size_ == 32 ? 0xffffffffu : (((1u << size_) - 1) << (lane & ~(size_ - 1)));
+  }
+
+ public:
+  thread_group(const thread_block&) : kind_(_Block) {}
+  thread_group(const grid_group&) : kind_(_Grid) {}
+  thread_group(const coalesced_group& c) : kind_(_Coalesced), size_(c.mask()) {}
+  template <unsigned _Size>
+  thread_group(const thread_block_tile<_Size>&) : kind_(_Tile), size_(_Size) {}
+  static thread_group _tile(unsigned size) {
+    thread_group g{thread_block()};
+    g.kind_ = _Tile;
+    g.size_ = size;
+    return g;
+  }
+  void sync() const {
+    switch (kind_) {
+      case _Block: __syncthreads(); break;
+      case _Grid: grid_group().sync(); break;
+      default: __syncwarp(mask());
+    }
+  }
+  unsigned long long thread_rank() const {
+    switch (kind_) {
+      case _Block: return thread_block().thread_rank();
+      case _Grid: return grid_group().thread_rank();
+      case _Coalesced: return coalesced_group(size_).thread_rank();
+      default: return cudashim_detail::linear_tid() & (size_ - 1);
+    }
+  }
+  unsigned long long size() const {
+    switch (kind_) {
+      case _Block: return thread_block().size();
+      case _Grid: return grid_group().size();
+      case _Coalesced: return __popc(size_);
+      default: return size_;
+    }
+  }
+  unsigned long long num_threads() const { return size(); }
+  bool is_valid() const { return kind_ != _Grid || grid_group().is_valid(); }
+};
+
+// A tile whose size is known at run time (a power of two up to 32), of a block or a group.
+inline thread_group tiled_partition(const thread_group&, unsigned tilesz) {
+  if (tilesz == 0 || tilesz > 32 || (tilesz & (tilesz - 1)))
+    cudashim::fatal("cooperative_groups::tiled_partition(group, %u): the tile size must be a power of "
+                    "two up to 32", tilesz);
+  return thread_group::_tile(tilesz);
+}
+
 template <class _Group>
 inline void sync(const _Group& g) { g.sync(); }
+template <class _Group>
+inline unsigned long long thread_rank(const _Group& g) { return g.thread_rank(); }
+template <class _Group>
+inline unsigned long long group_size(const _Group& g) { return g.size(); }
 
 template <class _Tp>
 struct plus { _Tp operator()(const _Tp& a, const _Tp& b) const { return a + b; } };

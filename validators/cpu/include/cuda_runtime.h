@@ -450,6 +450,12 @@ cudaError_t cudaMallocManaged(_Tp** p, size_t n, unsigned int flags = cudaMemAtt
 }
 template <class _Tp>
 cudaError_t cudaMallocHost(_Tp** p, size_t n) { return cudaMallocHost(reinterpret_cast<void**>(p), n); }
+// The runtime's C++ form with flags: cudaHostAlloc under another name.
+inline cudaError_t cudaMallocHost(void** p, size_t n, unsigned int flags) { return cudaHostAlloc(p, n, flags); }
+template <class _Tp>
+cudaError_t cudaMallocHost(_Tp** p, size_t n, unsigned int flags) {
+  return cudaHostAlloc(reinterpret_cast<void**>(p), n, flags);
+}
 template <class _Tp>
 cudaError_t cudaHostAlloc(_Tp** p, size_t n, unsigned int flags) { return cudaHostAlloc(reinterpret_cast<void**>(p), n, flags); }
 template <class _Tp>
