@@ -283,3 +283,18 @@ int main() {
     res = run_program(Program(source=src), backend)
     assert res.status == Status.PASSED, (res.reason, res.compile.diagnostics[-1500:])
     assert res.outcome.stdout.split() == ["0", "0", "256"]
+
+
+@pytest.mark.skipif(toolchain.cccl_dir() is None, reason="no CCCL (libcu++) headers installed")
+def test_libcuxx_builds_without_thrust(backend):
+    """`cuda/std/*` and `cuda/atomic` were found only by programs that used Thrust (7 of 223
+    real benchmark solutions were needs_gpu for it); `cuda/barrier` stays needs_gpu, named."""
+    from validators.engine import run_program
+
+    source = (Path(__file__).parent / "cpu_programs" / "libcuxx.cu").read_text()
+    res = run_program(Program(source=source), backend)
+    assert res.status == Status.PASSED, (res.reason, res.compile.diagnostics[-1500:])
+    assert res.outcome.stdout.split() == ["1280", "5"]
+    barrier = run_program(Program(source="#include <cuda/barrier>\nint main() { return 0; }\n"),
+                          backend)
+    assert barrier.status == Status.NEEDS_GPU and "cuda/barrier" in barrier.reason, barrier.reason

@@ -119,6 +119,9 @@ class CpuBackend(Backend):
         self, program: Program, defines: dict[str, int], *, variant: str = "plain"
     ) -> Executable:
         toolchain.flags(variant)  # rejects unknown variants early
+        # Thrust and libcu++ build in library mode against the toolkit's CCCL headers.
+        uses_thrust = ("thrust" in _features(program.sources_text())
+                       or bool(LIBCUXX_INCLUDE.search(program.sources_text())))
         key = BuildCache.key(
             kind="cpu-shim",
             source=program.source,
@@ -132,8 +135,8 @@ class CpuBackend(Backend):
             compiler=toolchain.gxx_version(),
             # Only programs of several files name these: one-file builds keep their keys.
             **({"files": program.files, "units": program.units} if program.units else {}),
+            **({"library": True} if uses_thrust else {}),
         )
-        uses_thrust = "thrust" in _features(program.sources_text())
         # The shared pieces are built outside the sandbox: they are ours, not the program's.
         toolchain.runtime_object(variant)
         toolchain.pch_header(variant)
@@ -331,6 +334,13 @@ def _headers_digest(dirs: tuple[Path, ...]) -> str:
     from ..nvcc import _headers_digest as digest
 
     return digest(dirs) if dirs else ""
+
+
+LIBCUXX_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]cuda/(?:std/|atomic\b|functional\b|type_traits\b|cmath\b|utility\b|limits\b)', re.M)
+"""libcu++ headers that build as host code from the toolkit's CCCL (in the Thrust builds'
+library mode): `cuda/std/*`, `cuda::atomic`/`atomic_ref` (real atomics, as the emulator's are).
+`cuda/barrier`, `cuda/latch`, `cuda/semaphore` and `cuda/pipeline` stay out: their waits would
+block a block's other threads, which run on the same host thread."""
 
 
 def _features(source: str) -> list[str]:
