@@ -298,3 +298,16 @@ def test_libcuxx_builds_without_thrust(backend):
     barrier = run_program(Program(source="#include <cuda/barrier>\nint main() { return 0; }\n"),
                           backend)
     assert barrier.status == Status.NEEDS_GPU and "cuda/barrier" in barrier.reason, barrier.reason
+
+
+def test_cuda_graphs_capture_and_replay_and_explicit_graphs(backend):
+    """Stream capture defers the work (the upload has not run when capture ends), keeps a
+    launch's argument values as of the launch, follows a fork to another stream and back, and
+    replays three times after the graph is destroyed; an explicit graph runs by its
+    dependencies. (CUDA graphs were needs_gpu.)"""
+    from validators.engine import run_program
+
+    source = (Path(__file__).parent / "cpu_programs" / "cuda_graphs.cu").read_text()
+    res = run_program(Program(source=source), backend)
+    assert res.status == Status.PASSED, (res.reason, res.compile.diagnostics[-1500:])
+    assert res.outcome.stdout.split() == ["1", "0", "6", "3", "2", "1", "cudaSuccess"]

@@ -159,6 +159,7 @@ enum cudaError {
   cudaErrorNoDevice = 100,
   cudaErrorInvalidDevice = 101,
   cudaErrorInvalidResourceHandle = 400,
+  cudaErrorIllegalState = 401,
   cudaErrorNotReady = 600,
   cudaErrorIllegalAddress = 700,
   cudaErrorLaunchOutOfResources = 701,
@@ -167,6 +168,9 @@ enum cudaError {
   cudaErrorLaunchFailure = 719,
   cudaErrorCooperativeLaunchTooLarge = 720,
   cudaErrorNotSupported = 801,
+  cudaErrorStreamCaptureUnsupported = 900,
+  cudaErrorStreamCaptureInvalidated = 901,
+  cudaErrorStreamCaptureUnmatched = 903,
   cudaErrorUnknown = 999,
 };
 typedef enum cudaError cudaError_t;
@@ -366,6 +370,90 @@ cudaError_t cudaStreamQuery(cudaStream_t s);
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags = 0);
 cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* data, unsigned int flags);
 cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* data);
+// CUDA graphs (runtime): stream capture and explicit graphs, replayed in dependency order.
+struct CUgraph_st;
+struct CUgraphExec_st;
+struct CUgraphNode_st;
+typedef CUgraph_st* cudaGraph_t;
+typedef CUgraphExec_st* cudaGraphExec_t;
+typedef CUgraphNode_st* cudaGraphNode_t;
+enum cudaStreamCaptureMode {
+  cudaStreamCaptureModeGlobal = 0,
+  cudaStreamCaptureModeThreadLocal = 1,
+  cudaStreamCaptureModeRelaxed = 2,
+};
+enum cudaStreamCaptureStatus {
+  cudaStreamCaptureStatusNone = 0,
+  cudaStreamCaptureStatusActive = 1,
+  cudaStreamCaptureStatusInvalidated = 2,
+};
+enum cudaGraphNodeType {
+  cudaGraphNodeTypeKernel = 0,
+  cudaGraphNodeTypeMemcpy = 1,
+  cudaGraphNodeTypeMemset = 2,
+  cudaGraphNodeTypeHost = 3,
+  cudaGraphNodeTypeGraph = 4,
+  cudaGraphNodeTypeEmpty = 5,
+};
+#define cudaGraphInstantiateFlagAutoFreeOnLaunch 1
+#define cudaGraphInstantiateFlagUpload 2
+#define cudaGraphInstantiateFlagDeviceLaunch 4
+#define cudaGraphInstantiateFlagUseNodePriority 8
+struct cudaKernelNodeParams {
+  void* func;
+  dim3 gridDim;
+  dim3 blockDim;
+  unsigned int sharedMemBytes;
+  void** kernelParams;
+  void** extra;
+};
+struct cudaMemsetParams {
+  void* dst;
+  size_t pitch;
+  unsigned int value;
+  unsigned int elementSize;
+  size_t width;
+  size_t height;
+};
+struct cudaHostNodeParams {
+  cudaHostFn_t fn;
+  void* userData;
+};
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* g);
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status);
+cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode);
+cudaError_t cudaGraphCreate(cudaGraph_t* g, unsigned int flags);
+cudaError_t cudaGraphDestroy(cudaGraph_t g);
+cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                   const cudaKernelNodeParams* p);
+cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                     void* dst, const void* src, size_t count, cudaMemcpyKind kind);
+cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                   const cudaMemsetParams* p);
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                 const cudaHostNodeParams* p);
+cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps);
+cudaError_t cudaGraphAddDependencies(cudaGraph_t g, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
+                                     size_t n);
+struct cudaGraphEdgeData {  // CUDA 13's form takes edge data (ports, type): plain edges here
+  unsigned char from_port;
+  unsigned char reserved[5];
+  unsigned char to_port;
+  unsigned char type;
+};
+inline cudaError_t cudaGraphAddDependencies(cudaGraph_t g, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
+                                            const cudaGraphEdgeData*, size_t n) {
+  return cudaGraphAddDependencies(g, from, to, n);
+}
+cudaError_t cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t* nodes, size_t* count);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long flags = 0);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, cudaGraphNode_t* error_node, char* log,
+                                 size_t log_size);
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long flags = 0);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s);
+cudaError_t cudaGraphUpload(cudaGraphExec_t e, cudaStream_t s);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e);
 cudaError_t cudaEventCreate(cudaEvent_t* e);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int flags);
 cudaError_t cudaEventDestroy(cudaEvent_t e);
@@ -608,8 +696,30 @@ void _Launch(const char* name, dim3 grid, dim3 block, size_t shmem, _Fn& f, _Ls*
     run_kernel(spec);
   }
 }
+// CUDA graphs: work issued to a stream that is capturing is recorded (the kernel, its launch
+// configuration and copies of its arguments, as CUDA takes them at capture) and runs when the
+// graph is launched (runtime: cudaStreamBeginCapture ... cudaGraphLaunch).
+struct _Closure {
+  virtual void run() = 0;
+  virtual ~_Closure() = default;
+};
+template <class _F>
+struct _Closure_of final : _Closure {
+  _F f;
+  explicit _Closure_of(_F&& x) : f(std::move(x)) {}
+  void run() override { f(); }
+};
+bool capturing(cudaStream_t s);
+void capture(cudaStream_t s, _Closure* work);  // the runtime owns `work`
 template <bool _MaySync = true, class _Fn, class... _Ap>
-void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t, _Fn&& f, _Ap&&... a) {
+void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t st, _Fn&& f, _Ap&&... a) {
+  if (capturing(st)) {
+    auto later = [name, grid, block, shmem, f = std::decay_t<_Fn>(f), ... args = std::decay_t<_Ap>(a)]() mutable {
+      _Launch<_MaySync>(name, grid, block, shmem, f, static_cast<_No_lanes*>(nullptr), args...);
+    };
+    capture(st, new _Closure_of<decltype(later)>(std::move(later)));
+    return;
+  }
   _Launch<_MaySync>(name, grid, block, shmem, f, static_cast<_No_lanes*>(nullptr), std::forward<_Ap>(a)...);
 }
 // A launch of a barrier-free kernel with a lockstep copy (`ls` calls it with the launch's
@@ -618,8 +728,17 @@ void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t,
 // Asked at run time: no macro tells the program's own code which build it is in.
 bool race_build();
 template <class _Fn, class _Ls, class... _Ap>
-void launch_lockstep(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t, _Fn&& f, _Ls&& ls,
+void launch_lockstep(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t st, _Fn&& f, _Ls&& ls,
                      _Ap&&... a) {
+  if (capturing(st)) {
+    auto later = [name, grid, block, shmem, st, f = std::decay_t<_Fn>(f), ls = std::decay_t<_Ls>(ls),
+                  ... args = std::decay_t<_Ap>(a)]() mutable {
+      launch_lockstep(name, grid, block, shmem, nullptr, f, ls, args...);
+    };
+    (void)st;
+    capture(st, new _Closure_of<decltype(later)>(std::move(later)));
+    return;
+  }
   if (race_build())
     _Launch<false>(name, grid, block, shmem, f, static_cast<_No_lanes*>(nullptr), std::forward<_Ap>(a)...);
   else
@@ -635,19 +754,31 @@ void note_void_args(void (*)(_Pp...), void** args, std::index_sequence<_Ip...>) 
 }
 }  // namespace cudashim
 
+namespace cudashim {
+// A launch whose arguments come as `void**`: their values are copied at the call (as CUDA does),
+// then it is an ordinary launch (and recorded like one while its stream captures).
+template <class... _Pp, std::size_t... _Ip>
+void _launch_void_args(const char* name, void (*k)(_Pp...), dim3 g, dim3 b, void** args, size_t s,
+                       cudaStream_t st, std::index_sequence<_Ip...>) {
+  launch(name, g, b, s, st, [k](auto&&... a) { k(a...); },
+         *static_cast<std::remove_reference_t<_Pp>*>(args[_Ip])...);
+}
+}  // namespace cudashim
+
 template <class... _Pp>
 cudaError_t cudaLaunchKernel(void (*k)(_Pp...), dim3 grid, dim3 block, void** args, size_t shmem = 0, cudaStream_t st = 0) {
-  cudashim::note_void_args(k, args, std::index_sequence_for<_Pp...>{});
-  cudashim::launch("cudaLaunchKernel", grid, block, shmem, st, [&]() {
-    cudashim::call_with_void_args(k, args, std::index_sequence_for<_Pp...>{});
-  });
+  cudashim::_launch_void_args("cudaLaunchKernel", k, grid, block, args, shmem, st, std::index_sequence_for<_Pp...>{});
   return cudaPeekAtLastError();
 }
 
 // The kernel's spelling is kept (the macro) so runtime reports can name it.
 template <class... _Pp>
 cudaError_t _Cooperative_launch(const char* name, void (*k)(_Pp...), dim3 grid, dim3 block, void** args,
-                                size_t shmem = 0, cudaStream_t = 0) {
+                                size_t shmem = 0, cudaStream_t st = 0) {
+  if (cudashim::capturing(st)) {  // not recorded: a graph of the emulator has no cooperative node
+    cudashim::set_error(cudaErrorStreamCaptureUnsupported);
+    return cudaErrorStreamCaptureUnsupported;
+  }
   cudashim::note_void_args(k, args, std::index_sequence_for<_Pp...>{});
   auto body = [&]() { cudashim::call_with_void_args(k, args, std::index_sequence_for<_Pp...>{}); };
   using _Body = decltype(body);
@@ -662,22 +793,35 @@ cudaError_t _Cooperative_launch(const char* name, void (*k)(_Pp...), dim3 grid, 
 // noted (a pointer that is no kernel of the program) is cudaErrorInvalidDeviceFunction, as on a GPU.
 namespace cudashim {
 using _Void_launcher = cudaError_t (*)(const char*, const void*, dim3, dim3, void**, size_t, cudaStream_t, bool);
+// A graph's kernel node: the launch with its argument values copied when the node is made.
+using _Void_binder = _Closure* (*)(const char*, const void*, dim3, dim3, void**, size_t);
 // In the runtime (one table for every translation unit and extension of the process).
-void note_launcher(const void* k, _Void_launcher f, const char* name);
+void note_launcher(const void* k, _Void_launcher f, _Void_binder b, const char* name);
 bool find_launcher(const void* k, _Void_launcher* f, const char** name);
+bool find_binder(const void* k, _Void_binder* b, const char** name);
+template <class... _Pp, std::size_t... _Ip>
+_Closure* _bind_void_args(const char* name, void (*k)(_Pp...), dim3 g, dim3 b, void** args, size_t s,
+                          std::index_sequence<_Ip...>) {
+  auto later = [name, k, g, b, s,
+                ... vals = std::remove_cvref_t<_Pp>(*static_cast<std::remove_reference_t<_Pp>*>(args[_Ip]))]() mutable {
+    launch(name, g, b, s, nullptr, [k](auto&&... x) { k(x...); }, vals...);
+  };
+  return new _Closure_of<decltype(later)>(std::move(later));
+}
 template <class... _Pp>
 void* kernel_ptr(void (*k)(_Pp...), const char* name) {
   _Void_launcher f = [](const char* nm, const void* p, dim3 g, dim3 b, void** a, size_t s, cudaStream_t st,
                         bool coop) -> cudaError_t {
     auto typed = reinterpret_cast<void (*)(_Pp...)>(const_cast<void*>(p));
     if (coop) return _Cooperative_launch(nm, typed, g, b, a, s, st);
-    cudashim::note_void_args(typed, a, std::index_sequence_for<_Pp...>{});
-    cudashim::launch(nm, g, b, s, st, [&]() {
-      cudashim::call_with_void_args(typed, a, std::index_sequence_for<_Pp...>{});
-    });
+    _launch_void_args(nm, typed, g, b, a, s, st, std::index_sequence_for<_Pp...>{});
     return cudaPeekAtLastError();
   };
-  note_launcher(reinterpret_cast<const void*>(k), f, name);
+  _Void_binder bind = [](const char* nm, const void* p, dim3 g, dim3 b, void** a, size_t s) -> _Closure* {
+    auto typed = reinterpret_cast<void (*)(_Pp...)>(const_cast<void*>(p));
+    return _bind_void_args(nm, typed, g, b, a, s, std::index_sequence_for<_Pp...>{});
+  };
+  note_launcher(reinterpret_cast<const void*>(k), f, bind, name);
   return reinterpret_cast<void*>(k);
 }
 inline cudaError_t _Untyped_launch(const void* k, dim3 g, dim3 b, void** a, size_t s, cudaStream_t st, bool coop) {

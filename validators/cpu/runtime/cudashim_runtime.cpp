@@ -16,6 +16,8 @@
 #include <condition_variable>
 #include <deque>
 #include <cstdarg>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <signal.h>
@@ -2133,34 +2135,258 @@ struct EventImpl {
 
 struct CUstream_st {
   int flags;
+  CUgraph_st* capture = nullptr;  // the graph its work goes to while it captures
 };
 struct CUevent_st {
   cudashim::EventImpl e;
+  CUgraph_st* capture = nullptr;  // recorded in a capturing stream: a stream that waits joins it
 };
+// CUDA graphs. A node holds its work (a kernel launch with its argument values, a copy, a fill,
+// a host function; none for an empty node) and the nodes it depends on. Captured work forms a
+// chain in issue order (the program issued it so); an explicit graph's order is its
+// dependencies, ties broken by creation order. An instantiated graph holds its nodes' work in
+// that order and stays valid when the graph is destroyed.
+struct CUgraphNode_st {
+  std::shared_ptr<cudashim::_Closure> work;
+  std::vector<CUgraphNode_st*> deps;
+};
+struct CUgraph_st {
+  std::vector<std::unique_ptr<CUgraphNode_st>> nodes;
+  CUgraphNode_st* last = nullptr;        // capture: the chain's end
+  std::vector<CUstream_st*> joined;      // capture: other streams that joined it
+};
+struct CUgraphExec_st {
+  std::vector<std::shared_ptr<cudashim::_Closure>> order;
+};
+static bool builtin_stream(cudaStream_t s) { return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread; }
 
 using namespace cudashim;
 
 namespace cudashim {
 namespace {
+struct LauncherEntry {
+  _Void_launcher launch;
+  _Void_binder bind;
+  const char* name;
+};
 std::mutex g_launcher_mutex;
-std::unordered_map<const void*, std::pair<_Void_launcher, const char*>>& launchers() {
-  static auto* m = new std::unordered_map<const void*, std::pair<_Void_launcher, const char*>>();
+std::unordered_map<const void*, LauncherEntry>& launchers() {
+  static auto* m = new std::unordered_map<const void*, LauncherEntry>();
   return *m;
 }
 }  // namespace
-void note_launcher(const void* k, _Void_launcher f, const char* name) {
+void note_launcher(const void* k, _Void_launcher f, _Void_binder b, const char* name) {
   std::lock_guard<std::mutex> lk(g_launcher_mutex);
-  launchers()[k] = {f, name};
+  launchers()[k] = {f, b, name};
 }
 bool find_launcher(const void* k, _Void_launcher* f, const char** name) {
   std::lock_guard<std::mutex> lk(g_launcher_mutex);
   auto it = launchers().find(k);
   if (it == launchers().end()) return false;
-  *f = it->second.first;
-  *name = it->second.second;
+  *f = it->second.launch;
+  *name = it->second.name;
+  return true;
+}
+bool find_binder(const void* k, _Void_binder* b, const char** name) {
+  std::lock_guard<std::mutex> lk(g_launcher_mutex);
+  auto it = launchers().find(k);
+  if (it == launchers().end()) return false;
+  *b = it->second.bind;
+  *name = it->second.name;
   return true;
 }
 }  // namespace cudashim
+
+namespace cudashim {
+namespace {
+std::mutex g_graph_mutex;
+template <class _F>
+_Closure* closure(_F&& f) {
+  return new _Closure_of<std::decay_t<_F>>(std::forward<_F>(f));
+}
+CUgraphNode_st* add_node(CUgraph_st* g, _Closure* work, const CUgraphNode_st* const* deps, size_t ndeps) {
+  auto n = std::make_unique<CUgraphNode_st>();
+  n->work.reset(work);
+  for (size_t i = 0; i < ndeps; ++i) n->deps.push_back(const_cast<CUgraphNode_st*>(deps[i]));
+  g->nodes.push_back(std::move(n));
+  return g->nodes.back().get();
+}
+bool node_of(const CUgraph_st* g, const CUgraphNode_st* n) {
+  for (auto& m : g->nodes)
+    if (m.get() == n) return true;
+  return false;
+}
+}  // namespace
+
+bool capturing(cudaStream_t s) {
+  if (s == nullptr || builtin_stream(s)) return false;
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  return s->capture != nullptr;
+}
+void capture(cudaStream_t s, _Closure* work) {
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  CUgraph_st* g = s->capture;
+  const CUgraphNode_st* prev = g->last;
+  g->last = add_node(g, work, &prev, prev ? 1 : 0);
+}
+}  // namespace cudashim
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
+  if (s == nullptr || builtin_stream(s)) return ret(cudaErrorStreamCaptureUnsupported);  // the legacy stream
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (s->capture) return ret(cudaErrorIllegalState);
+  s->capture = new CUgraph_st();
+  return cudaSuccess;
+}
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* g) {
+  if (s == nullptr || builtin_stream(s) || g == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!s->capture) return ret(cudaErrorIllegalState);
+  *g = s->capture;
+  for (CUstream_st* j : s->capture->joined) j->capture = nullptr;  // they joined back by now
+  s->capture = nullptr;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status) {
+  if (status == nullptr) return ret(cudaErrorInvalidValue);
+  *status = capturing(s) ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
+cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
+  return mode ? cudaSuccess : ret(cudaErrorInvalidValue);
+}
+cudaError_t cudaGraphCreate(cudaGraph_t* g, unsigned int) {
+  if (g == nullptr) return ret(cudaErrorInvalidValue);
+  *g = new CUgraph_st();
+  return cudaSuccess;
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t g) {
+  if (g == nullptr) return ret(cudaErrorInvalidValue);
+  delete g;
+  return cudaSuccess;
+}
+static cudaError_t add_work(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                            _Closure* work) {
+  if (n == nullptr || g == nullptr || (ndeps && deps == nullptr)) {
+    delete work;
+    return ret(cudaErrorInvalidValue);
+  }
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  for (size_t i = 0; i < ndeps; ++i)
+    if (!node_of(g, deps[i])) {
+      delete work;
+      return ret(cudaErrorInvalidValue);
+    }
+  *n = add_node(g, work, deps, ndeps);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                   const cudaKernelNodeParams* p) {
+  if (p == nullptr) return ret(cudaErrorInvalidValue);
+  _Void_binder bind = nullptr;
+  const char* name = nullptr;
+  if (!find_binder(p->func, &bind, &name)) return ret(cudaErrorInvalidDeviceFunction);
+  return add_work(n, g, deps, ndeps,
+                  bind(name, p->func, p->gridDim, p->blockDim, p->kernelParams, p->sharedMemBytes));
+}
+cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                     void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  return add_work(n, g, deps, ndeps, closure([=] { cudaMemcpy(dst, src, count, kind); }));
+}
+cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                   const cudaMemsetParams* p) {
+  if (p == nullptr || (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4))
+    return ret(cudaErrorInvalidValue);
+  const cudaMemsetParams m = *p;
+  return add_work(n, g, deps, ndeps, closure([m] {
+    size_t rows = m.height ? m.height : 1;
+    for (size_t r = 0; r < rows; ++r) {
+      char* row = static_cast<char*>(m.dst) + r * m.pitch;
+      for (size_t i = 0; i < m.width; ++i) {
+        if (m.elementSize == 1) cudaMemset(row + i, (int)(m.value & 0xff), 1);
+        else if (m.elementSize == 2) { uint16_t v = (uint16_t)m.value; cudaMemcpy(row + 2 * i, &v, 2, cudaMemcpyHostToDevice); }
+        else { uint32_t v = m.value; cudaMemcpy(row + 4 * i, &v, 4, cudaMemcpyHostToDevice); }
+      }
+    }
+  }));
+}
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                 const cudaHostNodeParams* p) {
+  if (p == nullptr || p->fn == nullptr) return ret(cudaErrorInvalidValue);
+  const cudaHostNodeParams h = *p;
+  return add_work(n, g, deps, ndeps, closure([h] { h.fn(h.userData); }));
+}
+cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps) {
+  return add_work(n, g, deps, ndeps, nullptr);
+}
+cudaError_t cudaGraphAddDependencies(cudaGraph_t g, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
+                                     size_t n) {
+  if (g == nullptr || (n && (from == nullptr || to == nullptr))) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  for (size_t i = 0; i < n; ++i) {
+    if (!node_of(g, from[i]) || !node_of(g, to[i])) return ret(cudaErrorInvalidValue);
+    to[i]->deps.push_back(from[i]);
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t* nodes, size_t* count) {
+  if (g == nullptr || count == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (nodes != nullptr)
+    for (size_t i = 0; i < std::min(*count, g->nodes.size()); ++i) nodes[i] = g->nodes[i].get();
+  *count = g->nodes.size();
+  return cudaSuccess;
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long) {
+  if (e == nullptr || g == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  // Dependency order (Kahn), ties by creation order; a cycle is not a graph.
+  std::unordered_map<const CUgraphNode_st*, size_t> done;
+  auto exec = std::make_unique<CUgraphExec_st>();
+  for (bool progress = true; progress && done.size() < g->nodes.size();) {
+    progress = false;
+    for (auto& n : g->nodes) {
+      if (done.count(n.get())) continue;
+      bool ready = true;
+      for (auto* d : n->deps) ready = ready && done.count(d);
+      if (!ready) continue;
+      done[n.get()] = done.size();
+      if (n->work) exec->order.push_back(n->work);
+      progress = true;
+    }
+  }
+  if (done.size() < g->nodes.size()) return ret(cudaErrorInvalidValue);
+  *e = exec.release();
+  return cudaSuccess;
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, cudaGraphNode_t* error_node, char* log,
+                                 size_t log_size) {
+  if (error_node) *error_node = nullptr;
+  if (log && log_size) log[0] = 0;
+  return cudaGraphInstantiate(e, g, 0ull);
+}
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long flags) {
+  return cudaGraphInstantiate(e, g, flags);
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) {
+  if (e == nullptr) return ret(cudaErrorInvalidValue);
+  if (capturing(s)) {  // a graph launched into a capture: its work joins the chain
+    for (auto& w : e->order) {
+      auto keep = w;
+      capture(s, closure([keep] { keep->run(); }));
+    }
+    return cudaSuccess;
+  }
+  for (auto& w : e->order) w->run();
+  return (cudaError_t)g_sticky.load();
+}
+cudaError_t cudaGraphUpload(cudaGraphExec_t e, cudaStream_t) {
+  return e ? cudaSuccess : ret(cudaErrorInvalidValue);
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e) {
+  delete e;
+  return cudaSuccess;
+}
 
 cudaError_t cudaGetLastError() {
   std::lock_guard<std::mutex> lk(g_err_mutex);
@@ -2303,7 +2529,11 @@ bool uploads_noted() { return no_launch() || log_uploads(); }
 void symbol_upload(const void* src, void* dst, size_t n) { kernel_input_upload(src, dst, n); }
 void symbol_download(void* dst, size_t n) { kernel_input_download(dst, n); }
 }
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t) {
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t s) {
+  if (capturing(s)) {
+    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemcpy(dst, src, n, kind); }));
+    return cudaSuccess;
+  }
   return cudaMemcpy(dst, src, n, kind);
 }
 cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
@@ -2318,7 +2548,12 @@ cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitc
   return cudaSuccess;
 }
 cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
-                              cudaMemcpyKind kind, cudaStream_t) {
+                              cudaMemcpyKind kind, cudaStream_t s) {
+  if (capturing(s)) {
+    capture(s, new _Closure_of<std::function<void()>>(
+                   [=] { cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind); }));
+    return cudaSuccess;
+  }
   return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
 }
 cudaError_t cudaMemcpyPeer(void* dst, int, const void* src, int, size_t n) {
@@ -2332,7 +2567,13 @@ cudaError_t cudaMemset(void* p, int v, size_t n) {
   memset(p, v, n);
   return cudaSuccess;
 }
-cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) { return cudaMemset(p, v, n); }
+cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t s) {
+  if (capturing(s)) {
+    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset(p, v, n); }));
+    return cudaSuccess;
+  }
+  return cudaMemset(p, v, n);
+}
 cudaError_t cudaMemset2D(void* p, size_t pitch, int v, size_t width, size_t height) {
   RunSpan span(RunSpan::Copies);
   if (width > pitch) return ret(cudaErrorInvalidValue);
@@ -2479,7 +2720,6 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
   if (greatest) *greatest = -5;
   return cudaSuccess;
 }
-static bool builtin_stream(cudaStream_t s) { return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread; }
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
   if (builtin_stream(s)) return ret(cudaErrorInvalidResourceHandle);
   delete s;
@@ -2488,12 +2728,27 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
 // Every operation runs synchronously in issue order, so streams are always idle.
 cudaError_t cudaStreamSynchronize(cudaStream_t) { return (cudaError_t)g_sticky.load(); }
 cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
-cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int) { return cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
+  // A stream waiting on an event recorded during a capture joins it (fork/join across streams):
+  // its work goes to the same chain, in issue order.
+  if (e != nullptr && s != nullptr && !builtin_stream(s)) {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);
+    if (e->capture != nullptr && s->capture == nullptr) {
+      s->capture = e->capture;
+      e->capture->joined.push_back(s);
+    }
+  }
+  return cudaSuccess;
+}
 cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* data, unsigned int) {
   cb(s, cudaSuccess, data);
   return cudaSuccess;
 }
-cudaError_t cudaLaunchHostFunc(cudaStream_t, cudaHostFn_t fn, void* data) {
+cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* data) {
+  if (capturing(s)) {
+    capture(s, new _Closure_of<std::function<void()>>([=] { fn(data); }));
+    return cudaSuccess;
+  }
   fn(data);
   return cudaSuccess;
 }
@@ -2506,8 +2761,12 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
   delete e;
   return cudaSuccess;
 }
-cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   if (!e) return ret(cudaErrorInvalidResourceHandle);
+  if (s != nullptr && !builtin_stream(s)) {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);
+    e->capture = s->capture;  // a stream that waits on it joins that capture
+  }
   e->e.t = std::chrono::steady_clock::now();
   e->e.recorded = true;
   return cudaSuccess;
