@@ -163,3 +163,19 @@ def test_real_subprocess_on_an_ascii_terminal(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
     assert "threadIdx.x" in r.stdout and "\\xe9" in r.stdout  # escaped, not a crash
+
+
+def test_a_long_path_is_not_broken_across_lines_on_a_narrow_terminal():
+    """The suite failed in a clone under a long temporary folder: the console's width cut the
+    file's path in two."""
+    import io
+
+    from rich.console import Console
+
+    from validators.analysis import analyze
+    from validators.cli.inspect_cmd import print_tables
+
+    console = Console(soft_wrap=False, width=60, file=io.StringIO())
+    path = "/tmp/" + "deep-folder-" * 10 + "/main.cu"
+    print_tables(path, analyze("__global__ void k() {}\nint main() { k<<<1, 1>>>(); }\n"), console)
+    assert path in console.file.getvalue()

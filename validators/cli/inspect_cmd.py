@@ -91,7 +91,8 @@ def print_tables(path: str, a: Analysis, console: Console) -> None:
     line_starts = _line_starts(a.text)
     from bisect import bisect_right
 
-    console.print(Text(f"{path}: {len(a.text)} chars, {a.encoding}", style="bold"))
+    # soft_wrap: a long path stays on one line (copyable), whatever the terminal's width.
+    console.print(Text(f"{path}: {len(a.text)} chars, {a.encoding}", style="bold"), soft_wrap=True)
     for note in a.notes:
         console.print(Text(f"note: {note}", style="dim"))
     for err in a.errors:
