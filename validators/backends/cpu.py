@@ -40,6 +40,7 @@ SUPPORTED_FEATURES: frozenset[str] = frozenset(
         "fp8",
         "cublas",
         "cusparse",
+        "curand",
         "cub",
         "texture",
         "surface",
@@ -50,7 +51,9 @@ SUPPORTED_FEATURES: frozenset[str] = frozenset(
 )
 """Static-analysis flags the shim runs anyway: `include/cuda_fp16.h`, `cuda_bf16.h`,
 `cuda_fp8.h`, and host subsets of cuBLAS, cuSPARSE and CUB (`cublas_v2.h`, `cusparse.h`,
-`cub/`). A library function outside a subset fails to compile and is reported `needs_gpu`.
+`cub/`), and cuRAND's device and host APIs for XORWOW, Philox4_32_10 and MRG32k3a
+(`curand_kernel.h`, `curand.h`). A library function outside a subset fails to compile and is
+reported `needs_gpu`.
 `texture`/`surface`: texture and surface objects (`include/texture_indirect_functions.h`,
 `surface_indirect_functions.h`); the legacy references the flags also cover do not compile and
 are reported `needs_gpu` (diagnostics.py).
