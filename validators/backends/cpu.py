@@ -426,6 +426,9 @@ _STD_AT_LEAST_20 = {"20", "2a", "23", "2b", "26", "2c"}
 _KEPT_FLAG = re.compile(
     r"^-(D\w|U\w|I|O[0-3s]?$|fopenmp(-simd)?$|pthread$|l(m|gomp|pthread|rt|dl)$)"
 )
+# CUDA libraries the shim carries in its headers (the runtime, cuBLAS, cuSPARSE, cuRAND, NVTX):
+# linking them needs nothing, so their -l is dropped with a note that says so.
+_SHIM_LIBRARY = re.compile(r"^-l(cudart(_static)?|cuda|cublas(Lt)?|cusparse|curand|nvToolsExt)$")
 _HOST_COMPILER_OPTION = re.compile(r"^(?:-Xcompiler|--compiler-options)(?:=(.*))?$")
 
 
@@ -455,6 +458,8 @@ def _host_flags(flags: list[str]) -> tuple[list[str], list[str]]:
             notes.append(f"cudashim: {f} replaced by -std=c++20 (the shim's headers need C++20)")
         elif std is not None or _KEPT_FLAG.match(f):
             kept.append(f)
+        elif _SHIM_LIBRARY.match(f):
+            notes.append(f"cudashim: {f} not needed (the CPU shim provides that library in its headers)")
         else:
             notes.append(
                 f"cudashim: flag {f} not passed to g++ (kept: -D, -U, -I, -O, -std, OpenMP,"
