@@ -8,6 +8,9 @@ must add up to the service's total (a disagreement is a bug of ours or the servi
 verdict, so it raises). The service names the weights differently (its `alpha` is correct, its
 `beta` compiled, `speed_cap` is r_max): see `validators/service/README.md`.
 
+With a judge (`cuset/grpo_judge.py`), `r' = r + weight * J`: the judge term is computed here,
+after the service's total is checked, and logged as the term `judge`.
+
 `LocalService` starts `python -m validators serve` on loopback for one run and stops it after.
 """
 
@@ -32,6 +35,7 @@ from validators.client import ServiceError, ValidationClient
 from validators.reward import completion_text
 
 from .errors import CusetError
+from .grpo_judge import JudgeResult, JudgeTerm, task_text
 
 UNJUDGED = frozenset({"error", "service_timeout", "service_error"})
 """Statuses whose reward is null: the service could not judge the completion."""
@@ -60,12 +64,13 @@ class VerifiedReward:
 
     def __init__(self, client: ValidationClient, weights: RewardWeights, *,
                  num_generations: int, log_path: str | Path | None = None,
-                 on_error: str = "skip", require_check: str | None = "thorough") -> None:
+                 on_error: str = "skip", require_check: str | None = "thorough",
+                 judge: JudgeTerm | None = None) -> None:
         if on_error not in ("skip", "raise"):
             raise ValueError(f"on_error must be 'skip' or 'raise' (got {on_error!r})")
         self.client, self.weights = client, weights
         self.num_generations, self.on_error = num_generations, on_error
-        self.require_check = require_check
+        self.require_check, self.judge = require_check, judge
         self.log_path = Path(log_path) if log_path is not None else None
         # TRL names a reward function's logged columns by its __name__.
         self.__name__ = "verified"
@@ -124,12 +129,17 @@ class VerifiedReward:
         # the optimizer step these completions train (TRL generates before the step it feeds),
         # numbered as the trainer's log and checkpoints number them
         step = int(getattr(state, "global_step", 0) or 0) + 1
+        texts = [completion_text(c) for c in completions]
+        pending = None
+        if self.judge is not None and self.judge.until_correct is None:
+            # always on: ask the judge while the service builds and runs the programs
+            pending = self.judge.judge.submit(self._tasks(prompts, len(texts)), texts)
         items: list[dict[str, Any]] = [{} for _ in completions]
         by_task: dict[str, list[int]] = {}
         for i, task_id in enumerate(ids):
             by_task.setdefault(str(task_id), []).append(i)
         for task_id, where in by_task.items():
-            got = self.score(task_id, [completion_text(completions[i]) for i in where])
+            got = self.score(task_id, [texts[i] for i in where])
             for i, item in zip(where, got, strict=True):
                 items[i] = item
         rewards: list[float | None] = []
@@ -148,11 +158,46 @@ class VerifiedReward:
             rows.append({"step": step, "task": str(ids[i]), "group": i // self.num_generations,
                          "status": item.get("status"), "reason": item.get("reason", ""),
                          "terms": None if total is None else terms, "reward": rewards[-1]})
-        self._log(rows, rewards, kwargs.get("log_metric"), kwargs.get("log_extra"))
+        judge_on = self._add_judge(rows, rewards, items, pending, prompts, texts)
+        self._log(rows, rewards, kwargs.get("log_metric"), kwargs.get("log_extra"), judge_on)
         return rewards
 
+    @staticmethod
+    def _tasks(prompts: Sequence[Any] | None, n: int) -> list[str]:
+        if prompts is None or len(prompts) != n:
+            raise RewardError(f"the judge needs one prompt per completion; got "
+                              f"{None if prompts is None else len(prompts)} for {n}")
+        return [task_text(p) for p in prompts]
+
+    def _add_judge(self, rows: list[dict[str, Any]], rewards: list[float | None],
+                   items: list[dict[str, Any]], pending: list[Any] | None,
+                   prompts: Sequence[Any] | None, texts: list[str]) -> bool | None:
+        """Adds `weight * J` to each judged reward and its row; returns whether the term was on
+        for this batch (None: no judge)."""
+        term = self.judge
+        if term is None:
+            return None
+        judged = [i for i, r in enumerate(rewards) if r is not None]
+        share = sum(bool(items[i].get("correct")) for i in judged) / len(judged) if judged else 0.0
+        if not term.active(share):
+            for row in rows:
+                if row["terms"] is not None:
+                    row["terms"]["judge"] = 0.0
+            return False
+        if pending is None:
+            pending = term.judge.submit(self._tasks(prompts, len(texts)), texts)
+        results: list[JudgeResult] = [f.result() for f in pending]
+        for i, (row, got) in enumerate(zip(rows, results, strict=True)):
+            row["judge"] = got.scores.model_dump() if got.scores is not None else None
+            row["judge_error"] = got.error
+            if row["terms"] is None:
+                continue
+            row["terms"]["judge"] = term.weight * got.value
+            rewards[i] = row["reward"] = float(rewards[i] or 0.0) + row["terms"]["judge"]
+        return True
+
     def _log(self, rows: list[dict[str, Any]], rewards: list[float | None],
-             log_metric: Any, log_extra: Any) -> None:
+             log_metric: Any, log_extra: Any, judge_on: bool | None = None) -> None:
         if self.log_path is not None and rows:
             with self.log_path.open("a", encoding="utf-8") as f:
                 f.writelines(json.dumps(r) + "\n" for r in rows)
@@ -161,9 +206,14 @@ class VerifiedReward:
         if not callable(log_metric) or not rows:
             return
         judged = [r for r in rows if r["terms"] is not None]
-        for name in ("compiled", "correct", "speed"):
+        names = ("compiled", "correct", "speed") + (("judge",) if judge_on is not None else ())
+        for name in names:
             if judged:
                 log_metric(f"reward_terms/{name}", sum(r["terms"][name] for r in judged) / len(judged))
+        if judge_on is not None:
+            log_metric("judge/active", float(judge_on))
+            # a failure counts J = 0: logged apart so that it is not read as a low score
+            log_metric("judge/failures", float(sum(r.get("judge_error") is not None for r in rows)))
         share = groups_all_equal(rewards, self.num_generations)
         if share is not None:
             log_metric("reward_terms/groups_all_equal", share)

@@ -1,0 +1,1 @@
+"""Versioned prompts of `cuset` (a package so that wheels carry them)."""
