@@ -169,3 +169,22 @@ def test_a_kernel_cast_to_void_pointer_runs_cooperatively(backend):
     run = misuse(backend, 6)
     assert run.status == Status.PASSED, run.reason
     assert run.outcome.stdout.split() == ["cudaSuccess", str(2 * 128)]
+
+
+@pytest.mark.parametrize("schedule", ["forward", "reverse"])
+def test_blocks_waiting_on_each_other_before_grid_sync_finish(backend, schedule):
+    """Cooperative blocks are co-resident on a GPU, so a block may spin on a flag another block
+    sets (a token passed round the ring of blocks) before grid.sync(): the spinning block must let
+    the others run. The blocks ran one after another to their grid.sync(), so the first block to
+    spin waited for ever. The grid is the size the occupancy API reports; one more is refused."""
+    run = run_program(source("coop_spin.cu"), backend, schedule=schedule)
+    assert run.status == Status.PASSED, run.reason
+    lines = run.outcome.stdout.strip().splitlines()
+    for line, how in zip(lines[:2], ["volatile", "atomic"], strict=True):
+        words = line.split()
+        assert words[:6] == [how, "launch", "cudaSuccess", "sync", "cudaSuccess", "agree"], line
+        assert words[6] == words[8] and int(words[6]) > 0, line  # every thread saw the full ring
+    grid = lines[2].split()
+    assert grid[1] == "1" and int(grid[3]) == int(grid[5]) * int(grid[7].rstrip(",")) > 1, lines[2]
+    assert grid[-1] == "cudaErrorCooperativeLaunchTooLarge", lines[2]
+    assert lines[3] == "normal launch cudaSuccess bins right 8 of 8"

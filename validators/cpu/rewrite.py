@@ -434,6 +434,78 @@ def _lockstep_edits(
     return edits, ends
 
 
+# What a loop that waits for another block reads: atomics (`while (atomicAdd(f, 0) == 0)`) and
+# what lockstep.SPIN_WORDS names (volatile, atomicCAS/Exch, fences, __nanosleep, atomic_ref).
+_POLL_WORDS = frozenset(
+    f"{op}{scope}" for op in ("atomicAdd", "atomicSub", "atomicOr", "atomicAnd", "atomicXor", "atomicMax",
+                              "atomicMin", "atomicInc", "atomicDec", "atomicCAS", "atomicExch")
+    for scope in ("", "_block", "_system")
+)
+_NUMBER = re.compile(r"(?<![\w.])\.?\d[\w.]*")
+_SPIN_POINT = b"::cudashim::spin_point(), "
+_DEVICE_WORDS = frozenset({"__global__", "__device__"})
+
+
+def _declared_identifier(node: Node) -> Node | None:
+    """The name a declarator declares (`*p`, `a[4]`, `x = 0` -> p, a, x)."""
+    while node is not None and node.type not in ("identifier", "field_identifier"):
+        node = node.child_by_field_name("declarator")
+    return node
+
+
+def _waiting_names(root: Node, src: bytes) -> set[str]:
+    """Variables, parameters and fields declared volatile or atomic (`volatile int* flag`,
+    `cuda::atomic<int> f`): a loop that reads one of them by name may be polling it."""
+    names = set()
+    for node in _walk(root):
+        if node.type not in ("declaration", "parameter_declaration", "field_declaration"):
+            continue
+        head = node.child_by_field_name("type")
+        words = set(_WORD.findall(_text(src, node)[: (head.end_byte - node.start_byte) if head else None]))
+        if not ("volatile" in words or any("atomic" in w for w in words)):
+            continue
+        for decl in node.children_by_field_name("declarator"):
+            ident = _declared_identifier(decl)
+            if ident is not None:
+                names.add(_text(src, ident))
+    return names
+
+
+def _spin_point_edits(root: Node, src: bytes, waits_elsewhere: set[str] | frozenset[str]) -> list[_Edit]:
+    """A call to `cudashim::spin_point()` in the condition of every loop of device code that reads
+    volatile or atomic memory (or calls a function that does): such a loop may wait for another
+    block, which in a cooperative launch must get to run (the runtime's `_Spin_point_slow`).
+    Inserted on the loop's own line, so line numbers stay."""
+    from validators.cpu.lockstep import SPIN_WORDS
+
+    waiting = _closure(_definition_words(root, src), SPIN_WORDS | _POLL_WORDS | waits_elsewhere)
+    waiting |= _waiting_names(root, src)
+    edits: list[_Edit] = []
+    for fn in _walk(root):
+        body = fn.child_by_field_name("body") if fn.type == "function_definition" else None
+        if body is None or not _DEVICE_WORDS & set(_WORD.findall(_text(src, fn)[: body.start_byte - fn.start_byte])):
+            continue
+        for loop in _walk(body):
+            if loop.type not in ("for_statement", "while_statement", "do_statement"):
+                continue
+            # numbers dropped first: the suffix of `2.0f` is no name `f`
+            if not set(_WORD.findall(_NUMBER.sub(" ", _text(src, loop)))) & waiting:
+                continue
+            cond = loop.child_by_field_name("condition")
+            if loop.type == "for_statement":
+                if cond is not None:
+                    edits.append(_Edit(cond.start_byte, cond.start_byte, _SPIN_POINT))
+                else:  # for (;;): the empty condition sits before the last ';'
+                    semis = [c for c in loop.children if c.type == ";"]
+                    if semis:
+                        at = semis[-1].start_byte
+                        edits.append(_Edit(at, at, _SPIN_POINT + b"true"))
+            elif cond is not None and cond.named_child_count == 1 and cond.named_children[0].type != "declaration":
+                at = cond.start_byte + 1  # just inside '('
+                edits.append(_Edit(at, at, _SPIN_POINT))
+    return edits
+
+
 def rewrite(source: str, filename: str = "main.cu", lockstep: bool = True,
             waits_elsewhere: set[str] | frozenset[str] = frozenset()) -> RewriteResult:
     """Rewrite launches and dynamic shared memory declarations; keep every line where it was.
@@ -451,6 +523,7 @@ def rewrite(source: str, filename: str = "main.cu", lockstep: bool = True,
     if lockstep:
         copy_edits, copy_ends = _lockstep_edits(tree.root_node, src, barrier_free, filename, result)
         edits.extend(copy_edits)
+    edits.extend(_spin_point_edits(tree.root_node, src, waits_elsewhere))
     for node in _walk(tree.root_node):
         cast = _kernel_cast_edit(src, node, kernels) if kernels else None
         if cast is not None:

@@ -583,6 +583,7 @@ struct Worker {
   bool direct = false;  // running a barrier-free kernel's threads as plain calls
   bool coop = false;    // running one block of a cooperative launch (see run_cooperative)
   int grid_waiting = 0;  // threads of the block waiting at grid.sync()
+  unsigned spins = 0;    // spin points passed since this cooperative block got its turn
   unsigned direct_lin = 0;
   const LaunchSpec* spec = nullptr;
   int nthreads = 0;
@@ -1441,7 +1442,7 @@ static void run_blocks(const LaunchSpec& s, unsigned long long nb, int workers,
 // round starts) or some have exited (a deadlock report, as for __syncthreads). Running one
 // block at a time keeps the outcome a function of the schedule alone.
 struct Coop {
-  enum : int { IDLE, RUNNING, PARKED, DONE };
+  enum : int { IDLE, RUNNING, PARKED, DONE, YIELDED };
   std::mutex m;
   std::condition_variable cv;
   std::vector<std::thread> threads;
@@ -1477,6 +1478,45 @@ void grid_sync(unsigned line, const char* file) {
   yield(w, f);
 }
 
+// A block gives its turn back from inside a spin loop and waits for it again.
+static void coop_yield(Worker* w) {
+  Coop& c = coop();
+  const unsigned long long b = w->block_lin;
+  std::unique_lock<std::mutex> lk(c.m);
+  c.st[b] = Coop::YIELDED;
+  c.turn = -1;
+  c.cv.notify_all();
+  c.cv.wait(lk, [&] { return c.turn == (long long)b; });
+  w->spins = 0;
+}
+
+// The rewrite calls this in every loop of device code that reads a volatile or atomic location
+// (rewrite.py `_spin_point_edits`): a loop that may wait for another block. Blocks of a
+// cooperative grid are co-resident on a GPU, so a block spinning on a flag another block sets
+// must let that block run: after kSpinsPerTurn passes the block hands its turn to the next one.
+// Counting passes (not time) keeps the interleaving a function of the schedule alone. Outside a
+// cooperative launch this is a no-op: normal launches give no co-residency to wait on.
+static const unsigned kSpinsPerTurn = 4096;
+
+thread_local bool _Coop_block = false;
+
+void _Spin_point_slow() {
+  Worker* w = tw;
+  if (!w || !w->coop) return;
+  if (g_abort_launch.load(std::memory_order_relaxed)) {
+    // A device assert ended the launch: a thread spinning on a flag nobody will set stops here.
+    if (w->direct) throw DirectAbort{};
+    if (w->cur) {
+      exit_fiber(w, w->cur);
+      __builtin_unreachable();
+    }
+    return;
+  }
+  if (++w->spins < kSpinsPerTurn) return;
+  w->spins = 0;
+  coop_yield(w);
+}
+
 static void coop_park(Worker* w) {
   const Fiber* first = nullptr;
   for (int i = 0; i < w->nthreads && !first; ++i)
@@ -1508,9 +1548,10 @@ static void coop_thread(unsigned long long id) {
     const LaunchSpec& s = *c.job;
     lk.unlock();
     prepare_worker(w, s);
-    w->coop = true;
+    w->coop = _Coop_block = true;
+    w->spins = 0;
     run_block(w, s, id);
-    w->coop = false;
+    w->coop = _Coop_block = false;
     finish_worker(w);
     lk.lock();
     c.st[id] = Coop::DONE;
@@ -1537,12 +1578,20 @@ static void run_cooperative(const LaunchSpec& s, unsigned long long nb) {
       std::mt19937_64 rng(cfg.seed * 0xD1B54A32D192ED03ull + round * 0x9E3779B97F4A7C15ull + 7);
       for (unsigned long long i = nb - 1; i > 0; --i) std::swap(order[i], order[rng() % (i + 1)]);
     }
-    for (unsigned long long b : order) {
-      if (c.st[b] == Coop::DONE) continue;
-      c.st[b] = Coop::RUNNING;
-      c.turn = (long long)b;
-      c.cv.notify_all();
-      c.cv.wait(lk, [&] { return c.turn == -1; });
+    // Every block still running gets a turn; a block that spun for its whole turn (YIELDED)
+    // gets another once the others have had theirs, until each has parked at grid.sync() or
+    // exited. A block parked in this round waits for the next.
+    for (bool first = true;; first = false) {
+      bool yielded = false;
+      for (unsigned long long b : order) {
+        if (c.st[b] == Coop::DONE || (!first && c.st[b] != Coop::YIELDED)) continue;
+        c.st[b] = Coop::RUNNING;
+        c.turn = (long long)b;
+        c.cv.notify_all();
+        c.cv.wait(lk, [&] { return c.turn == -1; });
+        yielded |= c.st[b] == Coop::YIELDED;
+      }
+      if (!yielded) break;
     }
     unsigned long long parked = 0, waiting = 0;
     long long gone = -1;
