@@ -10,7 +10,7 @@ from validators.analysis.features import match_asm, match_include, match_name
 
 COMMON_MD_FLAGS = (
     "inline_ptx wmma mma cp_async tma clusters grid_sync texture surface dynamic_parallelism "
-    "cublas cudnn cufft curand cusparse cusolver thrust cub cutlass half bfloat16 fp8"
+    "cublas cudnn cufft curand curand_device cusparse cusolver thrust cub cutlass half bfloat16 fp8"
 ).split()
 
 # flag -> (snippet, a fragment of the expected reason)
@@ -71,6 +71,10 @@ POSITIVE: dict[str, tuple[str, str]] = {
     "cudnn": ("#include <cudnn.h>\nvoid f() { cudnnHandle_t h; cudnnCreate(&h); }\n", "cudnn.h"),
     "cufft": ("#include <cufft.h>\nvoid f() { cufftHandle p; cufftPlan1d(&p, 8, CUFFT_C2C, 1); }\n", "cufft.h"),
     "curand": (
+        "#include <curand.h>\nvoid f(float* d) { curandGenerator_t g; curandCreateGenerator(&g, CURAND_RNG_PSEUDO_DEFAULT); curandGenerateUniform(g, d, 8); }\n",
+        "curand.h",
+    ),
+    "curand_device": (
         "#include <curand_kernel.h>\n__global__ void k(float* o) { curandState s; curand_init(0, threadIdx.x, 0, &s); o[threadIdx.x] = curand_uniform(&s); }\n",
         "curand_kernel.h",
     ),

@@ -109,3 +109,21 @@ def test_shim_builds_and_is_cached(tmp_path):
     cache = BuildCache(tmp_path)
     lib = ac.shim_library(cache)
     assert lib is not None and lib.is_file() and ac.shim_library(cache) == lib
+
+
+def test_only_curands_host_api_counts_as_work_without_a_launch():
+    """A kernel that draws with `curand_init`/`curand_uniform` is the program's own work: the
+    kernel-dependence run must still happen. Only the host generators fill memory without one."""
+    from validators.analysis import analyze
+
+    device = analyze("#include <curand_kernel.h>\n__global__ void k(float* o) { curandState s;"
+                     " curand_init(7, threadIdx.x, 0, &s); o[threadIdx.x] = curand_uniform(&s)"
+                     " + (float)curand(&s); }\n").features
+    host = analyze("#include <curand.h>\nvoid f(float* d) { curandGenerator_t g;"
+                   " curandCreateGenerator(&g, CURAND_RNG_PSEUDO_DEFAULT);"
+                   " curandGenerateUniform(g, d, 8); }\n").features
+    assert "curand" not in device and "curand_device" in device
+    assert "curand" in host
+    assert not ac.LIBRARY_FEATURES & set(device)
+    assert "no kernel launch" in ac.no_kernel_launch("int main(){}", 0, device)
+    assert ac.no_kernel_launch("int main(){}", 0, host) == ""

@@ -23,7 +23,8 @@ FEATURES: dict[str, str] = {
     "cublas": "the cuBLAS library",
     "cudnn": "the cuDNN library",
     "cufft": "the cuFFT library",
-    "curand": "the cuRAND library",
+    "curand": "the cuRAND host library (`curand.h`: generators that fill memory without a kernel of the program's)",
+    "curand_device": "the cuRAND device API (`curand_kernel.h`: `curand_init`, `curandState`, `curand_uniform` in kernels)",
     "cusparse": "the cuSPARSE library",
     "cusolver": "the cuSOLVER library",
     "thrust": "the Thrust library",
@@ -36,6 +37,8 @@ FEATURES: dict[str, str] = {
 
 # Names that raise a flag wherever they appear as an identifier, type or field name.
 NAME_EXACT: dict[str, str] = {
+    "curand": "curand_device",  # `curand(&state)`: a draw in a kernel
+    "curand4": "curand_device",
     # wmma, also reached through `using namespace nvcuda::wmma;` with bare names
     "nvcuda": "wmma",
     "wmma": "wmma",
@@ -90,8 +93,17 @@ NAME_PREFIXES: tuple[tuple[str, str], ...] = (
     ("CUDNN_", "cudnn"),
     ("cufft", "cufft"),
     ("CUFFT_", "cufft"),
+    # The host API (generators filling memory without a kernel of the program's) before the
+    # device API's `curand_*`/`curandState*`: only the first computes without a launch.
+    ("curandCreateGenerator", "curand"),
+    ("curandGenerate", "curand"),
+    ("curandSet", "curand"),
+    ("curandDestroyGenerator", "curand"),
+    ("curandGenerator_t", "curand"),
+    ("curandState", "curand_device"),
+    ("curand_", "curand_device"),
     ("curand", "curand"),
-    ("CURAND_", "curand"),
+    ("CURAND_RNG_", "curand"),
     ("cusparse", "cusparse"),
     ("CUSPARSE_", "cusparse"),
     ("cusolver", "cusolver"),
@@ -159,7 +171,7 @@ INCLUDE_EXACT: dict[str, str] = {
     "cufftXt.h": "cufft",
     "cufftw.h": "cufft",
     "curand.h": "curand",
-    "curand_kernel.h": "curand",
+    "curand_kernel.h": "curand_device",
     "cusolverDn.h": "cusolver",
     "cusolverSp.h": "cusolver",
     "cusolverRf.h": "cusolver",

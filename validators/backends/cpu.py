@@ -41,6 +41,7 @@ SUPPORTED_FEATURES: frozenset[str] = frozenset(
         "cublas",
         "cusparse",
         "curand",
+        "curand_device",
         "cub",
         "texture",
         "surface",

@@ -56,7 +56,8 @@ def truncate(text: str, limit: int = MAX_DIAGNOSTICS) -> str:
 # Libraries the shim provides a subset of (include/cublas_api.h, include/cusparse.h,
 # include/curand_kernel.h): a name of theirs that does not compile is outside the subset, not
 # the whole library missing.
-_SUBSET_LIBRARIES = {"cublas": "cuBLAS", "cusparse": "cuSPARSE", "curand": "cuRAND"}
+_SUBSET_LIBRARIES = {"cublas": "cuBLAS", "cusparse": "cuSPARSE", "curand": "cuRAND",
+                     "curand_device": "cuRAND"}
 
 
 # Texture and surface references were removed in CUDA 12; the shim has the object API only.
