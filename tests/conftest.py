@@ -21,13 +21,16 @@ for folder in (HERE, HERE / "sources", HERE / "builder"):
 
 @pytest.fixture(scope="session", autouse=True)
 def shared_cpu_shim(tmp_path_factory):
-    """One build of the emulator's runtime and precompiled header for the whole session: tests
+    """One build of the emulator's runtime and precompiled headers for the whole session: tests
     that give a build its own cache directory (a cold build, a resumed build) still rebuild every
-    program and stage, but not the emulator itself (13 s a directory)."""
-    import os
-
+    program and stage, but not the emulator itself (13 s a directory, and about 50 CPU-s for each
+    variant of the torch extensions' precompiled header). Shared by the xdist workers of one run
+    (their temporary folders have one parent; the shim's builds take a file lock)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent / "cpu-shim" if os.environ.get("PYTEST_XDIST_WORKER") else base / "cpu-shim"
+    shared.mkdir(parents=True, exist_ok=True)
     old = os.environ.get("CKD_SHIM_DIR")
-    os.environ["CKD_SHIM_DIR"] = str(tmp_path_factory.mktemp("cpu-shim"))
+    os.environ["CKD_SHIM_DIR"] = str(shared)
     yield
     if old is None:
         os.environ.pop("CKD_SHIM_DIR", None)
