@@ -123,3 +123,56 @@ def test_every_file_is_analysed():
     assert launches == 5
     with pytest.raises(ProjectError, match="outside the program's folder"):
         source_paths(PROJECT, [str(PROJECT.parents[1] / "cpu_programs" / "idioms.cu")])
+
+
+TWO_FILES = Path(__file__).parent / "cpu_projects" / "two_files"
+
+
+def axpb_task(b: float) -> str:
+    from schemas import InputCase, Reference, Task, TensorSpec
+
+    return Task(
+        name="axpb", description="y = 2 x + b",
+        inputs=[TensorSpec(name="x", dtype="float32", shape=["N"])],
+        outputs=[TensorSpec(name="y", dtype="float32", shape=["N"])],
+        sizes={"N": 1000}, cases=[InputCase(name="default", seed=1),
+                                  InputCase(name="odd", seed=2, sizes={"N": 333})],
+        reference=Reference(code=f"def reference(inputs, sizes):\n"
+                                 f"    return {{'y': 2 * inputs['x'] + {b!r}}}\n"),
+    ).to_json()
+
+
+def check_cli(*args: str) -> subprocess.CompletedProcess:
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    return subprocess.run([sys.executable, "-m", "validators", "check", "--backend", "cpu", *args],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path},
+                          timeout=300)
+
+
+@needs_gxx
+def test_check_takes_a_program_of_several_files(tmp_path):
+    """`validators check` judged one file: the kernel of `kernels.cu`, which `main.cu` calls
+    through a header of `include/`, is now part of the checked program."""
+    nvcc = "nvcc -I include -O2 -arch=sm_80 -o axpb main.cu kernels.cu"
+    verdicts = {}
+    for b in (1.0, 2.0):  # the program computes 2 x + 1
+        task = tmp_path / f"task{b}.json"
+        task.write_text(axpb_task(b))
+        r = check_cli("--task", str(task), "--dir", str(TWO_FILES), "--nvcc", nvcc, "--json", "--fast")
+        assert r.stdout.startswith("{"), r.stderr
+        verdicts[b] = (r.returncode, json.loads(r.stdout))
+    code, result = verdicts[1.0]
+    assert code == 0 and result["status"] == "passed", result["reason"]
+    assert [c["status"] for c in result["cases"]] == ["passed", "passed"]
+    code, result = verdicts[2.0]
+    assert code == 1 and result["status"] == "failed", result["reason"]
+
+
+def test_check_refuses_a_program_given_twice(tmp_path):
+    task = tmp_path / "task.json"
+    task.write_text(axpb_task(1.0))
+    r = check_cli("--task", str(task), "--program", str(TWO_FILES / "main.cu"),
+                  "--dir", str(TWO_FILES), "--source", "main.cu")
+    assert r.returncode == 2 and "give --program or --nvcc/--source, not both" in r.stderr, r.stderr
+    r = check_cli("--task", str(task), "--dir", str(TWO_FILES))
+    assert r.returncode == 2 and "--dir needs --nvcc COMMAND or --source PATH" in r.stderr, r.stderr

@@ -1,4 +1,5 @@
-"""`python -m validators check --task TASK.json --program PROG.cu`: validate a program.
+"""`python -m validators check --task TASK.json --program PROG.cu` (or a program of several files:
+`--dir DIR --nvcc "nvcc ..."` or `--source PATH` repeated, as for `validators run`): validate it.
 
 A `.py` task is a KernelBench problem and a `.py` program an answer defining `ModelNew`:
 `validators.kernelbench.verify` checks the pair (the same statuses and exit codes).
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -37,7 +39,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "reference outputs and apply the anti-cheat checks.",
     )
     p.add_argument("--task", required=True, help="task JSON (schemas.Task)")
-    p.add_argument("--program", required=True, help="the CUDA program (.cu)")
+    p.add_argument("--program", help="the CUDA program (.cu); none with --nvcc or --source")
+    p.add_argument("--dir", metavar="DIR",
+                   help="a program of several files: its folder (sources, headers and relative "
+                        "-I resolve in it; default: the first --source's folder)")
+    p.add_argument("--nvcc", metavar="COMMAND",
+                   help="the nvcc command that builds the program, run in --dir, e.g. "
+                        "\"nvcc -I include -o t solution.cu test/*.cu\": its sources (globs "
+                        "expanded as a shell would) are built as translation units")
+    p.add_argument("--source", action="append", default=[], dest="sources", metavar="PATH",
+                   help="a translation unit of a program of several files (repeatable; "
+                        "relative to --dir)")
+    p.set_defaults(flags=[])
     p.add_argument("--backend", default="auto", choices=BACKEND_NAMES)
     p.add_argument("--json", action="store_true", help="print the ValidationResult as JSON")
     p.add_argument("--out", help="write the ValidationResult JSON here")
@@ -79,7 +92,15 @@ def main(args: argparse.Namespace) -> int:
     from validators.engine import check
     from validators.sandbox import SandboxError
 
-    if args.task.endswith(".py") or args.program.endswith(".py"):
+    several = args.nvcc is not None or bool(args.sources)
+    if several and args.program is not None:
+        return fail(f"{args.program!r}: give --program or --nvcc/--source, not both")
+    if not several and args.program is None:
+        return fail("--dir needs --nvcc COMMAND or --source PATH" if args.dir is not None else
+                    "no program: give --program PROG.cu, --nvcc COMMAND or --source PATH")
+    if args.task.endswith(".py") or (args.program or "").endswith(".py"):
+        if several:
+            return fail("a KernelBench answer is one .py file: --nvcc/--source are for CUDA programs")
         return check_kernelbench(args)
     try:
         task = load_task(args.task)
@@ -89,16 +110,38 @@ def main(args: argparse.Namespace) -> int:
         return fail(f"cannot read task file {args.task}: {exc}")
     except SchemaError as exc:
         return fail(one_line(str(exc)))
-    try:
-        program = load_program(args.program)
-    except FileNotFoundError:
-        return fail(f"program file not found: {args.program}")
-    except (OSError, ValueError) as exc:
-        return fail(f"cannot read program {args.program}: {one_line(str(exc))}")
+    include_dirs: list[Path] = []
+    if several:
+        from validators.cli.run_cmd import _check_folder_readable, _project
+        from validators.project import ProjectError
+
+        try:
+            program, folder, notes = _project(args)
+            _check_folder_readable(folder)
+        except (ProjectError, OSError, ValueError) as exc:
+            return fail(one_line(str(exc)))
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+        # As for `validators run`: the folder and the folders its -I flags name outside it are
+        # the operator's choice, so the sandboxed compiler may read them.
+        include_dirs = [folder, *(Path(f[2:]) for f in program.extra_flags if f.startswith("-I")
+                                  and Path(f[2:]).is_absolute() and Path(f[2:]) != folder)]
+    else:
+        try:
+            program = load_program(args.program)
+        except FileNotFoundError:
+            return fail(f"program file not found: {args.program}")
+        except (OSError, ValueError) as exc:
+            return fail(f"cannot read program {args.program}: {one_line(str(exc))}")
     if args.arch:
         os.environ["CKD_CUDA_ARCH"] = args.arch
     try:
         backend = get_backend(args.backend)
+        if several:
+            if backend.name != "cpu":
+                return fail(f"a program of several files builds on the cpu backend only (not yet "
+                            f"on {backend.name})")
+            backend = backend.with_include_dirs(include_dirs)
         result = check(task, program, backend=backend, thorough=not args.fast,
                        fresh_seed=args.fresh_seed)
     except (BackendUnavailable, SandboxError, CapExceeded) as exc:
@@ -110,7 +153,7 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(result.to_json(indent=2))
     else:
-        print_table(result, args.program)
+        print_table(result, args.program or ", ".join(program.units))
     if result.status == Status.ERROR:  # no verdict: the exit status of our own failures
         return 2
     return 0 if result.status == Status.PASSED else 1
