@@ -20,6 +20,15 @@ from .errors import CusetError
 
 
 @dataclass
+class GrpoModelConfig(ModelConfig):
+    init_from: str | None = None
+    """The SFT warm start: a `cuset train` output folder (its `final/`, else its newest
+    checkpoint, or that folder itself). A LoRA adapter is merged into its base model, which must
+    be `name_or_path`; a fully fine-tuned model is loaded as it is. GRPO's own adapter is then
+    trained on top of those weights."""
+
+
+@dataclass
 class TasksConfig:
     spec: str = "builtin"
     """`builtin`, a folder of task folders, or `kernelbench:DIR` (the service's `--tasks`)."""
@@ -49,6 +58,30 @@ class RewardConfig:
     local_backend: Literal["cpu", "cuda", "auto"] = "cpu"
     local_workers: int = 2
     local_timeout: float = 300.0
+
+
+@dataclass
+class JudgeConfig:
+    """The LLM judge (`cuset/grpo_judge.py`): off unless `base_url` is set."""
+
+    base_url: str | None = None
+    """Any OpenAI-compatible endpoint (`.../v1`)."""
+    model: str | None = None
+    weight: float = 0.5
+    """lambda in r' = r + lambda * J."""
+    until_correct: float | None = None
+    """Drop the judge term for a batch whose share of correct completions is at least this
+    (None: always on, as in the recipe)."""
+    prompt_version: str = "v1"
+    """`cuset/prompts/judge.<version>.md`."""
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = 8
+    max_retries: int = 2
+    timeout: float = 120.0
+    temperature: float = 0.0
+    max_tokens: int = 256
+    schema_retries: int = 0
+    """Re-asks (with the error fed back) for an answer that is not the schema; 0: J = 0 at once."""
 
 
 @dataclass
@@ -93,10 +126,11 @@ class GrpoTrainingConfig:
 
 @dataclass
 class GrpoRunConfig:
-    model: ModelConfig = field(default_factory=ModelConfig)
+    model: GrpoModelConfig = field(default_factory=GrpoModelConfig)
     lora: LoraConfig = field(default_factory=lambda: LoraConfig(r=32, alpha=64))
     tasks: TasksConfig = field(default_factory=TasksConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
     grpo: GrpoParams = field(default_factory=GrpoParams)
     training: GrpoTrainingConfig = field(default_factory=GrpoTrainingConfig)
 
@@ -127,6 +161,55 @@ def _validate(cfg: GrpoRunConfig) -> None:
         raise CusetError("no reward service: give --reward-url URL (reward.url) or --reward-local")
     if r.local_workers < 1:
         raise CusetError(f"reward.local_workers must be at least 1 (got {r.local_workers})")
+    j = cfg.judge
+    if bool(j.base_url) != bool(j.model):
+        raise CusetError("the judge needs both --judge-base-url (judge.base_url) and --judge-model "
+                         f"(judge.model); got base_url={j.base_url!r}, model={j.model!r}")
+    if j.weight < 0:
+        raise CusetError(f"judge.weight must be at least 0 (got {j.weight})")
+    if j.until_correct is not None and not 0.0 < j.until_correct <= 1.0:
+        raise CusetError(f"judge.until_correct is a share in (0, 1] (got {j.until_correct})")
+    if j.base_url:
+        from .grpo_judge import judge_prompt
+
+        try:
+            judge_prompt(j.prompt_version)
+        except ValueError as e:
+            raise CusetError(f"judge.prompt_version: {e}") from None
+        try:
+            _judge_llm_config(j)
+        except ValueError as e:
+            raise CusetError(f"judge: {e}") from None
+
+
+def _judge_llm_config(j: JudgeConfig) -> Any:
+    from builder.llm import LLMConfig
+
+    return LLMConfig(model=str(j.model), base_url=j.base_url, api_key_env=j.api_key_env,
+                     concurrency=j.concurrency, max_retries=j.max_retries, timeout=j.timeout,
+                     temperature=j.temperature, max_tokens=j.max_tokens,
+                     schema_retries=j.schema_retries)
+
+
+def _judge_term(cfg: GrpoRunConfig) -> Any:
+    """The judge as a reward term, or None; an endpoint nothing listens at is an error now,
+    before the model is loaded, rather than J = 0 at every step."""
+    j = cfg.judge
+    if not j.base_url:
+        return None
+    from builder.llm import LLMClient, LLMError
+
+    from .eval.errors import EvalError
+    from .eval.samplers import _reachable
+    from .grpo_judge import JudgeTerm, LLMJudge
+
+    try:
+        _reachable(j.base_url)
+        client = LLMClient(_judge_llm_config(j))
+    except (EvalError, LLMError) as e:
+        raise CusetError(f"judge: {e}") from None
+    return JudgeTerm(LLMJudge(client, version=j.prompt_version), weight=j.weight,
+                     until_correct=j.until_correct)
 
 
 def prompt_rows(cfg: GrpoRunConfig) -> list[dict[str, Any]]:
@@ -240,6 +323,7 @@ def run_grpo(cfg: GrpoRunConfig) -> dict[str, Any]:
     log_path = out / "rewards.jsonl"
     _trim_reward_log(log_path, checkpoint)
     token = os.environ.get(cfg.reward.token_env) if cfg.reward.token_env else None
+    judge = _judge_term(cfg)
     with contextlib.ExitStack() as stack:
         url = cfg.reward.url
         if url is None:
@@ -249,11 +333,15 @@ def run_grpo(cfg: GrpoRunConfig) -> dict[str, Any]:
             url = service.url
             print(f"[cuset] reward service: local ({cfg.reward.local_backend}) at {url}", flush=True)
         client = stack.enter_context(ValidationClient(url, token=token))
+        if judge is not None:
+            stack.callback(judge.judge.close)
+            print(f"[cuset] judge: {cfg.judge.model} at {cfg.judge.base_url} (weight "
+                  f"{judge.weight}, until correct share {judge.until_correct})", flush=True)
         weights = RewardWeights(compiled=cfg.reward.compiled, correct=cfg.reward.correct,
                                 speed=_speed_weight(cfg, client), speed_cap=cfg.reward.speed_cap)
         reward = VerifiedReward(client, weights, num_generations=cfg.grpo.num_generations,
                                 log_path=log_path, on_error=cfg.reward.on_error,
-                                require_check=cfg.reward.require_check)
+                                require_check=cfg.reward.require_check, judge=judge)
         trainer = _trainer(cfg, Dataset.from_list(rows), reward)
         if checkpoint:
             print(f"[cuset] resuming from {checkpoint}", flush=True)
@@ -265,25 +353,87 @@ def run_grpo(cfg: GrpoRunConfig) -> dict[str, Any]:
     return {"log_history": trainer.state.log_history}
 
 
-def _trainer(cfg: GrpoRunConfig, dataset: Any, reward: Any) -> Any:
-    from peft import LoraConfig as PeftLoraConfig
+def _load_causal_lm(cfg: GrpoRunConfig, path: str, dtype: str, what: str) -> Any:
     from transformers import AutoModelForCausalLM
-    from trl import GRPOTrainer
 
-    from .modeling import bf16_supported, load_tokenizer, resolve_model_path
-
-    path = resolve_model_path(cfg.model.name_or_path)
-    bf16 = bf16_supported() if cfg.training.bf16 == "auto" else bool(cfg.training.bf16)
-    tokenizer = load_tokenizer(cfg, path)  # type: ignore[arg-type]  # reads cfg.model only
-    dtype = cfg.model.dtype
-    kwargs: dict[str, Any] = {"dtype": ("bfloat16" if bf16 else "float32") if dtype == "auto" else dtype,
-                              "trust_remote_code": cfg.model.trust_remote_code}
+    kwargs: dict[str, Any] = {"dtype": dtype, "trust_remote_code": cfg.model.trust_remote_code}
     if cfg.model.attn_implementation:
         kwargs["attn_implementation"] = cfg.model.attn_implementation
     try:
-        model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+        return AutoModelForCausalLM.from_pretrained(path, **kwargs)
     except Exception as e:  # noqa: BLE001 - transformers raises many kinds for a bad model
-        raise CusetError(f"cannot load the model {cfg.model.name_or_path!r}: {e}") from None
+        raise CusetError(f"cannot load {what}: {e}") from None
+
+
+def load_policy(cfg: GrpoRunConfig, bf16: bool) -> tuple[Any, Any]:
+    """The starting policy and its tokenizer: `model.name_or_path`, or with `model.init_from`
+    the SFT run's weights (its adapter merged into the base, or its full model) and the
+    tokenizer and chat template it trained with."""
+    from .modeling import load_tokenizer, resolve_model_path
+
+    dtype = cfg.model.dtype
+    dtype = ("bfloat16" if bf16 else "float32") if dtype == "auto" else dtype
+    init = cfg.model.init_from
+    if not init:
+        path = resolve_model_path(cfg.model.name_or_path)
+        tokenizer = load_tokenizer(cfg, path)  # type: ignore[arg-type]  # reads cfg.model only
+        return _load_causal_lm(cfg, path, dtype, f"the model {cfg.model.name_or_path!r}"), tokenizer
+    from .export.source import find_weights
+    from .export.write import load_tokenizer as run_tokenizer
+
+    try:
+        weights = find_weights(init)
+    except CusetError as e:
+        raise CusetError(f"model.init_from: {e}") from None
+    base = None
+    if weights.kind == "adapter":
+        base = _warm_start_base(cfg, weights)
+        model = _load_causal_lm(cfg, base, dtype, f"the base model {cfg.model.name_or_path!r}")
+        from peft import PeftModel
+
+        try:
+            # merged rather than trained further: GRPO's adapter has its own rank (32 vs SFT's 8)
+            model = PeftModel.from_pretrained(model, str(weights.folder)).merge_and_unload()
+        except Exception as e:  # noqa: BLE001 - a mismatched adapter fails in many ways
+            raise CusetError(f"model.init_from {init!r}: cannot apply the adapter in "
+                             f"{weights.folder} to {cfg.model.name_or_path!r}: {e}") from None
+    else:
+        model = _load_causal_lm(cfg, str(weights.folder), dtype, f"model.init_from {init!r}")
+    tokenizer = run_tokenizer(weights, base)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    print(f"[cuset] warm start: {weights.kind} from {weights.folder}", flush=True)
+    return model, tokenizer
+
+
+def _warm_start_base(cfg: GrpoRunConfig, weights: Any) -> str:
+    """The base of the SFT adapter, which must be the policy's `model.name_or_path`: an adapter
+    merged into another model would train something nobody asked for."""
+    from .export.source import base_model
+    from .modeling import resolve_model_path
+
+    trained = weights.run_config.get("model", {}).get("name_or_path")
+    recorded = weights.adapter_config.get("base_model_name_or_path")
+    mine = cfg.model.name_or_path
+    if trained is not None and trained != mine:
+        raise CusetError(f"model.init_from {cfg.model.init_from!r} trained an adapter on "
+                         f"{trained!r}, but model.name_or_path is {mine!r}: set "
+                         f"model.name_or_path={trained}")
+    path = resolve_model_path(mine)
+    if trained is None and recorded and recorded not in (mine, path):
+        raise CusetError(f"model.init_from {cfg.model.init_from!r} holds an adapter of "
+                         f"{recorded!r}, but model.name_or_path is {mine!r}")
+    return base_model(weights, mine)
+
+
+def _trainer(cfg: GrpoRunConfig, dataset: Any, reward: Any) -> Any:
+    from peft import LoraConfig as PeftLoraConfig
+    from trl import GRPOTrainer
+
+    from .modeling import bf16_supported
+
+    bf16 = bf16_supported() if cfg.training.bf16 == "auto" else bool(cfg.training.bf16)
+    model, tokenizer = load_policy(cfg, bf16)
     peft_config = None
     if cfg.lora.enabled:
         peft_config = PeftLoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha,
@@ -303,6 +453,16 @@ def add_arguments(p: Any) -> None:
     where.add_argument("--reward-url", help="a running validation service (reward.url)")
     where.add_argument("--reward-local", action="store_true",
                        help="start a local service on loopback for the run (the default)")
+    p.add_argument("--judge-base-url", help="an OpenAI-compatible endpoint for the LLM judge "
+                   "(judge.base_url)")
+    p.add_argument("--judge-model", help="the judge's model (judge.model)")
+    p.add_argument("--judge-weight", type=float, help="lambda in r' = r + lambda * J "
+                   "(judge.weight, default 0.5)")
+    p.add_argument("--judge-until-correct", type=float, metavar="F",
+                   help="drop the judge term for a batch whose correct share reaches F "
+                   "(judge.until_correct; default: always on)")
+    p.add_argument("--init-from", metavar="DIR", help="SFT warm start: a `cuset train` output "
+                   "folder (model.init_from)")
     p.add_argument("--output-dir", help="overrides training.output_dir")
     p.add_argument("--resume", nargs="?", const="latest", metavar="CKPT",
                    help="continue from the newest checkpoint-* in the output folder, or CKPT")
@@ -323,6 +483,12 @@ def run(args: Any) -> int:
         overrides.append(f"reward.url={args.reward_url}")
     if args.reward_local:
         overrides += ["reward.url=null", "reward.local=true"]
+    for flag, key in (("judge_base_url", "judge.base_url"), ("judge_model", "judge.model"),
+                      ("judge_weight", "judge.weight"),
+                      ("judge_until_correct", "judge.until_correct"),
+                      ("init_from", "model.init_from")):
+        if getattr(args, flag) is not None:
+            overrides.append(f"{key}={getattr(args, flag)}")
     if args.output_dir:
         overrides.append(f"training.output_dir={args.output_dir}")
     if args.resume:

@@ -63,3 +63,25 @@ def warm_model(cuda_dataset, tmp_path_factory, _cache_root):
     with _cache_env(_cache_root):
         train(cfg)
     return out / "final"
+
+
+@pytest.fixture(scope="session")
+def lora_run(cuda_dataset, tmp_path_factory, _cache_root):
+    """A `cuset train` output folder: two LoRA steps on the tiny model at a learning rate high
+    enough that the adapter changes greedy output (exported by test_export, the GRPO warm start
+    of test_grpo)."""
+    from pathlib import Path
+
+    from cuset.config import load_config
+    from cuset.trainer import train
+
+    out = tmp_path_factory.mktemp("lora-run")
+    cfg = load_config(Path(__file__).resolve().parents[2] / "cuset" / "configs" / "tiny.yaml", [
+        f"data.path={cuda_dataset}", f"training.output_dir={out}", "training.disable_tqdm=true",
+        "loss.method=sft", "training.max_steps=2", "training.learning_rate=2e-2",
+        "training.gradient_accumulation_steps=1", "data.max_length=256", "training.report_to=[]",
+        "training.save_strategy=steps", "training.save_steps=1",
+    ])
+    with _cache_env(_cache_root):
+        train(cfg)
+    return out

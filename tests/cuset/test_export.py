@@ -24,20 +24,6 @@ PROMPTS = [
 
 
 @pytest.fixture(scope="module")
-def lora_run(cuda_dataset, tmp_path_factory) -> Path:
-    """Two LoRA steps at a learning rate high enough that the adapter changes greedy output."""
-    out = tmp_path_factory.mktemp("lora-run")
-    cfg = load_config(TINY, [
-        f"data.path={cuda_dataset}", f"training.output_dir={out}", "training.disable_tqdm=true",
-        "loss.method=sft", "training.max_steps=2", "training.learning_rate=2e-2",
-        "training.gradient_accumulation_steps=1", "data.max_length=256", "training.report_to=[]",
-        "training.save_strategy=steps", "training.save_steps=1",
-    ])
-    train(cfg)
-    return out
-
-
-@pytest.fixture(scope="module")
 def exported(lora_run, tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("exports")
     assert main(["--run", str(lora_run), "--out", str(root / "adapter")]) == 0

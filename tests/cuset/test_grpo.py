@@ -3,6 +3,7 @@ service on loopback (cpu backend), 4 steps; what the run records; resume."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -11,6 +12,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -157,6 +159,43 @@ def test_every_train_config_has_a_grpo_config_that_loads():
         if train.name.startswith("grpo-") or train.name == "tiny.yaml":
             continue
         grpo = load_grpo_config(configs / f"grpo-{train.name}")
-        assert grpo.model == load_config(train).model, train.name
+        trained = load_config(train).model
+        # the train config's model keys; the warm start is the user's to name
+        assert {f.name: getattr(grpo.model, f.name) for f in dataclasses.fields(trained)} == \
+            dataclasses.asdict(trained), train.name
+        assert grpo.model.init_from is None
         assert (grpo.grpo.num_generations, grpo.grpo.beta, grpo.grpo.num_iterations) == (6, 0.0, 1)
         assert (grpo.lora.r, grpo.training.learning_rate, grpo.reward.speed_cap) == (32, 1e-5, 3.0)
+
+
+def _logits(model, tok) -> Any:
+    import torch
+
+    ids = tok("__global__ void k(float *x) { x[threadIdx.x] = 0; }", return_tensors="pt")
+    with torch.no_grad():
+        return model(**ids).logits
+
+
+def test_the_warm_start_is_the_sft_runs_adapter_merged_into_its_base(lora_run, tmp_path):
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    from cuset.errors import CusetError
+    from cuset.grpo import load_grpo_config, load_policy
+    from cuset.tiny import tiny_checkpoint
+
+    tiny = ROOT / "cuset/configs/grpo-tiny.yaml"
+    model, tok = load_policy(load_grpo_config(tiny, [f"model.init_from={lora_run}"]), False)
+    base = AutoModelForCausalLM.from_pretrained(str(tiny_checkpoint()), dtype=torch.float32)
+    plain = _logits(base, tok)
+    sft = _logits(PeftModel.from_pretrained(base, str(lora_run / "final")), tok)
+    assert not torch.allclose(plain, sft, atol=1e-4)  # the adapter matters on this input
+    torch.testing.assert_close(_logits(model, tok), sft, atol=1e-4, rtol=1e-4)
+    assert tok.chat_template  # the SFT run's tokenizer and template
+    # an adapter of another model is refused by name, before anything is trained
+    with pytest.raises(CusetError, match="model.name_or_path=builtin:tiny"):
+        load_policy(load_grpo_config(tiny, [f"model.init_from={lora_run}",
+                                            "model.name_or_path=Qwen/Qwen3-4B"]), False)
+    with pytest.raises(CusetError, match="model.init_from: .* holds no adapter or model"):
+        load_policy(load_grpo_config(tiny, [f"model.init_from={tmp_path}"]), False)
