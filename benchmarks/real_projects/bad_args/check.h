@@ -1,0 +1,2 @@
+#pragma once
+bool size_ok(int n);

@@ -1,0 +1,2 @@
+#pragma once
+void scale(float* x, float a, int n);
