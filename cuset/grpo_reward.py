@@ -243,8 +243,11 @@ class LocalService:
 
     def __init__(self, tasks: str, log_path: str | Path, *, backend: str = "cpu",
                  workers: int = 2, timeout: float = 300.0, ready_seconds: float = 180.0,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, caller_share: int | None = 1) -> None:
+        """`caller_share` 1: one trainer alone on its own server may use every slot; None: the
+        server's default, as a service shared by several callers runs."""
         self.tasks, self.log_path, self.backend, self.env = tasks, Path(log_path), backend, env
+        self.caller_share = caller_share
         self.workers, self.timeout, self.ready_seconds = workers, timeout, ready_seconds
         self.proc: subprocess.Popen | None = None
         self.url = ""
@@ -253,9 +256,9 @@ class LocalService:
         port = _free_port()
         cmd = [sys.executable, "-m", "validators", "serve", "--host", "127.0.0.1",
                "--port", str(port), "--backend", self.backend, "--workers", str(self.workers),
-               "--tasks", self.tasks, "--timeout", str(self.timeout),
-               # one trainer alone on its own server: it may use every slot
-               "--caller-share", "1"]
+               "--tasks", self.tasks, "--timeout", str(self.timeout)]
+        if self.caller_share is not None:
+            cmd += ["--caller-share", str(self.caller_share)]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("wb") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=self.env)

@@ -19,7 +19,26 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TERMS = ("reward_terms/compiled", "reward_terms/correct", "reward_terms/speed",
-         "reward_terms/groups_all_equal")
+         "reward_terms/judge", "reward_terms/groups_all_equal")
+
+
+def _scores(answer: str) -> dict[str, float]:
+    """The judge stand-in's scripted scores: a function of the completion alone, so that a
+    resumed run is judged as the first was."""
+    n = len(answer)
+    return {"correctness": (n % 5) / 4, "compilability": (n % 3) / 2, "speed": (n % 2) / 1}
+
+
+@pytest.fixture(scope="module")
+def judge():
+    from openai_standin import StandIn, ok
+
+    def respond(body: dict) -> object:
+        text = body["messages"][-1]["content"]
+        return ok(_scores(text.split("BEGIN UNTRUSTED\n", 1)[1].rsplit("\nEND UNTRUSTED", 1)[0]))
+
+    with StandIn(respond=respond) as srv:
+        yield srv
 
 
 def _grpo(out: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -30,20 +49,24 @@ def _grpo(out: Path, *extra: str) -> subprocess.CompletedProcess:
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
 
 
+def _judged(srv) -> tuple[str, ...]:
+    return ("--judge-base-url", srv.url, "--judge-model", "judge-standin", "--judge-weight", "0.5")
+
+
 def _rows(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "rewards.jsonl").read_text().splitlines()]
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def run(tmp_path_factory, judge):
     out = tmp_path_factory.mktemp("grpo") / "run"
-    proc = _grpo(out)
+    proc = _grpo(out, *_judged(judge))
     assert proc.returncode == 0, proc.stderr[-4000:]
     return out, proc
 
 
 @pytest.mark.slow  # about 90 s on a loaded 2-core machine (the tiny model is built first)
-def test_grpo_tiny_logs_every_reward_term_per_step(run):
+def test_grpo_tiny_logs_every_reward_term_per_step(run, judge):
     from sources.builtin import HELD_OUT
 
     out, proc = run
@@ -66,8 +89,18 @@ def test_grpo_tiny_logs_every_reward_term_per_step(run):
     # the per-step means are the means of the logged terms
     for entry in steps:
         mine = [r for r in rows if r["step"] == entry["step"]]
-        assert entry["reward_terms/compiled"] == pytest.approx(
-            sum(r["terms"]["compiled"] for r in mine) / len(mine))
+        for name in ("compiled", "judge"):
+            assert entry[f"reward_terms/{name}"] == pytest.approx(
+                sum(r["terms"][name] for r in mine) / len(mine))
+        assert entry["judge/failures"] == 0.0 and entry["judge/active"] == 1.0
+    # the judge term is lambda times the mean of the stand-in's scores for that completion, and
+    # every completion was judged (its answer cache is keyed by the completion)
+    for r in rows:
+        assert r["judge"] is not None and r["judge_error"] is None
+        assert r["terms"]["judge"] == pytest.approx(0.5 * sum(r["judge"].values()) / 3)
+        assert r["reward"] == pytest.approx(sum(r["terms"].values()))
+    assert len(judge.chat_requests()) >= 1
+    assert any(r["terms"]["judge"] > 0 for r in rows)
     assert (out / "final" / "adapter_config.json").is_file()
     # the local service was started for the run and stopped after it
     url = re.search(r"reward service: local \(cpu\) at (\S+)", proc.stdout).group(1)
@@ -76,13 +109,13 @@ def test_grpo_tiny_logs_every_reward_term_per_step(run):
 
 
 @pytest.mark.slow
-def test_a_resumed_run_continues_with_the_same_steps_and_reward_log(run, tmp_path):
+def test_a_resumed_run_continues_with_the_same_steps_and_reward_log(run, judge, tmp_path):
     out, _ = run
     resumed = tmp_path / "run"
     shutil.copytree(out, resumed)
     shutil.rmtree(resumed / "checkpoint-4")  # as if the run had died after step 2's save
     shutil.rmtree(resumed / "final")
-    proc = _grpo(resumed, "--resume")
+    proc = _grpo(resumed, "--resume", *_judged(judge))
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "resuming from" in proc.stdout and "checkpoint-2" in proc.stdout
     state = json.loads((resumed / "trainer_state.json").read_text())
