@@ -1,5 +1,6 @@
 """What a PyTorch CUDA extension costs to build on the cpu backend (validators/cpu/extension.py):
-the runtime library and the torch+shim precompiled header (once per shim version and variant),
+the runtime library and the torch+shim precompiled headers (once per shim version and variant:
+one with pybind11 for the units that bind to Python, one without for the others),
 one `load_inline` build in the build sandbox (a cache miss), and a cache hit.
 
     python -m benchmarks.bench_torch_extension_build [--shim-dir DIR]
@@ -64,7 +65,8 @@ def main() -> None:
     from validators.cpu import extension
 
     _timed("runtime library (plain)", lambda: extension.runtime_library("plain"))
-    _timed("precompiled header (plain)", lambda: extension.prelude_pch("plain"))
+    _timed("precompiled header, binding units (plain)", lambda: extension.prelude_pch("plain", bind=True))
+    _timed("precompiled header, other units (plain)", lambda: extension.prelude_pch("plain", bind=False))
     req = extension.BuildRequest(name="relu_ext", cpp_sources=["torch::Tensor relu_cuda(torch::Tensor x);"],
                                  cuda_sources=[CUDA_SOURCE], functions={"relu_cuda": "relu_cuda"})
     root = Path(tempfile.mkdtemp(prefix="ckd-ext-"))

@@ -241,23 +241,45 @@ def poison_library() -> Path:
     return toolchain._locked_build(_ext_shim_dir("plain") / POISON_LIBRARY_NAME, build)
 
 
-def prelude_pch(variant: str) -> Path:
+BIND_DEFINE = "-DCUDASHIM_TORCH_BIND"
+"""Selects the prelude with pybind11 and torch's Python casters (cudashim_torch.h)."""
+
+# What only a unit that binds to Python uses: pybind11, torch's Python glue (torch/python.h,
+# torch/csrc/..., THP* objects, its error-handling macros). Such a unit gets the binding
+# prelude; any other is compiled without pybind11, which costs every unit that includes it
+# ~6 s of CPU emitting pybind11's own code, used or not.
+_BINDS = re.compile(r"\bPYBIND11_|\bpybind11\b|\bpy::|torch/python\.h|torch/csrc/(?!api/)|\bTHP[A-Z]\w*"
+                    r"|\b(?:END_)?HANDLE_TH_ERRORS\b|\bwrap_pybind_function\b|\bpython_error\b")
+# Errors of a unit built without the binding prelude that say it needed it after all (names the
+# scan above cannot see, from a macro or an included file): the unit is compiled again with it.
+_NEEDS_BIND = re.compile(r"[‘'`](?:py|pybind11|PYBIND11_\w+|THP\w+|(?:END_)?HANDLE_TH_ERRORS|"
+                         r"wrap_pybind_function|python_error)[’'`]|pybind11/")
+
+
+def binds_to_python(text: str) -> bool:
+    """Whether a translation unit's text uses pybind11 or torch's Python glue."""
+    return _BINDS.search(text) is not None
+
+
+def prelude_pch(variant: str, bind: bool = True) -> Path:
     """The forced include of every extension translation unit, precompiled (torch's headers
-    take tens of seconds per unit without it). Returns the header next to its `.gch`."""
+    take tens of seconds per unit without it): with pybind11 (`bind`, for units that bind to
+    Python) or without. Returns the header next to its `.gch`."""
 
     def build(target: Path) -> None:
         work = Path(tempfile.mkdtemp(dir=target.parent))
         header = work / PRELUDE.name
         header.write_text(PRELUDE.read_text())
         toolchain._run(
-            [toolchain.gxx(), *_flags(variant), *_include_flags(), "-x", "c++-header", str(header),
-             "-o", str(work / (PRELUDE.name + ".gch"))],
-            "the torch extension precompiled header")
+            [toolchain.gxx(), *_flags(variant), *_include_flags(), *([BIND_DEFINE] if bind else []),
+             "-x", "c++-header", str(header), "-o", str(work / (PRELUDE.name + ".gch"))],
+            "the torch extension precompiled header" + (" (binding)" if bind else ""))
         for name in (PRELUDE.name + ".gch", PRELUDE.name):
             (work / name).replace(target.parent / name)
         work.rmdir()
 
-    return toolchain._locked_build(_ext_shim_dir(variant) / PRELUDE.name, build)
+    return toolchain._locked_build(_ext_shim_dir(variant) / ("bind" if bind else "core") / PRELUDE.name,
+                                   build)
 
 
 def prepare_runtime(build_root: Path, variant: str = "plain") -> Path:
@@ -303,10 +325,17 @@ def compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runne
 def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runner, full: bool,
                      ) -> tuple[bool, str, list[str]]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    pch = PRELUDE if full else prelude_pch(req.variant)
-    expose = [toolchain.INCLUDE_DIR, TORCH_INCLUDE_DIR, pch.parent, *_torch_paths()]
-    common = [toolchain.gxx(), *_flags(req.variant), *_include_flags(full), "-include", str(pch),
+    expose = [toolchain.INCLUDE_DIR, TORCH_INCLUDE_DIR, *_torch_paths()]
+    common = [toolchain.gxx(), *_flags(req.variant), *_include_flags(full),
               f"-DTORCH_EXTENSION_NAME={req.name}"]
+
+    def prelude(bind: bool) -> list[str]:
+        # Built here, in our process, before the untrusted unit is compiled in the sandbox.
+        pch = PRELUDE if full else prelude_pch(req.variant, bind)
+        if pch.parent not in expose:
+            expose.append(pch.parent)
+        return [*([BIND_DEFINE] if bind else []), "-include", str(pch)]
+
     units: list[tuple[str, str]] = [("main.cpp", module_generation(req))]
     notes: list[str] = []
     for i, src in enumerate(req.cuda_sources):
@@ -317,12 +346,19 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
     commands: list[str] = []
     output = ""
     objects: list[str] = []
-    for fname, text in units:
+    for i, (fname, text) in enumerate(units):
         (out_dir / fname).write_text(text, encoding="utf-8", errors="surrogatepass")
         obj = fname + ".o"
-        cmd = [*common, *host_flags, "-x", "c++", "-c", fname, "-o", obj]
+        bind = full or (i == 0 and req.inline and req.functions is not None) or binds_to_python(text)
+        cmd = [*common, *prelude(bind), *host_flags, "-x", "c++", "-c", fname, "-o", obj]
         commands.append(" ".join(cmd))
         res = runner(cmd, out_dir, expose)
+        if not bind and res.returncode != 0 and not res.timed_out and _NEEDS_BIND.search(res.output):
+            first = next((ln for ln in res.output.splitlines() if "error" in ln), "").strip()
+            notes.append(f"cudashim: {fname} compiled again with pybind11's headers ({first})")
+            cmd = [*common, *prelude(True), *host_flags, "-x", "c++", "-c", fname, "-o", obj]
+            commands.append(" ".join(cmd))
+            res = runner(cmd, out_dir, expose)
         output += res.output
         if res.returncode != 0 or res.timed_out:
             return False, "\n".join(notes) + ("\n" if notes else "") + output, commands
@@ -418,7 +454,7 @@ def build_one(req: BuildRequest, build_root: Path, *, cache: BuildCache, sandbox
 
     started = time.monotonic()
     runtime_library(req.variant)
-    prelude_pch(req.variant)  # ours: built outside the sandbox, before the untrusted build
+    # The precompiled headers are built by compile_request on a miss only: a hit needs neither.
     key = BuildCache.key(kind="torch-ext", request=asdict(req), shim=shim_version(),
                          compiler=toolchain.gxx_version())
     runner = _sandbox_runner() if sandboxed else toolchain.run_local
