@@ -21,6 +21,7 @@ from safetensors.torch import load as load_tensors
 import schemas
 import validators
 from validators.compare import read_no_follow
+from validators.engine import POISON_LOG, SHIM_LOG_WIDTH, _read_poison_log
 from validators.sandbox import (
     GIB,
     Limits,
@@ -90,6 +91,9 @@ class AnswerRun:
     traceback: str = ""
     runtime_verdict: tuple[str, str] | None = None
     """(status, reason) from the emulator's report when it stopped the process."""
+    poison_log: dict[int, str] = field(default_factory=dict)
+    """The runtime's poisoned buffers (shared memory, cudaMalloc) by number, as for programs:
+    `run_answer(poison_only=k, poison_alt=B)` starts buffer k with B instead."""
 
 
 def emulation_available() -> bool:
@@ -110,7 +114,8 @@ def _package_dirs() -> list[Path]:
 def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "plain",
                schedule: str = "forward", poison: int | None = None, no_launch: bool = False,
                emulate: bool = True, limits: Limits | None = None,
-               max_bytes: int = 1 << 30) -> AnswerRun:
+               max_bytes: int = 1 << 30, poison_only: int | None = None,
+               poison_alt: int | None = None) -> AnswerRun:
     """Run every case of `groups` through ModelNew in one process (so a result cached across
     calls shows). Raises HarnessError when our harness could not reach the answer's code."""
     import time
@@ -142,6 +147,12 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
             env["CUDASHIM_SCHEDULE"] = schedule
             if no_launch:
                 env["CUDASHIM_NO_LAUNCH"] = "1"
+            # The runtime names the memory it poisons, as for programs (the engine's log file,
+            # padded alike in every run); install() takes the settings out of the answer's sight.
+            env["CUDASHIM_POISON_LOG"] = str(work / POISON_LOG).ljust(SHIM_LOG_WIDTH)
+            if poison_only is not None and poison_alt is not None:
+                env |= {"CUDASHIM_POISON_ONLY": str(poison_only),
+                        "CUDASHIM_POISON_ALT": f"0x{poison_alt:02x}"}
         extension = None
         if emulate:
             from validators.cpu import extension
@@ -152,6 +163,7 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
             if extension is not None:
                 extension.prepare_runtime(build_root, variant)
             shutil.rmtree(work / "out", ignore_errors=True)
+            (work / POISON_LOG).unlink(missing_ok=True)  # numbered afresh by each process
             built = [str(p.relative_to(work)) for sub in ("ext", "lib")
                      for p in sorted((build_root / sub).rglob("*")) if p.is_file()]
             out = run_sandboxed([python_executable(), "-I", "-c", ANSWER_HARNESS], work,
@@ -200,6 +212,8 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
             # The emulator's own report (a race in the race build, a deadlock, a GPU-only
             # library call) names what stopped the process.
             run.runtime_verdict = runtime_verdict(out.stdout, out.stderr, out.exit_code)
+        if emulate:
+            run.poison_log = _read_poison_log(work)
         for c in found.get("calls", []):
             run.calls.append(_read_call(work, c, max_bytes))
     run.seconds = time.perf_counter() - started

@@ -16,11 +16,11 @@ from schemas import (
     ValidationResult,
     worst_status,
 )
-from validators.engine import POISON_BYTES
+from validators.engine import MAX_POISON_PROBES, POISON_BYTES
 from validators.sandbox import HarnessError, SandboxError
 
 from .answer import AnswerRun, emulation_available, run_answer
-from .compare import compare_tensor, tolerance_for
+from .compare import compare_tensor, same_tensor, tolerance_for
 from .defences import call_rule, inherits_rule, weak_task
 from .files import extension_answer, read_answer, read_problem
 from .reference import ReferenceFailed, RefGroup, run_reference
@@ -136,6 +136,7 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     runs: list[AnswerRun] = []
     cases: dict[str, CaseResult] = {}
     verdict: tuple[Status, str, str] | None = None
+    wrong: tuple[Status, str, str] | None = None
     for v in plan_variants(fast=fast, emulate=emulate):
         try:
             run = run_answer(answer_python, groups, variant=v.build, schedule=v.schedule,
@@ -146,10 +147,27 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
         runs.append(run)
         verdict = _judge_run(run, groups, cases, count_launches=emulate and not allow_torch_only,
                              atol=atol, rtol=rtol)
-        if verdict is not None:
-            break
+        if verdict is None:
+            continue
+        if verdict[0] == Status.FAILED and not verdict[1] and run.status == "ok":
+            # Wrong outputs: the other variants still run, as a program's do, so that the
+            # reason can name the cause (a race report, memory nobody wrote, an order-dependent
+            # result) instead of the wrong numbers it produced.
+            wrong = wrong or verdict
+            verdict = None
+            continue
+        if wrong is not None and verdict[0] == Status.TIMEOUT:
+            verdict = None  # a slower build running out of time says less than the wrong output
+            continue
+        break
+    probe_seconds = 0.0
+    if verdict is None and wrong is not None:
+        t_probe = time.perf_counter()
+        verdict = (_uninitialised_reads(answer_python, groups, runs, atol, rtol)
+                   or _schedule_dependent(runs, groups, atol, rtol) or wrong)
+        probe_seconds = time.perf_counter() - t_probe
     _record_builds(result, runs)
-    answer_seconds = sum(r.seconds - r.build_seconds for r in runs)
+    answer_seconds = sum(r.seconds - r.build_seconds for r in runs) + probe_seconds
     build_seconds = sum(r.build_seconds for r in runs)
     result.cases = list(cases.values())
     for c in result.cases:
@@ -240,6 +258,77 @@ def _judge_call(call: object, ref: object, count_launches: bool, atol: float | N
     if bad:
         return Status.FAILED, "", bad[0].reason, checks
     return Status.PASSED, "", "", checks
+
+
+def _first_difference(a: AnswerRun, b: AnswerRun, groups: list[RefGroup], atol: float | None,
+                      rtol: float | None) -> str:
+    """Where two runs' outputs differ beyond the tolerance (floats that round differently with
+    the order of threads are no difference, as for programs); "" when they agree."""
+    refs = {c.name: c for g in groups for c in g.cases}
+    theirs = {c.name: c for c in b.calls}
+    for mine in a.calls:
+        other, ref = theirs.get(mine.name), refs.get(mine.name)
+        if other is None or ref is None or mine.outputs is None or other.outputs is None:
+            continue
+        for k, (x, y, r) in enumerate(zip(mine.outputs, other.outputs, ref.outputs, strict=False)):
+            if same_tensor(x, y) or (x.shape == y.shape and x.dtype == y.dtype and compare_tensor(
+                    f"out{k}", x, y, tolerance_for(r.dtype, atol, rtol)).ok):
+                continue
+            if x.shape != y.shape or x.dtype != y.dtype:
+                return f"case {mine.name}: out{k} is {x.dtype} {list(x.shape)} in one run, " \
+                       f"{y.dtype} {list(y.shape)} in the other"
+            xf, yf = x.reshape(-1), y.reshape(-1)
+            same = (xf == yf) | (xf.isnan() & yf.isnan()) if xf.is_floating_point() else xf == yf
+            i = int((~same).nonzero()[0, 0]) if not bool(same.all()) else 0
+            return f"case {mine.name}: out{k} differs at index {i} ({xf[i].item()!r} vs {yf[i].item()!r})"
+    return ""
+
+
+def _uninitialised_reads(answer_source: str, groups: list[RefGroup], runs: list[AnswerRun],
+                         atol: float | None, rtol: float | None) -> tuple[Status, str, str] | None:
+    """Two runs of one schedule whose memory started with different bytes and whose outputs
+    differ read memory nobody wrote: the reason programs get (validators/engine.py), naming the
+    runtime's buffer when starting it alone with the other byte changes the outputs."""
+    for a in runs:
+        for b in runs:
+            if not (a.schedule == b.schedule and a.poison is not None and b.poison is not None
+                    and a.poison < b.poison and a.status == b.status == "ok"):
+                continue
+            diff = _first_difference(a, b, groups, atol, rtol)
+            if not diff:
+                continue
+            # Probed on the plain build where the pair has one (the cheaper run).
+            base, alt = (a, b) if a.variant == "plain" else (b, a)
+            named = ""
+            for k, desc in sorted(base.poison_log.items())[:MAX_POISON_PROBES]:
+                try:
+                    probe = run_answer(answer_source, groups, variant=base.variant,
+                                       schedule=base.schedule, poison=base.poison,
+                                       poison_only=k, poison_alt=alt.poison)
+                except (HarnessError, SandboxError):
+                    break  # our machinery: the buffer stays unnamed, the finding stands
+                if probe.status == "ok" and _first_difference(base, probe, groups, atol, rtol):
+                    named = desc
+                    break
+            what = named or "memory no thread or copy wrote"
+            return (Status.FAILED, "", f"reads uninitialised memory: {what} (outputs change when "
+                    f"device and shared memory start as 0x{a.poison:02x} instead of "
+                    f"0x{b.poison:02x}: {diff})")
+    return None
+
+
+def _schedule_dependent(runs: list[AnswerRun], groups: list[RefGroup], atol: float | None,
+                        rtol: float | None) -> tuple[Status, str, str] | None:
+    """Outputs that change with the thread schedule or build: a race the lost-update detector
+    does not see (a read racing a write, a missing barrier), worded as for programs."""
+    done = [r for r in runs if r.status == "ok"]
+    for other in done[1:]:
+        diff = _first_difference(done[0], other, groups, atol, rtol)
+        if diff:
+            return (Status.FAILED, "", f"schedule-dependent: {diff} between {done[0].variant}/"
+                    f"{done[0].schedule} and {other.variant}/{other.schedule} (a race or a "
+                    "missing barrier?)")
+    return None
 
 
 def _kernel_dependence(answer_source: str, groups: list[RefGroup], runs: list[AnswerRun],
