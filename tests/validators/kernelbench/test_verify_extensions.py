@@ -5,6 +5,8 @@ processes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from schemas import Status
@@ -142,3 +144,34 @@ def test_sakana_extension_source_against_a_functional_problem() -> None:
     r = verify(FUNCTIONAL_PROBLEM, source, fast=True)
     assert r.status == Status.PASSED, r.reason
     assert r.kernel_check.startswith("depends on the kernels")
+
+
+# The bad answers of answers/bad (see its README) that need the emulator's own reasons, on their
+# KernelBench level-1 problems, at small sizes (the scaling rule of sources/kernelbench).
+REPO = Path(__file__).resolve().parents[3]
+LEVEL1 = REPO.parent / "shared" / "data" / "kernelbench_level1"
+BAD = Path(__file__).resolve().parent / "answers" / "bad"
+
+
+def bad_verdict(answer_file: str, problem: str):
+    found = sorted(LEVEL1.rglob(f"{problem}.py")) if LEVEL1.is_dir() else []
+    if not found:
+        pytest.skip("../shared/data/kernelbench_level1 is not here")
+    return verify(found[0].read_text(), (BAD / answer_file).read_text(), max_elements=4096)
+
+
+def test_a_read_racing_a_write_fails_as_schedule_dependent() -> None:
+    # A tree reduction without __syncthreads(): reads race writes, which the lost-update
+    # detector does not track; the two schedules' outputs differ, as a program's would.
+    r = bad_verdict("race__4_Matrix_vector_multiplication_.py", "4_Matrix_vector_multiplication_")
+    assert r.status == Status.FAILED, r.reason
+    assert r.reason.startswith("schedule-dependent: case "), r.reason
+    assert "between plain/forward and plain/reverse (a race or a missing barrier?)" in r.reason, r.reason
+
+
+def test_reading_unwritten_shared_memory_is_an_uninitialised_read_naming_it() -> None:
+    r = bad_verdict("uninit_shared__38_L1Norm_.py", "38_L1Norm_")
+    assert r.status == Status.FAILED, r.reason
+    assert r.reason.startswith("reads uninitialised memory: dynamic shared memory (kernel "
+                               "l1_norm_kernel) (outputs change when device and shared memory "
+                               "start as 0x5a instead of 0xa5: case "), r.reason
