@@ -4,7 +4,8 @@ An entry is `<root>/<key[:2]>/<key>.json`: the sha256 of the body on the first l
 body (the answer's text, finish reason and token counts; never the request's headers, so never
 the API key). Entries are written to a temporary file and renamed, so concurrent writers and a
 `kill -9` leave a whole entry or none. A damaged entry is deleted and reported as a miss, and the
-caller asks again. Errors are never cached.
+caller asks again. Errors are never cached, and an answer the caller refuses is deleted
+(`delete`).
 """
 
 from __future__ import annotations
@@ -59,6 +60,14 @@ class ResponseCache:
     def put(self, key: str, entry: dict[str, Any]) -> None:
         body = json.dumps(entry, sort_keys=True, ensure_ascii=False).encode("utf-8")
         atomic_write_bytes(self.path(key), hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+
+    def delete(self, key: str) -> bool:
+        """Drop an entry its caller refused; True if there was one."""
+        try:
+            self.path(key).unlink()
+        except FileNotFoundError:
+            return False
+        return True
 
     def _discard(self, path: Path, why: str) -> str:
         try:

@@ -3,7 +3,8 @@
 One `LLMClient` per process, shared by every thread: a semaphore bounds the requests in flight
 (`LLMConfig.concurrency`), transport failures are retried here rather than inside `openai` so
 that `Retry-After` is honoured exactly and every retry is counted, and successful answers are
-cached on disk so a rebuild asks nothing twice.
+cached on disk so a rebuild asks nothing twice. An answer the caller's checks refuse is dropped
+from the cache again (`forget`; `structured` does it), so it is not served on the next run.
 """
 
 from __future__ import annotations
@@ -95,9 +96,7 @@ class LLMClient:
         (`temperature`, `max_tokens`, `stop`, ...) and are part of the cache key, except
         `timeout`. Raises `LLMError` after the retries are spent, or at once for a request the
         server refuses (400/401/403/404)."""
-        key = response_key(
-            self._params, messages, {k: v for k, v in overrides.items() if k not in _NOT_CACHE_KEY}
-        )
+        key = self._key(messages, overrides)
         entry, discarded = self._cache.get(key)
         if discarded:
             self._count(cache_discarded=1, note=discarded)
@@ -125,6 +124,22 @@ class LLMClient:
         except OSError as exc:  # a full or read-only disk costs a rebuild, not this answer
             self._count(cache_write_failed=1, note=f"LLM cache write failed: {exc}")
         return reply
+
+    def forget(self, messages: list[dict[str, str]], **overrides: Any) -> bool:
+        """Drop the cached answer to `messages` (with the same `overrides` as `chat`), so the
+        next `chat` asks the endpoint again. A caller whose checks refuse an answer must call
+        this: `chat` caches every answer it gets, before anyone has looked at it, and a refused
+        one served from the cache would be refused on every later run. True if one was dropped."""
+        try:
+            return self._cache.delete(self._key(messages, overrides))
+        except OSError as exc:  # as a failed write: the worst case is the old answer again
+            self._count(note=f"LLM cache entry could not be dropped: {exc}")
+            return False
+
+    def _key(self, messages: list[dict[str, str]], overrides: dict[str, Any]) -> str:
+        return response_key(
+            self._params, messages, {k: v for k, v in overrides.items() if k not in _NOT_CACHE_KEY}
+        )
 
     def _ask(self, messages: list[dict[str, str]], overrides: dict[str, Any]) -> Reply:
         attempts = retries = 0
@@ -232,16 +247,21 @@ class LLMClient:
         The JSON object is taken from the answer as `extract_json` finds it: the bare text, a
         ```json fence, or the first balanced `{...}`. It is checked by
         `model_cls.model_validate`, then by `validate` (which raises ValueError with a message).
-        A refused answer is sent back as the assistant's turn followed by `feedback(error)`,
-        at most `schema_retries` times; then `LLMAnswerError("invalid_answer")` with the last
-        error. Usage adds up over every answer, refused ones included; a transport `LLMError`
-        carries it too.
+        A refused answer is dropped from the cache (`forget`: a later run asks again rather
+        than being served the same refusal) and sent back as the assistant's turn followed by
+        `feedback(error)`, at most `schema_retries` times; then `LLMAnswerError("invalid_answer")`
+        with the last error. A refused answer that came from the cache (written before the
+        checks refused it, or by an older version of them) is asked for afresh once, without
+        spending a schema retry. Usage adds up over every answer, refused ones included; a
+        transport `LLMError` carries it too.
         """
         convo = list(messages)
         usage = Usage()
         texts: list[str] = []
         error = ""
-        for attempt in range(1, self.cfg.schema_retries + 2):
+        attempt = 0
+        refreshed = False
+        while attempt <= self.cfg.schema_retries:
             try:
                 reply = self.chat(convo, **overrides)
             except LLMError as exc:
@@ -253,11 +273,16 @@ class LLMClient:
                 value = model_cls.model_validate(extract_json(reply.text))
                 if validate is not None:
                     validate(value)
-                return Structured(value, usage, attempt, texts)
+                return Structured(value, usage, attempt + 1, texts)
             except (NoJSONError, ValidationError, ValueError) as exc:
                 error = describe_error(exc)
                 if reply.finish_reason == "length":
                     error += f"\n(the answer was cut off at {self.cfg.max_tokens} tokens: be shorter)"
+            self.forget(convo, **overrides)
+            if reply.cached and not refreshed:
+                refreshed = True
+                continue
+            attempt += 1
             convo = [*convo, {"role": "assistant", "content": reply.text},
                      {"role": "user", "content": feedback(error)}]
         self._count(error="invalid_answer")

@@ -248,10 +248,7 @@ class KernelBenchAnswerer:
         return {"llm": self.llm.params(), "prompt": prompt_parts()[0]}
 
     def specify(self, item: Item) -> Specification:
-        from validators.extract import extract_python
-
         from ..item import Synthesis
-        from ..llm import LLMError
         from ..llm.specify import task_name_for
         from ..modules import ModuleTaskError, module_task
 
@@ -263,11 +260,24 @@ class KernelBenchAnswerer:
             task = module_task(task_name_for(item.id), problem, description=prompt)
         except ModuleTaskError as exc:
             raise SpecifyError(f"module_{exc.reason}", str(exc)[:800], synthesis=syn) from None
+        answer = self.answer(prompt, syn)
+        return Specification(task=task, program=Program(source=answer), prompt=prompt,
+                             messages=messages_for(prompt, answer), synthesis=syn)
+
+    def answer(self, prompt: str, syn: Any) -> str:
+        """The LLM's Python answer to `prompt` that passes `answer_problems`, asked again with
+        the problems fed back (`schema_retries`); usage and attempts are added to `syn`.
+        Raises SpecifyError (`invalid_answer`, or `llm_<reason>` from the endpoint)."""
+        from validators.extract import extract_python
+
+        from ..llm import LLMError
+
         convo = [{"role": m.role, "content": m.content} for m in messages_for(prompt)]
         problems: list[str] = []
         # Plain text: the answer is a Python file, not the JSON object the client asks for.
         overrides = {"response_format": {"type": "text"}} if self.llm.json_mode else {}
-        for _ in range(int(getattr(self.llm, "schema_retries", 2)) + 1):
+        tries, refreshed = int(getattr(self.llm, "schema_retries", 2)) + 1, False
+        while tries > 0:
             try:
                 reply = self.client.chat(convo, **overrides)
             except LLMError as exc:
@@ -279,9 +289,14 @@ class KernelBenchAnswerer:
             answer = extract_python(reply.text)
             problems = answer_problems(answer)
             if not problems and answer is not None:
-                return Specification(task=task, program=Program(source=answer),
-                                     prompt=prompt, messages=messages_for(prompt, answer),
-                                     synthesis=syn)
+                return answer
+            # a refused answer must not be served from the cache on the next build; one that
+            # came from the cache (refused by newer checks) is asked for afresh once
+            self.client.forget(convo, **overrides)
+            if reply.cached and not refreshed:
+                refreshed = True
+                continue
+            tries -= 1
             convo += [{"role": "assistant", "content": reply.text},
                       {"role": "user", "content": "Your answer could not be used:\n"
                        + "\n".join(f"- {p}" for p in problems)

@@ -173,3 +173,23 @@ def test_a_kernelbook_module_is_posed_as_a_kernelbench_problem() -> None:
     posed = problem_source(Item(raw=raw))
     assert posed.startswith(book.rstrip()) and posed.endswith("class Model(MyNet):\n    pass\n")
     read_problem(posed)
+
+
+def test_a_refused_answer_is_asked_again_on_the_next_build_not_served_from_cache(tmp_path) -> None:
+    from openai_standin import StandIn, ok
+
+    from builder.item import Synthesis
+    from builder.llm import LLMConfig
+    from builder.stages.kernelbench_form import KernelBenchAnswerer, user_prompt
+    from builder.stages.specify import SpecifyError
+
+    prompt = user_prompt(PROBLEM)
+    with StandIn(default=ok(f"```python\n{RELU}```\n")) as srv:
+        cfg = LLMConfig(model="m", base_url=srv.url, cache_dir=tmp_path, schema_retries=0,
+                        max_retries=0)
+        srv.push(ok("I would write a grid-stride kernel."))
+        with pytest.raises(SpecifyError, match="no Python code block"):
+            KernelBenchAnswerer(cfg).answer(prompt, Synthesis(specifier="t", model="m"))
+        # the next build (a new answerer on the same cache) asks again
+        assert KernelBenchAnswerer(cfg).answer(prompt, Synthesis(specifier="t", model="m")) == RELU
+        assert len(srv.chat_requests()) == 2

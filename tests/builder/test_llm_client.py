@@ -339,3 +339,35 @@ def test_errors_and_client_pickle(srv, make):
     client = pickle.loads(pickle.dumps(make(srv)))
     assert client.chat(ASK).text == ok(GOOD).content
     assert Usage(calls=1, retries=2) + Usage(calls=1) == Usage(calls=2, retries=2)
+
+
+def test_a_refused_answer_is_asked_again_on_the_next_call_not_served_from_cache(srv, make):
+    client = make(srv, schema_retries=0)
+    srv.push(ok({"total": "five"}))
+    with pytest.raises(LLMAnswerError, match="invalid_answer|total"):
+        client.structured(ASK, Sum)
+    # the next run (a fresh client on the same cache) asks again and gets the good answer
+    again = make(srv, schema_retries=0).structured(ASK, Sum)
+    assert again.value == Sum(**GOOD)
+    assert len(srv.chat_requests()) == 2
+    # the good answer is cached as before
+    assert make(srv, schema_retries=0).structured(ASK, Sum).value == Sum(**GOOD)
+    assert len(srv.chat_requests()) == 2
+
+
+def test_a_cached_answer_the_checks_refuse_is_asked_for_afresh(srv, make):
+    client = make(srv, schema_retries=0)
+    srv.push(ok("no JSON here"))
+    assert client.chat(ASK).text == "no JSON here"  # plain chat caches whatever it is given
+    out = client.structured(ASK, Sum)
+    assert out.value == Sum(**GOOD) and out.raw_texts == ["no JSON here", ok(GOOD).content]
+    assert len(srv.chat_requests()) == 2
+    # once only: a fresh answer refused too is an invalid answer (no loop), and is not kept
+    other = [*ASK, {"role": "user", "content": "and 4 and 5?"}]
+    srv.push(ok("stale"), ok("fresh but bad"))
+    client.chat(other)
+    with pytest.raises(LLMAnswerError) as info:
+        client.structured(other, Sum)
+    assert info.value.raw_texts == ["stale", "fresh but bad"]
+    assert len(srv.chat_requests()) == 4
+    assert client.forget(other) is False

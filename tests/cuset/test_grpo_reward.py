@@ -187,18 +187,20 @@ def test_a_failed_or_malformed_judgement_counts_zero_and_is_logged(service, tmp_
                                 judge=_judge(srv, tmp_path))
         got = reward(prompts=[_prompt()] * 2, completions=[empty, prose], task_id=[TASK] * 2,
                      log_metric=lambda k, v: metrics.setdefault(k, []).append(v))
-        # training goes on: the next batch is judged again (a failed request is not cached; a
-        # malformed answer is, as the answer of that model to that prompt)
-        srv.respond = lambda body: ok(scripted[_answer_of(body)])
+        # training goes on: the next batch is judged again, and neither a failed request nor a
+        # malformed answer is cached (else that completion would stay at J = 0 for good)
+        later = {empty: {"correctness": 0.5, "compilability": 0.25, "speed": 0.0},
+                 prose: {"correctness": 0.0, "compilability": 0.5, "speed": 1.0}}
+        srv.respond = lambda body: ok(later[_answer_of(body)])
         again = reward(prompts=[_prompt()] * 2, completions=[empty, prose], task_id=[TASK] * 2,
                        log_metric=lambda k, v: metrics.setdefault(k, []).append(v))
     assert got == [0.0, 0.0]
-    assert again == pytest.approx([0.0, 0.5 * sum(scripted[prose].values()) / 3])
+    assert again == pytest.approx([0.5 * sum(later[t].values()) / 3 for t in (empty, prose)])
     rows = [json.loads(line) for line in log.read_text().splitlines()]
     assert [r["terms"]["judge"] for r in rows[:2]] == [0.0, 0.0]
     assert rows[0]["judge"] is None and rows[0]["judge_error"].startswith("malformed")
     assert rows[1]["judge"] is None and "500" in rows[1]["judge_error"]
-    assert metrics["judge/failures"] == [2.0, 1.0]
+    assert metrics["judge/failures"] == [2.0, 0.0]
 
 
 def test_the_judge_term_is_dropped_once_the_batch_is_correct_enough(service, tmp_path):
@@ -243,3 +245,22 @@ def test_judge_answers_are_cached_by_model_and_prompt(tmp_path):
         judge("m1").judge_many(["task"], ["another answer"])
         judge("m1").judge_many(["another task"], ["answer"])
         assert len(srv.chat_requests()) == 4
+
+
+def test_a_malformed_judgement_is_not_kept_for_the_same_completion(tmp_path):
+    from openai_standin import StandIn, ok
+
+    from cuset.grpo_judge import LLMJudge
+
+    good = {"correctness": 1.0, "compilability": 0.5, "speed": 0.0}
+    with StandIn(default=ok(good)) as srv:
+        srv.push(ok('{"correctness": 1.0, "compilability": 0.5}'))
+        judge = LLMJudge.from_endpoint(srv.url, "m", cache_dir=tmp_path, max_retries=0,
+                                       schema_retries=0)
+        first, = judge.judge_many(["task"], ["answer"])
+        second, = judge.judge_many(["task"], ["answer"])
+        third, = judge.judge_many(["task"], ["answer"])  # the good one is cached
+        judge.close()
+        assert first.value == 0.0 and first.error.startswith("malformed")
+        assert second.value == pytest.approx(0.5) and second.error is None
+        assert third == second and len(srv.chat_requests()) == 2
