@@ -302,6 +302,17 @@ class Engine:
                                    time.monotonic() - t0)
         elif inputs is None:
             inputs = materialize(task, case)
+        ref_error: ReferenceError | None = None
+        try:
+            # Before any build: when our own harness cannot produce this case's reference, no
+            # build or run of the program can give the case a verdict, and a broken environment
+            # should cost a build's first records seconds, not compiles. Cached: _judge finds it.
+            self.references.outputs(task, case, inputs)  # type: ignore[union-attr]
+        except SandboxError as exc:
+            return _error_case(case.name, f"no reference outputs: {exc}", exc,
+                               time.monotonic() - t0)
+        except ReferenceError as exc:
+            ref_error = exc  # the task's own failure: the program's runs still come first
         defines = task.defines_for(case)
         runs: list[_Run] = []
         exe: Executable | None = None
@@ -356,7 +367,8 @@ class Engine:
                 if run.status is not None:
                     # Decided (crash, limit, cheat, no GPU): the remaining variants would only
                     # repeat it at a higher cost, and a hostile program gets one run, not six.
-                    return self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
+                    return self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0,
+                                       ref_error=ref_error)
         for run in runs:  # behaviour CUDA leaves undefined that ran as GPUs do: said, not judged
             for note in self.backend.run_notes(run.outcome):
                 if note not in result.notes:
@@ -369,7 +381,8 @@ class Engine:
                                   schedules=sorted({r.schedule for r in runs}), status=Status.FAILED,
                                   reason=uninit, exit_code=last.exit_code,
                                   stdout_tail=_tail(last.stdout), stderr_tail=_tail(last.stderr))
-        judged = self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0)
+        judged = self._judge(task, case, inputs, sizes, runs, time.monotonic() - t0,
+                             ref_error=ref_error)
         if kernel_check and judged.status == Status.PASSED and exe is not None:
             # Its runs start device memory as this build's runs did: a run that alone left it
             # unpoisoned would tell the program which run it is in.
@@ -696,7 +709,9 @@ class Engine:
     # --- verdict of a case -------------------------------------------------------------------
 
     def _judge(self, task: Task, case: InputCase, inputs: dict[str, np.ndarray],
-               sizes: dict[str, int], runs: list[_Run], seconds: float) -> CaseResult:
+               sizes: dict[str, int], runs: list[_Run], seconds: float, *,
+               ref_error: ReferenceError | None = None) -> CaseResult:
+        """`ref_error`: the reference already failed for this case (not run again)."""
         base = dict(case=case.name, seconds=seconds, schedules=sorted({r.schedule for r in runs}))
         last = runs[-1].outcome
         tails = dict(exit_code=last.exit_code, stdout_tail=_tail(last.stdout),
@@ -712,6 +727,8 @@ class Engine:
                               error_origin=(ErrorOrigin.VALIDATOR if r.status == Status.ERROR
                                             else None))
         try:
+            if ref_error is not None:
+                raise ref_error
             refs, _ = self.references.outputs(task, case, inputs)  # type: ignore[union-attr]
         except (ReferenceError, SandboxError) as exc:
             return CaseResult(**base, **tails, status=Status.ERROR,

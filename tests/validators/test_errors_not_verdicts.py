@@ -55,6 +55,20 @@ def test_an_interpreter_the_sandbox_cannot_start_is_a_validator_error(engine, mo
                for c in r.cases)
 
 
+def test_a_harness_that_cannot_start_costs_no_build(engine, monkeypatch):
+    """Our failure is known before the program is compiled: a broken environment must not spend
+    a build's first records on compiles whose runs could never be judged."""
+    task, program = _clamp()
+    builds = []
+    real_build = engine.backend.build
+    monkeypatch.setattr(engine.backend, "build",
+                        lambda *a, **k: builds.append(k.get("variant")) or real_build(*a, **k))
+    monkeypatch.setattr(reference_mod, "python_executable", lambda: "/nonexistent/bin/python3")
+    r = engine.check(task, program, thorough=True)
+    assert r.status == Status.ERROR and r.error_origin == ErrorOrigin.VALIDATOR, (r.status, r.reason)
+    assert builds == []
+
+
 def test_a_reference_that_raises_is_the_tasks_error_not_the_programs_failure(engine):
     task, program = _clamp()
     broken = task.model_copy(update={"reference": Reference(
