@@ -191,13 +191,16 @@ def _closure(bodies: dict[str, set[str]], seeds: set[str] | frozenset[str]) -> s
 
 
 def barrier_free_kernels(tree_root: Node, src: bytes,
-                         waits_elsewhere: set[str] | frozenset[str] = frozenset()) -> set[str]:
+                         waits_elsewhere: set[str] | frozenset[str] = frozenset(),
+                         spinners: set[str] | frozenset[str] = frozenset()) -> set[str]:
     """Names of functions that can never wait at a barrier: no sync name in their body, in a
     function they call or in a macro they use (by name, to a fixpoint). Conservative: when a
     function that syncs cannot be named (an operator), nothing is barrier-free.
-    `waits_elsewhere`: functions of the program's other files that may wait (`waiting_elsewhere`)."""
+    `waits_elsewhere`: functions of the program's other files that may wait (`waiting_elsewhere`).
+    `spinners`: functions with a loop that may wait for another thread of the block (`_spinning`):
+    their threads must be fibers that can hand over, so they are not barrier-free either."""
     bodies = _definition_words(tree_root, src)
-    syncing = _closure(bodies, SYNC_NAMES | waits_elsewhere)
+    syncing = _closure(bodies, SYNC_NAMES | waits_elsewhere | spinners)
     if any(n.startswith("<unnamed:") for n in syncing):
         return set()
     return {n for n in bodies if n not in syncing and not n.startswith("<unnamed:")}
@@ -211,14 +214,18 @@ def waiting_elsewhere(files: dict[str, str]) -> dict[str, frozenset[str]]:
     header's) must not be judged barrier-free, nor copied into warp lockstep, for want of it."""
     from validators.cpu.lockstep import SPIN_WORDS
 
-    per_file = {rel: _definition_words(_parser().parse(text.encode("utf-8", "surrogatepass"))
-                                       .root_node, text.encode("utf-8", "surrogatepass"))
-                for rel, text in files.items()}
+    per_file: dict[str, dict[str, set[str]]] = {}
+    spinners: set[str] = set()
+    for rel, text in files.items():
+        src = text.encode("utf-8", "surrogatepass")
+        root = _parser().parse(src).root_node
+        per_file[rel] = _definition_words(root, src)
+        spinners |= _spinning(root, src, frozenset()).spinners
     merged: dict[str, set[str]] = {}
     for bodies in per_file.values():
         for name, words in bodies.items():
             merged.setdefault(name, set()).update(words)
-    waiting = _closure(merged, SYNC_NAMES | SPIN_WORDS)
+    waiting = _closure(merged, SYNC_NAMES | SPIN_WORDS | spinners)
     return {rel: frozenset(n for other, bodies in per_file.items() if other != rel
                            for n in bodies if n in waiting)
             for rel in files}
@@ -379,15 +386,27 @@ def _declared_name(src: bytes, node: Node | None) -> str:
 _MACRO_PREFIX = b"void cudashim_macro_body(){"
 
 
-def _macro_body_edit(src: bytes, arg: Node, result: RewriteResult) -> _Edit | None:
-    """Launches inside a `#define` body: parse the body as a statement and rewrite it there."""
+def _macro_body_edit(src: bytes, arg: Node, result: RewriteResult, spin: _Spinning | None = None,
+                     name: str = "", params: list[str] | None = None) -> _Edit | None:
+    """Launches inside a `#define` body: parse the body as a statement and rewrite it there; and
+    a spin point in each of its loops that waits, by its own words or, where this file passes
+    the macro an argument that reads volatile or atomic memory, by a parameter's
+    (`#define SPIN_UNTIL(c) while (!(c))`, used as `SPIN_UNTIL(atomicAdd(f, 0))`)."""
     body = src[arg.start_byte : arg.end_byte]
-    if b"<<<" not in body:
+    waiting: set[str] = set()
+    if spin is not None:
+        waiting = spin.reads | (set(params or ()) if name in spin.argument_waits else set())
+    if b"<<<" not in body and not (waiting and _LOOP_WORDS & set(_WORD.findall(body.decode("utf-8", "replace")))):
         return None
     wrapped = _MACRO_PREFIX + body + b";}"
     tree = _parser().parse(wrapped)
     edits = []
     for node in _walk(tree.root_node):
+        if node.type in _LOOP_TYPES and waiting and _waits(wrapped, node, waiting):
+            spin_edit = _spin_point_edit(wrapped, node)
+            if spin_edit is not None:
+                edits.append(spin_edit)
+            continue
         if node.type != "call_expression":
             continue
         syntax = next((c for c in node.children if c.type == "kernel_call_syntax"), None)
@@ -434,16 +453,25 @@ def _lockstep_edits(
     return edits, ends
 
 
-# What a loop that waits for another block reads: atomics (`while (atomicAdd(f, 0) == 0)`) and
-# what lockstep.SPIN_WORDS names (volatile, atomicCAS/Exch, fences, __nanosleep, atomic_ref).
+# What a loop that waits for another thread reads: atomics (`while (atomicAdd(f, 0) == 0)`),
+# uncached loads, and what lockstep.SPIN_WORDS names (volatile, atomicCAS/Exch, fences,
+# __nanosleep, atomic_ref).
 _POLL_WORDS = frozenset(
     f"{op}{scope}" for op in ("atomicAdd", "atomicSub", "atomicOr", "atomicAnd", "atomicXor", "atomicMax",
                               "atomicMin", "atomicInc", "atomicDec", "atomicCAS", "atomicExch")
     for scope in ("", "_block", "_system")
-)
+) | {"__ldcv", "__ldcg", "__ldlu"}
+# A fence or a sleep in a loop's body: the loop polls memory the fence makes it read again
+# (`while (flag[i] == 0) __threadfence();`), whatever its condition names.
+_PAUSE_WORDS = frozenset({"__threadfence", "__threadfence_block", "__threadfence_system", "__nanosleep",
+                          "atomic_thread_fence"})
 _NUMBER = re.compile(r"(?<![\w.])\.?\d[\w.]*")
+_LOOP_WORDS = frozenset({"for", "while", "do"})
 _SPIN_POINT = b"::cudashim::spin_point(), "
 _DEVICE_WORDS = frozenset({"__global__", "__device__"})
+_LOOP_TYPES = ("for_statement", "while_statement", "do_statement")
+_GUARDS = ("if_statement", "while_statement", "for_statement", "do_statement", "switch_statement",
+           "conditional_expression")
 
 
 def _declared_identifier(node: Node) -> Node | None:
@@ -471,38 +499,171 @@ def _waiting_names(root: Node, src: bytes) -> set[str]:
     return names
 
 
-def _spin_point_edits(root: Node, src: bytes, waits_elsewhere: set[str] | frozenset[str]) -> list[_Edit]:
-    """A call to `cudashim::spin_point()` in the condition of every loop of device code that reads
-    volatile or atomic memory (or calls a function that does): such a loop may wait for another
-    block, which in a cooperative launch must get to run (the runtime's `_Spin_point_slow`).
-    Inserted on the loop's own line, so line numbers stay."""
+def _words(src: bytes, node: Node | None) -> set[str]:
+    # numbers dropped first: the suffix of `2.0f` is no name `f`
+    return set(_WORD.findall(_NUMBER.sub(" ", _text(src, node)))) if node is not None else set()
+
+
+def _guard_words(src: bytes, node: Node, loop: Node) -> set[str]:
+    """The conditions under which `node` runs within one pass of `loop`."""
+    words: set[str] = set()
+    child, parent = node, node.parent
+    while parent is not None and parent != loop:
+        if parent.type in _GUARDS:
+            cond = parent.child_by_field_name("condition")
+            if cond is not None and cond != child:
+                words |= _words(src, cond)
+        child, parent = parent, parent.parent
+    return words
+
+
+def _exit_words(src: bytes, loop: Node) -> set[str]:
+    """The names a loop's leaving depends on: its condition, the conditions guarding each jump
+    out of it (`if (atomicCAS(l, 0, 1) == 0) break;`), and, to a fixpoint, what the loop assigns
+    to those names and the conditions guarding those assignments (`do { old = atomicCAS(...); }
+    while (old != 0)`, `if (atomicCAS(...) == 0) { ...; done = true; }`). A loop whose leaving
+    depends only on its own counters (a histogram's `for (i...) atomicAdd(...)`) never waits."""
+    deps = _words(src, loop.child_by_field_name("condition"))
+    body = loop.child_by_field_name("body")
+    if body is None:
+        return deps
+    sources: list[tuple[set[str], set[str]]] = []  # (names assigned, words they then depend on)
+    for node in _walk(body):
+        if node.type in ("return_statement", "goto_statement", "break_statement"):
+            if node.type == "break_statement":
+                target = node.parent
+                while target is not None and target != loop and target.type not in (*_LOOP_TYPES, "switch_statement",
+                                                                                     "for_range_loop"):
+                    target = target.parent
+                if target != loop:
+                    continue
+            deps |= _guard_words(src, node, loop)
+        elif node.type in ("assignment_expression", "update_expression"):
+            target = node.child_by_field_name("left") or node.child_by_field_name("argument")
+            value = node.child_by_field_name("right")
+            sources.append((_words(src, target), _words(src, value) | _guard_words(src, node, loop)))
+        elif node.type == "init_declarator":
+            ident = _declared_identifier(node)
+            if ident is not None:
+                sources.append(({_text(src, ident)},
+                                _words(src, node.child_by_field_name("value")) | _guard_words(src, node, loop)))
+    changed = True
+    while changed:
+        changed = False
+        for assigned, depends in sources:
+            if assigned & deps and not depends <= deps:
+                deps |= depends
+                changed = True
+    return deps
+
+
+def _waits(src: bytes, loop: Node, waiting: set[str]) -> bool:
+    """Whether `loop` may wait for another thread: its leaving depends on a volatile or atomic
+    read (directly or through a function that makes one), or it pauses with a fence or sleep."""
+    return bool(_exit_words(src, loop) & waiting or _words(src, loop.child_by_field_name("body")) & _PAUSE_WORDS)
+
+
+def _spin_point_edit(src: bytes, loop: Node) -> _Edit | None:
+    """`cudashim::spin_point()` first in the loop's condition, on the loop's own line."""
+    cond = loop.child_by_field_name("condition")
+    if loop.type == "for_statement":
+        if cond is not None:
+            return _Edit(cond.start_byte, cond.start_byte, _SPIN_POINT)
+        semis = [c for c in loop.children if c.type == ";"]  # for (;;): the empty condition
+        return _Edit(semis[-1].start_byte, semis[-1].start_byte, _SPIN_POINT + b"true") if semis else None
+    if cond is not None and cond.named_child_count == 1 and cond.named_children[0].type != "declaration":
+        return _Edit(cond.start_byte + 1, cond.start_byte + 1, _SPIN_POINT)  # just inside '('
+    return None
+
+
+def _macro_params(node: Node, src: bytes) -> list[str]:
+    params = node.child_by_field_name("parameters")
+    return [_text(src, c) for c in params.named_children] if params is not None else []
+
+
+
+
+def _parse_macro(src: bytes, value: Node) -> tuple[bytes, Node]:
+    """A `#define` body parsed as the statements of a function (wrapped in `_MACRO_PREFIX`)."""
+    wrapped = _MACRO_PREFIX + src[value.start_byte : value.end_byte] + b";}"
+    return wrapped, _parser().parse(wrapped).root_node
+
+
+@dataclass
+class _Spinning:
+    """`reads`: names whose use in a loop's exit condition makes it a wait (volatile and atomic
+    variables, atomics, and functions or macros that use them). `spinners`: functions and macros
+    with a waiting loop, and everything that calls or uses them. `by_argument`: macros whose
+    loop waits when one of their arguments does (`SPIN_UNTIL(cond)`), by argument position;
+    `argument_waits`: those of them this file uses with such an argument."""
+    reads: set[str]
+    spinners: set[str]
+    by_argument: dict[str, set[int]]
+    argument_waits: set[str]
+
+
+def _spinning(root: Node, src: bytes, waits_elsewhere: set[str] | frozenset[str]) -> _Spinning:
     from validators.cpu.lockstep import SPIN_WORDS
 
-    waiting = _closure(_definition_words(root, src), SPIN_WORDS | _POLL_WORDS | waits_elsewhere)
-    waiting |= _waiting_names(root, src)
+    bodies = _definition_words(root, src)
+    reads = _closure(bodies, SPIN_WORDS | _POLL_WORDS | waits_elsewhere) | _waiting_names(root, src)
+    spinners = set(waits_elsewhere)
+    by_argument: dict[str, set[int]] = {}
+    calls: list[tuple[str, Node]] = []
+    for node in _walk(root):
+        if node.type == "function_definition":
+            body = node.child_by_field_name("body")
+            if body is None:
+                continue
+            name = _function_name(node, src)[0] or f"<unnamed:{node.start_byte}>"
+            if any(n.type in _LOOP_TYPES and _waits(src, n, reads) for n in _walk(body)):
+                spinners.add(name)
+            calls.extend((name, n) for n in _walk(body) if n.type == "call_expression")
+        elif node.type in ("preproc_def", "preproc_function_def"):
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if name is None or value is None:
+                continue
+            params = set(_macro_params(node, src))
+            wrapped, tree = _parse_macro(src, value)
+            for loop in _walk(tree):
+                if loop.type not in _LOOP_TYPES:
+                    continue
+                if _waits(wrapped, loop, reads):
+                    spinners.add(_text(src, name))
+                elif deps := _exit_words(wrapped, loop) & params:
+                    by_argument.setdefault(_text(src, name), set()).update(
+                        i for i, p in enumerate(_macro_params(node, src)) if p in deps)
+    # A use of an argument-waiting macro whose argument reads volatile or atomic memory.
+    argument_waits: set[str] = set()
+    for function, call in calls:
+        callee = call.child_by_field_name("function")
+        positions = by_argument.get(_text(src, callee)) if callee is not None else None
+        args = call.child_by_field_name("arguments")
+        if positions and args is not None:
+            named = [a for a in args.named_children if a.type != "comment"]
+            if any(i < len(named) and _words(src, named[i]) & reads for i in positions):
+                spinners.add(function)
+                argument_waits.add(_text(src, callee))
+    return _Spinning(reads=reads, spinners=_closure(bodies, spinners), by_argument=by_argument,
+                     argument_waits=argument_waits)
+
+
+def _spin_point_edits(root: Node, src: bytes, spin: _Spinning) -> list[_Edit]:
+    """A call to `cudashim::spin_point()` in the condition of every loop of device code whose
+    leaving waits on volatile or atomic memory (`_waits`): such a loop may wait for another thread
+    of its block or, in a cooperative launch, another block, which must get to run (the runtime's
+    `_Spin_point_slow`). Inserted on the loop's own line, so line numbers stay. Loops in `#define`
+    bodies get theirs in `_macro_body_edit`."""
     edits: list[_Edit] = []
     for fn in _walk(root):
         body = fn.child_by_field_name("body") if fn.type == "function_definition" else None
         if body is None or not _DEVICE_WORDS & set(_WORD.findall(_text(src, fn)[: body.start_byte - fn.start_byte])):
             continue
         for loop in _walk(body):
-            if loop.type not in ("for_statement", "while_statement", "do_statement"):
-                continue
-            # numbers dropped first: the suffix of `2.0f` is no name `f`
-            if not set(_WORD.findall(_NUMBER.sub(" ", _text(src, loop)))) & waiting:
-                continue
-            cond = loop.child_by_field_name("condition")
-            if loop.type == "for_statement":
-                if cond is not None:
-                    edits.append(_Edit(cond.start_byte, cond.start_byte, _SPIN_POINT))
-                else:  # for (;;): the empty condition sits before the last ';'
-                    semis = [c for c in loop.children if c.type == ";"]
-                    if semis:
-                        at = semis[-1].start_byte
-                        edits.append(_Edit(at, at, _SPIN_POINT + b"true"))
-            elif cond is not None and cond.named_child_count == 1 and cond.named_children[0].type != "declaration":
-                at = cond.start_byte + 1  # just inside '('
-                edits.append(_Edit(at, at, _SPIN_POINT))
+            if loop.type in _LOOP_TYPES and _waits(src, loop, spin.reads):
+                edit = _spin_point_edit(src, loop)
+                if edit is not None:
+                    edits.append(edit)
     return edits
 
 
@@ -517,13 +678,14 @@ def rewrite(source: str, filename: str = "main.cu", lockstep: bool = True,
     tree = _parser().parse(src)
     edits: list[_Edit] = []
     result = RewriteResult(text=source)
-    barrier_free = barrier_free_kernels(tree.root_node, src, waits_elsewhere)
+    spin = _spinning(tree.root_node, src, waits_elsewhere)
+    barrier_free = barrier_free_kernels(tree.root_node, src, waits_elsewhere, spin.spinners)
     kernels = kernel_names(tree.root_node, src)
     copy_ends: dict[str, int] = {}
     if lockstep:
         copy_edits, copy_ends = _lockstep_edits(tree.root_node, src, barrier_free, filename, result)
         edits.extend(copy_edits)
-    edits.extend(_spin_point_edits(tree.root_node, src, waits_elsewhere))
+    edits.extend(_spin_point_edits(tree.root_node, src, spin))
     for node in _walk(tree.root_node):
         cast = _kernel_cast_edit(src, node, kernels) if kernels else None
         if cast is not None:
@@ -562,7 +724,9 @@ def rewrite(source: str, filename: str = "main.cu", lockstep: bool = True,
         elif node.type in ("preproc_def", "preproc_function_def"):
             value = node.child_by_field_name("value")
             if value is not None:
-                made_macro = _macro_body_edit(src, value, result)
+                name_node = node.child_by_field_name("name")
+                made_macro = _macro_body_edit(src, value, result, spin, _text(src, name_node) if name_node else "",
+                                              _macro_params(node, src))
                 if made_macro is not None:
                     edits.append(made_macro)
     # Outermost edits win (a launch nested in another launch's arguments is left as it is).

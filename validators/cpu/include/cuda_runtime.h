@@ -927,13 +927,14 @@ int block_barrier(int mode, int pred, unsigned line, const char* file);
 unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, int param, int width, unsigned line, const char* file);
 unsigned active_mask();
 unsigned lane_id();
-// Put by the rewrite in loops that read volatile or atomic memory: in a cooperative launch a
-// block spinning there lets the other co-resident blocks run (runtime: _Spin_point_slow). Only
-// a thread-local test elsewhere, so normal launches cost what they did.
-extern thread_local bool _Coop_block;
+// Put by the rewrite in loops whose exit waits on volatile or atomic memory: a thread spinning
+// there lets the other threads of its block run, and in a cooperative launch its block lets the
+// other co-resident blocks run (runtime: _Spin_point_slow). Only a thread-local test where the
+// block's threads are plain calls (direct mode) and in host code.
+extern thread_local bool _Spin_fibers;
 void _Spin_point_slow();
 inline void spin_point() {
-  if (__builtin_expect(_Coop_block, false)) _Spin_point_slow();
+  if (__builtin_expect(_Spin_fibers, false)) _Spin_point_slow();
 }
 }  // namespace cudashim
 

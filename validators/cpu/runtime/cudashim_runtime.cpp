@@ -543,7 +543,9 @@ static const Config& config() {
 }
 
 // ---------------------------------------------------------------- fibers
-enum State : int { NEW, RUNNABLE, RUNNING, WAIT_BLOCK, WAIT_WARP, DONE, WAIT_GRID };
+// YIELDED: runnable, but handed its turn on from a spin loop (_Spin_point_slow); it runs again
+// once no other thread of the block can.
+enum State : int { NEW, RUNNABLE, RUNNING, WAIT_BLOCK, WAIT_WARP, DONE, WAIT_GRID, YIELDED };
 
 struct Stack {
   char* lo;  // lowest usable byte (just above the guard page)
@@ -567,6 +569,7 @@ struct Fiber {
   int width = 32;
   int mode = 0;
   unsigned long long result = 0;
+  unsigned spins = 0;  // spin points passed since it last handed its turn on
 };
 
 struct Worker {
@@ -584,6 +587,7 @@ struct Worker {
   bool coop = false;    // running one block of a cooperative launch (see run_cooperative)
   int grid_waiting = 0;  // threads of the block waiting at grid.sync()
   unsigned spins = 0;    // spin points passed since this cooperative block got its turn
+  int yielded = 0;       // fibers in state YIELDED
   unsigned direct_lin = 0;
   const LaunchSpec* spec = nullptr;
   int nthreads = 0;
@@ -1191,7 +1195,9 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
   for (int i = 0; i < n; ++i) {
     Fiber& f = w->fibers[i];
     f.state = NEW;
+    f.spins = 0;
   }
+  w->yielded = 0;
   std::fill(w->warp_arrived.begin(), w->warp_arrived.end(), 0u);
   std::fill(w->warp_done.begin(), w->warp_done.end(), 0u);
   w->live = n;
@@ -1243,6 +1249,11 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
   // go before threads that have not reached it yet (depth first), which is what exposes a
   // missing __syncthreads between two phases separated only by warp-level synchronisation.
   w->cursor = 0;
+  // Spin points hand the turn on only where there is a fiber to hand it to (a cooperative block
+  // run directly still hands its turn to the other blocks: coop_thread sets the flag).
+  const bool spin_was = _Spin_fibers;
+  _Spin_fibers = true;
+  struct Restore { bool v; ~Restore() { _Spin_fibers = v; } } restore{spin_was};
   while (w->live > 0) {
     Fiber* f = nullptr;
     while (w->cursor < n) {
@@ -1256,6 +1267,14 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
     if (g_abort_launch.load(std::memory_order_relaxed)) break;
     if (!f) {
       if (resolve_coalesced(w)) continue;
+      if (w->yielded > 0) {
+        // Every thread that spun has let the others run as far as they could: its turn again.
+        for (int i = 0; i < n; ++i)
+          if (w->fibers[i].state == YIELDED) w->fibers[i].state = RUNNABLE;
+        w->yielded = 0;
+        w->cursor = 0;
+        continue;
+      }
       if (w->coop && w->grid_waiting > 0 && w->grid_waiting == w->live) {
         coop_park(w);  // back when every thread of the grid has arrived
 #ifdef CUDASHIM_RACE
@@ -1490,19 +1509,23 @@ static void coop_yield(Worker* w) {
   w->spins = 0;
 }
 
-// The rewrite calls this in every loop of device code that reads a volatile or atomic location
-// (rewrite.py `_spin_point_edits`): a loop that may wait for another block. Blocks of a
-// cooperative grid are co-resident on a GPU, so a block spinning on a flag another block sets
-// must let that block run: after kSpinsPerTurn passes the block hands its turn to the next one.
-// Counting passes (not time) keeps the interleaving a function of the schedule alone. Outside a
-// cooperative launch this is a no-op: normal launches give no co-residency to wait on.
+// The rewrite calls this in every loop of device code whose exit waits on a volatile or atomic
+// location (rewrite.py `_spin_point_edits`): a loop that may wait for another thread. Threads of
+// a block run at once on a GPU (since Volta each is scheduled on its own), so a thread spinning
+// on a flag a later thread of its block sets must let that thread run: after kSpinsPerYield
+// passes it hands its turn to the block's other threads, as a barrier does, and runs again once
+// none of them can. Blocks of a cooperative grid are co-resident, so likewise after
+// kSpinsPerTurn passes in a block the block hands its turn to the next one. Counting passes (not
+// time) keeps the interleaving a function of the schedule alone. A spin nobody can satisfy goes
+// on until the run's time limit, as it would hang on a GPU.
+static const unsigned kSpinsPerYield = 64;
 static const unsigned kSpinsPerTurn = 4096;
 
-thread_local bool _Coop_block = false;
+thread_local bool _Spin_fibers = false;
 
 void _Spin_point_slow() {
   Worker* w = tw;
-  if (!w || !w->coop) return;
+  if (!w || (!w->cur && !w->direct)) return;  // host code
   if (g_abort_launch.load(std::memory_order_relaxed)) {
     // A device assert ended the launch: a thread spinning on a flag nobody will set stops here.
     if (w->direct) throw DirectAbort{};
@@ -1512,7 +1535,13 @@ void _Spin_point_slow() {
     }
     return;
   }
-  if (++w->spins < kSpinsPerTurn) return;
+  if (Fiber* f = w->cur; f && ++f->spins >= kSpinsPerYield) {
+    f->spins = 0;
+    f->state = YIELDED;
+    w->yielded++;
+    yield(w, f);
+  }
+  if (!w->coop || ++w->spins < kSpinsPerTurn) return;
   w->spins = 0;
   coop_yield(w);
 }
@@ -1548,10 +1577,10 @@ static void coop_thread(unsigned long long id) {
     const LaunchSpec& s = *c.job;
     lk.unlock();
     prepare_worker(w, s);
-    w->coop = _Coop_block = true;
+    w->coop = _Spin_fibers = true;
     w->spins = 0;
     run_block(w, s, id);
-    w->coop = _Coop_block = false;
+    w->coop = _Spin_fibers = false;
     finish_worker(w);
     lk.lock();
     c.st[id] = Coop::DONE;

@@ -24,6 +24,10 @@
 //   `*found = 1`, or `cost[v] = level + 1` from several parents): on a GPU the outcome is the
 //   same whichever thread wins. A conflicting write of a different value is reported: the
 //   result depends on which thread writes last, and for a read-modify-write it is a lost update.
+// - a volatile store is a relaxed atomic store in CUDA's memory model (PTX treats st.volatile
+//   as st.relaxed.sys), so, like an atomic, it conflicts with nothing and orders what its thread
+//   wrote before it: a flag or turn handed between threads through volatile memory
+//   (`while (turn != mine); ...; turn = mine + 1;`) is no lost update;
 // - Reads are not tracked: a read that races a write changes the result with the thread order,
 //   which the forward/reverse schedules already expose; the detector adds the class schedules
 //   cannot see. Accesses are matched by address, so writes of different sizes that overlap
@@ -518,7 +522,7 @@ void __tsan_write_range(void*, unsigned long) { cudashim::race::on_other(); }
   void __tsan_volatile_read##N(void*) { cudashim::race::on_other(); }                            \
   void __tsan_write##N(void* p) { cudashim::race::on_write(p, N, CUDASHIM_PC); }                 \
   void __tsan_unaligned_write##N(void* p) { cudashim::race::on_write(p, N, CUDASHIM_PC); }       \
-  void __tsan_volatile_write##N(void* p) { cudashim::race::on_write(p, N, CUDASHIM_PC); }
+  void __tsan_volatile_write##N(void* p) { cudashim::race::on_atomic(p); }
 CUDASHIM_RW(1)
 CUDASHIM_RW(2)
 CUDASHIM_RW(4)
