@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from . import warm_start
 from .config import LoraConfig, ModelConfig, _build, read_config_data
 from .errors import CusetError
 
@@ -317,9 +318,9 @@ def run_grpo(cfg: GrpoRunConfig) -> dict[str, Any]:
     out = Path(cfg.training.output_dir)
     checkpoint = resolve_checkpoint(cfg.training.resume_from_checkpoint, out)
     rows = prompt_rows(cfg)
+    warm = start_record(cfg, out, checkpoint)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "cuset_config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2,
-                                                      default=str))
+    write_run_config(cfg, warm, out)
     log_path = out / "rewards.jsonl"
     _trim_reward_log(log_path, checkpoint)
     token = os.environ.get(cfg.reward.token_env) if cfg.reward.token_env else None
@@ -342,7 +343,7 @@ def run_grpo(cfg: GrpoRunConfig) -> dict[str, Any]:
         reward = VerifiedReward(client, weights, num_generations=cfg.grpo.num_generations,
                                 log_path=log_path, on_error=cfg.reward.on_error,
                                 require_check=cfg.reward.require_check, judge=judge)
-        trainer = _trainer(cfg, Dataset.from_list(rows), reward)
+        trainer = _trainer(cfg, Dataset.from_list(rows), reward, warm)
         if checkpoint:
             print(f"[cuset] resuming from {checkpoint}", flush=True)
         try:
@@ -350,7 +351,56 @@ def run_grpo(cfg: GrpoRunConfig) -> dict[str, Any]:
         finally:
             trainer.save_state()
         trainer.save_model(str(out / "final"))
+        warm_start.write(warm, out / "final")
     return {"log_history": trainer.state.log_history}
+
+
+def write_run_config(cfg: GrpoRunConfig, warm: Any, out: Path) -> None:
+    """`cuset_config.json`: the config, and with a warm start its record (`warm_start`), which
+    every loader of the run's adapter needs to rebuild the policy it was trained on."""
+    data = dataclasses.asdict(cfg)
+    data["warm_start"] = warm.to_dict() if warm is not None else None
+    (out / "cuset_config.json").write_text(json.dumps(data, indent=2, default=str))
+
+
+def start_record(cfg: GrpoRunConfig, out: Path, checkpoint: str | None) -> Any:
+    """The warm start of this run (`cuset.warm_start.WarmStart`), or None. A resumed run goes
+    on from what its first part started from: the recorded SFT weights when `model.init_from`
+    is not given again (checked unchanged), and an error when a different one is given, or
+    one is given to a run that started from the bare base (its checkpoint would then be
+    loaded on top of other weights)."""
+    recorded = None
+    if checkpoint is not None:
+        cfg_path = out / "cuset_config.json"
+        try:
+            run_config = json.loads(cfg_path.read_text()) if cfg_path.is_file() else None
+        except (OSError, ValueError) as e:
+            raise CusetError(f"cannot read {str(cfg_path)!r}: {e}") from None
+        if run_config is not None:
+            recorded = warm_start.for_adapter(Path(checkpoint), run_config)
+            if recorded is None and cfg.model.init_from:
+                raise CusetError(f"--resume: the run in {str(out)!r} started from "
+                                 f"{run_config.get('model', {}).get('name_or_path')!r} without "
+                                 f"a warm start; model.init_from={cfg.model.init_from!r} would "
+                                 "resume its checkpoint on other weights (leave it out)")
+    if recorded is not None:
+        warm_start.verify(recorded, f"the checkpoint {checkpoint}")
+        if not cfg.model.init_from:
+            cfg.model.init_from = recorded.folder
+            print(f"[cuset] resuming on the recorded warm start {recorded.folder}", flush=True)
+    if not cfg.model.init_from:
+        return None
+    try:
+        warm = warm_start.resolve(cfg.model.init_from, cfg.model.name_or_path)
+    except CusetError as e:
+        raise CusetError(f"model.init_from: {e}") from None
+    if recorded is not None and warm.fingerprint != recorded.fingerprint:
+        raise CusetError(f"--resume: the run in {str(out)!r} started from the SFT weights in "
+                         f"{recorded.folder!r}, but model.init_from={cfg.model.init_from!r} "
+                         f"holds other weights ({warm.folder}): leave model.init_from out")
+    if recorded is not None:
+        warm = dataclasses.replace(warm, init_from=recorded.init_from)
+    return warm
 
 
 def _load_causal_lm(cfg: GrpoRunConfig, path: str, dtype: str, what: str) -> Any:
@@ -365,10 +415,10 @@ def _load_causal_lm(cfg: GrpoRunConfig, path: str, dtype: str, what: str) -> Any
         raise CusetError(f"cannot load {what}: {e}") from None
 
 
-def load_policy(cfg: GrpoRunConfig, bf16: bool) -> tuple[Any, Any]:
+def load_policy(cfg: GrpoRunConfig, bf16: bool, warm: Any = None) -> tuple[Any, Any]:
     """The starting policy and its tokenizer: `model.name_or_path`, or with `model.init_from`
-    the SFT run's weights (its adapter merged into the base, or its full model) and the
-    tokenizer and chat template it trained with."""
+    the SFT run's weights (its adapter merged into the base, or its full model; `warm` is its
+    record when the caller made one) and the tokenizer and chat template it trained with."""
     from .modeling import load_tokenizer, resolve_model_path
 
     dtype = cfg.model.dtype
@@ -383,22 +433,15 @@ def load_policy(cfg: GrpoRunConfig, bf16: bool) -> tuple[Any, Any]:
 
     try:
         weights = find_weights(init)
+        warm = warm or warm_start.resolve(init, cfg.model.name_or_path)
     except CusetError as e:
         raise CusetError(f"model.init_from: {e}") from None
-    base = None
-    if weights.kind == "adapter":
-        base = _warm_start_base(cfg, weights)
-        model = _load_causal_lm(cfg, base, dtype, f"the base model {cfg.model.name_or_path!r}")
-        from peft import PeftModel
-
-        try:
-            # merged rather than trained further: GRPO's adapter has its own rank (32 vs SFT's 8)
-            model = PeftModel.from_pretrained(model, str(weights.folder)).merge_and_unload()
-        except Exception as e:  # noqa: BLE001 - a mismatched adapter fails in many ways
-            raise CusetError(f"model.init_from {init!r}: cannot apply the adapter in "
-                             f"{weights.folder} to {cfg.model.name_or_path!r}: {e}") from None
-    else:
-        model = _load_causal_lm(cfg, str(weights.folder), dtype, f"model.init_from {init!r}")
+    base = _warm_start_base(cfg, weights) if weights.kind == "adapter" else None
+    kwargs: dict[str, Any] = {"dtype": dtype, "trust_remote_code": cfg.model.trust_remote_code}
+    if cfg.model.attn_implementation:
+        kwargs["attn_implementation"] = cfg.model.attn_implementation
+    # the loader every consumer of the run's adapter uses, so they rebuild this very policy
+    model = warm_start.load_start_model(warm, base, f"model.init_from {init!r}", **kwargs)
     tokenizer = run_tokenizer(weights, base)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -426,23 +469,38 @@ def _warm_start_base(cfg: GrpoRunConfig, weights: Any) -> str:
     return base_model(weights, mine)
 
 
-def _trainer(cfg: GrpoRunConfig, dataset: Any, reward: Any) -> Any:
+def _warm_start_callback(warm: Any) -> Any:
+    """A callback that puts the warm-start record beside every checkpoint's adapter, so a
+    checkpoint copied out of its run still says what it was trained on top of."""
+    from transformers import TrainerCallback
+
+    class RecordWarmStart(TrainerCallback):
+        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            if state.is_world_process_zero and folder.is_dir():
+                warm_start.write(warm, folder)
+
+    return RecordWarmStart()
+
+
+def _trainer(cfg: GrpoRunConfig, dataset: Any, reward: Any, warm: Any = None) -> Any:
     from peft import LoraConfig as PeftLoraConfig
     from trl import GRPOTrainer
 
     from .modeling import bf16_supported
 
     bf16 = bf16_supported() if cfg.training.bf16 == "auto" else bool(cfg.training.bf16)
-    model, tokenizer = load_policy(cfg, bf16)
+    model, tokenizer = load_policy(cfg, bf16, warm)
     peft_config = None
     if cfg.lora.enabled:
         peft_config = PeftLoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha,
                                      lora_dropout=cfg.lora.dropout,
                                      target_modules=cfg.lora.target_modules,
                                      task_type="CAUSAL_LM", bias="none")
+    callbacks = [_warm_start_callback(warm)] if warm is not None else None
     return GRPOTrainer(model=model, reward_funcs=[reward], args=_grpo_arguments(cfg, bf16),
                        train_dataset=dataset, processing_class=tokenizer,
-                       peft_config=peft_config)
+                       peft_config=peft_config, callbacks=callbacks)
 
 
 def add_arguments(p: Any) -> None:

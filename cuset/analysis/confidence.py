@@ -80,12 +80,26 @@ def load(
         tok.chat_template = p.read_text() if len(chat_template) < 4096 and p.is_file() else chat_template
     if adapter is not None and not (Path(adapter) / "adapter_config.json").is_file():
         raise CusetError(f"adapter folder {adapter!r} has no adapter_config.json")
-    try:
-        model = AutoModelForCausalLM.from_pretrained(
-            str(mp), dtype=dtype, trust_remote_code=trust_remote_code
-        )
-    except Exception as e:
-        raise CusetError(f"cannot load the model {model_path!r}: {e}") from None
+    warm = None
+    if adapter is not None:
+        from ..warm_start import for_adapter, load_start_model, same_base
+
+        warm = for_adapter(Path(adapter))
+        if warm is not None and warm.kind == "adapter" and not same_base(warm, model_path):
+            raise CusetError(f"adapter folder {adapter!r} was trained on top of "
+                             f"{warm.base_model!r} with the SFT adapter {warm.folder!r} merged, "
+                             f"not on {model_path!r}")
+    if warm is not None:
+        # the adapter was trained on top of an SFT warm start: rebuild that policy first
+        model = load_start_model(warm, str(mp), f"adapter folder {adapter!r}", dtype=dtype,
+                                 trust_remote_code=trust_remote_code)
+    else:
+        try:
+            model = AutoModelForCausalLM.from_pretrained(
+                str(mp), dtype=dtype, trust_remote_code=trust_remote_code
+            )
+        except Exception as e:
+            raise CusetError(f"cannot load the model {model_path!r}: {e}") from None
     # before LoRA, as in training: the adapter's module names then match the trained ones
     install_head(model)
     if adapter is not None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
+from ..errors import CusetError
 from .benchmarks import EvalTask
 from .errors import EvalError
 
@@ -138,9 +139,18 @@ class LocalSampler:
             self.tok.pad_token = self.tok.eos_token
         self.tok.padding_side = "left"  # generation continues every row from its last token
         self.device, torch_dtype = placement(device, dtype)
+        warm = _warm_start(adapter, adapter_dir, model_path) if adapter_dir is not None else None
         try:
-            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
+            if warm is not None:
+                from ..warm_start import load_start_model
+
+                # the run trained its adapter on top of its SFT warm start: rebuild that policy
+                model = load_start_model(warm, path, f"adapter {adapter}", dtype=torch_dtype)
+            else:
+                model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
             model = model.to(self.device)
+        except CusetError as exc:
+            raise EvalError(str(exc)) from None
         except Exception as exc:
             raise EvalError(f"model {model_path}: cannot load on {self.device} as {torch_dtype}: "
                             f"{exc}") from None
@@ -206,6 +216,21 @@ def _generated_length(ids: list[int], eos: int | None) -> int:
     if eos is not None and eos in ids:
         return ids.index(eos) + 1
     return len(ids)
+
+
+def _warm_start(adapter: str | None, adapter_dir: Path, model_path: str) -> Any:
+    """The warm start the adapter was trained on top of (`cuset.warm_start`), or None; its base
+    must be `model_path`."""
+    from ..warm_start import for_adapter, same_base
+
+    try:
+        warm = for_adapter(adapter_dir)
+    except CusetError as exc:
+        raise EvalError(f"adapter {adapter}: {exc}") from None
+    if warm is not None and warm.kind == "adapter" and not same_base(warm, model_path):
+        raise EvalError(f"adapter {adapter}: trained on top of {warm.base_model!r} with the SFT "
+                        f"adapter {warm.folder!r} merged, not on --model-path {model_path!r}")
+    return warm
 
 
 def _adapter_dir(adapter: str) -> Path:

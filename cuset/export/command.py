@@ -12,8 +12,10 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..errors import CusetError
+from ..warm_start import WARM_START_FILE, for_adapter, verify
 from .source import RunWeights, base_model, find_weights
 from .write import DTYPES
 
@@ -60,11 +62,19 @@ def _readable(folder: Path) -> None:
             p.chmod(0o666 & ~mask)
 
 
-def _plan(args: argparse.Namespace, weights: RunWeights, base: str | None) -> str:
+def _plan(args: argparse.Namespace, weights: RunWeights, base: str | None, warm: Any) -> str:
     if weights.kind == "full":
         what = "the fully fine-tuned model"
+    elif args.merge and warm is not None and warm.kind == "full":
+        what = f"the adapter merged into the SFT model {warm.folder} it was trained on"
+    elif args.merge and warm is not None:
+        what = f"the adapter merged into {base} with the SFT adapter {warm.folder} merged first"
     elif args.merge:
         what = f"the adapter merged into {base}"
+    elif warm is not None:
+        what = (f"the LoRA adapter (it applies to the SFT weights of {warm.folder}, recorded in "
+                f"{WARM_START_FILE}: cuset eval/analyze --adapter rebuild them, other loaders "
+                "need --merge)")
     else:
         what = "the LoRA adapter"
     line = f"export {what} from {weights.folder} to {args.out}"
@@ -73,16 +83,17 @@ def _plan(args: argparse.Namespace, weights: RunWeights, base: str | None) -> st
     return line
 
 
-def _write(args: argparse.Namespace, weights: RunWeights, base: str | None, tmp: Path) -> None:
+def _write(args: argparse.Namespace, weights: RunWeights, base: str | None, warm: Any,
+           tmp: Path) -> None:
     from . import write
 
     if weights.kind == "full":
         write.export_full(weights, tmp, dtype=args.dtype, max_shard_size=args.max_shard_size)
     elif args.merge:
-        assert base is not None
-        write.export_merged(weights, tmp, base, dtype=args.dtype, max_shard_size=args.max_shard_size)
+        write.export_merged(weights, tmp, base, dtype=args.dtype,
+                            max_shard_size=args.max_shard_size, warm=warm)
     else:
-        write.export_adapter(weights, tmp, base)
+        write.export_adapter(weights, tmp, base, warm=warm)
 
 
 def _export(args: argparse.Namespace) -> Path:
@@ -96,14 +107,23 @@ def _export(args: argparse.Namespace) -> Path:
     weights = find_weights(run)
     _check_out(out, weights, run, args.overwrite)
     base: str | None = None
-    if weights.kind == "adapter" and (args.merge or args.base_model):
+    # a run warm-started from an SFT run (cuset grpo --init-from) trained its adapter on top
+    # of those weights: they are rebuilt, never left out
+    warm = for_adapter(weights.folder, weights.run_config) if weights.kind == "adapter" else None
+    if warm is not None:
+        verify(warm, f"the adapter in {str(weights.folder)!r}")
+        if warm.kind == "full" and args.base_model:
+            raise CusetError(f"--base-model: the adapter in {str(weights.folder)!r} was trained "
+                             f"on top of the full SFT model {warm.folder!r}, not on a base model")
+    if weights.kind == "adapter" and (args.merge or args.base_model) and \
+            (warm is None or warm.kind == "adapter"):
         base = base_model(weights, args.base_model)
-    elif args.merge:
+    elif args.merge and weights.kind == "full":
         print("[cuset export] the run is a full fine-tune: nothing to merge, exporting the model",
               file=sys.stderr)
     # before any heavy work: a missing token should not cost a merge
     token = hub.hub_token() if args.push_to_hub else None
-    print(f"[cuset export] {_plan(args, weights, base)}", file=sys.stderr, flush=True)
+    print(f"[cuset export] {_plan(args, weights, base, warm)}", file=sys.stderr, flush=True)
     if args.dry_run:
         return out
 
@@ -112,7 +132,7 @@ def _export(args: argparse.Namespace) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        _write(args, weights, base, tmp)
+        _write(args, weights, base, warm, tmp)
         if out.exists():
             shutil.rmtree(out)
         _readable(tmp)

@@ -55,9 +55,14 @@ def _write_tokenizer(tok: Any, dest: Path) -> None:
     tok.save_pretrained(str(dest))
 
 
-def export_adapter(weights: RunWeights, dest: Path, base: str | None = None) -> None:
-    """The adapter weights (safetensors) and config, the tokenizer and chat template."""
+def export_adapter(weights: RunWeights, dest: Path, base: str | None = None, *,
+                   warm: Any = None) -> None:
+    """The adapter weights (safetensors) and config, the tokenizer and chat template; with a
+    warm start (`cuset.warm_start.WarmStart`) its record, which cuset's loaders follow."""
+    from ..warm_start import write as write_warm_start
+
     shutil.copyfile(weights.folder / "adapter_config.json", dest / "adapter_config.json")
+    write_warm_start(warm, dest)
     st = weights.folder / "adapter_model.safetensors"
     if st.is_file():
         shutil.copyfile(st, dest / st.name)
@@ -107,17 +112,29 @@ def _save_model(model: Any, tok: Any, dest: Path, max_shard_size: str) -> None:
     model.save_pretrained(str(dest), **kwargs)
 
 
-def export_merged(weights: RunWeights, dest: Path, base: str, *, dtype: str = "auto",
-                  max_shard_size: str = "5GB") -> None:
-    """Base model + adapter merged into plain weights (`merge_and_unload`)."""
+def export_merged(weights: RunWeights, dest: Path, base: str | None, *, dtype: str = "auto",
+                  max_shard_size: str = "5GB", warm: Any = None) -> None:
+    """Base model + adapter merged into plain weights (`merge_and_unload`). With a warm start
+    (`cuset.warm_start.WarmStart`) the adapter goes on the policy the run started from: `base`
+    with the SFT adapter merged, or the full SFT model."""
     from peft import PeftModel
 
+    from ..warm_start import load_start_model
+
     tok = load_tokenizer(weights, base)
-    model = _load_causal_lm(base, dtype, trust_remote_code(weights))
+    trc = trust_remote_code(weights)
+    if warm is not None:
+        model = load_start_model(warm, base, f"the adapter in {str(weights.folder)!r}",
+                                 dtype=_torch_dtype(dtype), trust_remote_code=trc)
+        target = warm.folder if warm.kind == "full" else f"{base} + {warm.folder}"
+    elif base is None:
+        raise CusetError(f"no base model for the adapter in {str(weights.folder)!r}")
+    else:
+        model, target = _load_causal_lm(base, dtype, trc), base
     try:
         peft_model = PeftModel.from_pretrained(model, str(weights.folder))
     except Exception as e:  # noqa: BLE001 - a mismatched adapter fails in many ways
-        raise CusetError(f"cannot apply the adapter {str(weights.folder)!r} to {base!r}: {e}") from None
+        raise CusetError(f"cannot apply the adapter {str(weights.folder)!r} to {target!r}: {e}") from None
     merged = peft_model.merge_and_unload()
     _save_model(merged, tok, dest, max_shard_size)
     _write_tokenizer(tok, dest)
