@@ -260,16 +260,24 @@ def _make_mode() -> type:
 
     # Each `Tensor.is_cuda.__get__` is a new method-wrapper: the descriptor identifies it.
     is_cuda_descriptor = torch.Tensor.is_cuda
+    device_descriptor = torch.Tensor.device
+    cuda0 = torch.device("cuda", 0)
     identity = {torch.Tensor.cuda, torch.Tensor.pin_memory}
 
     class CudaAsCpu(TorchFunctionMode):
         """Maps the CUDA device to the CPU in every torch call: factories' `device=`, `.to()`,
-        `.cuda()`; a tensor reports `is_cuda` and device index 0, as on one GPU."""
+        `.cuda()`; a tensor reports `is_cuda`, device index 0 and `device` cuda:0, as on one GPU."""
 
         def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
             kwargs = kwargs or {}
-            if getattr(func, "__self__", None) is is_cuda_descriptor:
+            owner = getattr(func, "__self__", None)
+            if owner is is_cuda_descriptor:
                 return True
+            if owner is device_descriptor:
+                # The device an answer's tensors are on, as on one GPU; whatever it is passed to
+                # (factories' device=, .to()) maps back to the CPU below.
+                got = func(*args, **kwargs)
+                return cuda0 if got.type == "cpu" else got
             if func in identity:
                 return args[0]
             if func is torch.Tensor.get_device:

@@ -123,6 +123,7 @@ RELU_CHECK = textwrap.dedent('''
         out["equal_half"] = bool(torch.equal(model(xh), torch.relu(xh)))
         out["launches_total"] = torch_cuda.launch_count() - before
         out["is_cuda"] = bool(x.is_cuda)
+        out["device"] = [str(x.device), str(y.device), str(torch.zeros(2, device=x.device).device)]
         out["available"] = torch.cuda.is_available()
         out["device_count"] = torch.cuda.device_count()
         torch.cuda.synchronize()
@@ -180,6 +181,7 @@ def test_load_inline_answer_computes_torchs_result_on_the_emulator(relu_work):
     # one custom launch per forward, counted by the runtime the extensions share
     assert report["launches"] == 1 and report["launches_total"] == 3, report
     assert report["is_cuda"] and report["available"] and report["device_count"] == 1, report
+    assert report["device"] == ["cuda:0"] * 3, report
     assert report["elapsed_ms_ok"], report
 
 
@@ -320,3 +322,18 @@ def test_an_extension_using_torchs_cpp_frontend_is_built_with_the_whole_header(t
     assert "built again with the whole torch/extension.h" in builds[0].diagnostics
     report, out = run_pass(tmp_path, root)
     assert report == {"equal": True}, out.stdout + out.stderr
+
+
+def test_only_units_that_bind_to_python_get_pybind11():
+    """pybind11's headers cost every unit that includes them ~6 s of CPU: the generated
+    main.cpp and sources that name pybind11 get them, kernels and launchers do not."""
+    main = extension.module_generation(extension.BuildRequest(
+        name="m", cpp_sources=["torch::Tensor f(torch::Tensor x);"], cuda_sources=[], functions={"f": "f"}))
+    assert extension.binds_to_python(main)
+    kernels = RELU_ANSWER.split('cuda_src = r"""')[1].split('"""')[0]
+    assert "torch/extension.h" in kernels and not extension.binds_to_python(
+        extension.cuda_generation(kernels, inline=True))
+    for own in ("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"f\", &f); }",
+                "py::object g(py::object o) { return o; }", "#include <torch/python.h>",
+                "PyObject* h(const at::Tensor& t) { return THPVariable_Wrap(t); }"):
+        assert extension.binds_to_python(kernels + own), own
