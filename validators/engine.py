@@ -245,22 +245,26 @@ class Engine:
         """Every case's inputs (by `id(case)`), with the uncached reference outputs computed
         in one sandboxed process rather than one per case (`ReferenceRunner.prefetch`)."""
         given: dict[int, dict[str, np.ndarray]] = {}
+        batch: list[tuple[InputCase, dict[str, np.ndarray]]] = []
         held = 0
         for c in cases:
             try:
-                if self.references.draws_inputs(task, c):  # type: ignore[union-attr]
-                    continue
+                # A torch reference that draws some inputs itself still takes the others from
+                # here; the case's check then reads what it drew from the reference's cache.
+                draws = self.references.draws_inputs(task, c)  # type: ignore[union-attr]
                 inputs = materialize(task, c)
             except Exception:  # noqa: BLE001 - the case's own check raises it where it always did
                 continue
             held += sum(int(a.nbytes) for a in inputs.values())
             if held > BATCH_INPUT_BYTES:
                 break  # large cases: one at a time, as their checks draw them
-            given[id(c)] = inputs
+            batch.append((c, inputs))
+            if not draws:
+                given[id(c)] = inputs
         prefetch = getattr(self.references, "prefetch", None)
         if prefetch is not None:
             try:
-                prefetch(task, [(c, given[id(c)]) for c in cases if id(c) in given])
+                prefetch(task, batch)
             except (SandboxError, OSError):
                 pass  # each case's own reference run reports what is wrong
         return given

@@ -143,6 +143,30 @@ def test_same_seed_same_bytes_other_seed_differs(runner, tmp_path):
     assert c["x"].tobytes() != a["x"].tobytes()
 
 
+def test_prefetch_runs_every_case_in_one_process_with_the_single_runs_bytes(tmp_path, monkeypatch):
+    """A check's torch cases share one sandboxed process (torch imported once); what each case
+    drew and computed is byte for byte what its own run gives."""
+    from validators import reference as reference_mod
+
+    task = _relu_task()
+    task = task.model_copy(update={"cases": [*task.cases, InputCase(
+        name="given", seed=9, sizes={"batch": 4}, distributions={"x": ValueDistribution(kind="normal")})]})
+    alone = ReferenceRunner(tmp_path / "alone")
+    expected = [alone.case_data(task, c) for c in task.cases]
+    runs = []
+    real = reference_mod.run_sandboxed
+    monkeypatch.setattr(reference_mod, "run_sandboxed", lambda *a, **k: runs.append(a[0]) or real(*a, **k))
+    batched = ReferenceRunner(tmp_path / "batched")
+    assert batched.prefetch(task, [(c, materialize(task, c)) for c in task.cases]) == 4
+    assert len(runs) == 1
+    for case, (inputs, outs, _) in zip(task.cases, expected, strict=True):
+        got_in, got_out, cached = batched.case_data(task, case)
+        assert cached, case.name
+        assert got_in["x"].tobytes() == inputs["x"].tobytes()
+        assert got_out["out"].tobytes() == outs["out"].tobytes()
+    assert len(runs) == 1
+
+
 def test_matmul_tuple_output_and_bool_as_uint8(runner):
     task = Task(
         name="mm", description="matmul and a mask",
