@@ -23,6 +23,7 @@ from rich.text import Text
 from schemas import Program, SchemaError, Status, Task, ValidationResult
 from validators.backends import BACKEND_NAMES
 from validators.cli.errors import fail, internal_error
+from validators.cli.project_args import add_project_options
 
 STATUS_STYLE = {
     Status.PASSED: "green", Status.NEEDS_GPU: "yellow", Status.FAILED: "red",
@@ -40,16 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--task", required=True, help="task JSON (schemas.Task)")
     p.add_argument("--program", help="the CUDA program (.cu); none with --nvcc or --source")
-    p.add_argument("--dir", metavar="DIR",
-                   help="a program of several files: its folder (sources, headers and relative "
-                        "-I resolve in it; default: the first --source's folder)")
-    p.add_argument("--nvcc", metavar="COMMAND",
-                   help="the nvcc command that builds the program, run in --dir, e.g. "
-                        "\"nvcc -I include -o t solution.cu test/*.cu\": its sources (globs "
-                        "expanded as a shell would) are built as translation units")
-    p.add_argument("--source", action="append", default=[], dest="sources", metavar="PATH",
-                   help="a translation unit of a program of several files (repeatable; "
-                        "relative to --dir)")
+    add_project_options(p)
     p.set_defaults(flags=[])
     p.add_argument("--backend", default="auto", choices=BACKEND_NAMES)
     p.add_argument("--json", action="store_true", help="print the ValidationResult as JSON")
@@ -112,12 +104,12 @@ def main(args: argparse.Namespace) -> int:
         return fail(one_line(str(exc)))
     include_dirs: list[Path] = []
     if several:
-        from validators.cli.run_cmd import _check_folder_readable, _project
+        from validators.cli.project_args import check_folder_readable, project_program
         from validators.project import ProjectError
 
         try:
-            program, folder, notes = _project(args)
-            _check_folder_readable(folder)
+            program, folder, notes = project_program(args)
+            check_folder_readable(folder)
         except (ProjectError, OSError, ValueError) as exc:
             return fail(one_line(str(exc)))
         for note in notes:

@@ -30,10 +30,11 @@ import os
 import re
 from pathlib import Path
 
-from schemas import Program, Status
+from schemas import Status
 from validators.backends import BACKEND_NAMES, Backend
 from validators.caps import CapExceeded
 from validators.cli.errors import fail, internal_error
+from validators.cli.project_args import add_project_options, check_folder_readable, project_program
 from validators.safe_fs import UnsafePath
 
 OUTPUT_SHOWN = 4000
@@ -57,16 +58,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dir", metavar="DIR",
-                   help="the program's folder: sources, headers and relative -I resolve in it "
-                        "(default: the first --source's folder)")
-    p.add_argument("--nvcc", metavar="COMMAND",
-                   help="the nvcc command that builds the program, run in --dir, e.g. "
-                        "\"nvcc -I include -o test.out solution.cu test/*.cu\": its sources "
-                        "(globs expanded as a shell would) are built as translation units")
-    p.add_argument("--source", action="append", default=[], dest="sources", metavar="PATH",
-                   help="a translation unit of a program of several files (repeatable; "
-                        "relative to --dir)")
+    add_project_options(p)
     p.add_argument("--backend", default="auto", choices=BACKEND_NAMES)
     p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds for the run")
     p.add_argument("--arch", help="GPU architecture for the cuda backend (default sm_90)")
@@ -181,17 +173,6 @@ def _check_variant_and_schedule(args: argparse.Namespace, backend: Backend) -> N
                          "random:SEED")
 
 
-def _check_folder_readable(folder: Path) -> None:
-    """The program's folder is bound into the build sandbox as an include directory; where the
-    sandbox runs the compiler as a fresh unprivileged uid, a folder closed to other users (e.g.
-    a 0700 temporary directory) would fail the build with an unexplained `Permission denied`."""
-    from validators.sandbox import sandbox_mode
-
-    mode = folder.stat().st_mode & 0o777
-    if mode & 0o005 != 0o005 and sandbox_mode() == "namespaces+uid":
-        raise ValueError(f"the program's folder {folder} is not readable by other users (mode "
-                         f"{mode:o}); the sandbox builds as an unprivileged user: chmod o+rx it "
-                         "or copy the program elsewhere")
 
 
 def _build_notes(diagnostics: str) -> list[str]:
@@ -199,48 +180,8 @@ def _build_notes(diagnostics: str) -> list[str]:
     return [line for line in diagnostics.splitlines() if line.startswith("cudashim: ")]
 
 
-def _project(args: argparse.Namespace) -> tuple[Program, Path, list[str]]:
-    """The program of several files --dir/--nvcc/--source name, its folder and the notes on
-    the nvcc options dropped."""
-    from validators.project import load_project, parse_nvcc_line, source_paths
-
-    if args.nvcc is not None and args.sources:
-        raise ValueError("give either --nvcc or --source, not both")
-    if args.dir is not None:
-        folder = Path(args.dir)
-    elif args.sources:
-        folder = Path(args.sources[0]).parent
-    else:
-        folder = Path(".")
-    if not folder.is_dir():
-        raise ValueError(f"program folder not found: {folder}")
-    folder = folder.resolve()
-    if args.nvcc is not None:
-        line = parse_nvcc_line(args.nvcc, folder)
-        sources, flags, notes = line.sources, line.flags, line.notes
-    else:
-        # Without --dir, each --source is a path from here, inside the first one's folder.
-        given = args.sources if args.dir is not None else [
-            str(Path(s).resolve()) for s in args.sources]
-        sources, flags, notes = source_paths(folder, given), [], []
-    # A relative -I of -X is from --dir, else from here, as the sources are.
-    base = folder if args.dir is not None else Path.cwd()
-    extra = [_include_from(f, base, folder) for f in args.flags]
-    # The folder itself stays on the include path after the program's own -I folders.
-    program = load_project(folder, sources, [*flags, *extra, f"-I{folder}"])
-    return program, folder, notes
 
 
-def _include_from(flag: str, base: Path, folder: Path) -> str:
-    """`-Ipath` with the path from `base`, relative to `folder` when inside it (the build finds
-    the rewritten headers there), absolute otherwise."""
-    if not flag.startswith("-I") or len(flag) == 2:
-        return flag
-    full = (base / flag[2:]).resolve()
-    try:
-        return "-I" + full.relative_to(folder).as_posix()
-    except ValueError:
-        return f"-I{full}"
 
 
 def main(args: argparse.Namespace) -> int:
@@ -291,8 +232,8 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
             folder = prog_path.resolve().parent
             program = load_program(str(prog_path), extra_flags=[f"-I{folder}", *args.flags])
         else:
-            program, folder, nvcc_notes = _project(args)
-        _check_folder_readable(folder)
+            program, folder, nvcc_notes = project_program(args)
+        check_folder_readable(folder)
         # The program's folder (and any folder outside it its -I flags name) is on the include
         # path by the operator's choice (this command), so the sandboxed compiler may read it.
         outside = [Path(f[2:]) for f in program.extra_flags
