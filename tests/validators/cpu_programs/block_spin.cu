@@ -1,8 +1,10 @@
 // Threads of one block waiting for each other without a barrier (legal since Volta, whose
 // threads are scheduled independently): a flag polled through volatile or through atomics, two
 // warps passing a token back and forth, a spin-lock around a counter, and a loop written in a
-// macro. Every case checks its own result and prints "<case> ok" or what went wrong; the
-// argument names the case. Built with nvcc as it stands:  nvcc -o block_spin block_spin.cu
+// macro; a device assert while a thread spins, and a flag nobody sets (which hangs, as on a GPU).
+// Every case checks its own result and prints "<case> ok" or "<case> WRONG"; the arguments name
+// the cases, run in that order. Built with nvcc as it stands:  nvcc -o block_spin block_spin.cu
+#include <cassert>
 #include <cstdio>
 #include <cstring>
 #include <cuda_runtime.h>
@@ -89,6 +91,20 @@ __global__ void flag_macro(int* flags, int* data, int* out) {
   if (t == 63) { SPIN_UNTIL(atomicAdd(&flags[1], 0) != 0); out[1] = data[1]; }
 }
 
+// Thread 0 waits for a flag thread 32 would set after an assertion that fails: the launch ends.
+__global__ void assert_wait(int* flag) {
+  if (threadIdx.x == 32) {
+    assert(*flag == 1);
+    atomicExch(flag, 2);
+  }
+  if (threadIdx.x == 0) while (atomicAdd(flag, 0) != 2) { }
+}
+
+// Nobody sets the flag: on a GPU the kernel never ends.
+__global__ void never(volatile int* flag) {
+  if (threadIdx.x == 0) while (*flag == 0) { }
+}
+
 static int* zeros(int n) {
   int* p = nullptr;
   cudaMalloc(&p, n * sizeof(int));
@@ -103,8 +119,7 @@ static int finish(const char* name, bool ok) {
   return ok ? 0 : 1;
 }
 
-int main(int argc, char** argv) {
-  const char* which = argc > 1 ? argv[1] : "";
+static int run(const char* which) {
   int h[256];
   if (!strcmp(which, "flag_volatile") || !strcmp(which, "flag_atomic") || !strcmp(which, "flag_macro")) {
     int *flags = zeros(2), *data = zeros(2), *out = zeros(2);
@@ -155,6 +170,27 @@ int main(int argc, char** argv) {
     cudaMemcpy(h, counter, sizeof(int), cudaMemcpyDeviceToHost);
     return finish(which, h[0] == 4 * 96);
   }
-  fprintf(stderr, "usage: %s flag_volatile|flag_atomic|flag_macro|token|lock_warps|lock_threads\n", argv[0]);
+  if (!strcmp(which, "assert_wait")) {  // last: a device assert leaves the context unusable
+    int* flag = zeros(1);
+    assert_wait<<<1, 64>>>(flag);
+    const bool ok = cudaDeviceSynchronize() == cudaErrorAssert;
+    printf("%s %s\n", which, ok ? "ok" : "WRONG");
+    return ok ? 0 : 1;
+  }
+  if (!strcmp(which, "never")) {
+    int* flag = zeros(1);
+    never<<<1, 32>>>(flag);
+    return finish(which, false);
+  }
+  fprintf(stderr, "unknown case %s\n", which);
   return 2;
+}
+
+int main(int argc, char** argv) {
+  int status = argc > 1 ? 0 : 2;
+  for (int i = 1; i < argc; ++i) {
+    status |= run(argv[i]);
+    fflush(stdout);
+  }
+  return status;
 }

@@ -1,0 +1,91 @@
+"""Threads of one block that wait for each other without a barrier (issue 26): a flag polled
+through volatile or atomics, two warps passing a token, a spin-lock around a counter, a loop in a
+macro (`cpu_programs/block_spin.cu`, which nvcc 13 builds as it stands). Each of them hung on the
+cpu backend (the waiting thread ran on its own, or its warp in lockstep, and the thread that
+would set the flag never started), in the plain, ASan and race builds alike. The rewrite half
+(which loops get a spin point, which kernels must run as fibers) is checked without a build."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from schemas import Program, Status
+from validators.backends.cpu import CpuBackend
+from validators.build_cache import BuildCache
+from validators.cpu.rewrite import rewrite
+from validators.engine import run_program
+from validators.sandbox import Limits
+
+PROGRAM = Path(__file__).resolve().parent / "cpu_programs" / "block_spin.cu"
+CASES = ["flag_volatile", "flag_atomic", "flag_macro", "token", "lock_warps", "lock_threads", "assert_wait"]
+
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+
+
+@pytest.fixture(scope="module")
+def backend(tmp_path_factory) -> CpuBackend:
+    return CpuBackend(cache=BuildCache(tmp_path_factory.mktemp("builds")))
+
+
+def run(backend: CpuBackend, variant: str, schedule: str, cases: list[str], seconds: float = 30):
+    return run_program(Program(source=PROGRAM.read_text()), backend, cases, variant=variant,
+                       schedule=schedule, limits=Limits(cpu_seconds=seconds, wall_seconds=seconds))
+
+
+@needs_gxx
+@pytest.mark.parametrize("variant", ["plain", "asan", "race"])
+def test_threads_of_a_block_waiting_for_each_other_finish(backend, variant):
+    """Forward (a waiter before its setter), reverse (the other pair) and a random order (where a
+    lock holder waits at a warp operation for its own lanes while another warp's lane spins)."""
+    for schedule in ("forward", "reverse", "random:1"):
+        got = run(backend, variant, schedule, CASES)
+        assert got.status == Status.PASSED, (variant, schedule, got.reason, got.outcome and got.outcome.stderr)
+        assert got.outcome.stdout.split("\n")[:-1] == [
+            f"{case} ok" + ("" if case == "assert_wait" else " (no error)") for case in CASES
+        ], (variant, schedule)
+    if variant == "plain":
+        # A flag nobody sets hangs as on a GPU: the run's time limit ends it, no verdict of ours.
+        never = run(backend, variant, "forward", ["never"], seconds=2)
+        assert never.status == Status.TIMEOUT, never.reason
+
+
+SOURCE = """\
+#define WAIT_SET(f) while (atomicAdd((f), 0) == 0) { }
+#define UNTIL(c) do { } while (!(c))
+#define KERNEL_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+__device__ void add(double* a, double v) {
+  unsigned long long* p = (unsigned long long*)a, old = *p, assumed;
+  do { assumed = old; old = atomicCAS(p, assumed, __double_as_longlong(v + __longlong_as_double(assumed))); } while (assumed != old);
+}
+__global__ void hist(const int* x, int n, int* bins) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) atomicAdd(&bins[x[i]], 1);
+}
+__global__ void hist_macro(const int* x, int n, int* bins) { KERNEL_LOOP(i, n) atomicAdd(&bins[x[i]], 1); }
+__global__ void sum(const double* x, int n, double* s) { for (int i = 0; i < n; ++i) add(s, x[i]); }
+__global__ void wait_done(int* f) { bool done = false; while (!done) { if (atomicCAS(f, 0, 1) == 0) { done = true; } } }
+__global__ void wait_macro(int* f) { WAIT_SET(f); }
+__global__ void wait_argument(int* f) { UNTIL(atomicAdd(f, 0) != 0); }
+__global__ void plain_argument(int n) { int i = 0; UNTIL(++i >= n); }
+void host(int* x) { hist<<<1, 32>>>(x, 1, x); hist_macro<<<1, 32>>>(x, 1, x); sum<<<1, 32>>>(0, 1, 0);
+  wait_done<<<1, 32>>>(x); wait_macro<<<1, 32>>>(x); wait_argument<<<1, 32>>>(x); plain_argument<<<1, 32>>>(1); }
+"""
+
+
+def test_only_loops_whose_leaving_waits_get_a_spin_point_and_their_kernels_run_as_fibers():
+    """A loop waits when its exit depends on a volatile or atomic read (its condition, the guard
+    of a `break`, a local the loop assigns from one, a macro's argument); a histogram's loop over
+    `atomicAdd` does not, and keeps direct mode. Before, every loop whose text named an atomic
+    got a spin point, and every kernel without a barrier ran its threads as plain calls."""
+    result = rewrite(SOURCE, lockstep=False)
+    lines = result.text.splitlines()
+    assert len(lines) == len(SOURCE.splitlines())
+    marked = [n for n, line in enumerate(lines, 1) if "::cudashim::spin_point()" in line]
+    # the macros WAIT_SET and UNTIL (used with an atomic argument), the CAS retry loop, the
+    # loop left by a flag a CAS sets; not the histograms' loops (KERNEL_LOOP included)
+    assert marked == [1, 2, 6, 13], result.text
+    fibers = {launch.kernel: launch.may_sync for launch in result.launches}
+    assert fibers == {"hist": False, "hist_macro": False, "sum": True, "wait_done": True, "wait_macro": True,
+                      "wait_argument": True, "plain_argument": False}, fibers
