@@ -94,6 +94,7 @@ SPIN_WORDS = frozenset(
     volatile __threadfence __threadfence_block __threadfence_system __nanosleep atomic_ref
     atomic_thread_fence""".split()
 )
+WAITS_REASON = "may wait for another thread (locks, fences, polling)"
 _BY_VALUE = frozenset({"printf", "assert", "malloc", "free", "memcpy", "memset"})
 _BLOCK_NAMES = {"blockIdx": "__bI", "blockDim": "__bD", "gridDim": "__gD"}
 _SCALAR_TYPES = ("primitive_type", "sized_type_specifier", "type_identifier", "qualified_identifier")
@@ -1096,7 +1097,7 @@ def lockstep_copies(root: Node, src: bytes, barrier_free: set[str], filename: st
             out[name] = (node.end_byte, "", "uses dynamic shared memory")
             continue
         if words & facts.spinning:
-            out[name] = (node.end_byte, "", "may wait for another thread (locks, fences, polling)")
+            out[name] = (node.end_byte, "", WAITS_REASON)
             continue
         try:
             code = _Kernel(node, src, facts, name, filename).generate()

@@ -685,6 +685,12 @@ def rewrite(source: str, filename: str = "main.cu", lockstep: bool = True,
     if lockstep:
         copy_edits, copy_ends = _lockstep_edits(tree.root_node, src, barrier_free, filename, result)
         edits.extend(copy_edits)
+        from validators.cpu.lockstep import WAITS_REASON
+
+        # Barrier-free but for a loop that waits for another thread: no copy, and the reason.
+        if waiting_only := kernels & spin.spinners - barrier_free:
+            for name in waiting_only & barrier_free_kernels(tree.root_node, src, waits_elsewhere):
+                result.lockstep_skipped.setdefault(name, WAITS_REASON)
     edits.extend(_spin_point_edits(tree.root_node, src, spin))
     for node in _walk(tree.root_node):
         cast = _kernel_cast_edit(src, node, kernels) if kernels else None
