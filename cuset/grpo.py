@@ -32,9 +32,11 @@ class GrpoModelConfig(ModelConfig):
 @dataclass
 class TasksConfig:
     spec: str = "builtin"
-    """`builtin`, a folder of task folders, or `kernelbench:DIR` (the service's `--tasks`)."""
+    """`builtin`, a folder of task folders, a builder dataset folder (`data/*.parquet`), or
+    `kernelbench:DIR` (the service's `--tasks`)."""
     split: Literal["train", "test", "all"] = "train"
-    """Built-in tasks only: `train` leaves out the held-out tasks `cuset eval` measures on."""
+    """Built-in tasks and datasets: `train` leaves out the held-out tasks `cuset eval` measures
+    on (a dataset's `test` split)."""
     limit: int | None = None
     """Use the first N tasks (None: all)."""
 
@@ -220,7 +222,9 @@ def prompt_rows(cfg: GrpoRunConfig) -> list[dict[str, Any]]:
 
     spec = cfg.tasks.spec
     try:
-        if spec == "builtin":
+        if _is_dataset(spec):
+            items = _dataset_prompts(Path(spec), cfg.tasks.split)
+        elif spec == "builtin":
             from sources.builtin import HELD_OUT, load_all
 
             loaded = load_all()
@@ -238,6 +242,39 @@ def prompt_rows(cfg: GrpoRunConfig) -> list[dict[str, Any]]:
         raise CusetError(f"--tasks {spec}: no tasks (split {cfg.tasks.split})")
     return [{"prompt": chat_messages(prompt, system), "task_id": task_id}
             for task_id, prompt, system in items]
+
+
+def _is_dataset(spec: str) -> bool:
+    return not spec.startswith("kernelbench:") and any(Path(spec).glob("data/*.parquet"))
+
+
+def _dataset_prompts(root: Path, split: str) -> list[tuple[str, str, str | None]]:
+    """(service task id, prompt, system) per task of a builder dataset: the record's own training
+    prompt (its chat turns before the answer), as `cuset train` gave it to the SFT model, and
+    its task's name, which is the id the service answers for a dataset (`--tasks DATASET`)."""
+    import pyarrow.parquet as pq
+
+    from schemas import SchemaError, Task
+
+    items: dict[str, tuple[str, str, str | None]] = {}
+    for shard in sorted((root / "data").glob("*.parquet")):
+        shard_split = shard.name.split("-", 1)[0]
+        if split != "all" and shard_split != split:
+            continue
+        try:
+            rows = pq.read_table(shard, columns=["task_json", "messages", "prompt"]).to_pylist()
+        except (OSError, KeyError, ValueError) as exc:
+            raise CusetError(f"--tasks {root}: cannot read {shard.name}: {exc}") from None
+        for i, row in enumerate(rows):
+            try:
+                task = Task.parse(row["task_json"], origin=f"{shard.name} row {i}")
+            except SchemaError as exc:
+                raise CusetError(f"--tasks {root}: {exc}") from None
+            turns = [m for m in row.get("messages") or [] if m.get("role") != "assistant"]
+            system = next((m["content"] for m in turns if m.get("role") == "system"), None)
+            user = next((m["content"] for m in turns if m.get("role") == "user"), row["prompt"])
+            items.setdefault(task.name, (task.name, user, system))
+    return list(items.values())
 
 
 def _service_id(task: Any) -> str:
@@ -505,7 +542,7 @@ def _trainer(cfg: GrpoRunConfig, dataset: Any, reward: Any, warm: Any = None) ->
 
 def add_arguments(p: Any) -> None:
     p.add_argument("--config", required=True, help="YAML config (cuset/configs/grpo-*.yaml)")
-    p.add_argument("--tasks", help="builtin, a folder of task folders, or kernelbench:DIR "
+    p.add_argument("--tasks", help="builtin, a folder of task folders, a builder dataset, or kernelbench:DIR "
                    "(overrides tasks.spec)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--reward-url", help="a running validation service (reward.url)")

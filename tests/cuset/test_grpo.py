@@ -168,6 +168,34 @@ def test_builtin_prompts_are_what_cuset_eval_sends_for_the_training_tasks():
         assert r["prompt"] == chat_messages(evaluated[r["task_id"]].prompt)
 
 
+def test_dataset_prompts_are_the_records_training_prompts_and_the_service_knows_them(cuda_dataset):
+    """`--tasks DATASET`: a builder dataset's own prompts (the turns before the answer, as SFT
+    saw them), its train split by default, each under the id the service answers for it."""
+    import pyarrow.parquet as pq
+
+    from cuset.eval.samplers import chat_messages
+    from cuset.grpo import load_grpo_config, prompt_rows
+    from validators.service.tasks import load_task_set
+
+    def rows(split: str) -> list[dict]:
+        return prompt_rows(load_grpo_config(ROOT / "cuset/configs/grpo-tiny.yaml", [
+            f"tasks.spec={cuda_dataset}", f"tasks.split={split}", "tasks.limit=null"]))
+
+    records = [r for shard in sorted((cuda_dataset / "data").glob("*.parquet"))
+               for r in pq.read_table(shard).to_pylist()]
+    by_split: dict[str, dict[str, str]] = {}
+    for r in records:
+        name = json.loads(r["task_json"])["name"]
+        by_split.setdefault(r["split"], {}).setdefault(name, r["prompt"])
+    train, test = rows("train"), rows("test")
+    assert {r["task_id"]: r["prompt"] for r in train} == {
+        n: chat_messages(p) for n, p in by_split["train"].items()}
+    assert {r["task_id"] for r in test} == set(by_split["test"])
+    assert len(rows("all")) == len(set(by_split["train"]) | set(by_split["test"]))
+    served = load_task_set(str(cuda_dataset))
+    assert all(served.get(r["task_id"]) is not None for r in train + test)
+
+
 def test_resume_keeps_the_reward_log_up_to_the_checkpoint(tmp_path):
     from cuset.grpo import _trim_reward_log
 
