@@ -256,6 +256,15 @@ def _dataset_prompts(root: Path, split: str) -> list[tuple[str, str, str | None]
 
     from schemas import SchemaError, Task
 
+    try:
+        fmt = json.loads((root / "manifest.json").read_text()).get("config", {}).get("format")
+    except (OSError, ValueError, AttributeError):
+        fmt = None  # a dataset without the builder's manifest: its records say what they are
+    if fmt == "kernelbench":
+        # Its answers are ModelNew modules; the service judges a dataset's tasks as CUDA
+        # programs, so every completion would earn nothing, silently.
+        raise CusetError(f"--tasks {root}: a dataset written with --format kernelbench; give its "
+                         "problems as kernelbench:DIR")
     items: dict[str, tuple[str, str, str | None]] = {}
     for shard in sorted((root / "data").glob("*.parquet")):
         shard_split = shard.name.split("-", 1)[0]

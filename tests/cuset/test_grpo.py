@@ -196,6 +196,19 @@ def test_dataset_prompts_are_the_records_training_prompts_and_the_service_knows_
     assert all(served.get(r["task_id"]) is not None for r in train + test)
 
 
+def test_a_kernelbench_form_dataset_is_refused_by_name(cuda_dataset, tmp_path):
+    import shutil
+
+    from cuset.errors import CusetError
+    from cuset.grpo import load_grpo_config, prompt_rows
+
+    kb = tmp_path / "kb-form"
+    shutil.copytree(cuda_dataset, kb)
+    (kb / "manifest.json").write_text(json.dumps({"config": {"format": "kernelbench"}}))
+    with pytest.raises(CusetError, match="--format kernelbench.*kernelbench:DIR"):
+        prompt_rows(load_grpo_config(ROOT / "cuset/configs/grpo-tiny.yaml", [f"tasks.spec={kb}"]))
+
+
 def test_resume_keeps_the_reward_log_up_to_the_checkpoint(tmp_path):
     from cuset.grpo import _trim_reward_log
 
