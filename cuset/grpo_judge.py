@@ -100,7 +100,8 @@ class LLMJudge:
 
     def judge(self, task: str, answer: str) -> JudgeResult:
         try:
-            got = self.client.structured(judge_messages(task, answer, self.version), Judgement)
+            got = self.client.structured(judge_messages(task, answer, self.version), Judgement,
+                                          forget_refused=True)
         except LLMAnswerError as e:
             return JudgeResult(None, f"malformed: {e.detail}"[:500])
         except LLMError as e:

@@ -4,7 +4,8 @@ One `LLMClient` per process, shared by every thread: a semaphore bounds the requ
 (`LLMConfig.concurrency`), transport failures are retried here rather than inside `openai` so
 that `Retry-After` is honoured exactly and every retry is counted, and successful answers are
 cached on disk so a rebuild asks nothing twice. An answer the caller's checks refuse is dropped
-from the cache again (`forget`; `structured` does it), so it is not served on the next run.
+from the cache again (`forget`; `structured(..., forget_refused=True)` does it), so it is not
+served on the next run.
 """
 
 from __future__ import annotations
@@ -240,6 +241,7 @@ class LLMClient:
         *,
         validate: Callable[[M], None] | None = None,
         feedback: Callable[[str], str] = feedback_message,
+        forget_refused: bool = False,
         **overrides: Any,
     ) -> Structured[M]:
         """An answer parsed into `model_cls`.
@@ -247,13 +249,15 @@ class LLMClient:
         The JSON object is taken from the answer as `extract_json` finds it: the bare text, a
         ```json fence, or the first balanced `{...}`. It is checked by
         `model_cls.model_validate`, then by `validate` (which raises ValueError with a message).
-        A refused answer is dropped from the cache (`forget`: a later run asks again rather
-        than being served the same refusal) and sent back as the assistant's turn followed by
-        `feedback(error)`, at most `schema_retries` times; then `LLMAnswerError("invalid_answer")`
-        with the last error. A refused answer that came from the cache (written before the
-        checks refused it, or by an older version of them) is asked for afresh once, without
-        spending a schema retry. Usage adds up over every answer, refused ones included; a
-        transport `LLMError` carries it too.
+        A refused answer is sent back as the assistant's turn followed by `feedback(error)`, at
+        most `schema_retries` times; then `LLMAnswerError("invalid_answer")` with the last error.
+        Refused answers stay cached by default, so a rebuild asks nothing again and refuses the
+        same records for the same reasons (at temperature 0 the endpoint would mostly answer the
+        same). With `forget_refused` (a judge, whose inputs rarely repeat and whose refusal would
+        otherwise stick for good) a refused answer is dropped from the cache (`forget`), and one
+        that came from the cache is asked for afresh once, without spending a schema retry.
+        Usage adds up over every answer, refused ones included; a transport `LLMError` carries
+        it too.
         """
         convo = list(messages)
         usage = Usage()
@@ -278,10 +282,11 @@ class LLMClient:
                 error = describe_error(exc)
                 if reply.finish_reason == "length":
                     error += f"\n(the answer was cut off at {self.cfg.max_tokens} tokens: be shorter)"
-            self.forget(convo, **overrides)
-            if reply.cached and not refreshed:
-                refreshed = True
-                continue
+            if forget_refused:
+                self.forget(convo, **overrides)
+                if reply.cached and not refreshed:
+                    refreshed = True
+                    continue
             attempt += 1
             convo = [*convo, {"role": "assistant", "content": reply.text},
                      {"role": "user", "content": feedback(error)}]

@@ -345,9 +345,9 @@ def test_a_refused_answer_is_asked_again_on_the_next_call_not_served_from_cache(
     client = make(srv, schema_retries=0)
     srv.push(ok({"total": "five"}))
     with pytest.raises(LLMAnswerError, match="invalid_answer|total"):
-        client.structured(ASK, Sum)
+        client.structured(ASK, Sum, forget_refused=True)
     # the next run (a fresh client on the same cache) asks again and gets the good answer
-    again = make(srv, schema_retries=0).structured(ASK, Sum)
+    again = make(srv, schema_retries=0).structured(ASK, Sum, forget_refused=True)
     assert again.value == Sum(**GOOD)
     assert len(srv.chat_requests()) == 2
     # the good answer is cached as before
@@ -355,11 +355,19 @@ def test_a_refused_answer_is_asked_again_on_the_next_call_not_served_from_cache(
     assert len(srv.chat_requests()) == 2
 
 
+def test_by_default_a_refused_answer_stays_cached_so_a_rebuild_asks_nothing(srv, make):
+    srv.push(ok({"total": "five"}))
+    for _ in range(2):
+        with pytest.raises(LLMAnswerError, match="invalid_answer|total"):
+            make(srv, schema_retries=0).structured(ASK, Sum)
+    assert len(srv.chat_requests()) == 1
+
+
 def test_a_cached_answer_the_checks_refuse_is_asked_for_afresh(srv, make):
     client = make(srv, schema_retries=0)
     srv.push(ok("no JSON here"))
     assert client.chat(ASK).text == "no JSON here"  # plain chat caches whatever it is given
-    out = client.structured(ASK, Sum)
+    out = client.structured(ASK, Sum, forget_refused=True)
     assert out.value == Sum(**GOOD) and out.raw_texts == ["no JSON here", ok(GOOD).content]
     assert len(srv.chat_requests()) == 2
     # once only: a fresh answer refused too is an invalid answer (no loop), and is not kept
@@ -367,7 +375,7 @@ def test_a_cached_answer_the_checks_refuse_is_asked_for_afresh(srv, make):
     srv.push(ok("stale"), ok("fresh but bad"))
     client.chat(other)
     with pytest.raises(LLMAnswerError) as info:
-        client.structured(other, Sum)
+        client.structured(other, Sum, forget_refused=True)
     assert info.value.raw_texts == ["stale", "fresh but bad"]
     assert len(srv.chat_requests()) == 4
     assert client.forget(other) is False
