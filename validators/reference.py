@@ -382,12 +382,7 @@ class ReferenceRunner:
             todo.append((case, inputs, key, entry))
         if len(todo) < 2:
             return 0
-        n = len(todo)
-        limits = self.limits.with_overrides(
-            cpu_seconds=None if self.limits.cpu_seconds is None else self.limits.cpu_seconds * n,
-            wall_seconds=self.limits.wall_seconds * n)
-        cpu = int(self.limits.cpu_seconds or 3600)
-        wall = int(self.limits.wall_seconds)
+        limits, cpu, wall = self._batch_limits(len(todo))
         stored = 0
         with workspace(limits, prefix="ckd-ref-",
                        reserve_bytes=BATCH_INPUT_BYTES - budget) as d:
@@ -452,12 +447,7 @@ class ReferenceRunner:
             todo.append((case, given, code, entry))
         if len(todo) < 2:
             return 0
-        n = len(todo)
-        limits = self.limits.with_overrides(
-            cpu_seconds=None if self.limits.cpu_seconds is None else self.limits.cpu_seconds * n,
-            wall_seconds=self.limits.wall_seconds * n)
-        cpu = int(self.limits.cpu_seconds or 3600)
-        wall = int(self.limits.wall_seconds)
+        limits, cpu, wall = self._batch_limits(len(todo))
         prefixes = [str(p) for p in python_prefixes()]
         stored = 0
         with workspace(limits, prefix="ckd-ref-",
@@ -495,6 +485,14 @@ class ReferenceRunner:
                 self._store(entry, outs, drawn=drawn)
                 stored += 1
         return stored
+
+    def _batch_limits(self, n: int) -> tuple[Limits, int, int]:
+        """The limits of a process running `n` cases one after another, and each case's own CPU
+        and wall seconds (the single run's), which the batch harness sets in its children."""
+        limits = self.limits.with_overrides(
+            cpu_seconds=None if self.limits.cpu_seconds is None else self.limits.cpu_seconds * n,
+            wall_seconds=self.limits.wall_seconds * n)
+        return limits, int(self.limits.cpu_seconds or 3600), int(self.limits.wall_seconds)
 
     def _remember(self, key: str, outs: dict[str, np.ndarray]) -> None:
         """Keep recent outputs in memory: a check asks for one case's outputs several times,
