@@ -64,7 +64,8 @@ outside CUDA's list fail a static_assert and are reported `needs_gpu`.
 one running at a time; see validators/cpu/README.md).
 `cp_async`: the C++ asynchronous copies (`include/cuda_pipeline_primitives.h`,
 `cooperative_groups/memcpy_async.h`); PTX `cp.async` also raises `inline_ptx`, which stays
-unsupported, and libcu++'s `cuda::memcpy_async`/`cuda::pipeline` fail to build (`needs_gpu`)."""
+unsupported, and libcu++'s `cuda::pipeline` fails to build (`needs_gpu`); `cuda::memcpy_async`
+with a `cuda::barrier` copies at the call (`LIBCUXX_INCLUDE`)."""
 
 COMPILE_SECONDS = 300.0
 MAX_WORKERS = 24
@@ -340,11 +341,19 @@ def _headers_digest(dirs: tuple[Path, ...]) -> str:
     return digest(dirs) if dirs else ""
 
 
-LIBCUXX_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]cuda/(?:std/|atomic\b|functional\b|type_traits\b|cmath\b|utility\b|limits\b)', re.M)
-"""libcu++ headers that build as host code from the toolkit's CCCL (in the Thrust builds'
-library mode): `cuda/std/*`, `cuda::atomic`/`atomic_ref` (real atomics, as the emulator's are).
-`cuda/barrier`, `cuda/latch`, `cuda/semaphore` and `cuda/pipeline` stay out: their waits would
-block a block's other threads, which run on the same host thread."""
+LIBCUXX_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]cuda/(?:std/|atomic\b|functional\b|type_traits\b|cmath\b|utility\b|limits\b|barrier\b|latch\b|semaphore\b)', re.M)
+"""libcu++ headers that build as host code in the Thrust builds' library mode: `cuda/std/*`,
+`cuda::atomic`/`atomic_ref` (real atomics, as the emulator's are) from the toolkit's CCCL, and
+the synchronisation objects from the shim's own headers, which shadow CCCL's
+(`include/cuda/barrier`, `latch`, `semaphore` and their `cuda/std/` forms; see
+`include/cudashim/libcuxx_sync.h`): `cuda::barrier` (`init`, `arrive`/`wait`, `arrive_and_wait`,
+`arrive_and_drop`, parity waits, `cuda::memcpy_async` with a barrier), `cuda::latch`,
+`cuda::counting_semaphore`/`binary_semaphore` and the `cuda::std::` forms. Their waits hand
+the turn to the block's other threads (fibers) and a wait nobody can end is a deadlock report.
+Objects of device or system scope used by several blocks run in cooperative launches; in a
+normal launch that is `needs_gpu` at run time (it needs co-resident blocks). `cuda/pipeline`
+stays `needs_gpu` (the shim's header is an `#error` naming the feature). Library mode brings
+CCCL's `cuda::std` along, as NVIDIA's headers do (`cuda::std::move(token)`)."""
 
 
 def _features(source: str) -> list[str]:

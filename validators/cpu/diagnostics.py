@@ -140,8 +140,10 @@ def _wmma_feature(diag: str) -> str | None:
 _GRID_SYNC_ASSERT = re.compile(r"static assertion failed: grid_sync: ([^\n]*CPU shim[^\n]*)")
 
 
-# libcu++'s asynchronous-copy vocabulary (<cuda/barrier>, <cuda/pipeline>): not emulated.
-_LIBCUXX_ASYNC = {"memcpy_async", "barrier", "pipeline", "make_pipeline", "pipeline_shared_state"}
+# libcu++'s pipelines (<cuda/pipeline>): not emulated (its barriers are: include/cuda/barrier).
+_LIBCUXX_ASYNC = {"pipeline", "make_pipeline", "pipeline_shared_state"}
+# A shim header that stands for a GPU-only one says so in an #error (include/cuda/pipeline).
+_SHIM_ERROR_NEEDS_GPU = re.compile(r"#error cudashim: needs a GPU: ([^\n]+)")
 
 
 _ASM_STATEMENT = re.compile(r'\b(?:asm|__asm__|__asm)\s*(?:volatile|__volatile__)?\s*\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)')
@@ -186,6 +188,9 @@ def gpu_feature_from_errors(diag: str) -> str | None:
             return f"{feature} ({header})"
         if _CUDA_HEADER.match(header):
             return f"header {header} (not provided by the CPU shim)"
+    m = _SHIM_ERROR_NEEDS_GPU.search(diag)
+    if m:
+        return m.group(1).strip()
     cub = _cub_feature(diag)
     if cub:
         return cub
@@ -201,8 +206,9 @@ def gpu_feature_from_errors(diag: str) -> str | None:
         name, scope = m.group(1), m.group(2)
         if scope == "cuda" and name in _LIBCUXX_ASYNC:
             return (
-                f"cp_async (cuda::{name}: libcu++ barriers and pipelines are not in the CPU shim;"
-                " __pipeline_memcpy_async and cooperative_groups::memcpy_async are)"
+                f"cp_async (cuda::{name}: libcu++ pipelines are not in the CPU shim;"
+                " cuda::memcpy_async with a cuda::barrier, __pipeline_memcpy_async and"
+                " cooperative_groups::memcpy_async are)"
             )
         if scope.split("::")[0] in ("cooperative_groups", "cg", "nvcuda", "cuda", "thrust", "cub"):
             return _feature_for_name(name) or f"{scope}::{name} (not provided by the CPU shim)"
@@ -273,6 +279,11 @@ def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1) -> tupl
     m = re.search(r"cudashim: needs a GPU: (.+)", stderr)
     if m:
         return "needs_gpu", m.group(1).strip()[:300]
+    # A libcu++ synchronisation object used as CUDA calls undefined (include/cudashim/
+    # libcuxx_sync.h: more arrivals than a phase expects, a semaphore above its max()).
+    m = re.search(r"cudashim: libcu\+\+: (.+)", stderr)
+    if m:
+        return "runtime_error", m.group(1).strip()[:300]
     # An asynchronous copy CUDA calls undefined (include/cuda_pipeline_primitives.h: size,
     # alignment, zfill).
     m = re.search(r"cudashim: async copy: (.+)", stderr)

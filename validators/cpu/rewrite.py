@@ -49,11 +49,16 @@ SYNC_NAMES = frozenset(
     this_thread_block tiled_partition coalesced_threads thread_block thread_block_tile
     coalesced_group cooperative_groups sync __lane_id this_grid grid_group
     TempStorage BlockReduce BlockScan WarpReduce WarpScan BlockRadixSort
-    load_matrix_sync store_matrix_sync mma_sync bmma_sync memcpy_async wait_prior""".split()
+    load_matrix_sync store_matrix_sync mma_sync bmma_sync memcpy_async wait_prior
+    barrier latch counting_semaphore binary_semaphore arrive arrive_and_wait arrive_and_drop
+    wait wait_parity try_wait try_wait_parity count_down acquire try_acquire release""".split()
 )
 # CUB's collectives (include/cub/) wait at barriers; a kernel using one names its TempStorage
 # (or the class, for the default constructor) even through a typedef. The WMMA *_sync calls
 # (include/mma.h) wait at a full-warp __syncwarp; cooperative_groups::wait/wait_prior sync the group.
+# libcu++'s barriers, latches and semaphores (include/cudashim/libcuxx_sync.h) wait for other
+# threads of the block: their types and methods count, also through a type alias
+# (`using Bar = cuda::barrier<...>`, `_alias_words`), since a waiting thread must be a fiber.
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -177,6 +182,24 @@ def _definition_words(tree_root: Node, src: bytes) -> dict[str, set[str]]:
     return bodies
 
 
+def _alias_words(tree_root: Node, src: bytes) -> dict[str, set[str]]:
+    """The words of each type alias's type (`using A = T;`, `typedef T A, *P;`), by alias name."""
+    out: dict[str, set[str]] = {}
+    for node in _walk(tree_root):
+        if node.type == "alias_declaration":
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("type")
+            if name is not None and value is not None:
+                out.setdefault(_text(src, name), set()).update(_WORD.findall(_text(src, value)))
+        elif node.type == "type_definition":
+            value = node.child_by_field_name("type")
+            words = set(_WORD.findall(_text(src, value))) if value is not None else set()
+            for decl in node.children_by_field_name("declarator"):
+                names = [n for n in _walk(decl) if n.type == "type_identifier"]
+                if names:
+                    out.setdefault(_text(src, names[-1]), set()).update(words)
+    return out
+
+
 def _closure(bodies: dict[str, set[str]], seeds: set[str] | frozenset[str]) -> set[str]:
     """`seeds` and every name whose words reach one of them (to a fixpoint)."""
     reached = set(seeds)
@@ -200,7 +223,8 @@ def barrier_free_kernels(tree_root: Node, src: bytes,
     `spinners`: functions with a loop that may wait for another thread of the block (`_spinning`):
     their threads must be fibers that can hand over, so they are not barrier-free either."""
     bodies = _definition_words(tree_root, src)
-    syncing = _closure(bodies, SYNC_NAMES | waits_elsewhere | spinners)
+    aliases = _alias_words(tree_root, src)
+    syncing = _closure({**aliases, **bodies}, SYNC_NAMES | waits_elsewhere | spinners)
     if any(n.startswith("<unnamed:") for n in syncing):
         return set()
     return {n for n in bodies if n not in syncing and not n.startswith("<unnamed:")}
@@ -219,7 +243,7 @@ def waiting_elsewhere(files: dict[str, str]) -> dict[str, frozenset[str]]:
     for rel, text in files.items():
         src = text.encode("utf-8", "surrogatepass")
         root = _parser().parse(src).root_node
-        per_file[rel] = _definition_words(root, src)
+        per_file[rel] = {**_alias_words(root, src), **_definition_words(root, src)}
         spinners |= _spinning(root, src, frozenset()).spinners
     merged: dict[str, set[str]] = {}
     for bodies in per_file.values():

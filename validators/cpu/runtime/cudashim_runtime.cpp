@@ -544,8 +544,9 @@ static const Config& config() {
 
 // ---------------------------------------------------------------- fibers
 // YIELDED: runnable, but handed its turn on from a spin loop (_Spin_point_slow); it runs again
-// once no other thread of the block can.
-enum State : int { NEW, RUNNABLE, RUNNING, WAIT_BLOCK, WAIT_WARP, DONE, WAIT_GRID, YIELDED };
+// once no other thread of the block can. WAIT_SYNC: waiting on a libcu++ barrier, latch or
+// semaphore (_Sync_wait) until another thread of the block changes it (_Sync_notify).
+enum State : int { NEW, RUNNABLE, RUNNING, WAIT_BLOCK, WAIT_WARP, DONE, WAIT_GRID, YIELDED, WAIT_SYNC };
 
 struct Stack {
   char* lo;  // lowest usable byte (just above the guard page)
@@ -570,6 +571,9 @@ struct Fiber {
   int mode = 0;
   unsigned long long result = 0;
   unsigned spins = 0;  // spin points passed since it last handed its turn on
+  const void* sync_obj = nullptr;  // WAIT_SYNC: the object and what waits on it
+  const char* sync_what = "";
+  bool sync_block = true;  // the object has block scope
 };
 
 struct Worker {
@@ -588,6 +592,7 @@ struct Worker {
   int grid_waiting = 0;  // threads of the block waiting at grid.sync()
   unsigned spins = 0;    // spin points passed since this cooperative block got its turn
   int yielded = 0;       // fibers in state YIELDED
+  int sync_waiting = 0;  // fibers in state WAIT_SYNC
   unsigned direct_lin = 0;
   const LaunchSpec* spec = nullptr;
   int nthreads = 0;
@@ -1034,12 +1039,23 @@ unsigned lane_id() {
 // ---------------------------------------------------------------- deadlock description
 static void describe_and_die(Worker* w) {
   std::string msg = "cudashim: deadlock in " + block_name(w) + ": no thread can make progress;";
-  int at_block = 0, at_warp = 0, at_grid = 0;
+  int at_block = 0, at_warp = 0, at_grid = 0, at_sync = 0;
   const Fiber* fb = nullptr;
   const Fiber* fw = nullptr;
   const Fiber* fg = nullptr;
+  const Fiber* fs = nullptr;
   for (const Fiber& f : w->fibers) {
-    if (f.state == WAIT_BLOCK) {
+    if (f.state == WAIT_SYNC) {
+      at_sync++;
+      if (!fs) fs = &f;
+      // An object of device or system scope may be waiting for other blocks' arrivals, which
+      // only co-resident blocks (a GPU, or a cooperative launch here) would bring.
+      if (!f.sync_block)
+        fatal("cudashim: needs a GPU: %s at %s in %s waits for arrivals no thread of its block can "
+              "make (libcu++ synchronisation of wider than block scope across the blocks of a "
+              "launch needs co-resident blocks: a GPU, or cudaLaunchCooperativeKernel)",
+              f.sync_what, where(f).c_str(), block_name(w).c_str());
+    } else if (f.state == WAIT_BLOCK) {
       at_block++;
       if (!fb) fb = &f;
     } else if (f.state == WAIT_WARP) {
@@ -1062,6 +1078,12 @@ static void describe_and_die(Worker* w) {
   if (at_warp) {
     snprintf(b, sizeof b, " %d threads wait at %s (first at %s, thread (%u,%u,%u), mask 0x%08x);", at_warp,
              warp_op_name(fw->kind), where(*fw).c_str(), fw->tid.x, fw->tid.y, fw->tid.z, fw->mask);
+    msg += b;
+  }
+  if (at_sync) {
+    snprintf(b, sizeof b, " %d threads wait at %s (first at %s, thread (%u,%u,%u)) for arrivals or releases "
+             "that no thread of the block will make;", at_sync, fs->sync_what, where(*fs).c_str(), fs->tid.x,
+             fs->tid.y, fs->tid.z);
     msg += b;
   }
   snprintf(b, sizeof b, " %d threads exited", w->exited);
@@ -1198,6 +1220,7 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
     f.spins = 0;
   }
   w->yielded = 0;
+  w->sync_waiting = 0;
   std::fill(w->warp_arrived.begin(), w->warp_arrived.end(), 0u);
   std::fill(w->warp_done.begin(), w->warp_done.end(), 0u);
   w->live = n;
@@ -1544,6 +1567,64 @@ void _Spin_point_slow() {
   if (!w->coop || ++w->spins < kSpinsPerTurn) return;
   w->spins = 0;
   coop_yield(w);
+}
+
+bool _In_cooperative() {
+  Worker* w = tw;
+  return w && w->coop;
+}
+
+// libcu++'s barriers, latches and semaphores (include/cudashim/libcuxx_sync.h) wait here until
+// `ready(arg)`. `kind` 0 (block scope): the waiter leaves the block's other threads to run until
+// one of them changes the object (_Sync_notify wakes its waiters); when no thread of the block
+// can run, that is a deadlock (describe_and_die), as at __syncthreads. 1 (a barrier or latch of
+// wider scope): other blocks may complete it, which needs them co-resident: in a cooperative
+// launch the waiter spins with the spin points' hand-over (to the block's threads, then to the
+// other blocks); in a normal launch it waits as kind 0, and a block that cannot go on is
+// reported as needing a GPU. 2 (a semaphore of wider scope): its holder is a thread of this
+// block or of a block already running on another worker, so the waiter spins with the hand-over;
+// a semaphore nobody releases hangs until the time limit, as on a GPU. Host threads just poll.
+void _Sync_wait(bool (*ready)(const void*), const void* arg, const void* obj, int kind, const char* what,
+                unsigned line, const char* file) {
+  Worker* w = tw;
+  if (w && w->direct) barrier_in_direct_mode(what, file, line);
+  if (!w || !w->cur) {
+    while (!ready(arg)) std::this_thread::yield();
+    return;
+  }
+  Fiber* f = w->cur;
+  while (!ready(arg)) {
+    if (g_abort_launch.load(std::memory_order_relaxed)) {
+      exit_fiber(w, f);  // a device assert ended the launch: nobody will complete the wait
+      __builtin_unreachable();
+    }
+    if (kind == 2 || (kind == 1 && w->coop)) {
+      _Spin_point_slow();
+      continue;
+    }
+    f->state = WAIT_SYNC;
+    f->sync_obj = obj;
+    f->sync_what = what;
+    f->sync_block = kind == 0;
+    f->line = line;
+    f->file = file;
+    w->sync_waiting++;
+    yield(w, f);
+  }
+}
+
+// The object changed in a way that may end waits on it: its waiters in this block check again.
+void _Sync_notify(const void* obj) {
+  Worker* w = tw;
+  if (!w || !w->cur || w->sync_waiting == 0) return;
+  for (int i = 0; i < w->nthreads; ++i) {
+    Fiber& f = w->fibers[i];
+    if (f.state == WAIT_SYNC && f.sync_obj == obj) {
+      f.state = RUNNABLE;
+      w->sync_waiting--;
+    }
+  }
+  w->cursor = 0;
 }
 
 static void coop_park(Worker* w) {
