@@ -149,17 +149,22 @@ def module_problems(code: str, entrypoint: str = "Model") -> str:
 # --- running inside the sandbox -------------------------------------------------------------
 
 GUARD = r'''
-def _ckd_install_guard(prefixes):
+def _ckd_install_guard(prefixes, allow_processes=False):
     # Defence in depth on top of the sandbox (which already has no network and hides the
     # caller's files): the module may read the Python installation and its work directory,
     # and may not open sockets, start processes or load other native libraries.
+    # allow_processes: torch's real extension builder (the cuda backend) runs ninja and nvcc;
+    # the sandbox, not this hook, is what holds those processes.
     import os, sys
     work = os.path.realpath(os.getcwd()).rstrip("/") + "/"
     readable = tuple(os.path.realpath(p).rstrip("/") + "/" for p in prefixes)
     writing = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-    blocked = ("socket.", "subprocess.", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
-               "os.fork", "os.forkpty", "pty.", "ctypes.dlopen", "os.kill", "os.killpg",
+    processes = ("subprocess.", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
+                 "os.fork", "os.forkpty")
+    blocked = ("socket.", "pty.", "ctypes.dlopen", "os.kill", "os.killpg",
                "webbrowser.", "urllib.", "http.", "ftplib.", "smtplib.", "os.chroot")
+    if not allow_processes:
+        blocked += processes
     def hook(event, args):
         if event.startswith(blocked):
             raise PermissionError("the reference may not use %s" % event)

@@ -34,6 +34,7 @@ from validators.sandbox import (
 )
 from validators.torch_module import TORCH_ENV
 
+from .gpu import POISON_SMALL_BLOCKS, gpu_profile, poison_large_bytes
 from .harness import ANSWER_HARNESS
 from .reference import RefGroup
 
@@ -77,6 +78,7 @@ class AnswerRun:
     no_launch: bool
     status: str = ""
     """`ok`, `load_error`, `init_error`, `build_error`, `pending` (ran out of passes),
+    `no_gpu` (cuda backend: CUDA did not start in the process; no verdict),
     `crashed` (the process died: `reason` says how), `harness_error`."""
     reason: str = ""
     diagnostics: str = ""
@@ -91,6 +93,8 @@ class AnswerRun:
     traceback: str = ""
     runtime_verdict: tuple[str, str] | None = None
     """(status, reason) from the emulator's report when it stopped the process."""
+    poison_effective: bool | None = None
+    """On a GPU: whether new allocations did start as the poison byte (None: not poisoned)."""
     poison_log: dict[int, str] = field(default_factory=dict)
     """The runtime's poisoned buffers (shared memory, cudaMalloc) by number, as for programs:
     `run_answer(poison_only=k, poison_alt=B)` starts buffer k with B instead."""
@@ -115,10 +119,17 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
                schedule: str = "forward", poison: int | None = None, no_launch: bool = False,
                emulate: bool = True, limits: Limits | None = None,
                max_bytes: int = 1 << 30, poison_only: int | None = None,
-               poison_alt: int | None = None) -> AnswerRun:
+               poison_alt: int | None = None, gpu: bool = False) -> AnswerRun:
     """Run every case of `groups` through ModelNew in one process (so a result cached across
-    calls shows). Raises HarnessError when our harness could not reach the answer's code."""
+    calls shows). Raises HarnessError when our harness could not reach the answer's code.
+
+    `gpu`: the cuda backend (see `gpu.py`): the real torch on a real GPU, extensions built by
+    torch's own builder inside the answer's sandbox, `poison` filled into the caching
+    allocator's free memory before each construction and call; `emulate` must be False."""
     import time
+
+    if gpu and emulate:
+        raise ValueError("a run is either emulated (cpu backend) or on a GPU (cuda), not both")
 
     run = AnswerRun(variant=variant, schedule=schedule, poison=poison, no_launch=no_launch)
     limits = limits or ANSWER_LIMITS
@@ -135,14 +146,24 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
                 (work / "inputs" / f"{c.name}.safetensors").write_bytes(c.input_bytes)
                 protect.append(f"inputs/{c.name}.safetensors")
         pkgs = _package_dirs()
-        prefixes = [str(p) for p in python_prefixes()] + [str(p) for p in pkgs]
+        expose = [*python_prefixes(), *pkgs]
+        env = dict(TORCH_ENV)
+        profile = gpu_profile(work, limits) if gpu else None
+        if profile is not None:
+            limits = profile.limits
+            env |= profile.env
+            expose += profile.expose
+        prefixes = [str(p) for p in expose]
+        largest = max((t.numel() * t.element_size() for g in groups for c in g.cases
+                       for t in [*c.inputs.values(), *c.outputs]), default=0)
         (work / "spec.json").write_text(json.dumps({
-            "package_root": str(pkgs[0].parent), "cuda": emulate, "build_root": str(build_root),
-            "poison": poison, "variant": variant, "prefixes": prefixes,
+            "package_root": str(pkgs[0].parent), "cuda": emulate or gpu, "gpu": gpu,
+            "build_root": str(build_root), "poison": poison, "variant": variant,
+            "prefixes": prefixes, "poison_large": poison_large_bytes(largest),
+            "poison_small": POISON_SMALL_BLOCKS,
             "groups": [{"seed": g.seed, "init": g.init,
                         "cases": [{"name": c.name, "args": c.args} for c in g.cases]}
                        for g in groups]}))
-        env = dict(TORCH_ENV)
         if emulate:
             env["CUDASHIM_SCHEDULE"] = schedule
             if no_launch:
@@ -167,7 +188,7 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
             built = [str(p.relative_to(work)) for sub in ("ext", "lib")
                      for p in sorted((build_root / sub).rglob("*")) if p.is_file()]
             out = run_sandboxed([python_executable(), "-I", "-c", ANSWER_HARNESS], work,
-                                limits=limits, env=env, expose=[*python_prefixes(), *pkgs],
+                                limits=limits, env=env, expose=expose,
                                 protect=protect + built)
             try:
                 found = json.loads(read_no_follow(work / "out" / "answer.json", root=work,
@@ -203,6 +224,10 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
         run.diagnostics = str(found.get("diagnostics", ""))
         run.needs_gpu = str(found.get("needs_gpu", ""))
         run.inherits = str(found.get("inherits", ""))
+        if gpu:
+            # Torch's builder ran inside the import: its time is the build's.
+            run.build_seconds = float(found.get("import_seconds") or 0.0)
+            run.poison_effective = found.get("poison_effective")
         if run.status == "running":  # the process died in the middle of a call
             run.status = "crashed"
             run.reason = _death(out)

@@ -122,7 +122,18 @@ from safetensors.torch import load_file, save_file
 _type, _Tensor, _tuple, _list = type, torch.Tensor, tuple, list
 launch_count = None
 not_built = build_error = needs_gpu = ()
-if spec["cuda"]:
+gpu_lost = None
+if spec["gpu"]:
+    # The real torch on a real GPU: nothing replaced. CUDA starts before the answer is
+    # imported, so the caching allocator runs under our settings, not ones the answer sets.
+    try:
+        torch.cuda.init()
+        torch.empty(1, device="cuda")
+    except Exception as exc:
+        # The probe saw a GPU and this process does not: no verdict on the answer. Its import
+        # still runs (it shows what the process was given), nothing after it.
+        gpu_lost = exc
+elif spec["cuda"]:
     # Before the answer is imported: load_inline/load and the cuda device are the project's.
     from validators.cpu import torch_cuda
     torch_cuda.install(build_root=spec["build_root"], poison=spec["poison"],
@@ -132,9 +143,43 @@ if spec["cuda"]:
     build_error = (torch_cuda.ExtensionBuildError,)
     needs_gpu = (torch_cuda.NeedsGpu,)
 ''' + GUARD + ENCODE + r'''
-_ckd_install_guard(spec["prefixes"])
+_ckd_install_guard(spec["prefixes"], spec["gpu"])
 ''' + READY_LINE + r'''
 result = {"status": "running", "calls": [], "inherits": ""}
+
+def poison_device(byte):
+    """Fill the caching allocator's free memory with `byte`: the GPU's counterpart of the cpu
+    backend's poisoning allocator. Blocks that torch (in Python or in an extension's
+    torch::empty) hands out next on this stream come from these, so an output left unwritten
+    shows the byte instead of whatever the memory held."""
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    held = [torch.empty(spec["poison_large"], dtype=torch.uint8, device="cuda")]
+    held += [torch.empty(1 << 20, dtype=torch.uint8, device="cuda")
+             for _ in range(spec["poison_small"])]
+    for t in held:
+        t.fill_(byte)
+    torch.cuda.synchronize()
+    del held
+
+def poison_effective(byte):
+    """Whether new small and large allocations do start as `byte` (the allocator's settings can
+    defeat the fill, e.g. expandable segments): the verifier says so when they do not."""
+    poison_device(byte)
+    small = torch.empty(4096, dtype=torch.uint8, device="cuda")
+    large = torch.empty(4 << 20, dtype=torch.uint8, device="cuda")
+    ok = bool((small == byte).all()) and bool((large == byte).all())
+    del small, large
+    return ok
+
+def gpu_build_failure(exc):
+    """torch's extension builder's own failure (nvcc or the linker): a compile error."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = tb.tb_frame.f_code.co_filename if tb is not None else ""
+    return (_type(exc) is RuntimeError and str(exc).startswith("Error building extension")
+            and where.endswith("torch/utils/cpp_extension.py"))
 
 def halted(exc):
     """The status of a stop that is no verdict on this call: an extension still to build, a
@@ -151,6 +196,8 @@ def stop(status, exc):
     result["reason"] = ("%s: %s" % (_type(exc).__name__, exc))[:800]
     if needs_gpu and isinstance(exc, needs_gpu):
         result["needs_gpu"] = str(getattr(exc, "feature", "") or exc)
+    elif status == "build_error" and not build_error:
+        pass  # torch's own builder: its text is already in result["diagnostics"]
     elif build_error and isinstance(exc, build_error):
         result["diagnostics"] = str(getattr(exc, "diagnostics", "") or "")[:20000]
         result["needs_gpu"] = getattr(exc, "needs_gpu", None) or ""
@@ -171,10 +218,23 @@ def form_problem(k, o):
 
 def run():
     ns = {"__name__": "answer", "__file__": "answer.py"}
+    t_import = time.perf_counter()
     try:
         exec(compile(open("answer.py").read(), "answer.py", "exec"), ns)
     except BaseException as exc:
+        if gpu_lost is not None:
+            return stop("no_gpu", gpu_lost)
+        if spec["gpu"] and gpu_build_failure(exc):
+            result["diagnostics"] = str(exc)[:20000]
+            return stop("build_error", exc)
         return stop(halted(exc) or "load_error", exc)
+    # On a GPU the extensions build while the answer imports (torch's builder, in here).
+    result["import_seconds"] = time.perf_counter() - t_import
+    if gpu_lost is not None:
+        return stop("no_gpu", gpu_lost)
+    poison = spec["gpu"] and spec["poison"] is not None
+    if poison:
+        result["poison_effective"] = poison_effective(spec["poison"])
     cls = ns.get("ModelNew")
     if not (isinstance(cls, _type) and issubclass(cls, torch.nn.Module)):
         return stop("load_error", TypeError("ModelNew is not an nn.Module class"))
@@ -189,6 +249,8 @@ def run():
     for group in spec["groups"]:
         torch.manual_seed(group["seed"])
         try:
+            if poison:
+                poison_device(spec["poison"])
             model = cls(*dec(group["init"]))
             model.eval()
             if spec["cuda"]:
@@ -201,6 +263,8 @@ def run():
             if spec["cuda"]:
                 args = [a.cuda() if _type(a) is _Tensor else a for a in args]
             call = {"name": case["name"], "launches": None, "error": "", "form": []}
+            if poison:
+                poison_device(spec["poison"])
             before = launch_count() if launch_count else 0
             t0 = time.perf_counter()
             try:

@@ -23,10 +23,15 @@ from .answer import AnswerRun, emulation_available, run_answer
 from .compare import compare_tensor, same_tensor, tolerance_for
 from .defences import call_rule, inherits_rule, weak_task
 from .files import extension_answer, read_answer, read_problem
+from .gpu import gpu_unavailable
 from .reference import ReferenceFailed, RefGroup, run_reference
 from .shapes import DEFAULT_MAX_ELEMENTS, ShapeError, plan_sizes
 
 MIN_SEEDS = 5
+CPU_ONLY_NOTE = ("cuda backend: not checked here (cpu backend only): torch_fallback (launch "
+                 "counting) and kernels_not_used (the no-launch run) need the emulator's "
+                 "runtime; thread schedules, the race build and shared-memory poison are the "
+                 "emulator's")
 IMPORT_FAILED = "importing the answer failed"
 """How the reason of a `runtime_error` verdict starts when the answer's module did not import:
 the service's reward counts such an answer as not compiled."""
@@ -40,7 +45,17 @@ class Variant:
     poison: int | None
 
 
-def plan_variants(*, fast: bool, emulate: bool) -> list[Variant]:
+GPU_SCHEDULE = "device"
+"""A real GPU's own scheduling: the emulator's `forward`/`reverse` orders do not exist there."""
+
+
+def plan_variants(*, fast: bool, emulate: bool, gpu: bool = False) -> list[Variant]:
+    if gpu:
+        # No schedules and no race build on a real GPU: the poison bytes remain, filled into
+        # the caching allocator (two runs of one schedule: an unwritten output shows as the
+        # difference `_uninitialised_reads` looks for).
+        bytes_ = POISON_BYTES[:1] if fast else POISON_BYTES[:2]
+        return [Variant("plain", GPU_SCHEDULE, b) for b in bytes_]
     if not emulate:
         return [Variant("plain", "forward", None)]
     if fast:
@@ -89,15 +104,19 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
         result.seconds = time.perf_counter() - started
         return result
 
-    if answer.needs_gpu:
+    if answer.needs_gpu and backend == "cpu":
         return done(Status.NEEDS_GPU, f"the answer uses {answer.needs_gpu}, which only runs on "
                     "a GPU", features=[answer.needs_gpu])
     answer_python = answer.source
     if answer.kind == "extension":
         # Raises KernelBenchInputError for a problem that is not functional (bad input).
         answer_python = extension_answer(problem, answer)
-    if backend == "cuda":
-        return _cuda_backend(result, done)
+    gpu = backend == "cuda"
+    if gpu:
+        why = gpu_unavailable()
+        if why:
+            return done(Status.NEEDS_GPU, f"the cuda backend needs a GPU: {why}")
+        emulate = False
     if emulate is None:
         emulate = emulation_available()
     times = timings if timings is not None else {}
@@ -129,7 +148,9 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
                     error_origin=ErrorOrigin.VALIDATOR)
     ref_seconds = times["reference"] = time.perf_counter() - t_ref
     result.weak_task = weak_task(groups, atol, rtol)
-    if not emulate:
+    if gpu:
+        result.notes.append(CPU_ONLY_NOTE)
+    elif not emulate:
         result.notes.append("CUDA extensions are not served on this machine "
                             "(validators.cpu.torch_cuda missing): torch-only answers only")
 
@@ -137,14 +158,18 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     cases: dict[str, CaseResult] = {}
     verdict: tuple[Status, str, str] | None = None
     wrong: tuple[Status, str, str] | None = None
-    for v in plan_variants(fast=fast, emulate=emulate):
+    for v in plan_variants(fast=fast, emulate=emulate, gpu=gpu):
         try:
             run = run_answer(answer_python, groups, variant=v.build, schedule=v.schedule,
-                             poison=v.poison, emulate=emulate)
+                             poison=v.poison, emulate=emulate, gpu=gpu)
         except (HarnessError, SandboxError) as exc:
             return done(Status.ERROR, f"the answer's process could not start: {exc}",
                         error_origin=ErrorOrigin.VALIDATOR)
         runs.append(run)
+        if run.poison_effective is False:
+            result.notes.append(f"new GPU allocations did not start as 0x{run.poison:02x} "
+                                "(the caching allocator's settings defeated the fill): outputs "
+                                "left unwritten may pass in this run")
         verdict = _judge_run(run, groups, cases, count_launches=emulate and not allow_torch_only,
                              atol=atol, rtol=rtol)
         if verdict is None:
@@ -163,7 +188,7 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     probe_seconds = 0.0
     if verdict is None and wrong is not None:
         t_probe = time.perf_counter()
-        verdict = (_uninitialised_reads(answer_python, groups, runs, atol, rtol)
+        verdict = (_uninitialised_reads(answer_python, groups, runs, atol, rtol, gpu=gpu)
                    or _schedule_dependent(runs, groups, atol, rtol) or wrong)
         probe_seconds = time.perf_counter() - t_probe
     _record_builds(result, runs)
@@ -172,6 +197,9 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     result.cases = list(cases.values())
     for c in result.cases:
         c.fresh = c.seed == fresh
+    if gpu and verdict is None:
+        result.kernel_check = ("not checked on the cuda backend: the no-launch run needs the "
+                               "emulator (--backend cpu makes it)")
     if verdict is None and emulate:
         t_dep = time.perf_counter()
         verdict = _kernel_dependence(answer_python, groups, runs, result, atol, rtol)
@@ -199,6 +227,9 @@ def _judge_run(run: AnswerRun, groups: list[RefGroup], cases: dict[str, CaseResu
         f", poison 0x{run.poison:02x}" if run.poison is not None else "")
     if run.status == "needs_gpu":
         return Status.NEEDS_GPU, "", f"the answer uses {run.needs_gpu}, which only runs on a GPU"
+    if run.status == "no_gpu":
+        return Status.NEEDS_GPU, "", (f"the GPU the probe found did not answer in the answer's "
+                                      f"process: {run.reason}")
     if run.status == "build_error":
         if run.needs_gpu:
             return Status.NEEDS_GPU, "", f"the extension uses {run.needs_gpu}, which only runs on a GPU"
@@ -285,7 +316,8 @@ def _first_difference(a: AnswerRun, b: AnswerRun, groups: list[RefGroup], atol: 
 
 
 def _uninitialised_reads(answer_source: str, groups: list[RefGroup], runs: list[AnswerRun],
-                         atol: float | None, rtol: float | None) -> tuple[Status, str, str] | None:
+                         atol: float | None, rtol: float | None, *, gpu: bool = False
+                         ) -> tuple[Status, str, str] | None:
     """Two runs of one schedule whose memory started with different bytes and whose outputs
     differ read memory nobody wrote: the reason programs get (validators/engine.py), naming the
     runtime's buffer when starting it alone with the other byte changes the outputs."""
@@ -311,8 +343,10 @@ def _uninitialised_reads(answer_source: str, groups: list[RefGroup], runs: list[
                     named = desc
                     break
             what = named or "memory no thread or copy wrote"
+            # On a GPU only torch's allocations are poisoned: shared memory is the hardware's.
+            poisoned = "new allocations start" if gpu else "device and shared memory start"
             return (Status.FAILED, "", f"reads uninitialised memory: {what} (outputs change when "
-                    f"device and shared memory start as 0x{a.poison:02x} instead of "
+                    f"{poisoned} as 0x{a.poison:02x} instead of "
                     f"0x{b.poison:02x}: {diff})")
     return None
 
@@ -374,11 +408,3 @@ def _record_builds(result: ValidationResult, runs: list[AnswerRun]) -> None:
         diagnostics="\n".join(b.diagnostics for b in builds if b.diagnostics)[-4000:])
 
 
-def _cuda_backend(result: ValidationResult, done: object) -> ValidationResult:
-    import torch
-
-    assert callable(done)
-    if not torch.cuda.is_available():
-        return done(Status.NEEDS_GPU, "the cuda backend needs a GPU and none answered")
-    return done(Status.ERROR, "the cuda backend for KernelBench answers is not implemented yet",
-                error_origin=ErrorOrigin.VALIDATOR)
