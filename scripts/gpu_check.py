@@ -12,7 +12,14 @@ On a machine where a GPU answers the sandboxed probe, it runs and prints a table
 4. the validation service's speed term (`/v1/score`, speed=1) on a task's reference program and
    on the same program made slower on purpose (its kernel launched 8 times): the first's
    speed-up must be near 1 and above the second's;
-5. a 2-step `cuset train` of the tiny config on the GPU.
+5. a 2-step `cuset train` of the tiny config on the GPU;
+6. the KernelBench answers of the cpu backend's tests (tests/validators/kernelbench/answers and
+   its `bad/`) on their level-1 problems (`--kb-problems`, default ../shared/data/
+   kernelbench_level1) through `validators.kernelbench.verify` on `cuda` (thorough): each
+   verdict must be the cpu backend's (`KB_EXPECTED`, the verdicts the cpu tests and
+   answers/bad/README.md state; `--kb-run-cpu` checks them on `cpu` too, in the same pool) or,
+   where the cpu verdict comes from an emulator-only check (validators/kernelbench/README.md),
+   one of the verdicts listed for cuda.
 
 Elsewhere it prints "no GPU" and exits 0. Checks run `--jobs` at a time, one process each, and a
 step stops waiting after `--step-seconds` (what did not finish is a row saying so); a failed step
@@ -50,6 +57,9 @@ class Settings:
     step_seconds: float = 900.0
     out: Path | None = None
     only: set[str] = set()
+    kb_problems: Path = ROOT.parent / "shared" / "data" / "kernelbench_level1"
+    kb_run_cpu: bool = False
+    kb_filter: str = ""
 
 
 def _record(kind: str, name: str, payload: dict) -> None:
@@ -113,11 +123,12 @@ def _check_one(job: tuple[str, str, str, bool]) -> dict:
             "notes": res.notes, "result": json.loads(res.model_dump_json())}
 
 
-def _run_jobs(kind: str, jobs: list[tuple[str, str, str, bool]]) -> dict[str, dict]:
-    """Every job's result by name; what did not end within the step's time is 'timeout'."""
+def _run_jobs(kind: str, jobs: list[tuple], worker=None) -> dict[str, dict]:
+    """Every job's result by name (a job's second item); what did not end within the step's
+    time is 'timeout'. `worker` (module-level, for the pool) defaults to the engine's check."""
     results: dict[str, dict] = {}
     pool = cf.ProcessPoolExecutor(max_workers=max(1, min(Settings.jobs, len(jobs))))
-    futures = {pool.submit(_check_one, job): job[1] for job in jobs}
+    futures = {pool.submit(worker or _check_one, job): job[1] for job in jobs}
     try:
         for fut in cf.as_completed(futures, timeout=Settings.step_seconds):
             name = futures[fut]
@@ -276,9 +287,101 @@ def _train(rows: list[Row]) -> None:
                      tail[0][:160]))
 
 
+# --- KernelBench answers: cuda against cpu ----------------------------------------------------
+
+KB_ANSWERS = ROOT / "tests" / "validators" / "kernelbench" / "answers"
+CPU_ONLY = "cpu-only check"
+KB_EXPECTED: dict[str, tuple[str, set[str], str]] = {
+    # bad answer's defence -> (the cpu backend's verdict, the verdicts accepted on cuda, why
+    # they may differ). The good answers (answers/*.py) are `passed` on both.
+    "race": ("failed", {"failed", "passed"},
+             f"{CPU_ONLY}: thread schedules (a real GPU's race may not show)"),
+    "uninit_shared": ("failed", {"failed", "passed"},
+                      f"{CPU_ONLY}: shared memory poison (a GPU's shared memory is not poisoned)"),
+    "uninit_output": ("failed", {"failed"}, "poison in the caching allocator"),
+    "torch_fallback": ("rejected", {"passed"}, f"{CPU_ONLY}: launch counting"),
+    "try_except": ("rejected", {"passed"}, f"{CPU_ONLY}: launch counting"),
+    "kernels_not_used": ("rejected", {"passed"}, f"{CPU_ONLY}: the no-launch run"),
+    "inherits_model": ("rejected", {"rejected"}, ""),
+    "input_mutation": ("rejected", {"rejected"}, ""),
+    "cached_results": ("failed", {"failed"}, ""),
+    "lazy_output": ("rejected", {"rejected"}, ""),
+    "nan_output": ("failed", {"failed"}, ""),
+    "triton": ("needs_gpu", {"passed"}, "Triton runs on a GPU"),
+}
+
+
+def _kb_one(job: tuple[str, str, str, str, str]) -> dict:
+    """(backend, name, problem source, answer source, stem) -> the verdict, as plain data."""
+    backend, _, problem, answer, stem = job
+    from validators.kernelbench import verify
+
+    t0 = time.monotonic()
+    try:
+        r = verify(problem, answer, backend=backend, task_name=stem)
+    except Exception as exc:  # a crash of ours is a row naming its cause
+        return {"status": "crash", "reason": f"{type(exc).__name__}: {exc}",
+                "seconds": round(time.monotonic() - t0, 1)}
+    return {"status": r.status.value, "rule": r.rule, "reason": r.reason,
+            "seconds": round(time.monotonic() - t0, 1), "notes": r.notes,
+            "kernel_check": r.kernel_check}
+
+
+def kb_pairs(problems: Path, answers: Path = KB_ANSWERS) -> list[tuple[str, Path, Path, str]]:
+    """(name, problem file, answer file, defence or '' for a correct answer) for every answer
+    whose problem is in `problems`."""
+    found = {p.stem: p for p in problems.rglob("*.py")} if problems.is_dir() else {}
+    pairs = []
+    for a in sorted(answers.glob("*.py")):
+        if a.stem in found:
+            pairs.append((a.stem, found[a.stem], a, ""))
+    for a in sorted((answers / "bad").glob("*.py")):
+        defence, _, stem = a.stem.partition("__")
+        if stem in found:
+            pairs.append((f"bad/{a.stem}", found[stem], a, defence))
+    return pairs
+
+
+def kb_expected(defence: str) -> tuple[str, set[str], str]:
+    return KB_EXPECTED.get(defence, ("passed", {"passed"}, "")) if defence else \
+        ("passed", {"passed"}, "")
+
+
+def _kernelbench(rows: list[Row]) -> None:
+    pairs = [p for p in kb_pairs(Settings.kb_problems) if Settings.kb_filter in p[0]]
+    if not pairs:
+        rows.append(("KernelBench answers", "skipped",
+                     f"no problem of the answers in {Settings.kb_problems}"))
+        return
+    backends = [Settings.backend] + (["cpu"] if Settings.kb_run_cpu and Settings.backend != "cpu"
+                                     else [])
+    jobs = [(b, f"{b}:{name}", problem.read_text(), answer.read_text(), problem.stem)
+            for name, problem, answer, _ in pairs for b in backends]
+    t0 = time.monotonic()
+    results = _run_jobs("kernelbench", jobs, worker=_kb_one)
+    bad, differ = [], []
+    for name, _, _, defence in pairs:
+        cpu_want, gpu_want, why = kb_expected(defence)
+        got = results.get(f"{Settings.backend}:{name}", {"status": "missing"})
+        want = gpu_want if Settings.backend == "cuda" else {cpu_want}
+        if got["status"] not in want:
+            bad.append(f"{name}: {got['status']} (want {'/'.join(sorted(want))}): "
+                       f"{str(got.get('reason', ''))[:160]}")
+        cpu = results.get(f"cpu:{name}")
+        if cpu is not None and Settings.backend != "cpu" and cpu["status"] != cpu_want:
+            bad.append(f"{name}: cpu {cpu['status']} (want {cpu_want}): "
+                       f"{str(cpu.get('reason', ''))[:160]}")
+        if Settings.backend != "cpu" and got["status"] != cpu_want:
+            differ.append(f"{name} {cpu_want}->{got['status']} ({why or 'unexplained'})")
+    rows.append((f"KernelBench answers, {' and '.join(backends)}", "FAILED" if bad else "ok",
+                 f"{len(pairs) - len(bad)}/{len(pairs)} as expected in "
+                 f"{time.monotonic() - t0:.0f} s" + ("; " + "; ".join(bad[:8]) if bad else "")
+                 + ("; differs from cpu: " + "; ".join(differ) if differ else "")))
+
+
 # Quick, telling steps first: a run cut short still says the most it can.
 STEPS = {"hostile": _hostile_programs, "planted": _planted_bugs, "builtin": _builtin_checks,
-         "speed": _speed_term, "train": _train}
+         "kernelbench": _kernelbench, "speed": _speed_term, "train": _train}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,7 +394,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="folder for results.jsonl and table.txt")
     ap.add_argument("--backend", default="cuda", choices=("cuda", "cpu"),
                     help="cpu: a dry run of the script's own machinery where no GPU is")
+    ap.add_argument("--kb-problems", type=Path, default=Settings.kb_problems,
+                    help="folder of KernelBench level-1 problems (the kernelbench step)")
+    ap.add_argument("--kb-run-cpu", action="store_true",
+                    help="kernelbench step: also check every answer on cpu (slow: emulated)")
+    ap.add_argument("--kb-filter", default="", help="kernelbench step: answers whose name "
+                    "contains this text only")
     args = ap.parse_args(argv)
+    Settings.kb_problems, Settings.kb_run_cpu = args.kb_problems, args.kb_run_cpu
+    Settings.kb_filter = args.kb_filter
     Settings.backend = args.backend
     Settings.jobs, Settings.step_seconds, Settings.out = args.jobs, args.step_seconds, args.out
     only = {s for s in args.only.split(",") if s}

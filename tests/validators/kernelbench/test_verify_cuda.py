@@ -171,3 +171,32 @@ def test_the_answer_process_gets_real_torch_and_the_cuda_profile(groups) -> None
     status, _, reason = _judge_run(run, groups, {}, count_launches=False, atol=None, rtol=None)
     assert status == Status.NEEDS_GPU
     assert reason.startswith("the GPU the probe found did not answer in the answer's process")
+
+
+def test_gpu_check_covers_every_answer_with_the_cpu_verdicts_the_readme_states(
+        tmp_path: Path) -> None:
+    # scripts/gpu_check.py runs the cpu tests' answers on cuda: each must have an expectation,
+    # and the cpu verdict it compares against is the one answers/bad/README.md states.
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[3]
+    spec = importlib.util.spec_from_file_location("gpu_check", root / "scripts" / "gpu_check.py")
+    assert spec is not None and spec.loader is not None
+    gc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gc)
+    answers = gc.KB_ANSWERS
+    stems = {a.stem for a in answers.glob("*.py")} | {
+        a.stem.partition("__")[2] for a in (answers / "bad").glob("*.py")}
+    for stem in stems:
+        (tmp_path / f"{stem}.py").write_text("")
+    pairs = gc.kb_pairs(tmp_path)
+    assert len(pairs) == len(list(answers.glob("*.py"))) + len(list((answers / "bad").glob("*.py")))
+    readme = (answers / "bad" / "README.md").read_text()
+    for name, _, answer, defence in pairs:
+        if not defence:
+            assert gc.kb_expected(defence)[0] == "passed"
+            continue
+        assert defence in gc.KB_EXPECTED, name
+        row = next(ln for ln in readme.splitlines() if f"`{answer.name}`" in ln)
+        cpu_verdict = row.split("|")[3].strip().split()[0].strip("`,:")
+        assert gc.KB_EXPECTED[defence][0] == cpu_verdict, (name, row)
