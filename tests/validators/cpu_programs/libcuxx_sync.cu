@@ -138,6 +138,22 @@ __global__ void async_copy(const float* in, float* out, int n) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
+// A barrier of device scope in global memory met by each block's thread 0: grid-wide, so it needs
+// the blocks co-resident (a cooperative launch). Each leader publishes its block's value, and after
+// the barrier reads its neighbour's.
+__device__ cuda::barrier<cuda::thread_scope_device> g_bar;
+__device__ int g_vals[64];
+__global__ void init_grid_barrier(int count) { init(&g_bar, count); }
+__global__ void grid_barrier(int* out) {
+  if (threadIdx.x != 0) return;
+  for (int r = 0; r < 3; ++r) {
+    g_vals[blockIdx.x] = (int)blockIdx.x * 10 + r;
+    g_bar.arrive_and_wait();
+    out[r * gridDim.x + blockIdx.x] = g_vals[(blockIdx.x + 1) % gridDim.x];
+    g_bar.arrive_and_wait();
+  }
+}
+
 // One arrival too many expected: every thread waits for ever.
 __global__ void deadlock(int* out) {
   __shared__ block_barrier bar;
@@ -234,6 +250,22 @@ static int run(const char* name) {
       float s = 0; for (int i = 0; i < N; ++i) s += in[b * N + (i + t) % N];
       if (out[b * T + t] != s) return 2;
     }
+    return 0;
+  }
+  if (!strcmp(name, "grid_cooperative") || !strcmp(name, "grid_normal")) {
+    const int B = 4;
+    int* d; CHECK(cudaMalloc(&d, 3 * B * sizeof(int)));
+    init_grid_barrier<<<1, 1>>>(B);
+    CHECK(cudaDeviceSynchronize());
+    if (!strcmp(name, "grid_normal")) {
+      grid_barrier<<<B, 32>>>(d);  // blocks wait for each other with no promise to be co-resident
+    } else {
+      void* args[] = {&d};
+      CHECK(cudaLaunchCooperativeKernel((void*)grid_barrier, B, 32, args));
+    }
+    CHECK(cudaDeviceSynchronize());
+    int h[3 * B]; CHECK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+    for (int r = 0; r < 3; ++r) for (int b = 0; b < B; ++b) if (h[r * B + b] != ((b + 1) % B) * 10 + r) return 2;
     return 0;
   }
   if (!strcmp(name, "deadlock")) {
