@@ -66,6 +66,16 @@ def test_a_barrier_expecting_more_arrivals_than_the_block_makes_is_a_named_deadl
 
 
 @needs_gxx
+def test_a_copy_read_before_its_barrier_phase_completes_is_caught(backend):
+    """`cuda::memcpy_async` with a barrier: the destination is undefined until the phase
+    completes. It reads as 0xFF bytes until then (as the pipeline primitives' copies do), so a
+    kernel that reads it before waiting fails its own check instead of passing by luck."""
+    got = run(backend, ["memcpy_async_early"])
+    assert got.status == Status.RUNTIME_ERROR and got.reason == "exit code 1", got.reason
+    assert got.outcome.stdout.strip() == "memcpy_async_early failed (2)", got.outcome.stdout
+
+
+@needs_gxx
 def test_a_device_scope_barrier_across_the_blocks_of_a_normal_launch_needs_a_gpu(backend):
     """Its blocks are not promised to be co-resident: on the shim a block would wait for blocks
     that run after it. The same kernel passes in a cooperative launch (the first test)."""

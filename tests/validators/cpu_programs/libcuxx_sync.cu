@@ -138,6 +138,19 @@ __global__ void async_copy(const float* in, float* out, int n) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
+// The same copy read before the barrier's phase completes: a race (undefined on a GPU).
+__global__ void async_copy_early(const float* in, float* out, int n) {
+  __shared__ float tile[128];
+  __shared__ block_barrier bar;
+  auto block = cg::this_thread_block();
+  if (block.thread_rank() == 0) init(&bar, block.size());
+  block.sync();
+  cuda::memcpy_async(block, tile, in + blockIdx.x * n, sizeof(float) * n, bar);
+  float early = tile[threadIdx.x % n];
+  bar.arrive_and_wait();
+  out[blockIdx.x * blockDim.x + threadIdx.x] = early;
+}
+
 // A barrier of device scope in global memory met by each block's thread 0: grid-wide, so it needs
 // the blocks co-resident (a cooperative launch). Each leader publishes its block's value, and after
 // the barrier reads its neighbour's.
@@ -250,6 +263,18 @@ static int run(const char* name) {
       float s = 0; for (int i = 0; i < N; ++i) s += in[b * N + (i + t) % N];
       if (out[b * T + t] != s) return 2;
     }
+    return 0;
+  }
+  if (!strcmp(name, "memcpy_async_early")) {
+    const int B = 2, T = 64, N = 100;
+    std::vector<float> in(B * N), out(B * T);
+    for (int i = 0; i < B * N; ++i) in[i] = (float)((i * 5) % 17);
+    float *din, *dout; CHECK(cudaMalloc(&din, in.size() * sizeof(float))); CHECK(cudaMalloc(&dout, out.size() * sizeof(float)));
+    CHECK(cudaMemcpy(din, in.data(), in.size() * sizeof(float), cudaMemcpyHostToDevice));
+    async_copy_early<<<B, T>>>(din, dout, N);
+    CHECK(cudaGetLastError());
+    CHECK(cudaMemcpy(out.data(), dout, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    for (int b = 0; b < B; ++b) for (int t = 0; t < T; ++t) if (out[b * T + t] != in[b * N + t % N]) return 2;
     return 0;
   }
   if (!strcmp(name, "grid_cooperative") || !strcmp(name, "grid_normal")) {

@@ -17,8 +17,12 @@
 #include <cstring>
 #include <source_location>
 #include <thread>
+#include <mutex>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
+
+#include <cooperative_groups/memcpy_async.h>  // cuda::aligned_size_t, shared with it
 
 #if __has_include(<cuda/std/atomic>)
 // The toolkit's libcu++ (library-mode builds): its cuda::thread_scope, so that <cuda/atomic>
@@ -69,6 +73,45 @@ struct _Sync_owner {
   }
 };
 
+// cuda::memcpy_async with a barrier: the copy is complete when the barrier's current phase
+// completes, and the destination is undefined until then. As the pipeline primitives do
+// (cuda_pipeline_primitives.h), the destination reads as 0xFF bytes from the call and the bytes
+// move from the source when the phase completes, so a kernel that reads it too early fails
+// rather than passing by luck. Pending copies are kept by barrier address (a cooperative
+// launch's blocks, on other host threads, may complete a barrier of device scope); init()
+// forgets a barrier's copies left by a block that never completed its phase.
+struct _Barrier_copy {
+  void* __dst;
+  const void* __src;
+  ::std::size_t __n;
+};
+inline ::std::mutex& _Barrier_copies_mutex() {
+  static ::std::mutex __m;
+  return __m;
+}
+inline ::std::unordered_multimap<const void*, _Barrier_copy>& _Barrier_copies() {
+  static auto* __m = new ::std::unordered_multimap<const void*, _Barrier_copy>();
+  return *__m;
+}
+inline ::std::atomic<long> _Barrier_copies_pending{0};
+inline void _Barrier_copy_issue(const void* __bar, void* __dst, const void* __src, ::std::size_t __n) {
+  if (__n == 0) return;
+  ::std::memset(__dst, 0xFF, __n);
+  ::std::lock_guard<::std::mutex> __lk(_Barrier_copies_mutex());
+  _Barrier_copies().emplace(__bar, _Barrier_copy{__dst, __src, __n});
+  _Barrier_copies_pending.fetch_add(1, ::std::memory_order_relaxed);
+}
+inline void _Barrier_copies_settle(const void* __bar, bool __copy) {
+  if (_Barrier_copies_pending.load(::std::memory_order_relaxed) == 0) return;
+  ::std::lock_guard<::std::mutex> __lk(_Barrier_copies_mutex());
+  auto __range = _Barrier_copies().equal_range(__bar);
+  for (auto __it = __range.first; __it != __range.second; ++__it) {
+    if (__copy) ::std::memcpy(__it->second.__dst, __it->second.__src, __it->second.__n);
+    _Barrier_copies_pending.fetch_sub(1, ::std::memory_order_relaxed);
+  }
+  _Barrier_copies().erase(__range.first, __range.second);
+}
+
 struct _Empty_completion {
   void operator()() noexcept {}
 };
@@ -112,6 +155,7 @@ class barrier {
     __b->__pending_.store(__expected, ::std::memory_order_relaxed);
     __b->__phase_.store(0, ::std::memory_order_relaxed);
     __b->__owner_._Reset();
+    ::cudashim::_Barrier_copies_settle(__b, false);
     ::new (static_cast<void*>(&__b->__cf_)) _CompletionF(::std::move(__cf));
   }
 
@@ -162,7 +206,9 @@ class barrier {
                         __left);
     if (__drop) __expected_.fetch_sub(1, ::std::memory_order_relaxed);
     if (__pending_.fetch_sub(__n, ::std::memory_order_acq_rel) == __n) {
-      // The last arrival of the phase: the completion step, then the next phase.
+      // The last arrival of the phase: its asynchronous copies land, the completion step runs,
+      // then the next phase begins.
+      ::cudashim::_Barrier_copies_settle(this, true);
       __cf_();
       __pending_.store(__expected_.load(::std::memory_order_relaxed), ::std::memory_order_relaxed);
       __owner_._Reset();
@@ -269,31 +315,22 @@ class latch {
   ::cudashim::_Sync_owner __owner_;
 };
 
-// A size whose alignment the caller promises (libcu++'s cuda::aligned_size_t).
-template <::std::size_t _Alignment>
-struct aligned_size_t {
-  static constexpr ::std::size_t align = _Alignment;
-  ::std::size_t value;
-  explicit constexpr aligned_size_t(::std::size_t __s) : value(__s) {}
-  constexpr operator ::std::size_t() const { return value; }
-};
-
-// memcpy_async with a barrier: the copy must be complete once the barrier's current phase
-// completes, so copying at the call is one legal execution (a read of the destination before
-// the phase completes is a race either way). A group's threads each copy their share.
+// memcpy_async with a barrier (see _Barrier_copy_issue): a group's threads each issue their
+// share (rank r of S: the r-th of S contiguous slices), as cooperative_groups::memcpy_async does.
 template <class _Size, thread_scope _Sco, class _CF>
-inline void memcpy_async(void* __dst, const void* __src, _Size __size, barrier<_Sco, _CF>&) {
-  ::std::memcpy(__dst, __src, static_cast<::std::size_t>(__size));
+inline void memcpy_async(void* __dst, const void* __src, _Size __size, barrier<_Sco, _CF>& __bar) {
+  ::cudashim::_Barrier_copy_issue(&__bar, __dst, __src, static_cast<::std::size_t>(__size));
 }
 template <class _Group, class _Size, thread_scope _Sco, class _CF>
-inline auto memcpy_async(const _Group& __g, void* __dst, const void* __src, _Size __size, barrier<_Sco, _CF>&)
+inline auto memcpy_async(const _Group& __g, void* __dst, const void* __src, _Size __size, barrier<_Sco, _CF>& __bar)
     -> decltype((void)__g.thread_rank(), (void)__g.size()) {
   const ::std::size_t __n = static_cast<::std::size_t>(__size);
   const ::std::size_t __parts = static_cast<::std::size_t>(__g.size());
   const ::std::size_t __r = static_cast<::std::size_t>(__g.thread_rank());
   const ::std::size_t __chunk = (__n + __parts - 1) / __parts;
   const ::std::size_t __lo = ::std::min(__n, __r * __chunk), __hi = ::std::min(__n, __lo + __chunk);
-  ::std::memcpy(static_cast<char*>(__dst) + __lo, static_cast<const char*>(__src) + __lo, __hi - __lo);
+  ::cudashim::_Barrier_copy_issue(&__bar, static_cast<char*>(__dst) + __lo, static_cast<const char*>(__src) + __lo,
+                                  __hi - __lo);
 }
 
 namespace std {
