@@ -8,7 +8,8 @@ warm (the same cache). Prints each verdict and its time split (sizing, reference
 processes, extension builds) and the totals:
 
     python benchmarks/kernelbench_verify.py --problems PATH/kernelbench_level1 \\
-        --answers tests/validators/kernelbench/answers [--fast] [--limit N] [--json OUT]
+        --answers tests/validators/kernelbench/answers [--fast] [--limit N] [--json OUT] \\
+        [--backend cuda]
 """
 
 from __future__ import annotations
@@ -24,15 +25,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def run_all(pairs: list[tuple[str, Path, Path]], fast: bool) -> list[dict]:
+def run_all(pairs: list[tuple[str, Path, Path]], fast: bool, backend: str = "cpu") -> list[dict]:
     from validators.kernelbench import verify
 
     rows = []
     for stem, problem, answer in pairs:
         times: dict[str, float] = {}
         t0 = time.perf_counter()
-        r = verify(problem.read_text(), answer.read_text(), fast=fast, timings=times,
-                   task_name=stem)
+        r = verify(problem.read_text(), answer.read_text(), backend=backend, fast=fast,
+                   timings=times, task_name=stem)
         wall = time.perf_counter() - t0
         rows.append({"problem": stem, "status": r.status.value, "rule": r.rule,
                      "reason": r.reason[:160], "wall": wall, **times})
@@ -63,6 +64,9 @@ def main() -> int:
     ap.add_argument("--cold-shim", action="store_true",
                     help="also rebuild the shim's runtime and precompiled header in the cold pass")
     ap.add_argument("--json", help="write the rows and summaries here")
+    ap.add_argument("--backend", default="cpu", choices=("cpu", "cuda"),
+                    help="cuda: torch's own builder in each answer process (it has no cross-"
+                         "process cache, so cold and warm differ only by the reference's)")
     args = ap.parse_args()
     os.environ.setdefault("CKD_ALLOW_WEAK_SANDBOX", "1")
     pairs = []
@@ -84,9 +88,9 @@ def main() -> int:
         os.environ["CKD_CACHE_DIR"] = cache
         print(f"cold build cache ({cache}), {len(pairs)} answers, "
               f"{'fast' if args.fast else 'thorough'}:", flush=True)
-        cold = run_all(pairs, args.fast)
+        cold = run_all(pairs, args.fast, args.backend)
         print("warm build cache:", flush=True)
-        warm = run_all(pairs, args.fast)
+        warm = run_all(pairs, args.fast, args.backend)
     report = {"cold": summary("cold", cold), "warm": summary("warm", warm),
               "rows": {"cold": cold, "warm": warm}}
     if args.json:

@@ -86,7 +86,7 @@ def gpu_profile(work: Path, base: Limits, *, device: str | None = None,
                 arch: str | None = None) -> GpuProfile:
     """The answer's sandbox profile and environment on the cuda backend, for a run whose
     workspace is `work` (its extensions are built under `work/build/torch_extensions`)."""
-    from validators.backends.cuda import MPS_PIPE_DEFAULT, driver_lib_dirs
+    from validators.backends.cuda import driver_lib_dirs
 
     device = device if device is not None else os.environ.get("CUDA_VISIBLE_DEVICES", "0")
     toolkit = toolkit_root()
@@ -106,7 +106,6 @@ def gpu_profile(work: Path, base: Limits, *, device: str | None = None,
         "TORCH_EXTENSIONS_DIR": str(work / "build" / "torch_extensions"),
         "PATH": ":".join(dict.fromkeys([*tools, *SAFE_PATH.split(":")])),
         "MAX_JOBS": str(max(1, min(8, os.cpu_count() or 1))),
-        "CUDA_MPS_PIPE_DIRECTORY": os.environ.get("CUDA_MPS_PIPE_DIRECTORY", MPS_PIPE_DEFAULT),
     }
     if toolkit:
         env["CUDA_HOME"] = str(toolkit)
