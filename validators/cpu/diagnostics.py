@@ -142,6 +142,10 @@ _GRID_SYNC_ASSERT = re.compile(r"static assertion failed: grid_sync: ([^\n]*CPU 
 
 # libcu++'s pipelines (<cuda/pipeline>): not emulated (its barriers are: include/cuda/barrier).
 _LIBCUXX_ASYNC = {"pipeline", "make_pipeline", "pipeline_shared_state"}
+# libcu++ names the shim provides (include/cudashim/libcuxx_sync.h): "not a member of 'cuda'"
+# means the program lacks their header, an ordinary compile error (nvcc says the same).
+_LIBCUXX_IN_SHIM = {"barrier", "latch", "counting_semaphore", "binary_semaphore", "memcpy_async",
+                    "aligned_size_t"}
 # A shim header that stands for a GPU-only one says so in an #error (include/cuda/pipeline).
 _SHIM_ERROR_NEEDS_GPU = re.compile(r"#error cudashim: needs a GPU: ([^\n]+)")
 
@@ -204,6 +208,8 @@ def gpu_feature_from_errors(diag: str) -> str | None:
         return "inline_ptx (asm statements are not x86 code)"
     for m in _MEMBER_OF.finditer(diag):
         name, scope = m.group(1), m.group(2)
+        if scope == "cuda" and name in _LIBCUXX_IN_SHIM:
+            continue
         if scope == "cuda" and name in _LIBCUXX_ASYNC:
             return (
                 f"cp_async (cuda::{name}: libcu++ pipelines are not in the CPU shim;"
