@@ -1,7 +1,8 @@
 """libcu++'s synchronisation objects on the cpu backend (issue 26): `cuda::barrier` (split
 arrive/wait, a `__shared__` barrier initialised by thread 0, a completion function,
 `arrive_and_drop`, `cuda::memcpy_async` with a barrier), `cuda::latch`, block- and device-scope
-semaphores, and a device-scope barrier shared by the blocks of a cooperative launch
+semaphores, a device-scope barrier shared by the blocks of a cooperative launch, and a
+`cuda::std::barrier` shared by host threads that have launched kernels
 (`cpu_programs/libcuxx_sync.cu`, which nvcc 13 builds as it stands; each case checks itself
 against a host computation). All of them were `needs_gpu` before: `<cuda/barrier>`, `<cuda/latch>`
 and `<cuda/semaphore>` were left out of the shim because a wait would block the block's other
@@ -24,7 +25,7 @@ from validators.sandbox import Limits
 
 PROGRAM = Path(__file__).resolve().parent / "cpu_programs" / "libcuxx_sync.cu"
 CASES = ["producer_consumer", "completion", "drop", "latch", "semaphore", "semaphore_device",
-         "memcpy_async", "grid_cooperative"]
+         "memcpy_async", "grid_cooperative", "host_threads"]
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 

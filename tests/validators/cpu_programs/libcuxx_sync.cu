@@ -10,7 +10,9 @@
 #include <cuda/std/utility>
 #include <cstdio>
 #include <cstring>
+#include <cuda/std/barrier>
 #include <new>
+#include <thread>
 #include <vector>
 // As the Programming Guide does: a __shared__ barrier is initialised by init(), not its constructor.
 #pragma nv_diag_suppress static_var_with_dynamic_init
@@ -167,6 +169,8 @@ __global__ void grid_barrier(int* out) {
   }
 }
 
+__global__ void bump(int* x) { atomicAdd(x, 1); }
+
 // One arrival too many expected: every thread waits for ever.
 __global__ void deadlock(int* out) {
   __shared__ block_barrier bar;
@@ -292,6 +296,29 @@ static int run(const char* name) {
     int h[3 * B]; CHECK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
     for (int r = 0; r < 3; ++r) for (int b = 0; b < B; ++b) if (h[r * B + b] != ((b + 1) % B) * 10 + r) return 2;
     return 0;
+  }
+  if (!strcmp(name, "host_threads")) {
+    // Host threads that each launched a kernel (so each has been a block worker) then meet at a
+    // cuda::std::barrier in host code: it is theirs to share, as std::barrier would be.
+    const int H = 3, R = 4;
+    cuda::std::barrier<> bar(H);
+    std::vector<int> log(H * R, -1);
+    int* d; CHECK(cudaMalloc(&d, sizeof(int))); CHECK(cudaMemset(d, 0, sizeof(int)));
+    std::vector<std::thread> ts;
+    for (int h = 0; h < H; ++h) ts.emplace_back([&, h] {
+      bump<<<1, 32>>>(d);
+      cudaDeviceSynchronize();
+      for (int r = 0; r < R; ++r) {
+        log[r * H + h] = r;
+        bar.arrive_and_wait();
+        for (int o = 0; o < H; ++o) if (log[r * H + o] != r) log[r * H + h] = -2;  // a phase was not complete
+        bar.arrive_and_wait();
+      }
+    });
+    for (auto& t : ts) t.join();
+    int bumps = 0; CHECK(cudaMemcpy(&bumps, d, sizeof(int), cudaMemcpyDeviceToHost));
+    for (int r = 0; r < R; ++r) for (int h = 0; h < H; ++h) if (log[r * H + h] != r) return 2;
+    return bumps == 32 * H ? 0 : 3;
   }
   if (!strcmp(name, "deadlock")) {
     int* d; CHECK(cudaMalloc(&d, 64 * sizeof(int)));

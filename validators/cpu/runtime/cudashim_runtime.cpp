@@ -1569,9 +1569,12 @@ void _Spin_point_slow() {
   coop_yield(w);
 }
 
-bool _In_cooperative() {
+// Where a libcu++ synchronisation object is used from: 0 host code (also a host thread that is a
+// block worker between launches), 1 a CUDA thread of a normal launch, 2 of a cooperative one.
+int _Sync_context() {
   Worker* w = tw;
-  return w && w->coop;
+  if (!w || !(w->cur || w->direct)) return 0;
+  return w->coop ? 2 : 1;
 }
 
 // libcu++'s barriers, latches and semaphores (include/cudashim/libcuxx_sync.h) wait here until

@@ -41,7 +41,7 @@ enum thread_scope {
 
 namespace cudashim {
 unsigned long long block_serial();
-bool _In_cooperative();
+int _Sync_context();
 void _Sync_wait(bool (*__ready)(const void*), const void* __arg, const void* __obj, int __kind, const char* __what,
                 unsigned __line, const char* __file);
 void _Sync_notify(const void* __obj);
@@ -56,13 +56,14 @@ struct _Sync_owner {
   ::std::atomic<unsigned long long> __o{0};
   void _Reset() noexcept { __o.store(0, ::std::memory_order_relaxed); }
   void _Claim(const char* __what, bool __block_scope, const std::source_location& __loc) {
+    const int __where = _Sync_context();
+    if (__where == 0) return;  // host code: host threads may share an object freely
     const unsigned long long __me = block_serial();
-    if (__me == 0) return;  // host code
     unsigned long long __cur = __o.load(::std::memory_order_relaxed);
     if (__cur == __me || __cur == _Shared) return;
     if (__cur == 0 && __o.compare_exchange_strong(__cur, __me)) return;
     if (__cur == __me || __cur == _Shared) return;
-    if (!__block_scope && _In_cooperative()) {
+    if (!__block_scope && __where == 2) {
       __o.store(_Shared, ::std::memory_order_relaxed);
       return;
     }
