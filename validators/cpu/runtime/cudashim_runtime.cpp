@@ -1569,8 +1569,8 @@ void _Spin_point_slow() {
   coop_yield(w);
 }
 
-// Where a libcu++ synchronisation object is used from: 0 host code (also a host thread that is a
-// block worker between launches), 1 a CUDA thread of a normal launch, 2 of a cooperative one.
+// Where a libcu++ synchronisation object is used from: 0 host code (host threads share objects
+// freely), 1 a CUDA thread of a normal launch, 2 of a cooperative one.
 int _Sync_context() {
   Worker* w = tw;
   if (!w || !(w->cur || w->direct)) return 0;
