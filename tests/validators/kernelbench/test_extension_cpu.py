@@ -194,6 +194,47 @@ def test_new_allocations_start_poisoned_in_python_and_in_the_extension(relu_work
     assert report["cpp_empty"] == [byte] * 64, report
 
 
+def _host_unit_builds(cache: BuildCache) -> int:
+    return sum(1 for meta in cache.root.rglob("meta.json")
+               if "host unit" in json.loads(meta.read_text())["info"]["compiler"])
+
+
+def test_the_host_unit_is_built_once_for_every_variant_and_same_declarations(relu_work, cache, tmp_path):
+    """main.cpp (pybind11's bindings, most of an extension's build) holds no kernel: the race
+    build links the plain build's object, and another answer with the same declarations and
+    bindings (another kernel, another module name) links it too; each module still imports
+    under its own name and computes with its own kernel."""
+    before = _host_unit_builds(cache)
+    assert before >= 1
+    work = tmp_path / "race"
+    root = work / "build"
+    root.mkdir(parents=True)
+    shutil.copy(relu_work[0] / "answer.py", work / "answer.py")
+    extension.prepare_runtime(root, "race")
+    first, out = run_pass(work, root, variant="race")
+    assert first == {"not_built": "relu_ext"}, out.stdout + out.stderr
+    builds = extension.build_pending(root, "race", cache=cache)
+    assert [b.ok for b in builds] == [True], builds[0].diagnostics
+    report, out = run_pass(work, root, variant="race")
+    assert report is not None and report["equal"] and report["equal_half"], out.stdout + out.stderr
+    # Another kernel behind the same declarations, under another module name: x -> max(x, 0) + 1.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "answer.py").write_text(
+        RELU_ANSWER.replace('name="relu_ext"', 'name="relu_plus_one"')
+        .replace("? x[i] : scalar_t(0)", "? x[i] + scalar_t(1) : scalar_t(1)")
+        + "\ndef check(torch, torch_cuda):\n    x = torch.randn(300, device='cuda')\n"
+        "    return {'equal': bool(torch.equal(ModelNew()(x), torch.relu(x) + 1)), 'name': ext.__name__}\n")
+    (other / "build").mkdir()
+    extension.prepare_runtime(other / "build", "plain")
+    run_pass(other, other / "build")
+    builds = extension.build_pending(other / "build", "plain", cache=cache)
+    assert [b.ok for b in builds] == [True], builds[0].diagnostics
+    report, out = run_pass(other, other / "build")
+    assert report == {"equal": True, "name": "relu_plus_one"}, out.stdout + out.stderr
+    assert _host_unit_builds(cache) == before
+
+
 def test_a_forged_request_file_is_reported_and_builds_nothing(relu_work, cache):
     """The answer's process can write in requests/: what is not a request is named, not built,
     and stops nothing else."""
