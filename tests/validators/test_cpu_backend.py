@@ -40,7 +40,10 @@ def test_checks_on_by_default_and_switchable(backend):
     assert backend.variants(thorough=False) == ["plain"]
 
 
-def test_build_is_cached_per_defines_and_variant(backend):
+def test_build_is_cached_per_defines_and_variant(backend, monkeypatch):
+    # Sizes compiled in (a program that reads them at run time shares one build across sizes:
+    # tests/validators/test_cpu_runtime_sizes.py).
+    monkeypatch.setattr(toolchain, "RUNTIME_SIZES", False)
     first = backend.build(program("reductions.cu"), {"N": 300})
     again = backend.build(program("reductions.cu"), {"N": 300})
     other = backend.build(program("reductions.cu"), {"N": 301})

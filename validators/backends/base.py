@@ -36,6 +36,9 @@ class Executable:
     """Build flavour, e.g. `plain` or `asan` for the CPU backend."""
     needs_gpu: str | None = None
     """Set when the build showed the program needs a GPU feature; names the feature."""
+    run_env: dict[str, str] = field(default_factory=dict)
+    """What every run of this build needs in its environment (the cpu backend's run-time
+    sizes: one binary serves the cases of a task, each run told its own)."""
 
 
 @dataclass

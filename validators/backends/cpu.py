@@ -18,6 +18,7 @@ from compile errors that name a CUDA construct the shim lacks (`tex2DLayered`, `
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import platform
@@ -127,12 +128,26 @@ class CpuBackend(Backend):
         # Thrust and libcu++ build in library mode against the toolkit's CCCL headers.
         uses_thrust = ("thrust" in _features(program.sources_text())
                        or bool(LIBCUXX_INCLUDE.search(program.sources_text())))
+        runtime = None if uses_thrust else toolchain.runtime_sizes(defines, variant)
+        if runtime is not None:
+            # One build for every case of the task whose sizes fit the same types; a program
+            # that needs a size as a constant is built with the values (its failed attempt is
+            # cached, so the task's other cases go straight there).
+            exe = self._build(program, defines, variant, uses_thrust, runtime)
+            if exe.path is not None:
+                return dataclasses.replace(
+                    exe, run_env={"CUDASHIM_SIZES": toolchain.runtime_sizes_env(defines)})
+        return self._build(program, defines, variant, uses_thrust, None)
+
+    def _build(self, program: Program, defines: dict[str, int], variant: str, uses_thrust: bool,
+               runtime: dict[str, str] | None) -> Executable:
         key = BuildCache.key(
             kind="cpu-shim",
             source=program.source,
             filename=program.filename,
             flags=program.extra_flags,
-            defines={k: str(v) for k, v in defines.items()},
+            **({"runtime_sizes": runtime} if runtime is not None else
+               {"defines": {k: str(v) for k, v in defines.items()}}),
             variant=variant,
             include_dirs=[str(d) for d in self.include_dirs],
             headers=_headers_digest(self.include_dirs),
@@ -161,6 +176,7 @@ class CpuBackend(Backend):
                 runner=self._runner(),
                 files=program.files,
                 units=program.units,
+                runtime=runtime,
             )
             info = CompileInfo(
                 compiler=f"g++ {toolchain.gxx_version()} (cudashim {toolchain.shim_version()}, {variant})",
@@ -240,6 +256,7 @@ class CpuBackend(Backend):
             "CUDASHIM_LOG_UPLOADS": "0",
             "CUDASHIM_LOCKSTEP": "1" if self.lockstep else "0",
             "CUDASHIM_RUN_TIMING": "",
+            "CUDASHIM_SIZES": "",
             # Read by the engine's access shim: device memory is closed to host code here, so
             # the program's mprotect (and its kin) are refused and logged (anticheat.py).
             "CKD_DEVICE_MEMORY_CLOSED": "1",
@@ -248,6 +265,7 @@ class CpuBackend(Backend):
         env["CUDASHIM_WORKERS"] = str(workers)
         # The sandbox allows 64 threads per run: block workers and OpenMP's team share them.
         env["OMP_THREAD_LIMIT"] = str(OMP_THREAD_LIMIT)
+        env.update(exe.run_env)
         return [str(exe.path), *args], _padded(env)
 
     def no_launch_env(self) -> dict[str, str] | None:

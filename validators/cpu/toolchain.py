@@ -11,6 +11,7 @@ import fcntl
 import hashlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import tempfile
@@ -274,6 +275,41 @@ def _defines_after_pch(defines: dict[str, int | str], variant: str) -> dict[str,
     return {k: v for k, v in defines.items() if k not in taken}
 
 
+MAX_RUNTIME_SIZES = 16
+"""As many as the runtime's `cudashim_case_sizes` holds."""
+_INT = re.compile(r"-?\d+\Z")
+
+
+def runtime_sizes(defines: dict[str, int | str], variant: str) -> dict[str, str] | None:
+    """The C++ type of each size macro when every define can be read at run time instead of
+    being compiled in (the same build then serves every case of a task), else None.
+
+    Only integer values, each macro standing for an rvalue of the type its literal would have
+    (`int`, or `long` past INT_MAX), read from `cudashim_case_sizes`, which the runtime fills
+    from CUDASHIM_SIZES before any code of the program runs. A program that needs a size as a
+    constant (an array bound at file scope or in shared memory, a template argument, `#if`,
+    `static_assert`, `constexpr`) does not compile so, and is built with the values instead."""
+    if not RUNTIME_SIZES or not defines or len(defines) > MAX_RUNTIME_SIZES:
+        return None
+    if set(defines) & pch_macros(variant):
+        return None
+    types = {}
+    for k, v in defines.items():
+        text = str(v).strip()
+        if not _INT.match(text):
+            return None
+        types[k] = "int" if abs(int(text)) <= 2**31 - 1 else "long"
+    return dict(sorted(types.items()))
+
+
+def runtime_sizes_env(defines: dict[str, int | str]) -> str:
+    """CUDASHIM_SIZES for a build with run-time sizes: the values in the order of their names."""
+    return ",".join(str(int(str(defines[k]).strip())) for k in sorted(defines))
+
+
+RUNTIME_SIZES = os.environ.get("CKD_RUNTIME_SIZES", "1") != "0"
+"""`CKD_RUNTIME_SIZES=0` compiles every case's sizes in (for side-by-side measurements)."""
+
 DEFINES_AFTER_PCH = True
 """False puts every define on the command line (how builds were made before; the cost
 benchmark, benchmarks/bench_check_cost.py, compares the two)."""
@@ -408,8 +444,12 @@ def compile_program(
     runner: Runner = run_local,
     files: dict[str, str] | None = None,
     units: list[str] | None = None,
+    runtime: dict[str, str] | None = None,
 ) -> CompileOutcome:
     """Rewrite and compile `source` into `out_dir/prog`; never raises for a bad program.
+
+    `runtime` (from `runtime_sizes`): the defines are names read at run time, of these types,
+    rather than values (`defines` is then unused).
 
     A program of several files (`files`: text by folder-relative path; `units`: the translation
     units among them, in order; `source` is then unused) is laid out in `out_dir` as in its
@@ -423,13 +463,13 @@ def compile_program(
     started = time.perf_counter()
     outcome = _compile(source, out_dir, defines=defines, variant=variant, filename=filename,
                        extra_flags=extra_flags, use_pch=use_pch, thrust=thrust, runner=runner,
-                       lockstep=True, files=files, units=units)
+                       lockstep=True, files=files, units=units, runtime=runtime)
     if not outcome.ok and not outcome.timed_out and outcome.rewrite is not None \
             and outcome.rewrite.lockstep and COPY_PREFIX in outcome.diagnostics:
         first = next((ln for ln in outcome.diagnostics.splitlines() if "error" in ln), "")
         outcome = _compile(source, out_dir, defines=defines, variant=variant, filename=filename,
                            extra_flags=extra_flags, use_pch=use_pch, thrust=thrust, runner=runner,
-                           lockstep=False, files=files, units=units)
+                           lockstep=False, files=files, units=units, runtime=runtime)
         note = f"cudashim rewrite: lockstep copies left out, one did not compile ({first.strip()})"
         outcome.diagnostics = note + "\n" + outcome.diagnostics
         if outcome.rewrite is not None:
@@ -452,6 +492,7 @@ def _compile(
     lockstep: bool,
     files: dict[str, str] | None = None,
     units: list[str] | None = None,
+    runtime: dict[str, str] | None = None,
 ) -> CompileOutcome:
     started = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -469,7 +510,16 @@ def _compile(
     pch = use_pch and not library
     include = pch_header(variant) if pch else INCLUDE_DIR / "cuda_runtime.h"
     after = _defines_after_pch(defines or {}, variant) if pch else {}
-    if after:
+    if runtime and pch:
+        # Casts: rvalues, as literals are (`N = 1` and `&N` stay errors).
+        after = {k: f"(({t})cudashim_case_sizes[{i}])" for i, (k, t) in enumerate(runtime.items())}
+        (out_dir / CASE_DEFINES).write_text(
+            f'extern "C" long long cudashim_case_sizes[{MAX_RUNTIME_SIZES}];\n'
+            + "".join(f"#define {k} {v}\n" for k, v in after.items()))
+        defines = after
+    elif runtime:
+        raise ValueError("run-time sizes need the precompiled header's forced include")
+    elif after:
         (out_dir / CASE_DEFINES).write_text(
             "".join(f"#define {k} {v}\n" for k, v in sorted(after.items())))
     on_line = {k: v for k, v in (defines or {}).items() if k not in after}

@@ -224,7 +224,7 @@ static void portability(const char* fmt, ...) {
 // /proc/self/environ shows): the program cannot read which schedule, worker count or check it
 // runs under. The validator pads every value to a fixed width, so the wiped block has the same
 // shape in every run of a check.
-static char g_shim_env[16][2][256];
+static char g_shim_env[24][2][256];
 static int g_shim_nenv;
 static const char* shim_env(const char* name);
 
@@ -305,6 +305,22 @@ static void kernel_input_download(void* dst, size_t n) {
     if (g_subst.inputs[i].returned > before[i]) log_kernel_inputs("down", i, g_subst.inputs[i].returned - before[i], 0);
 }
 
+// CUDASHIM_SIZES=<v0>,<v1>,...: a case's sizes, for a program built once for all its cases
+// (toolchain.py, "run-time sizes"): its size macros read `cudashim_case_sizes[i]`, in the
+// order of their names. Filled before any code of the program runs, like a -D value would be.
+#define CUDASHIM_MAX_CASE_SIZES 16
+extern "C" long long cudashim_case_sizes[CUDASHIM_MAX_CASE_SIZES];
+long long cudashim_case_sizes[CUDASHIM_MAX_CASE_SIZES];
+static void load_case_sizes() {
+  const char* v = shim_env("CUDASHIM_SIZES");
+  for (int i = 0; v && *v && i < CUDASHIM_MAX_CASE_SIZES; i++) {
+    char* end = nullptr;
+    cudashim_case_sizes[i] = strtoll(v, &end, 10);
+    if (end == v) fatal("cudashim: malformed CUDASHIM_SIZES '%s'", shim_env("CUDASHIM_SIZES"));
+    v = *end == ',' ? end + 1 : end;
+  }
+}
+
 static double g_run_start;
 static double mono_seconds();
 static void capture_shim_env(int, char**, char** envp) {
@@ -314,7 +330,7 @@ static void capture_shim_env(int, char**, char** envp) {
   for (char** e = envp; *e; e++) {
     if (strncmp(*e, "CUDASHIM_", 9) != 0) { *out++ = *e; continue; }
     const char* eq = strchr(*e, '=');
-    if (eq && g_shim_nenv < 16) {
+    if (eq && g_shim_nenv < 24) {
       size_t kn = std::min<size_t>(eq - *e, 255);
       memcpy(g_shim_env[g_shim_nenv][0], *e, kn);
       g_shim_env[g_shim_nenv][0][kn] = 0;
@@ -330,6 +346,7 @@ static void capture_shim_env(int, char**, char** envp) {
 #ifndef CUDASHIM_LIBRARY
   on_exit(write_logs_and_end, nullptr);
 #endif
+  load_case_sizes();
   load_kernel_inputs();
 }
 #ifdef CUDASHIM_LIBRARY
