@@ -83,7 +83,8 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     Raises `KernelBenchInputError` for files that are not a problem or an answer; every other
     outcome is a ValidationResult (`error` with `error_origin` when our machinery or the
     problem itself failed: never a verdict on the answer). `timings`, when given, receives the
-    seconds spent sizing, in the reference, in the answer's processes and in extension builds."""
+    seconds spent sizing, in the reference, in the answer's processes and in extension builds,
+    and how many processes the checking variants' runs started (`answer_processes`)."""
     started = time.perf_counter()
     problem = read_problem(problem_source)
     answer = read_answer(answer_source)
@@ -206,6 +207,7 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
         answer_seconds += time.perf_counter() - t_dep
     times["answer"] = answer_seconds
     times["build"] = build_seconds
+    times["answer_processes"] = sum(r.passes for r in runs)
     result.notes.append(f"time: reference {ref_seconds:.1f}s, answer {answer_seconds:.1f}s, "
                         f"extension builds {build_seconds:.1f}s")
     if verdict is not None:
