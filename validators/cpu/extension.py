@@ -317,7 +317,7 @@ def compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runne
     ok, diag, commands = _compile_request(req, out_dir, runner=runner, full=False, cache=cache)
     if not ok and _NEEDS_FULL_TORCH.search(diag):
         first = next((ln for ln in diag.splitlines() if "error" in ln), "").strip()
-        ok, diag, more = _compile_request(req, out_dir, runner=runner, full=True)
+        ok, diag, more = _compile_request(req, out_dir, runner=runner, full=True, cache=cache)
         diag = f"cudashim: built again with the whole torch/extension.h ({first})\n" + diag
         commands += more
     return ok, diag, commands
@@ -330,9 +330,9 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
     common = [toolchain.gxx(), *_flags(req.variant), *_include_flags(full),
               f"-DTORCH_EXTENSION_NAME={req.name}"]
 
-    def prelude(bind: bool, variant: str = req.variant) -> list[str]:
+    def prelude(bind: bool) -> list[str]:
         # Built here, in our process, before the untrusted unit is compiled in the sandbox.
-        pch = PRELUDE if full else prelude_pch(variant, bind)
+        pch = PRELUDE if full else prelude_pch(req.variant, bind)
         if pch.parent not in expose:
             expose.append(pch.parent)
         return [*([BIND_DEFINE] if bind else []), "-include", str(pch)]
@@ -348,24 +348,35 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
     output = ""
     objects: list[str] = []
     aliases: list[str] = []
+    shared = False
     for i, (fname, text) in enumerate(units):
         (out_dir / fname).write_text(text, encoding="utf-8", errors="surrogatepass")
         obj = fname + ".o"
         bind = full or (i == 0 and req.inline and req.functions is not None) or binds_to_python(text)
-        if i == 0 and cache is not None and not full:
+        if i == 0 and cache is not None:
+            # The slim header even when the CUDA units need the whole one (the C++ frontend is
+            # what kernels' launchers use, rarely the declarations): one unit less parsing it.
             generic = _generic_bindings(req, text)
             name = HOST_UNIT_NAME if generic else req.name
+            pch = prelude_pch("plain", bind)
+            if pch.parent not in expose:
+                expose.append(pch.parent)
             cmd = [toolchain.gxx(), *_flags("plain"), *_include_flags(), f"-DTORCH_EXTENSION_NAME={name}",
-                   *prelude(bind, "plain"), *host_flags, "-x", "c++", "-c", fname, "-o", obj]
-            commands.append(" ".join(cmd))
+                   *([BIND_DEFINE] if bind else []), "-include", str(pch), *host_flags,
+                   "-x", "c++", "-c", fname, "-o", obj]
             res = _shared_host_unit(text, cmd, out_dir, runner=runner, cache=cache, expose=expose)
-            if generic:
-                aliases.append(f"-Wl,--defsym=PyInit_{req.name}=PyInit_{HOST_UNIT_NAME}")
-            output += res.output
-            if res.returncode != 0 or res.timed_out:
+            if res.returncode == 0 and not res.timed_out:
+                commands.append(" ".join(cmd))
+                aliases += [f"-Wl,--defsym=PyInit_{req.name}=PyInit_{HOST_UNIT_NAME}"] if generic else []
+                output += res.output
+                objects.append(obj)
+                shared = True
+                continue
+            if not full:
+                commands.append(" ".join(cmd))
+                output += res.output
                 return False, "\n".join(notes) + ("\n" if notes else "") + output, commands
-            objects.append(obj)
-            continue
+            # With the whole header: the host unit itself needs it, compiled so below.
         cmd = [*common, *prelude(bind), *host_flags, "-x", "c++", "-c", fname, "-o", obj]
         commands.append(" ".join(cmd))
         res = runner(cmd, out_dir, expose)
@@ -382,7 +393,7 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
     info = torch_build_info()
     # The CUDA units first: where they and the shared host unit (built without the variant's
     # instrumentation) hold the same inline function, the linker keeps the first copy.
-    if cache is not None and not full:
+    if shared:
         objects = objects[1:] + objects[:1]
     link = [toolchain.gxx(), "-shared", *objects, *aliases, "-o", MODULE_FILE, f"-L{info['lib']}",
             "-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"]
