@@ -146,6 +146,22 @@ def _package_dirs() -> list[Path]:
     return [Path(validators.__file__).resolve().parent, Path(schemas.__file__).resolve().parent]
 
 
+def _build_failed(run: AnswerRun, started: float) -> bool:
+    """Ends `run` as a build error when one of its extensions did not build (no pass runs
+    the answer after that); False when every build succeeded."""
+    import time
+
+    failed = [b for b in run.builds if not b.ok]
+    if not failed:
+        return False
+    run.status = "build_error"
+    run.reason = f"extension {failed[0].name!r} did not build"
+    run.diagnostics = failed[0].diagnostics
+    run.needs_gpu = failed[0].needs_gpu
+    run.seconds = time.perf_counter() - started
+    return True
+
+
 def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "plain",
                schedule: str = "forward", poison: int | None = None, no_launch: bool = False,
                emulate: bool = True, limits: Limits | None = None,
@@ -223,13 +239,7 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
                                                 diagnostics=o.diagnostics or "",
                                                 needs_gpu=o.needs_gpu or ""))
                 run.build_seconds += time.perf_counter() - t0
-                failed = [b for b in run.builds if not b.ok]
-                if failed:  # as when the first pass asked for it: no pass runs the answer
-                    run.status = "build_error"
-                    run.reason = f"extension {failed[0].name!r} did not build"
-                    run.diagnostics = failed[0].diagnostics
-                    run.needs_gpu = failed[0].needs_gpu
-                    run.seconds = time.perf_counter() - started
+                if _build_failed(run, started):  # as when a first pass asked for it
                     return run
         for _ in range(MAX_PASSES):
             run.passes += 1
@@ -257,13 +267,7 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
             run.builds += [BuildInfo(name=o.name, ok=o.ok, seconds=o.seconds, cached=o.cached,
                                      diagnostics=o.diagnostics or "",
                                      needs_gpu=o.needs_gpu or "") for o in outcomes]
-            failed = [b for b in run.builds if not b.ok]
-            if failed:
-                run.status = "build_error"
-                run.reason = f"extension {failed[0].name!r} did not build"
-                run.diagnostics = failed[0].diagnostics
-                run.needs_gpu = failed[0].needs_gpu
-                run.seconds = time.perf_counter() - started
+            if _build_failed(run, started):
                 return run
         assert out is not None
         run.stderr_tail = out.stderr[-2000:]
