@@ -140,13 +140,13 @@ def _wmma_feature(diag: str) -> str | None:
 _GRID_SYNC_ASSERT = re.compile(r"static assertion failed: grid_sync: ([^\n]*CPU shim[^\n]*)")
 
 
-# libcu++'s pipelines (<cuda/pipeline>): not emulated (its barriers are: include/cuda/barrier).
-_LIBCUXX_ASYNC = {"pipeline", "make_pipeline", "pipeline_shared_state"}
-# libcu++ names the shim provides (include/cudashim/libcuxx_sync.h): "not a member of 'cuda'"
-# means the program lacks their header, an ordinary compile error (nvcc says the same).
+# libcu++ names the shim provides (include/cudashim/libcuxx_sync.h, libcuxx_pipeline.h): "not a
+# member of 'cuda'" means the program lacks their header, an ordinary compile error (nvcc says
+# the same).
 _LIBCUXX_IN_SHIM = {"barrier", "latch", "counting_semaphore", "binary_semaphore", "memcpy_async",
-                    "aligned_size_t"}
-# A shim header that stands for a GPU-only one says so in an #error (include/cuda/pipeline).
+                    "aligned_size_t", "pipeline", "make_pipeline", "pipeline_shared_state",
+                    "pipeline_role", "pipeline_consumer_wait_prior", "pipeline_producer_commit"}
+# A shim header that stands for a GPU-only one says so in an #error naming the feature.
 _SHIM_ERROR_NEEDS_GPU = re.compile(r"#error cudashim: needs a GPU: ([^\n]+)")
 
 
@@ -210,12 +210,6 @@ def gpu_feature_from_errors(diag: str) -> str | None:
         name, scope = m.group(1), m.group(2)
         if scope == "cuda" and name in _LIBCUXX_IN_SHIM:
             continue
-        if scope == "cuda" and name in _LIBCUXX_ASYNC:
-            return (
-                f"cp_async (cuda::{name}: libcu++ pipelines are not in the CPU shim;"
-                " cuda::memcpy_async with a cuda::barrier, __pipeline_memcpy_async and"
-                " cooperative_groups::memcpy_async are)"
-            )
         if scope.split("::")[0] in ("cooperative_groups", "cg", "nvcuda", "cuda", "thrust", "cub"):
             return _feature_for_name(name) or f"{scope}::{name} (not provided by the CPU shim)"
     m = re.search(r"[‘'`]((?:thrust|cub)::cuda(?:::\w+)*)[’']", diag)

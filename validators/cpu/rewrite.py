@@ -51,7 +51,9 @@ SYNC_NAMES = frozenset(
     TempStorage BlockReduce BlockScan WarpReduce WarpScan BlockRadixSort
     load_matrix_sync store_matrix_sync mma_sync bmma_sync memcpy_async wait_prior
     barrier latch counting_semaphore binary_semaphore arrive arrive_and_wait arrive_and_drop
-    wait wait_parity try_wait try_wait_parity count_down acquire try_acquire release""".split()
+    wait wait_parity try_wait try_wait_parity count_down acquire try_acquire release
+    make_pipeline pipeline_shared_state producer_acquire producer_commit consumer_wait
+    consumer_release pipeline_consumer_wait_prior pipeline_producer_commit""".split()
 )
 # CUB's collectives (include/cub/) wait at barriers; a kernel using one names its TempStorage
 # (or the class, for the default constructor) even through a typedef. The WMMA *_sync calls
@@ -59,6 +61,8 @@ SYNC_NAMES = frozenset(
 # libcu++'s barriers, latches and semaphores (include/cudashim/libcuxx_sync.h) wait for other
 # threads of the block: their types and methods count, also through a type alias
 # (`using Bar = cuda::barrier<...>`, `_alias_words`), since a waiting thread must be a fiber.
+# libcu++'s pipelines (include/cudashim/libcuxx_pipeline.h) wait on those barriers: a kernel
+# using one makes it (make_pipeline) or waits on it (consumer_wait, ...), so those names count.
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
