@@ -65,8 +65,8 @@ outside CUDA's list fail a static_assert and are reported `needs_gpu`.
 one running at a time; see validators/cpu/README.md).
 `cp_async`: the C++ asynchronous copies (`include/cuda_pipeline_primitives.h`,
 `cooperative_groups/memcpy_async.h`); PTX `cp.async` also raises `inline_ptx`, which stays
-unsupported, and libcu++'s `cuda::pipeline` fails to build (`needs_gpu`); `cuda::memcpy_async`
-with a `cuda::barrier` copies at the call (`LIBCUXX_INCLUDE`)."""
+unsupported; libcu++'s `cuda::pipeline` and `cuda::memcpy_async` with a `cuda::barrier` or a
+pipeline are the shim's own (`include/cudashim/libcuxx_pipeline.h`, `libcuxx_sync.h`)."""
 
 COMPILE_SECONDS = 300.0
 MAX_WORKERS = 24
@@ -370,7 +370,7 @@ the synchronisation objects from the shim's own headers, which shadow CCCL's
 the turn to the block's other threads (fibers) and a wait nobody can end is a deadlock report.
 Objects of device or system scope used by several blocks run in cooperative launches; in a
 normal launch that is `needs_gpu` at run time (it needs co-resident blocks). `cuda/pipeline`
-stays `needs_gpu` (the shim's header is an `#error` naming the feature). Library mode brings
+is the shim's too (`include/cudashim/libcuxx_pipeline.h`: stages over those barriers). Library mode brings
 CCCL's `cuda::std` along, as NVIDIA's headers do (`cuda::std::move(token)`)."""
 
 
