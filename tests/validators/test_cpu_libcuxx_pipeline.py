@@ -21,6 +21,7 @@ from validators.sandbox import Limits
 
 PROGRAM = Path(__file__).resolve().parent / "cpu_programs" / "libcuxx_pipeline.cu"
 CASES = ["double_buffer", "roles", "thread_scope", "commit_to_barrier"]
+TILE_THREADS = 64  # the program's TILE: one thread per element
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 
@@ -53,3 +54,14 @@ def test_a_tile_read_before_consumer_wait_is_caught(backend):
         got = run(backend, ["early"], schedule=schedule)
         assert got.status == Status.RUNTIME_ERROR and got.reason == "exit code 1", (schedule, got.reason)
         assert got.outcome.stdout.strip() == "early failed (2)", got.outcome.stdout
+
+
+@needs_gxx
+def test_a_stage_nobody_commits_is_a_named_deadlock(backend):
+    got = run(backend, ["starved"])
+    assert got.status == Status.RUNTIME_ERROR, got.reason
+    source = PROGRAM.read_text().splitlines()
+    line = next(n for n, text in enumerate(source, 1) if "pipe.consumer_wait();" in text
+                and "starved" in "".join(source[n - 5:n]))
+    assert got.reason.startswith("deadlock: "), got.reason
+    assert f"{TILE_THREADS} threads wait at cuda::pipeline::consumer_wait (first at main.cu:{line}" in got.reason

@@ -2,8 +2,9 @@
 // produces and consumes) that tiles a copy and a computation needing the whole tile, the same
 // with a producer warp and consumer warps, a thread-scope pipeline with three stages in flight
 // drained by cuda::pipeline_consumer_wait_prior, cuda::pipeline_producer_commit with a barrier,
-// and a tile read before consumer_wait (a race: it must fail). Each case checks its results
-// against a host computation and prints "<case> ok"; nvcc builds it as it stands.
+// a tile read before consumer_wait (a race: it must fail) and a stage nobody commits (a
+// deadlock). Each case checks its results against a host computation and prints "<case> ok";
+// nvcc builds it as it stands.
 #include <cooperative_groups.h>
 #include <cuda/barrier>
 #include <cuda/pipeline>
@@ -128,6 +129,15 @@ __global__ void early(const float* in, float* out) {
   pipe.consumer_release();
 }
 
+// Consumers wait for a stage no producer commits: a deadlock on a GPU.
+__global__ void starved(float* out) {
+  __shared__ float buf[TILE];
+  __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, STAGES> state;
+  auto pipe = cuda::make_pipeline(cg::this_thread_block(), &state);
+  pipe.consumer_wait();
+  out[threadIdx.x] = buf[threadIdx.x];
+}
+
 static std::vector<float> input(int n) {
   std::vector<float> v(n);
   for (int i = 0; i < n; ++i) v[i] = (float)((i * 7) % 23) - 5.0f;
@@ -187,6 +197,13 @@ static int run(const char* name) {
     CHECK(cudaGetLastError());
     CHECK(cudaMemcpy(out.data(), dout, TILE * sizeof(float), cudaMemcpyDeviceToHost));
     for (int i = 0; i < TILE; ++i) if (out[i] != in[(i + 1) % TILE]) return 2;
+    return 0;
+  }
+  if (!strcmp(name, "starved")) {
+    float* dout;
+    CHECK(cudaMalloc(&dout, TILE * sizeof(float)));
+    starved<<<1, TILE>>>(dout);
+    CHECK(cudaDeviceSynchronize());
     return 0;
   }
   printf("unknown case %s\n", name);

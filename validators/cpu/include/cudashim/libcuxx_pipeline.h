@@ -122,7 +122,7 @@ class pipeline {
 
   void producer_acquire(::std::source_location __loc = ::std::source_location::current()) {
     _Role(__producer_, "producer_acquire", __loc);
-    _Consumed(__head_).wait_parity(__consumed_parity_, __loc);
+    _Consumed(__head_)._Wait_parity(__consumed_parity_, "cuda::pipeline::producer_acquire", __loc);
   }
   void producer_commit(::std::source_location __loc = ::std::source_location::current()) {
     _Role(__producer_, "producer_commit", __loc);
@@ -134,7 +134,7 @@ class pipeline {
   }
   void consumer_wait(::std::source_location __loc = ::std::source_location::current()) {
     _Role(__consumer_, "consumer_wait", __loc);
-    _Produced(__tail_).wait_parity(__produced_parity_, __loc);
+    _Produced(__tail_)._Wait_parity(__produced_parity_, "cuda::pipeline::consumer_wait", __loc);
   }
   void consumer_release(::std::source_location __loc = ::std::source_location::current()) {
     _Role(__consumer_, "consumer_release", __loc);

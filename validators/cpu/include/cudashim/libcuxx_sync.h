@@ -182,7 +182,12 @@ class barrier {
     return (__phase_.load(::std::memory_order_acquire) & 1) != (unsigned long long)__parity;
   }
   void wait_parity(bool __parity, ::std::source_location __loc = ::std::source_location::current()) const {
-    const_cast<barrier*>(this)->__owner_._Claim("cuda::barrier::wait_parity", _Kind == 0, __loc);
+    _Wait_parity(__parity, "cuda::barrier::wait_parity", __loc);
+  }
+  // A parity wait named for what it stands for (cuda::pipeline's stage waits), so a deadlock
+  // report names the program's call.
+  void _Wait_parity(bool __parity, const char* __what, const ::std::source_location& __loc) const {
+    const_cast<barrier*>(this)->__owner_._Claim(__what, _Kind == 0, __loc);
     struct _Arg {
       const barrier* __b;
       bool __p;
@@ -190,7 +195,7 @@ class barrier {
     ::cudashim::_Sync_wait([](const void* __a) {
       auto* __x = static_cast<const _Arg*>(__a);
       return __x->__b->try_wait_parity(__x->__p);
-    }, &__arg, this, _Kind, "cuda::barrier::wait_parity", __loc.line(), __loc.file_name());
+    }, &__arg, this, _Kind, __what, __loc.line(), __loc.file_name());
   }
 
  private:
