@@ -63,6 +63,7 @@ from validators.module_scaling import (  # noqa: F401  (re-exported: the builder
     scaling_record,
 )
 from validators.torch_module import (
+    DescribeSession,
     ModuleDescription,
     TensorInfo,
     describe_literals,
@@ -103,8 +104,12 @@ def module_task(name: str, code: str, *, describe: Describer = describe_many,
                 entrypoint: str = "Model") -> Task:
     """The task a module file defines (see the module docstring for every rule).
 
-    `describe` runs the module (default: in the sandbox); `description` replaces the generated
-    one. Raises ModuleTaskError."""
+    `describe` runs the module (default: in the sandbox, one process for the whole plan);
+    `description` replaces the generated one. Raises ModuleTaskError."""
+    if describe is describe_many:
+        with DescribeSession() as session:
+            return module_task(name, code, describe=session, max_elements=max_elements,
+                               description=description, entrypoint=entrypoint)
     problem = module_problems(code, entrypoint)
     if problem:
         raise ModuleTaskError("syntax_error" if problem.startswith("syntax") else "not_a_module",

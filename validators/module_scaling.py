@@ -41,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .torch_module import (
+    DescribeSession,
     LiteralSize,
     ModuleDescription,
     TensorInfo,
@@ -384,6 +385,10 @@ def scale_module(code: str, *, max_elements: int = DEFAULT_MAX_ELEMENTS,
     if problem:
         raise ModuleTaskError("syntax_error" if problem.startswith("syntax") else "not_a_module",
                               problem)
+    if describe is describe_many:  # one sandboxed process for the whole plan
+        with DescribeSession() as session:
+            return scale_module(code, max_elements=max_elements, aim=aim, entrypoint=entrypoint,
+                                describe=session, seed=seed)
 
     def run(text: str, variants: list[dict[str, int]], device: str) -> list[ModuleDescription]:
         return describe(text, variants, entrypoint=entrypoint, seed=seed, device=device)

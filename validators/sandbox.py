@@ -117,6 +117,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -572,6 +573,8 @@ def run_sandboxed(
     expose: list[Path] | tuple[Path, ...] = (),
     preload: Path | list[Path] | tuple[Path, ...] | None = None,
     protect: list[str] | tuple[str, ...] = (),
+    stdin: int | None = None,
+    cancel: threading.Event | None = None,
     _mode: str | None = None,
 ) -> RunOutcome:
     """Run `argv` with cwd `workdir` under the sandbox; never raises for what the program does
@@ -585,6 +588,10 @@ def run_sandboxed(
     never change: with a uid switch they stay root's, mode 0444, in root-owned sticky
     directories, with their access time set to 0, so `inputs_read` can tell afterwards which
     were read. `RunOutcome.extra['sandbox']` names the mode used.
+
+    `stdin` is a descriptor to give the program as its standard input (default: /dev/null), for
+    a harness that serves requests; `cancel`, set from another thread, ends the run as one out of
+    time (the caller's own deadline for a request that never finishes).
 
     Whatever happens here, the run's process tree is killed and its cgroup removed before this
     returns or raises.
@@ -636,7 +643,8 @@ def run_sandboxed(
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
-                cmd, cwd=workdir, env=full_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                cmd, cwd=workdir, env=full_env,
+                stdin=subprocess.DEVNULL if stdin is None else stdin, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
                 pass_fds=(report[1],) if report else (),
             )
@@ -646,8 +654,8 @@ def run_sandboxed(
             if report:
                 os.close(report[1])
         disk = _DiskWatch(workdir, limits.disk_bytes, limits.max_files)
-        out, err, timed_out, hit = _pump(proc, limits, started, disk)
-        status, rusage, late, late_hit = _reap(proc, started + limits.wall_seconds, disk)
+        out, err, timed_out, hit = _pump(proc, limits, started, disk, cancel)
+        status, rusage, late, late_hit = _reap(proc, started + limits.wall_seconds, disk, cancel)
         if mode == "rlimits":
             _kill_group(proc)  # leftovers in the group (no PID namespace reaps them here)
     except BaseException:
@@ -971,8 +979,8 @@ class _DiskWatch:
         return False
 
 
-def _pump(proc: subprocess.Popen, limits: Limits, started: float, disk: _DiskWatch
-          ) -> tuple[bytes, bytes, bool, str | None]:
+def _pump(proc: subprocess.Popen, limits: Limits, started: float, disk: _DiskWatch,
+          cancel: threading.Event | None = None) -> tuple[bytes, bytes, bool, str | None]:
     """Read stdout/stderr as they come; kill the group on timeout, too much output or disk."""
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()  # type: ignore[union-attr]
     bufs = {out_fd: bytearray(), err_fd: bytearray()}
@@ -987,7 +995,7 @@ def _pump(proc: subprocess.Popen, limits: Limits, started: float, disk: _DiskWat
     try:
         while sel.get_map():
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or (cancel is not None and cancel.is_set()):
                 timed_out = True
                 break
             if disk.over():
@@ -1020,8 +1028,8 @@ def _pump(proc: subprocess.Popen, limits: Limits, started: float, disk: _DiskWat
     return bytes(bufs[out_fd]), bytes(bufs[err_fd]), timed_out, hit
 
 
-def _reap(proc: subprocess.Popen, deadline: float, disk: _DiskWatch
-          ) -> tuple[int, object, bool, str | None]:
+def _reap(proc: subprocess.Popen, deadline: float, disk: _DiskWatch,
+          cancel: threading.Event | None = None) -> tuple[int, object, bool, str | None]:
     """Wait for the launcher (not through Popen, to get its rusage); kill it at the deadline
     or when the work directory grows too big."""
     late = False
@@ -1030,7 +1038,7 @@ def _reap(proc: subprocess.Popen, deadline: float, disk: _DiskWatch
         pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             return status, rusage, late, hit
-        if time.monotonic() >= deadline and not late:
+        if (time.monotonic() >= deadline or (cancel is not None and cancel.is_set())) and not late:
             late = True
             _kill_group(proc)
         elif hit is None and disk.over():

@@ -16,7 +16,13 @@ device really computes (at sizes the caller has already scaled down).
 from __future__ import annotations
 
 import ast
+import contextlib
+import dataclasses
 import json
+import os
+import select
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +30,7 @@ from typing import Any
 from .compare import read_no_follow
 from .sandbox import (
     GIB,
+    HARNESS_READY,
     READY_LINE,
     Limits,
     harness_failure,
@@ -252,7 +259,7 @@ def error_kind(exc):
     return "error"
 '''
 
-DESCRIBE_HARNESS = COMMON + GUARD + r'''
+_DESCRIBE_FUNCS = COMMON + GUARD + r'''
 import contextlib, inspect, json, os, sys, traceback
 spec = json.load(open("describe.json"))
 _ckd_install_guard(spec["prefixes"])
@@ -325,12 +332,38 @@ def describe(src, device):
     return d
 
 os.makedirs("out", exist_ok=True)
+'''
+
+DESCRIBE_HARNESS = _DESCRIBE_FUNCS + r'''
 results = []
 for i in range(len(spec["variants"])):
     results.append(describe(open("module_%d.py" % i).read(), spec["device"]))
     with open("out/describe.json.tmp", "w") as f:
         json.dump(results, f)
     os.replace("out/describe.json.tmp", "out/describe.json")
+'''
+
+SESSION_HARNESS = _DESCRIBE_FUNCS + r'''
+# Requests, one JSON line each on stdin, answered in out/answer_<n>.json: after every variant
+# (what was done survives a crash), the last with "done". Ends when stdin closes. The module's
+# own standard input is an empty pipe, as /dev/null is to a describe_many run.
+_requests = os.fdopen(os.dup(0), "r")
+_r, _w = os.pipe()
+os.close(_w)
+os.dup2(_r, 0)
+os.close(_r)
+for line in _requests:
+    req = json.loads(line)
+    results = []
+    for i, src in enumerate(req["modules"]):
+        results.append(describe(src, req["device"]))
+        with open("out/answer.tmp", "w") as f:
+            json.dump({"done": i + 1 == len(req["modules"]), "results": results}, f)
+        os.replace("out/answer.tmp", "out/answer_%d.json" % req["n"])
+    if not req["modules"]:
+        with open("out/answer.tmp", "w") as f:
+            json.dump({"done": True, "results": []}, f)
+        os.replace("out/answer.tmp", "out/answer_%d.json" % req["n"])
 '''
 
 
@@ -460,6 +493,181 @@ def describe_many(code: str, variants: list[dict[str, int]], *, entrypoint: str 
     return results
 
 
+SESSION_REQUESTS = 12
+"""Calls one session process serves before a fresh one starts: its CPU and wall limits are this
+many times one describe's (each call still has one describe's wall time)."""
+
+
+class DescribeSession:
+    """`describe_many` for a caller that describes the same module many times (the size plan of
+    `module_task` and `scale_module`: 3 to 8 calls, each depending on the last): one sandboxed
+    process, with torch imported once, answers every call with the same entrypoint and seed,
+    instead of a process per call (about 3 CPU-s each, most of it importing torch).
+
+    The process only ever runs the module the caller is planning, so calls share nothing another
+    module could see. Each call keeps one describe's wall time (past it the process is killed and
+    the call reports the timeout). When the process dies during a call after it has answered
+    others (its limits are shared by the calls, as is its memory), that call is described again
+    in a process of its own, so each call's outcome is the one `describe_many` would give.
+    A context manager; `processes` counts the sandboxed processes started."""
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or DESCRIBE_LIMITS
+        self.processes = 0
+        self._key: tuple[str, int] | None = None
+        self._served = 0
+        self._n = 0
+        self._stack: contextlib.ExitStack | None = None
+        self._thread: threading.Thread | None = None
+        self._outcome: Any = None
+        self._error: BaseException | None = None
+        self._write_fd: int | None = None
+        self._cancel = threading.Event()
+        self._work: Path | None = None
+
+    def __enter__(self) -> DescribeSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __call__(self, code: str, variants: list[dict[str, int]], *, entrypoint: str = "Model",
+                 seed: int = 0, device: str = "cpu") -> list[ModuleDescription]:
+        if device not in ("cpu", "meta"):
+            raise ValueError(f"device must be 'cpu' or 'meta', not {device!r}")
+        problem = module_problems(code, entrypoint)
+        if problem or not variants:
+            return describe_many(code, variants, entrypoint=entrypoint, seed=seed, device=device,
+                                 limits=self.limits)
+        if self._key != (entrypoint, seed) or self._served >= SESSION_REQUESTS or self._thread is None:
+            self.close()
+            self._start(entrypoint, seed)
+        assert self._work is not None
+        self._n += 1
+        name = f"answer_{self._n}.json"
+        request = json.dumps({"n": self._n, "device": device,
+                              "modules": [substitute_constants(code, s) for s in variants]}) + "\n"
+        deadline = time.monotonic() + self.limits.wall_seconds
+        answer: dict[str, Any] = {}
+        if self._send(request.encode(), deadline):
+            while True:
+                answer = self._read(name)
+                if answer.get("done") or self._thread is None or not self._thread.is_alive():
+                    answer = answer if answer.get("done") else self._read(name)
+                    break
+                if time.monotonic() >= deadline:
+                    self._cancel.set()
+                    break
+                time.sleep(0.01)
+        found = answer.get("results") if isinstance(answer.get("results"), list) else []
+        if answer.get("done") and len(found) == len(variants):
+            self._served += 1
+            return [_from_json(dict(s), device, r) if isinstance(r, dict)
+                    else ModuleDescription(sizes=dict(s), device=device, kind="error",
+                                           reason="the describe process answered nothing for it")
+                    for s, r in zip(variants, found, strict=True)]
+        served = self._served
+        out, error = self._stop()
+        if error is not None:
+            raise error
+        if served:
+            # Limits or memory the earlier calls used up may be what ended it: alone, as ever.
+            return describe_many(code, variants, entrypoint=entrypoint, seed=seed, device=device,
+                                 limits=self.limits)
+        results = [_from_json(dict(s), device, r) for s, r in zip(variants, found, strict=False)
+                   if isinstance(r, dict)]
+        if len(results) < len(variants) and not harness_reached(out.stderr):
+            raise harness_failure("module describe", out.stderr, out.exit_code)
+        if len(results) < len(variants):
+            kind, why = _run_failure(out)
+            results += [ModuleDescription(sizes=dict(s), device=device, reason=why, kind=kind)
+                        for s in variants[len(results):]]
+        return results
+
+    def close(self) -> None:
+        """End the process (it exits when its input closes) and remove its workspace."""
+        if self._thread is not None:
+            self._stop(grace=30.0)
+
+    def _start(self, entrypoint: str, seed: int) -> None:
+        stack = contextlib.ExitStack()
+        n = SESSION_REQUESTS
+        limits = dataclasses.replace(self.limits, cpu_seconds=self.limits.cpu_seconds * n,
+                                     wall_seconds=self.limits.wall_seconds * n)
+        try:
+            work = Path(stack.enter_context(workspace(limits, prefix="ckd-describe-"))) / "work"
+            work.mkdir()
+            (work / "describe.json").write_text(json.dumps({
+                "entrypoint": entrypoint, "seed": seed,
+                "prefixes": [str(p) for p in python_prefixes()]}))
+            read_fd, write_fd = os.pipe()
+            stack.callback(os.close, read_fd)
+        except BaseException:
+            stack.close()
+            raise
+        self._stack, self._work, self._write_fd = stack, work, write_fd
+        self._key, self._served, self._n = (entrypoint, seed), 0, 0
+        self._outcome, self._error = None, None
+        self._cancel = threading.Event()
+        os.set_blocking(write_fd, False)
+
+        def run() -> None:
+            try:
+                self._outcome = run_sandboxed(
+                    [python_executable(), "-I", "-c", SESSION_HARNESS], work, limits=limits,
+                    env=TORCH_ENV, expose=python_prefixes(), stdin=read_fd, cancel=self._cancel)
+            except BaseException as exc:  # the sandbox's own failure: the caller's to raise
+                self._error = exc
+
+        self._thread = threading.Thread(target=run, name="ckd-describe-session", daemon=True)
+        self._thread.start()
+        self.processes += 1
+
+    def _send(self, data: bytes, deadline: float) -> bool:
+        """Write the request, never blocking past the deadline (a module may stop reading)."""
+        assert self._write_fd is not None
+        view = memoryview(data)
+        while view:
+            if time.monotonic() >= deadline or self._thread is None or not self._thread.is_alive():
+                self._cancel.set()
+                return False
+            try:
+                view = view[os.write(self._write_fd, view):]
+            except BlockingIOError:
+                select.select([], [self._write_fd], [], 0.05)
+            except BrokenPipeError:
+                return False
+        return True
+
+    def _read(self, name: str) -> dict[str, Any]:
+        assert self._work is not None
+        path = self._work / "out" / name
+        if not path.exists():
+            return {}
+        try:
+            found = json.loads(read_no_follow(path, root=self._work, max_bytes=1 << 24))
+        except (OSError, ValueError):
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    def _stop(self, grace: float = 0.0) -> tuple[Any, BaseException | None]:
+        """Close the process's input, wait `grace` seconds for it to end, then kill it; returns
+        its outcome (or the sandbox's error) and clears the session."""
+        if self._write_fd is not None:
+            os.close(self._write_fd)
+            self._write_fd = None
+        if self._thread is not None:
+            self._thread.join(grace)
+            if self._thread.is_alive():
+                self._cancel.set()
+                self._thread.join()
+        if self._stack is not None:
+            self._stack.close()
+        out, error = self._outcome, self._error
+        self._thread, self._stack, self._work, self._key = None, None, None, None
+        return out, error
+
+
 def _run_failure(out: Any) -> tuple[str, str]:
     if out.timed_out or out.limit_hit == "cpu":
         return "timeout", f"ran out of time ({out.seconds:.0f}s, sandbox {out.limit_hit or 'wall'} limit)"
@@ -467,7 +675,8 @@ def _run_failure(out: Any) -> tuple[str, str]:
         return "memory", f"ran out of memory (sandbox {out.limit_hit or 'kill'})"
     if out.limit_hit:
         return "error", f"hit the sandbox {out.limit_hit} limit"
-    tail = (out.stderr.strip().splitlines() or [f"exit code {out.exit_code}"])[-1]
+    lines = [ln for ln in out.stderr.strip().splitlines() if ln.strip() != HARNESS_READY]
+    tail = (lines or [f"exit code {out.exit_code}"])[-1]
     return "error", f"the describe process failed: {tail[:300]}"
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from validators.torch_module import describe_many, module_constants
+from validators.torch_module import DescribeSession, module_constants
 
 DEFAULT_MAX_ELEMENTS = 1 << 18
 """Per tensor, as for tasks (`validators.module_scaling.DEFAULT_MAX_ELEMENTS`): ten emulated forward calls
@@ -37,8 +37,14 @@ class ShapePlan:
 
 
 def plan_sizes(source: str, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> ShapePlan:
+    # One sandboxed process (torch imported once) for the first look and any scaling after it.
+    with DescribeSession() as session:
+        return _plan_sizes(source, max_elements, session)
+
+
+def _plan_sizes(source: str, max_elements: int, describe: DescribeSession) -> ShapePlan:
     original = module_constants(source)
-    desc = describe_many(source, [original], device="meta")[0]
+    desc = describe(source, [original], device="meta")[0]
     if not desc.ok and desc.kind in ("syntax_error", "not_a_module", "import_error"):
         raise ShapeError(desc.kind, desc.reason)
     if desc.ok and desc.max_elements() <= max_elements:
@@ -49,7 +55,7 @@ def plan_sizes(source: str, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> Shap
     from validators.module_scaling import ModuleTaskError, scale_module
 
     try:
-        scaled = scale_module(source, max_elements=max_elements)
+        scaled = scale_module(source, max_elements=max_elements, describe=describe)
     except ModuleTaskError as exc:
         raise ShapeError(exc.reason, exc.detail) from None
     return ShapePlan(source=scaled.code, original_sizes=dict(scaled.original_sizes),
