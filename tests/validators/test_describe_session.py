@@ -77,3 +77,15 @@ def test_a_call_past_one_describes_wall_time_is_a_timeout_and_the_session_goes_o
         assert session.processes == 2
     assert hung[0].kind == "timeout" and "ran out of time" in hung[0].reason, hung[0]
     assert after[0].ok
+
+
+def test_a_problems_size_plan_is_made_once_per_process() -> None:
+    from validators.kernelbench.shapes import _remembered_plan, plan_sizes
+
+    before = _remembered_plan.cache_info()
+    plan = plan_sizes(MODULE)
+    plan.notes.append("changed by its caller")
+    again = plan_sizes(MODULE)
+    after = _remembered_plan.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
+    assert again.sizes == {"N": 4, "K": 5} and not again.scaled and again.notes == []

@@ -6,6 +6,8 @@ dataset builder uses for KernelBench tasks, so a verdict here and a task there a
 
 from __future__ import annotations
 
+import copy
+import functools
 from dataclasses import dataclass, field
 
 from validators.torch_module import DescribeSession, module_constants
@@ -37,6 +39,14 @@ class ShapePlan:
 
 
 def plan_sizes(source: str, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> ShapePlan:
+    """The sizes to check `source` at. Raises ShapeError. Remembered per problem text in this
+    process: an evaluation or a reward verifies many answers to one problem, and the plan (the
+    module's own shapes, described at seed 0) is the same for each of them."""
+    return copy.deepcopy(_remembered_plan(source, max_elements))
+
+
+@functools.lru_cache(maxsize=128)
+def _remembered_plan(source: str, max_elements: int) -> ShapePlan:
     # One sandboxed process (torch imported once) for the first look and any scaling after it.
     with DescribeSession() as session:
         return _plan_sizes(source, max_elements, session)
