@@ -482,6 +482,13 @@ def describe_many(code: str, variants: list[dict[str, int]], *, entrypoint: str 
                 found = []
         except (OSError, ValueError):
             found = []
+    return _described(variants, device, found, out)
+
+
+def _described(variants: list[dict[str, int]], device: str, found: list[Any], out: Any
+               ) -> list[ModuleDescription]:
+    """The descriptions a describe process wrote (`found`), the rest failed as its outcome says;
+    HarnessError when our harness never reached the module."""
     results = [_from_json(dict(s), device, r) for s, r in zip(variants, found, strict=False)
                if isinstance(r, dict)]
     if len(results) < len(variants) and not harness_reached(out.stderr):
@@ -574,15 +581,7 @@ class DescribeSession:
             # Limits or memory the earlier calls used up may be what ended it: alone, as ever.
             return describe_many(code, variants, entrypoint=entrypoint, seed=seed, device=device,
                                  limits=self.limits)
-        results = [_from_json(dict(s), device, r) for s, r in zip(variants, found, strict=False)
-                   if isinstance(r, dict)]
-        if len(results) < len(variants) and not harness_reached(out.stderr):
-            raise harness_failure("module describe", out.stderr, out.exit_code)
-        if len(results) < len(variants):
-            kind, why = _run_failure(out)
-            results += [ModuleDescription(sizes=dict(s), device=device, reason=why, kind=kind)
-                        for s in variants[len(results):]]
-        return results
+        return _described(variants, device, found, out)
 
     def close(self) -> None:
         """End the process (it exits when its input closes) and remove its workspace."""
