@@ -32,9 +32,12 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..build_cache import BuildCache, TransientBuildError
-from . import diagnostics, toolchain
+from . import toolchain
+
+if TYPE_CHECKING:
+    from ..build_cache import BuildCache
 
 HERE = Path(__file__).resolve().parent
 TORCH_INCLUDE_DIR = HERE / "include_torch"
@@ -429,6 +432,8 @@ def _shared_host_unit(text: str, cmd: list[str], out_dir: Path, *, runner: toolc
     with the host compiler), so every variant links the plain build of it: the race build's
     instrumentation observes kernel threads only. pybind11 makes this unit the costliest of an
     extension (about 12 CPU-s of a ~20 s build), and a thorough check builds two variants."""
+    from ..build_cache import BuildCache, TransientBuildError
+
     obj = cmd[-1]
     key = BuildCache.key(kind="torch-ext-host-unit", text=text, command=cmd, shim=shim_version(),
                          compiler=toolchain.gxx_version())
@@ -512,6 +517,8 @@ def build_pending(build_root: Path, variant: str = "plain", *, sandboxed: bool =
                   cache: BuildCache | None = None) -> list[ExtensionBuild]:
     """Build every pending request of `build_root` (in the build sandbox unless `sandboxed` is
     False, for tests of our own sources) and place the results where `torch_cuda` finds them."""
+    from ..build_cache import BuildCache
+
     prepare_runtime(build_root, variant)
     cache = cache or BuildCache()
     pending, bad = _scan(Path(build_root))
@@ -531,7 +538,12 @@ def build_pending(build_root: Path, variant: str = "plain", *, sandboxed: bool =
 
 def build_one(req: BuildRequest, build_root: Path, *, cache: BuildCache, sandboxed: bool = True,
               ) -> ExtensionBuild:
+    # Imported here, not at the top: the answer's own process imports this module (through
+    # torch_cuda) and never builds, and pydantic's schemas cost it about 0.3 s of start-up.
     from schemas.validation import CompileInfo
+
+    from ..build_cache import BuildCache, TransientBuildError
+    from . import diagnostics
 
     started = time.monotonic()
     runtime_library(req.variant)
@@ -573,4 +585,6 @@ def _needs_gpu(diag: str) -> str | None:
     for line in diag.splitlines():
         if "torch_cuda: " in line and "needs a GPU" in line:
             return line.split("torch_cuda: ", 1)[1].split(" needs a GPU")[0].strip()
+    from . import diagnostics
+
     return diagnostics.gpu_feature_from_errors(diag)
