@@ -1,10 +1,15 @@
-"""A thorough check of each built-in task on cold caches with the cases' sizes compiled in
-(`off`: a build per size set and variant) and read at run time (`on`: one build serves every
-case whose sizes have the same names and types; see validators/cpu/README.md, "Run-time
-sizes"), side by side, task by task, with the verdicts compared.
+"""A thorough check of each built-in task on cold caches, side by side, task by task, with the
+verdicts compared, under two of three ways of building a task's cases (`--sides`):
 
-    python benchmarks/bench_runtime_sizes.py                 # every built-in task
-    python benchmarks/bench_runtime_sizes.py --only softmax,adam_update
+- `off`: the cases' sizes compiled in (a build per size set and variant);
+- `apart`: sizes read at run time (one build serves every case whose sizes have the same names
+  and types; see validators/cpu/README.md, "Run-time sizes"), but the case that changes no size
+  built on its own, with the program's values (before the run-time build served it too);
+- `on`: as the validators build today: the case that changes no size is told the program's own
+  values at run time when they are plain literals, and shares the other cases' build.
+
+    python benchmarks/bench_runtime_sizes.py                 # every built-in task, apart vs on
+    python benchmarks/bench_runtime_sizes.py --only softmax,adam_update --sides off,on
 
 `cpu` is this process's CPU seconds and its children's (compilers, sandboxes, references): the
 figure to trust when other work shares the cores.
@@ -32,7 +37,11 @@ def _cpu() -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--only", default="", help="comma-separated task names")
+    ap.add_argument("--sides", default="apart,on", help="two of off, apart, on (before,after)")
     args = ap.parse_args()
+    sides = tuple(args.sides.split(","))
+    if len(sides) != 2 or not set(sides) <= {"off", "apart", "on"}:
+        ap.error(f"--sides takes two of off, apart, on, not {args.sides!r}")
 
     from sources.builtin.loader import load_tasks
     from validators.backends.cpu import CpuBackend
@@ -41,6 +50,10 @@ def main() -> int:
     from validators.engine import Engine
     from validators.reference import ReferenceRunner
 
+    class Apart(CpuBackend):
+        def build_case(self, program, defines, defaults, *, variant="plain"):  # type: ignore[no-untyped-def]
+            return self.build(program, defines, variant=variant)
+
     pairs = load_tasks()
     if args.only:
         keep = set(args.only.split(","))
@@ -48,16 +61,17 @@ def main() -> int:
     for v in ("plain", "asan", "race"):  # once per machine, not per check
         toolchain.runtime_object(v)
         toolchain.pch_header(v)
-    stats: dict[str, dict[str, list[float]]] = {s: {"cpu": [], "wall": [], "builds": []} for s in ("off", "on")}
+    stats: dict[str, dict[str, list[float]]] = {s: {"cpu": [], "wall": [], "builds": []} for s in sides}
     differ = 0
-    print(f"{'task':22s} {'off: verdict builds cpu s':>28s} {'on: verdict builds cpu s':>28s}")
+    print(f"{'task':22s}" + "".join(f"{s + ': verdict builds cpu s':>30s}" for s in sides))
     for task, program in pairs:
         line, verdicts = [f"{task.name:22s}"], {}
-        for side in ("off", "on"):
-            toolchain.RUNTIME_SIZES = side == "on"
+        for side in sides:
+            toolchain.RUNTIME_SIZES = side != "off"
             with tempfile.TemporaryDirectory(prefix="ckd-rtsizes-") as d:
                 cache = BuildCache(Path(d) / "builds")
-                engine = Engine(CpuBackend(cache=cache), cache=cache,
+                backend = (Apart if side == "apart" else CpuBackend)(cache=cache)
+                engine = Engine(backend, cache=cache,
                                 references=ReferenceRunner(root=Path(d) / "refs"))
                 c0, t0 = _cpu(), time.perf_counter()
                 res = engine.check(task, program)
@@ -66,20 +80,21 @@ def main() -> int:
             verdicts[side] = res.status.value
             for k, v in (("cpu", cpu), ("wall", wall), ("builds", builds)):
                 stats[side][k].append(v)
-            line.append(f"{res.status.value:>12s} {builds:6d} {cpu:8.1f}")
-        if verdicts["off"] != verdicts["on"]:
+            line.append(f"{res.status.value:>14s} {builds:6d} {cpu:8.1f}")
+        if len(set(verdicts.values())) > 1:
             differ += 1
             line.append("  VERDICTS DIFFER")
         print(" ".join(line), flush=True)
     toolchain.RUNTIME_SIZES = True
     n = len(pairs)
     print(f"\n{n} thorough checks, cold caches, cpu backend; verdicts that differ: {differ}")
-    print(f"{'':22s} {'off':>10s} {'on':>10s} {'on/off':>8s}")
+    before, after = sides
+    print(f"{'':22s} {before:>10s} {after:>10s} {after + '/' + before:>10s}")
     for label, key, fn in (("builds, total", "builds", sum), ("cpu s, total", "cpu", sum),
                            ("cpu s, median", "cpu", statistics.median),
                            ("wall s, median", "wall", statistics.median)):
-        a, b = fn(stats["off"][key]), fn(stats["on"][key])
-        print(f"{label:22s} {a:10.1f} {b:10.1f} {b / a if a else float('nan'):8.2f}")
+        a, b = fn(stats[before][key]), fn(stats[after][key])
+        print(f"{label:22s} {a:10.1f} {b:10.1f} {b / a if a else float('nan'):10.2f}")
     return 1 if differ else 0
 
 

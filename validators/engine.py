@@ -187,7 +187,8 @@ class Engine:
         if static:
             # A cheat that does not even compile is a compile error, not a rejection.
             try:
-                exe = self.backend.build(program, task.defines_for(task.cases[0]))
+                exe = self.backend.build_case(program, task.defines_for(task.cases[0]),
+                                              size_defaults(task))
             except SandboxError as exc:
                 result.error_origin = ErrorOrigin.VALIDATOR
                 return self._finish(result, Status.ERROR, started,
@@ -327,7 +328,8 @@ class Engine:
         exes: dict[str, Executable] = {}
         for variant in variants:
             try:
-                exe = self.backend.build(program, defines, variant=variant)
+                exe = self.backend.build_case(program, defines, size_defaults(task),
+                                              variant=variant)
             except SandboxError as exc:  # the build's sandbox could not be set up: ours
                 return _error_case(case.name, f"could not build: {exc}", exc,
                                    time.monotonic() - t0)
@@ -443,7 +445,7 @@ class Engine:
         case = task.cases[0]
         if self.backend.timing_env("x") is None or self.references.draws_inputs(task, case):  # type: ignore[union-attr]
             return None
-        exe = self.backend.build(program, task.defines_for(case))
+        exe = self.backend.build_case(program, task.defines_for(case), size_defaults(task))
         if exe.path is None or not exe.compile.ok or exe.needs_gpu:
             return None
         inputs, sizes = materialize(task, case), task.case_sizes(case)
@@ -894,6 +896,11 @@ def _severity(status: Status | None) -> int:
     from schemas.validation import STATUS_SEVERITY
 
     return STATUS_SEVERITY[status] if status is not None else -1
+
+
+def size_defaults(task: Task) -> dict[str, int]:
+    """The sizes the program writes itself, by macro name (what `Task.defines_for` leaves out)."""
+    return {task.size_macros.get(k, k): v for k, v in task.sizes.items()}
 
 
 def case_variants(task: Task, cases: list[InputCase], variants: list[str],

@@ -112,3 +112,51 @@ def test_a_size_is_an_rvalue_as_a_literal_is(backend):
     exe = backend.build(Program(source=src), {"N": 5})
     assert not exe.compile.ok
     assert "cudashim_case_sizes" not in exe.compile.diagnostics  # the values' own error
+
+
+def test_the_case_that_changes_no_size_shares_the_run_time_build(backend, tmp_path):
+    """Told the program's own values at run time, the default case needs no build of its own
+    and computes what the program compiled with its defaults computes."""
+    program = Program(source=VALUES)
+    other = backend.build(program, {"N": 300, "BIG": 5})
+    default = backend.build_case(program, {}, {"N": 7, "BIG": 1})
+    assert default.path == other.path and default.compile.cached
+    compiled = backend.build(program, {})
+    assert compiled.run_env == {} and compiled.path != other.path
+    expect = "N=7 counted=7 sizeofN=4 BIG=1 sizeofBIG=4 neg=-7"
+    assert _run(backend, default, tmp_path / "d") == _run(backend, compiled, tmp_path / "c") == expect
+
+
+@pytest.mark.parametrize("written", ["7u", "(7)", "7 + 0"])
+def test_a_default_that_is_not_a_plain_literal_is_compiled_as_written(backend, tmp_path, written):
+    """`7u` is unsigned and `(7)` or an expression is not what a run-time int stands for: the
+    default case keeps the program's own text."""
+    program = Program(source=VALUES.replace("#define N 7", f"#define N {written}"))
+    exe = backend.build_case(program, {}, {"N": 7, "BIG": 1})
+    assert exe.run_env == {}
+    assert exe.path == backend.build(program, {}).path
+
+
+def test_a_thorough_check_builds_each_variant_once_for_a_task_of_several_sizes(tmp_path):
+    """A built-in task whose first case changes no size and whose others do: one build per
+    variant (plain, asan, race) serves every case."""
+    from sources.builtin import load_tasks
+    from validators.engine import Engine
+    from validators.reference import ReferenceRunner
+
+    task, program = next((t, p) for t, p in load_tasks() if t.name == "adam_update")
+    assert not task.defines_for(task.cases[0]) and any(task.defines_for(c) for c in task.cases)
+    paths: dict[str, set] = {}
+
+    class Recording(CpuBackend):
+        def build(self, program, defines, *, variant="plain"):  # type: ignore[no-untyped-def]
+            exe = super().build(program, defines, variant=variant)
+            paths.setdefault(variant, set()).add(exe.path)
+            return exe
+
+    cache = BuildCache(tmp_path / "builds")
+    engine = Engine(Recording(cache=cache), cache=cache,
+                    references=ReferenceRunner(root=tmp_path / "refs"))
+    result = engine.check(task, program)
+    assert result.status.value == "passed", result.reason
+    assert {v: len(p) for v, p in paths.items()} == {"plain": 1, "asan": 1, "race": 1}

@@ -87,6 +87,13 @@ class Backend(ABC):
     def build(self, program: Program, defines: dict[str, int], *, variant: str = "plain") -> Executable:
         """Build (or fetch from the content-addressed cache) an executable."""
 
+    def build_case(self, program: Program, defines: dict[str, int], defaults: dict[str, int], *,
+                   variant: str = "plain") -> Executable:
+        """`build` for one case of a task: `defines` are the sizes the case changes, `defaults`
+        every size the program writes itself (by macro name). A backend that can serve a
+        task's cases from one build may use the defaults; the others build `defines`."""
+        return self.build(program, defines, variant=variant)
+
     @abstractmethod
     def command(self, exe: Executable, args: list[str], *, schedule: str = "default") -> tuple[list[str], dict[str, str]]:
         """argv and extra environment that run `exe` under `schedule` in the current dir."""

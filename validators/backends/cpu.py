@@ -121,6 +121,19 @@ class CpuBackend(Backend):
         return [f for f in features if f not in supported]
 
     # --- build ---------------------------------------------------------------------------
+    def build_case(self, program: Program, defines: dict[str, int], defaults: dict[str, int], *,
+                   variant: str = "plain") -> Executable:
+        """The case that changes no size is built like the others, with the program's own
+        values, when each is written as a plain integer literal (`#define N 1024`: a value read
+        at run time then has the literal's type, and compiled in it is the same text): the
+        run-time build the task's other cases share serves it too, instead of a build of its
+        own per variant."""
+        if not defines and defaults:
+            text = program.sources_text()
+            if all(_written_as(text, k, v) for k, v in defaults.items()):
+                defines = dict(defaults)
+        return self.build(program, defines, variant=variant)
+
     def build(
         self, program: Program, defines: dict[str, int], *, variant: str = "plain"
     ) -> Executable:
@@ -357,6 +370,16 @@ def _headers_digest(dirs: tuple[Path, ...]) -> str:
     from ..nvcc import _headers_digest as digest
 
     return digest(dirs) if dirs else ""
+
+
+def _written_as(text: str, macro: str, value: int) -> bool:
+    """The program defines `macro` once, as the plain integer literal `value` (no suffix, no
+    expression: a run-time value then has the type the literal has)."""
+    found = re.findall(rf"^[ \t]*#[ \t]*define[ \t]+{re.escape(macro)}\b(.*)$", text, re.M)
+    if len(found) != 1:
+        return False
+    body = re.sub(r"/\*.*?\*/|//.*", "", found[0]).strip()
+    return bool(re.fullmatch(r"-?\d+", body)) and int(body) == value
 
 
 LIBCUXX_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]cuda/(?:std/|atomic\b|functional\b|type_traits\b|cmath\b|utility\b|limits\b|barrier\b|latch\b|semaphore\b)', re.M)
