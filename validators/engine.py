@@ -899,8 +899,13 @@ def _severity(status: Status | None) -> int:
 
 
 def size_defaults(task: Task) -> dict[str, int]:
-    """The sizes the program writes itself, by macro name (what `Task.defines_for` leaves out)."""
-    return {task.size_macros.get(k, k): v for k, v in task.sizes.items()}
+    """The sizes the program writes itself, by macro name (what `Task.defines_for` leaves out),
+    when another case of the task sets every one of them (its build is the one the case that
+    changes none could share); else none: an attempt no other case makes would cost a build."""
+    defaults = {task.size_macros.get(k, k): v for k, v in task.sizes.items()}
+    if defaults and any(task.defines_for(c).keys() == defaults.keys() for c in task.cases):
+        return defaults
+    return {}
 
 
 def case_variants(task: Task, cases: list[InputCase], variants: list[str],

@@ -160,3 +160,20 @@ def test_a_thorough_check_builds_each_variant_once_for_a_task_of_several_sizes(t
     result = engine.check(task, program)
     assert result.status.value == "passed", result.reason
     assert {v: len(p) for v, p in paths.items()} == {"plain": 1, "asan": 1, "race": 1}
+
+
+def test_a_program_that_needs_its_sizes_as_constants_costs_no_extra_attempt(backend, tmp_path):
+    """Once the other cases' run-time attempt failed, the default case's builds (the race build
+    is its alone) go straight to the program as written: no attempt that can only fail again."""
+    program = Program(source="#ifndef N\n#define N 16\n#endif\n" + CONSTANT)
+
+    def entries() -> int:
+        return sum(1 for _ in (tmp_path / "builds").rglob("meta.json"))
+
+    for variant in ("asan", "plain"):
+        assert backend.build(program, {"N": 40}, variant=variant).compile.ok
+    before = entries()
+    exe = backend.build_case(program, {}, {"N": 16}, variant="race")
+    assert exe.compile.ok and exe.run_env == {}
+    assert entries() == before + 1  # the race build itself, nothing else
+    assert _run(backend, exe, tmp_path / "race") == f"sum={sum(range(16))}"

@@ -130,7 +130,10 @@ class CpuBackend(Backend):
         own per variant."""
         if not defines and defaults:
             text = program.sources_text()
-            if all(_written_as(text, k, v) for k, v in defaults.items()):
+            # Not where the other cases' attempt already failed: the program needs its sizes as
+            # constants, and the race build (the default case's alone) would only fail again.
+            if (all(_written_as(text, k, v) for k, v in defaults.items())
+                    and not self._runtime_failed(program, defaults)):
                 defines = dict(defaults)
         return self.build(program, defines, variant=variant)
 
@@ -152,9 +155,9 @@ class CpuBackend(Backend):
                     exe, run_env={"CUDASHIM_SIZES": toolchain.runtime_sizes_env(defines)})
         return self._build(program, defines, variant, uses_thrust, None)
 
-    def _build(self, program: Program, defines: dict[str, int], variant: str, uses_thrust: bool,
-               runtime: dict[str, str] | None) -> Executable:
-        key = BuildCache.key(
+    def _key(self, program: Program, defines: dict[str, int], variant: str, uses_thrust: bool,
+             runtime: dict[str, str] | None) -> str:
+        return BuildCache.key(
             kind="cpu-shim",
             source=program.source,
             filename=program.filename,
@@ -170,6 +173,22 @@ class CpuBackend(Backend):
             **({"files": program.files, "units": program.units} if program.units else {}),
             **({"library": True} if uses_thrust else {}),
         )
+
+    def _runtime_failed(self, program: Program, defines: dict[str, int]) -> bool:
+        """A run-time-size build of `program` with these sizes' types already failed (cached)
+        for a variant a check builds first."""
+        for variant in ("asan", "plain"):
+            runtime = toolchain.runtime_sizes(defines, variant)
+            if runtime is None:
+                return True
+            hit = self.cache.lookup(self._key(program, defines, variant, False, runtime))
+            if hit is not None and not hit[1].ok:
+                return True
+        return False
+
+    def _build(self, program: Program, defines: dict[str, int], variant: str, uses_thrust: bool,
+               runtime: dict[str, str] | None) -> Executable:
+        key = self._key(program, defines, variant, uses_thrust, runtime)
         # The shared pieces are built outside the sandbox: they are ours, not the program's.
         toolchain.runtime_object(variant)
         toolchain.pch_header(variant)
