@@ -130,10 +130,8 @@ class CpuBackend(Backend):
         own per variant."""
         if not defines and defaults:
             text = program.sources_text()
-            # Not where the other cases' attempt already failed: the program needs its sizes as
-            # constants, and the race build (the default case's alone) would only fail again.
-            if (all(_written_as(text, k, v) for k, v in defaults.items())
-                    and not self._runtime_failed(program, defaults)):
+            # Whatever the cache holds: the record of a build must not depend on what ran before.
+            if all(_written_as(text, k, v) for k, v in defaults.items()):
                 defines = dict(defaults)
         return self.build(program, defines, variant=variant)
 
@@ -145,7 +143,7 @@ class CpuBackend(Backend):
         uses_thrust = ("thrust" in _features(program.sources_text())
                        or bool(LIBCUXX_INCLUDE.search(program.sources_text())))
         runtime = None if uses_thrust else toolchain.runtime_sizes(defines, variant)
-        if runtime is not None:
+        if runtime is not None and not self._runtime_failed(program, defines, variant, uses_thrust):
             # One build for every case of the task whose sizes fit the same types; a program
             # that needs a size as a constant is built with the values (its failed attempt is
             # cached, so the task's other cases go straight there).
@@ -174,14 +172,19 @@ class CpuBackend(Backend):
             **({"library": True} if uses_thrust else {}),
         )
 
-    def _runtime_failed(self, program: Program, defines: dict[str, int]) -> bool:
-        """A run-time-size build of `program` with these sizes' types already failed (cached)
-        for a variant a check builds first."""
-        for variant in ("asan", "plain"):
-            runtime = toolchain.runtime_sizes(defines, variant)
+    def _runtime_failed(self, program: Program, defines: dict[str, int], variant: str,
+                        uses_thrust: bool) -> bool:
+        """The run-time-size build of `program` with these sizes' types already failed (cached)
+        for a variant a check builds before `variant` (`asan`, `plain`): the program needs its
+        sizes as constants, and another attempt (the race build, which only the default case
+        makes) would only fail again. Either way the result is the build with the values."""
+        if variant in ("asan", "plain"):
+            return False
+        for first in ("asan", "plain"):
+            runtime = toolchain.runtime_sizes(defines, first)
             if runtime is None:
-                return True
-            hit = self.cache.lookup(self._key(program, defines, variant, False, runtime))
+                continue
+            hit = self.cache.lookup(self._key(program, defines, first, uses_thrust, runtime))
             if hit is not None and not hit[1].ok:
                 return True
         return False
