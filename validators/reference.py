@@ -59,7 +59,7 @@ from .sandbox import (
     run_sandboxed,
     workspace,
 )
-from .torch_module import COMMON, GUARD, TORCH_ENV, substitute_constants
+from .torch_module import COMMON, GUARD, TORCH_ENV, TORCH_PREIMPORT, substitute_constants
 
 HARNESS_VERSION = 1
 
@@ -467,7 +467,8 @@ class ReferenceRunner:
             (work / "cases.json").write_text(json.dumps(listing))
             (work / "harness.py").write_text(TORCH_HARNESS)
             run_sandboxed([python_executable(), "-I", "-c", "import torch\n" + BATCH_HARNESS],
-                          work, limits=limits, env=TORCH_ENV, expose=python_prefixes())
+                          work, limits=limits, env=TORCH_ENV, expose=python_prefixes(),
+                          preimport=TORCH_PREIMPORT)
             for i, (case, _, _, entry) in enumerate(todo):
                 sub = work / f"case{i}"
                 sizes = task.case_sizes(case)
@@ -634,7 +635,8 @@ class ReferenceRunner:
             (work / "module.py").write_text(code)
             (work / "ref.json").write_text(json.dumps(spec))
             out = run_sandboxed([python_executable(), "-I", "-c", TORCH_HARNESS], work,
-                                limits=self.limits, env=TORCH_ENV, expose=python_prefixes())
+                                limits=self.limits, env=TORCH_ENV, expose=python_prefixes(),
+                                preimport=TORCH_PREIMPORT)
             self._raise_for(out, task, case, given)
             drawn = {}
             for t in task.inputs:

@@ -122,6 +122,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .backends.base import RunOutcome
 
@@ -575,6 +576,7 @@ def run_sandboxed(
     protect: list[str] | tuple[str, ...] = (),
     stdin: int | None = None,
     cancel: threading.Event | None = None,
+    preimport: tuple[str, ...] = (),
     _mode: str | None = None,
 ) -> RunOutcome:
     """Run `argv` with cwd `workdir` under the sandbox; never raises for what the program does
@@ -592,6 +594,10 @@ def run_sandboxed(
     `stdin` is a descriptor to give the program as its standard input (default: /dev/null), for
     a harness that serves requests; `cancel`, set from another thread, ends the run as one out of
     time (the caller's own deadline for a request that never finishes).
+
+    `preimport` names modules a `[python, "-I", "-c", code, ...]` run imports first (torch):
+    with the C launcher such a run is forked from a zygote that imported them already
+    (`validators.zygote`; `extra['zygote']` says so), in the same sandbox set-up.
 
     Whatever happens here, the run's process tree is killed and its cgroup removed before this
     returns or raises.
@@ -613,7 +619,8 @@ def run_sandboxed(
     uid = 0
     cgroup: Path | None = None
     report: tuple[int, int] | None = None
-    proc: subprocess.Popen | None = None
+    proc: Any = None  # subprocess.Popen, or a zygote's run shaped like one
+    zygote = None
     try:
         if mode == "rlimits":
             cmd = [*_prlimit_args(limits, mode), *argv] if shutil.which("prlimit") else list(argv)
@@ -627,9 +634,10 @@ def run_sandboxed(
             if launcher is not None:
                 cgroup = _make_memory_cgroup(uid, limits.rss_bytes)
                 report = os.pipe()
+                zygote = _zygote(preimport, argv, preload_value, full_env)
                 cmd = _launcher_cmd(launcher, workdir, uid, limits, exposures,
                                     _hidden_dirs(workdir), preload_value, argv, cgroup,
-                                    report_fd=report[1])
+                                    report_fd=3 if zygote is not None else report[1])
             else:
                 script = _setup_script(workdir, mode, uid, exposures, _hidden_dirs(workdir),
                                        preload_value)
@@ -641,13 +649,26 @@ def run_sandboxed(
             if mode == "namespaces+uid":
                 _hand_over(workdir, uid, protect)
         started = time.monotonic()
+        if zygote is not None:
+            from .zygote import ZygoteError
+
+            try:
+                proc = zygote.spawn(cmd, full_env, argv[3], argv[4:], stdin, report[1])
+            except ZygoteError:
+                # Nothing of the run started: it is exec'd as without a zygote.
+                zygote = None
+                cmd = _launcher_cmd(launcher, workdir, uid, limits, exposures,  # type: ignore[arg-type]
+                                    _hidden_dirs(workdir), preload_value, argv, cgroup,
+                                    report_fd=report[1])  # type: ignore[index]
+                started = time.monotonic()
         try:
-            proc = subprocess.Popen(
-                cmd, cwd=workdir, env=full_env,
-                stdin=subprocess.DEVNULL if stdin is None else stdin, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
-                pass_fds=(report[1],) if report else (),
-            )
+            if proc is None:
+                proc = subprocess.Popen(
+                    cmd, cwd=workdir, env=full_env,
+                    stdin=subprocess.DEVNULL if stdin is None else stdin, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
+                    pass_fds=(report[1],) if report else (),
+                )
         except OSError as exc:
             raise SandboxError(f"cannot start the sandbox ({mode}): {exc}") from exc
         finally:
@@ -701,6 +722,8 @@ def run_sandboxed(
     )
     if uid:
         outcome.extra["uid"] = str(uid)
+    if zygote is not None:
+        outcome.extra["zygote"] = ",".join(preimport)
     outcome.extra["cgroup"] = "memory" if cgroup is not None else "none"
     outcome.extra["view"] = ("allow-list" if cmd[0].endswith("ckd-launch") and limits.allowlist
                              else "deny-list" if mode != "rlimits" else "host")
@@ -727,12 +750,37 @@ def _workspace_full(workdir: Path, disk_bytes: int | None) -> str | None:
     return None
 
 
-def _reap_quietly(proc: subprocess.Popen) -> None:
+def _wait4(proc: Any) -> tuple[int, int, Any]:
+    """(pid, status, rusage) of a finished launcher, (0, 0, None) while it runs: ours, or the
+    zygote's that forked it (which reaped it and sent both)."""
+    if hasattr(proc, "wait4"):
+        from .zygote import ZygoteLost
+
+        try:
+            return proc.wait4()
+        except ZygoteLost as exc:
+            raise SandboxError(f"the run's zygote failed: {exc}") from exc
+    return os.wait4(proc.pid, os.WNOHANG)
+
+
+def _zygote(preimport: tuple[str, ...], argv: list[str], preload: str | None,
+            env: dict[str, str]) -> Any:
+    """The zygote to fork this run from, or None (exec'd as always)."""
+    if not preimport or preload is not None or argv[1:3] != ["-I", "-c"] or len(argv) < 4:
+        return None
+    from . import zygote
+
+    if not zygote.enabled() or argv[0] != python_executable():
+        return None
+    return zygote.zygote_for(argv[0], tuple(preimport), env)
+
+
+def _reap_quietly(proc: Any) -> None:
     """Wait for a killed launcher so no zombie (and no cgroup member) is left."""
     for _ in range(500):
         try:
-            pid, _, _ = os.wait4(proc.pid, os.WNOHANG)
-        except ChildProcessError:
+            pid, _, _ = _wait4(proc)
+        except (ChildProcessError, SandboxError):
             return
         if pid:
             proc.returncode = -signal.SIGKILL
@@ -1035,7 +1083,7 @@ def _reap(proc: subprocess.Popen, deadline: float, disk: _DiskWatch,
     late = False
     hit: str | None = None
     while True:
-        pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+        pid, status, rusage = _wait4(proc)
         if pid:
             return status, rusage, late, hit
         if (time.monotonic() >= deadline or (cancel is not None and cancel.is_set())) and not late:

@@ -187,7 +187,10 @@ static void install_seccomp(void) {
   if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) die("seccomp", NULL);
 }
 
-int main(int argc, char **argv) {
+/* as_library: the zygote's child calls this (`ckd_enter`) instead of exec'ing the launcher;
+   the program's process returns 0 into its caller (an interpreter that already imported what
+   every run needs) where the launcher would exec, and the other two never return. */
+static int launch(int argc, char **argv, int as_library) {
   int i = 1;
   prctl(PR_SET_PDEATHSIG, SIGKILL);  /* the validator died: so does the run */
   for (; i < argc; i++) {
@@ -232,6 +235,7 @@ int main(int argc, char **argv) {
     else { fprintf(stderr, "ckd-launch: unknown option %s\n", a); return 125; }
   }
   if (!work || i >= argc || uid == 0) { fprintf(stderr, "ckd-launch: usage error\n"); return 125; }
+  if (as_library && preload) { fprintf(stderr, "ckd-launch: no preload in a zygote's run\n"); _exit(125); }
   limit(RLIMIT_CORE, 0, 0);
   if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | (net ? 0 : CLONE_NEWNET)) != 0)
     die("unshare", NULL);
@@ -250,7 +254,9 @@ int main(int argc, char **argv) {
   if (init > 0) {  /* outside: relay the status of the namespace's init */
     int st;
     while (waitpid(init, &st, 0) < 0 && errno == EINTR) {}
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (as_library) _exit(code);
+    return code;
   }
   /* PID 1 of the new namespace: dies with the launcher; everything here dies with it. */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -344,7 +350,19 @@ int main(int argc, char **argv) {
     if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid)) die("drop to uid", NULL);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) die("no_new_privs", NULL);
     if (preload) setenv("LD_PRELOAD", preload, 1);
+    if (as_library) {
+      /* No exec closes the set-up's O_CLOEXEC descriptors (the exposed paths, opened before
+         pivot_root: from one, openat(.., "..") would walk the host's tree), nor init's report
+         descriptor: every descriptor past the standard three goes here. */
+      int closed = -1;
+#ifdef SYS_close_range
+      closed = (int)syscall(SYS_close_range, 3U, ~0U, 0U);
+#endif
+      if (closed != 0)
+        for (int fd = 3; fd < 65536; fd++) close(fd);
+    }
     if (use_seccomp) install_seccomp();
+    if (as_library) return 0;
     execvp(argv[i], argv + i);
     fprintf(stderr, "ckd-launch: cannot execute %s: %s\n", argv[i], strerror(errno));
     _exit(127);
@@ -368,6 +386,12 @@ int main(int argc, char **argv) {
     }
   }
 }
+
+#ifdef CKD_LIBRARY
+int ckd_enter(int argc, char **argv) { return launch(argc, argv, 1); }
+#else
+int main(int argc, char **argv) { return launch(argc, argv, 0); }
+#endif
 """
 
 
@@ -531,23 +555,38 @@ def launcher_path() -> Path | None:
     return path
 
 
+def library_path() -> Path | None:
+    """The same set-up as a shared library (`ckd_enter`) for a zygote's children
+    (`validators.zygote`), or None when gcc is missing or fails."""
+    from .build_cache import cache_root
+
+    path = _launcher(str(cache_root()), True)
+    if path is not None and not path.exists():
+        _launcher.cache_clear()
+        path = _launcher(str(cache_root()), True)
+    return path
+
+
 @functools.cache
-def _launcher(root: str) -> Path | None:
+def _launcher(root: str, library: bool = False) -> Path | None:
     from .build_cache import BuildCache
 
     gcc = shutil.which("gcc")
     if gcc is None:
         return None
     version = subprocess.run([gcc, "--version"], capture_output=True, text=True).stdout
-    key = BuildCache.key(kind="sandbox-launcher", source=LAUNCHER_SOURCE, compiler=version)
+    artifact = "libckd-launch.so" if library else "ckd-launch"
+    key = BuildCache.key(kind="sandbox-launcher", source=LAUNCHER_SOURCE, compiler=version,
+                         **({"library": "1"} if library else {}))
 
     def build(tmp: Path) -> CompileInfo:
         (tmp / "launch.c").write_text(LAUNCHER_SOURCE)
-        cmd = [gcc, "-O2", "-Wall", "-o", "ckd-launch", "launch.c"]
+        shared = ["-shared", "-fPIC", "-DCKD_LIBRARY"] if library else []
+        cmd = [gcc, "-O2", "-Wall", *shared, "-o", artifact, "launch.c"]
         out = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=120)
         (tmp / "launch.c").unlink()
         return CompileInfo(compiler="gcc", command=cmd, ok=out.returncode == 0,
                            diagnostics=out.stderr[-2000:])
 
-    path, _ = BuildCache(Path(root) / "builds").get_or_build(key, build, artifact="ckd-launch")
+    path, _ = BuildCache(Path(root) / "builds").get_or_build(key, build, artifact=artifact)
     return path

@@ -51,6 +51,9 @@ touches (measured: peak RSS of an import plus a small op is about 230 MB)."""
 
 TORCH_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
              "OPENBLAS_NUM_THREADS": "1", "TORCH_NUM_THREADS": "1"}
+TORCH_PREIMPORT = ("torch", "safetensors.torch")
+"""What every torch harness imports first: its runs fork from a zygote that already did
+(`validators.zygote`), instead of paying torch's import each."""
 
 # --- reading the AST ------------------------------------------------------------------------
 
@@ -475,7 +478,7 @@ def describe_many(code: str, variants: list[dict[str, int]], *, entrypoint: str 
             "variants": [dict(s) for s in variants], "prefixes": prefixes}))
         out = run_sandboxed([python_executable(), "-I", "-c", DESCRIBE_HARNESS], work,
                             limits=limits or DESCRIBE_LIMITS, env=TORCH_ENV,
-                            expose=python_prefixes())
+                            expose=python_prefixes(), preimport=TORCH_PREIMPORT)
         try:
             found = json.loads(read_no_follow(work / "out" / "describe.json", root=work, max_bytes=1 << 24))
             if not isinstance(found, list):
@@ -614,7 +617,8 @@ class DescribeSession:
             try:
                 self._outcome = run_sandboxed(
                     [python_executable(), "-I", "-c", SESSION_HARNESS], work, limits=limits,
-                    env=TORCH_ENV, expose=python_prefixes(), stdin=read_fd, cancel=self._cancel)
+                    env=TORCH_ENV, expose=python_prefixes(), stdin=read_fd, cancel=self._cancel,
+                    preimport=TORCH_PREIMPORT)
             except BaseException as exc:  # the sandbox's own failure: the caller's to raise
                 self._error = exc
 

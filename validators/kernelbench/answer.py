@@ -35,7 +35,7 @@ from validators.sandbox import (
     run_sandboxed,
     workspace,
 )
-from validators.torch_module import TORCH_ENV
+from validators.torch_module import TORCH_ENV, TORCH_PREIMPORT
 
 from .gpu import POISON_SMALL_BLOCKS, gpu_profile, poison_large_bytes
 from .harness import ANSWER_HARNESS
@@ -251,7 +251,7 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
                      for p in sorted((build_root / sub).rglob("*")) if p.is_file()]
             out = run_sandboxed([python_executable(), "-I", "-c", ANSWER_HARNESS], work,
                                 limits=limits, env=env, expose=expose,
-                                protect=protect + built)
+                                protect=protect + built, preimport=TORCH_PREIMPORT)
             try:
                 found = json.loads(read_no_follow(work / "out" / "answer.json", root=work,
                                                   max_bytes=64 << 20))

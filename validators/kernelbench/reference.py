@@ -25,7 +25,7 @@ from validators.sandbox import (
     run_sandboxed,
     workspace,
 )
-from validators.torch_module import TORCH_ENV
+from validators.torch_module import TORCH_ENV, TORCH_PREIMPORT
 
 from .harness import REFERENCE_HARNESS
 
@@ -76,7 +76,8 @@ def run_reference(problem_source: str, seeds: list[int], *, signed: bool = True,
                                                     "prefixes": prefixes}))
         out = run_sandboxed([python_executable(), "-I", "-c", REFERENCE_HARNESS], work,
                             limits=limits or REFERENCE_LIMITS, env=TORCH_ENV,
-                            expose=python_prefixes(), protect=["problem.py", "spec.json"])
+                            expose=python_prefixes(), protect=["problem.py", "spec.json"],
+                            preimport=TORCH_PREIMPORT)
         try:
             found = json.loads(read_no_follow(work / "out" / "reference.json", root=work))
         except (OSError, ValueError):

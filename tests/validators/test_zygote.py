@@ -1,0 +1,178 @@
+"""Torch runs forked from a zygote: the same run as an exec'd interpreter, in the same sandbox.
+
+Every test compares with, or attacks, what `run_sandboxed(..., preimport=TORCH_PREIMPORT)` gives
+a `python -I -c` harness; one zygote per test process is started once (torch's import).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from validators import zygote
+from validators.sandbox import (
+    Limits,
+    SandboxError,
+    python_executable,
+    python_prefixes,
+    run_sandboxed,
+    sandbox_mode,
+)
+from validators.sandbox_launcher import launcher_path
+from validators.torch_module import TORCH_ENV, TORCH_PREIMPORT
+
+pytestmark = pytest.mark.skipif(
+    sandbox_mode() != "namespaces+uid" or launcher_path() is None,
+    reason="the zygote needs the C launcher's uid mode")
+
+PROBE = r"""
+import json, os, random, sys
+import torch
+fds = sorted(int(f) for f in os.listdir("/proc/self/fd"))
+print(json.dumps({
+    "uid": os.getuid(), "cwd": os.getcwd(), "argv": sys.argv, "name": __name__,
+    "env": dict(os.environ), "fds": fds, "random": random.random(),
+    "marker": getattr(torch, "_ckd_marker", None), "path": sys.path,
+    "sum": torch.arange(10).sum().item(), "modules_main": sys.modules["__main__"].__name__,
+}))
+torch._ckd_marker = "left by an earlier run"
+"""
+
+
+def run(work: Path, code: str, *, preimport: tuple[str, ...] = TORCH_PREIMPORT,
+        args: tuple[str, ...] = (), env: dict[str, str] | None = None,
+        limits: Limits | None = None, **kw: object):
+    return run_sandboxed([python_executable(), "-I", "-c", code, *args], work,
+                         env={**TORCH_ENV, **(env or {})}, expose=python_prefixes(),
+                         preimport=preimport, limits=limits, **kw)
+
+
+def probe(work: Path, **kw: object) -> tuple[dict, object]:
+    out = run(work, PROBE, args=("a1", "a2"), env={"CKD_PROBE": "x"}, **kw)
+    assert out.exit_code == 0, out.stderr[-2000:]
+    return json.loads(out.stdout), out
+
+
+def test_a_forked_run_is_the_exec_d_run(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    forked, out_f = probe(tmp_path / "a")
+    fresh, out_e = probe(tmp_path / "b", preimport=())
+    assert out_f.extra.get("zygote") == ",".join(TORCH_PREIMPORT)
+    assert "zygote" not in out_e.extra
+    for got, work in ((forked, tmp_path / "a"), (fresh, tmp_path / "b")):
+        assert got["cwd"] == str(work)
+        assert got["argv"] == ["-c", "a1", "a2"]
+        assert got["name"] == got["modules_main"] == "__main__"
+        assert got["env"]["HOME"] == got["env"]["TMPDIR"] == str(work)
+        assert got["sum"] == 45
+    assert forked["uid"] != fresh["uid"] and forked["uid"] >= 1_000_000
+    # The run's environment exactly (nothing of the zygote's own), the same import path.
+    assert {k: v for k, v in forked["env"].items() if k not in ("HOME", "TMPDIR")} == \
+        {k: v for k, v in fresh["env"].items() if k not in ("HOME", "TMPDIR")}
+    assert forked["path"] == fresh["path"]
+    # Nothing open but what an exec'd interpreter has: no descriptor into the host's tree
+    # (the set-up's exposed paths are opened before pivot_root) or to the zygote.
+    assert forked["fds"] == fresh["fds"] == [0, 1, 2, 3]
+
+
+def test_runs_share_nothing_through_the_zygote(tmp_path: Path) -> None:
+    seen = []
+    for i in range(3):
+        (tmp_path / str(i)).mkdir()
+        got, out = probe(tmp_path / str(i))
+        assert out.extra.get("zygote")
+        seen.append(got)
+    assert [s["marker"] for s in seen] == [None, None, None]  # an earlier run's change is gone
+    assert len({s["random"] for s in seen}) == 3  # reseeded per run, as a fresh process is
+    assert len({s["uid"] for s in seen}) == 3
+
+
+def test_the_sandbox_holds_in_a_forked_run(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host file")
+    work = tmp_path / "w"
+    work.mkdir()
+    code = f"SECRET = {str(secret)!r}\n" + r"""
+import os, socket, sys
+try:
+    print("READ", open(SECRET).read())
+except OSError as exc:
+    print("no read:", type(exc).__name__)
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM).connect(("127.0.0.1", 9))
+    print("CONNECTED")
+except OSError as exc:
+    print("no network:", type(exc).__name__)
+try:
+    os.setuid(0)
+    print("ROOT")
+except OSError as exc:
+    print("no root:", type(exc).__name__)
+"""
+    out = run(work, code)
+    assert out.extra.get("zygote") and out.exit_code == 0, out.stderr
+    assert "READ" not in out.stdout and "no read" in out.stdout
+    assert "CONNECTED" not in out.stdout and "no network" in out.stdout
+    assert "ROOT" not in out.stdout and "no root" in out.stdout
+
+
+def test_limits_and_exits_are_reported_as_for_an_exec_d_run(tmp_path: Path) -> None:
+    def go(name: str, code: str, limits: Limits | None = None):
+        (tmp_path / name).mkdir()
+        out = run(tmp_path / name, code, limits=limits)
+        assert out.extra.get("zygote"), out.extra
+        return out
+
+    spin = go("spin", "while True: pass", Limits(cpu_seconds=1, wall_seconds=20))
+    assert spin.limit_hit == "cpu"
+    t0 = time.monotonic()
+    sleep = go("sleep", "import time\ntime.sleep(600)", Limits(wall_seconds=2))
+    assert sleep.timed_out and time.monotonic() - t0 < 30
+    raised = go("raise", "raise ValueError('broken harness')")
+    assert raised.exit_code == 1 and "ValueError: broken harness" in raised.stderr
+    message = go("exit", "import sys\nsys.exit('a message')")
+    assert message.exit_code == 1 and "a message" in message.stderr
+    code = go("code", "import sys\nprint('out')\nsys.exit(7)")
+    assert code.exit_code == 7 and code.stdout == "out\n"
+    assert float(spin.extra["cpu_seconds"]) >= 1.0  # the run's CPU, from the zygote's wait4
+
+
+def test_standard_input_reaches_the_forked_run(tmp_path: Path) -> None:
+    r, w = os.pipe()
+    os.write(w, b"hello through stdin\n")
+    os.close(w)
+    try:
+        out = run(tmp_path, "import sys\nprint(sys.stdin.readline().strip().upper())", stdin=r)
+    finally:
+        os.close(r)
+    assert out.extra.get("zygote") and out.stdout == "HELLO THROUGH STDIN\n"
+
+
+def test_a_zygote_dying_under_a_run_is_our_error(tmp_path: Path) -> None:
+    (tmp_path / "first").mkdir()
+    probe(tmp_path / "first")
+    z = next(z for z in zygote._ZYGOTES.values() if z.modules == TORCH_PREIMPORT and z.alive())
+
+    def kill_soon() -> None:
+        time.sleep(1.5)
+        os.kill(z.proc.pid, signal.SIGKILL)
+
+    threading.Thread(target=kill_soon, daemon=True).start()
+    with pytest.raises(SandboxError, match="zygote"):
+        run(tmp_path, "import time\ntime.sleep(60)", limits=Limits(wall_seconds=30))
+    (tmp_path / "next").mkdir()
+    got, out = probe(tmp_path / "next")  # a new zygote takes the next run
+    assert out.extra.get("zygote") and got["sum"] == 45
+
+
+def test_switched_off_every_run_is_exec_d(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CKD_TORCH_ZYGOTE", "0")
+    got, out = probe(tmp_path)
+    assert "zygote" not in out.extra and got["sum"] == 45
