@@ -16,13 +16,15 @@ fork, from a channel only that child and the validator hold, so nothing of one r
 memory the next run is forked from. Every descriptor past the run's standard three and the
 launcher's report descriptor is closed before the set-up.
 
-Processes: the validator <-> zygote over a SOCK_SEQPACKET pair (`spawn` + five descriptors per
-run); per run a stream pair the validator writes the configuration to and the zygote answers
-on (`{"pid"}`, then `{"exit", ...}` with the wait status and rusage of the launcher process it
-reaped). The validator kills a run with `killpg(pid)` as before (the zygote and the child both
-set the group, so no kill can land before it exists). The zygote exits when the validator's end
-closes (the validator died), killing what it still runs; its children die with it
-(`PR_SET_PDEATHSIG`, set by the launcher's set-up).
+Processes: the validator <-> zygote over a SOCK_SEQPACKET pair (`spawn` + six descriptors per
+run). Per run, one stream pair the zygote answers on (`{"pid"}`, `{"exited"}`, then, asked to
+reap, `{"exit", ...}` with the wait status and rusage of the launcher process), and one that
+carries the configuration to the child alone. The validator kills a run with `killpg(pid)` as
+before (the zygote and the child both set the group, so no kill can land before it exists); the
+launcher stays a zombie until the validator asks for the reap, so no kill can land on a process
+that reused its pid either. The zygote exits when the validator's end closes (the validator
+died), killing what it still runs; its children die with it (`PR_SET_PDEATHSIG`, set by the
+launcher's set-up).
 
 `CKD_TORCH_ZYGOTE=0` turns this off (every run exec's a fresh interpreter).
 """
@@ -55,9 +57,16 @@ main = socket.socket(fileno=int(sys.argv[1]))
 lib = ctypes.CDLL(sys.argv[2])
 lib.ckd_enter.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
 lib.ckd_enter.restype = ctypes.c_int
+libc = ctypes.CDLL(None)
+libc.exit.argtypes = [ctypes.c_int]
 for _name in filter(None, sys.argv[3].split(",")):
     __import__(_name)
 del _name
+_threads = len(os.listdir("/proc/self/task"))
+if _threads != 1:
+    # A fork copies only the calling thread: locks and pools of the others would be left
+    # half-held in every child. Such an environment is exec'd instead.
+    sys.exit("the imports left %d threads running: a zygote must be single-threaded" % _threads)
 
 def _recv_exactly(sock, n):
     data = b""
@@ -68,12 +77,45 @@ def _recv_exactly(sock, n):
         data += chunk
     return data
 
+def _exit_code(exc):
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=sys.stderr)
+    return 1
+
+def _leave(module, code):
+    # The interpreter's exit, less its teardown of every module (about 0.5 CPU-s of a torch
+    # process): non-daemon threads joined, atexit handlers, the harness's globals dropped
+    # (files it left open are flushed and closed), the standard streams flushed, then the C
+    # library's exit(): C-level exit handlers (the CUDA shim writes its logs there) and static
+    # destructors run as at any exit.
+    import atexit, threading
+    try:
+        threading._shutdown()
+    except BaseException:
+        pass
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    module.__dict__.clear()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    libc.exit(code & 0xFF)
+
 def _child(fds):
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setpgid(0, 0)
-        high = [os.dup2(fd, 200 + k) for k, fd in enumerate(fds)]
+        # fds: the zygote's status channel (closed here), the run's configuration channel (only
+        # this child reads it), stdin, stdout, stderr, the launcher's report descriptor.
+        high = [os.dup2(fd, 200 + k) for k, fd in enumerate(fds[1:])]
         chan = socket.socket(fileno=high[0])
         (n,) = struct.unpack("<Q", _recv_exactly(chan, 8))
         cfg = json.loads(_recv_exactly(chan, n))
@@ -89,11 +131,8 @@ def _child(fds):
             os.write(2, ("ckd-sandbox-setup-failed: zygote child: %r\n" % (exc,)).encode())
         finally:
             os._exit(125)
-    # The run's process: inside the sandbox, as its uid, under the filter. It leaves through
-    # the interpreter's own exit (SystemExit unwinding the zygote's loop): exceptions, exit
-    # codes, atexit handlers, thread joins and C-level exit handlers (the shim's logs) behave
-    # as after `python -I -c`.
-    import builtins, types
+    # The run's process: inside the sandbox, as its uid, under the filter.
+    import builtins, traceback, types
     children.clear()
     os.environ.clear()
     os.environ.update(cfg["env"])
@@ -107,33 +146,63 @@ def _child(fds):
     module = types.ModuleType("__main__")
     module.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = module
-    exec(compile(cfg["script"], "<string>", "exec"), module.__dict__)
-    raise SystemExit(0)
+    code = 0
+    try:
+        exec(compile(cfg["script"], "<string>", "exec"), module.__dict__)
+    except SystemExit as exc:
+        code = _exit_code(exc)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    _leave(module, code)
+
+def _send(chan, msg):
+    try:
+        chan.sendall(json.dumps(msg).encode() + b"\n")
+    except OSError:
+        pass
+
+def _reap(pid):
+    # Only when the validator asks (or left): until then the run's launcher stays a zombie,
+    # holding its pid and process group, so a kill the validator sends can never reach a
+    # process that reused them.
+    chan = children.pop(pid)
+    exited.discard(pid)
+    try:
+        os.killpg(pid, signal.SIGKILL)  # a no-op on a zombie; a run the validator left
+    except OSError:
+        pass
+    _, status, ru = os.wait4(pid, 0)
+    _send(chan, {"exit": status, "utime": ru.ru_utime, "stime": ru.ru_stime,
+                 "maxrss": ru.ru_maxrss})
+    chan.close()
 
 wake_r, wake_w = os.pipe()
 os.set_blocking(wake_r, False)
 os.set_blocking(wake_w, False)
 signal.set_wakeup_fd(wake_w)
 signal.signal(signal.SIGCHLD, lambda *a: None)
-children = {}
+children, exited = {}, set()
 main.send(b"ready")
 while True:
-    ready, _, _ = select.select([main, wake_r], [], [])
+    ready, _, _ = select.select([main, wake_r, *children.values()], [], [])
     try:
         while os.read(wake_r, 512):
             pass
     except BlockingIOError:
         pass
-    for pid in list(children):
-        got, status, ru = os.wait4(pid, os.WNOHANG)
-        if got:
-            chan = children.pop(pid)
+    for pid in [p for p in children if p not in exited]:
+        if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            exited.add(pid)
+            _send(children[pid], {"exited": True})
+    for pid, chan in list(children.items()):
+        if chan in ready:
             try:
-                chan.sendall(json.dumps({"exit": status, "utime": ru.ru_utime,
-                                         "stime": ru.ru_stime, "maxrss": ru.ru_maxrss}).encode() + b"\n")
+                asked = chan.recv(64)
             except OSError:
-                pass
-            chan.close()
+                asked = b""
+            if not asked or b"reap" in asked:
+                _reap(pid)
     if main in ready:
         try:
             msg, fds, _, _ = socket.recv_fds(main, 64, 8)
@@ -141,7 +210,7 @@ while True:
             break
         if not msg:
             break
-        if msg != b"spawn" or len(fds) != 5:
+        if msg != b"spawn" or len(fds) != 6:
             for fd in fds:
                 os.close(fd)
             continue
@@ -153,18 +222,12 @@ while True:
         except OSError:
             pass  # it already did, or already died
         for fd in fds[1:]:
-            os.close(fd)
+            os.close(fd)  # the configuration is the child's alone to read
         chan = socket.socket(fileno=fds[0])
         children[pid] = chan
-        try:
-            chan.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-        except OSError:
-            pass
-for pid in children:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
+        _send(chan, {"pid": pid})
+for pid in list(children):
+    _reap(pid)
 '''
 
 
@@ -192,27 +255,43 @@ class ZygoteRun:
         self.returncode: int | None = None
         self.stdout = os.fdopen(stdout_fd, "rb", buffering=0)
         self.stderr = os.fdopen(stderr_fd, "rb", buffering=0)
-        self._chan, self._buf = chan, buf
+        self._chan, self._buf, self._exited = chan, buf, False
         chan.setblocking(False)
 
     def wait4(self) -> tuple[int, int, object]:
-        """(pid, wait status, rusage) once the zygote reaped the run, else (0, 0, None);
-        raises ZygoteLost when the zygote went away first."""
-        while b"\n" not in self._buf:
-            try:
-                chunk = self._chan.recv(4096)
-            except BlockingIOError:
-                return 0, 0, None
-            except OSError as exc:
-                raise ZygoteLost(f"the zygote's channel failed: {exc}") from exc
-            if not chunk:
-                raise ZygoteLost("the zygote died while the run was in flight")
-            self._buf += chunk
-        line, _, self._buf = self._buf.partition(b"\n")
+        """(pid, wait status, rusage) once the run's launcher exited, else (0, 0, None); raises
+        ZygoteLost when the zygote went away first. The zygote reaps the launcher only when
+        asked here, after it said the launcher exited: until this returns, the pid and process
+        group stay the run's, so `killpg` reaches nothing else."""
+        try:
+            if not self._exited:
+                if not self._read_line(block=False):
+                    return 0, 0, None
+                self._exited = True
+                self._chan.setblocking(True)
+                self._chan.settimeout(SPAWN_SECONDS)
+                self._chan.sendall(b"reap\n")
+            line = self._read_line(block=True)
+        except OSError as exc:
+            raise ZygoteLost(f"the zygote's channel failed: {exc}") from exc
         msg = json.loads(line)
         self._chan.close()
         return self.pid, int(msg["exit"]), Rusage(float(msg["utime"]), float(msg["stime"]),
                                                   int(msg["maxrss"]))
+
+    def _read_line(self, *, block: bool) -> bytes:
+        while b"\n" not in self._buf:
+            try:
+                chunk = self._chan.recv(4096)
+            except BlockingIOError:
+                if block:
+                    raise
+                return b""
+            if not chunk:
+                raise ZygoteLost("the zygote died while the run was in flight")
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line
 
     def close(self) -> None:
         self._chan.close()
@@ -267,16 +346,21 @@ class Zygote:
         `script` the `-c` code, run in a fresh `__main__` with `sys.argv == ['-c', *args]`."""
         cfg = json.dumps({"launcher": launcher, "env": env, "script": script,
                           "args": args}).encode()
+        # Two channels: the zygote answers on one; the configuration goes to the child alone
+        # on the other (the zygote closes its copy at the fork and never reads it).
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        cfg_ours, cfg_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         null = os.open(os.devnull, os.O_RDWR)
-        given = [theirs.fileno(), null if stdin is None else stdin, out_w, err_w,
-                 null if report_w is None else report_w]
+        given = [theirs.fileno(), cfg_theirs.fileno(), null if stdin is None else stdin, out_w,
+                 err_w, null if report_w is None else report_w]
         try:
             with self._lock:
                 socket.send_fds(self.sock, [b"spawn"], given)
-            ours.sendall(struct.pack("<Q", len(cfg)) + cfg)
+            cfg_theirs.close()
+            cfg_ours.settimeout(SPAWN_SECONDS)
+            cfg_ours.sendall(struct.pack("<Q", len(cfg)) + cfg)
             ours.settimeout(SPAWN_SECONDS)
             buf = b""
             while b"\n" not in buf:
@@ -293,6 +377,8 @@ class Zygote:
             for fd in (out_w, err_w, null):
                 os.close(fd)
             theirs.close()
+            cfg_theirs.close()
+            cfg_ours.close()
         if b"\n" not in buf:
             for fd in (out_r, err_r):
                 os.close(fd)
