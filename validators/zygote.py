@@ -22,8 +22,9 @@ reap, `{"exit", ...}` with the wait status and rusage of the launcher process), 
 carries the configuration to the child alone. The validator kills a run with `killpg(pid)` as
 before (the zygote and the child both set the group, so no kill can land before it exists); the
 launcher stays a zombie until the validator asks for the reap, so no kill can land on a process
-that reused its pid either. The zygote exits when the validator's end closes (the validator
-died), killing what it still runs; its children die with it (`PR_SET_PDEATHSIG`, set by the
+that reused its pid either. When the validator's end closes, the zygote takes no more runs and
+exits once those in flight are reaped (a retired zygote) or killed (the validator died: their
+channels close too); its children die with it in any case (`PR_SET_PDEATHSIG`, set by the
 launcher's set-up).
 
 `CKD_TORCH_ZYGOTE=0` turns this off (every run exec's a fresh interpreter).
@@ -44,9 +45,11 @@ from dataclasses import dataclass
 # Environment variables that may change what an import does (thread pools, allocators, device
 # selection, the interpreter itself): a run whose values differ gets a zygote of its own. Every
 # other variable (HOME, TMPDIR, the emulator's settings) is the run's, set in the child.
-IMPORT_ENV_PREFIXES = ("PATH", "LANG", "LC_", "PYTHON", "TORCH", "PYTORCH", "CUDA", "NVIDIA",
-                       "OMP_", "GOMP", "KMP_", "MKL", "OPENBLAS", "NUMEXPR", "LD_", "CUBLAS",
-                       "CUDNN", "NCCL")
+IMPORT_ENV_PREFIXES = ("PATH", "LANG", "LC_", "PYTHON", "TORCH_", "PYTORCH_", "CUDA_",
+                       "NVIDIA_", "OMP_", "GOMP_", "KMP_", "MKL_", "OPENBLAS_", "NUMEXPR_", "LD_",
+                       "CUBLAS_", "CUDNN_", "NCCL_")
+MAX_ZYGOTES = 3
+"""Zygotes one process keeps (about 220 MB each); past it the longest unused one stops."""
 START_SECONDS = 120.0
 """How long a zygote may take to import its modules before the run falls back to exec."""
 SPAWN_SECONDS = 20.0
@@ -184,8 +187,11 @@ signal.set_wakeup_fd(wake_w)
 signal.signal(signal.SIGCHLD, lambda *a: None)
 children, exited = {}, set()
 main.send(b"ready")
-while True:
-    ready, _, _ = select.select([main, wake_r, *children.values()], [], [])
+accepting = True
+while accepting or children:
+    # The validator's end closed: it retired this zygote (runs in flight finish) or died
+    # (their channels close too, and each is killed and reaped).
+    ready, _, _ = select.select([main] * accepting + [wake_r, *children.values()], [], [])
     try:
         while os.read(wake_r, 512):
             pass
@@ -203,13 +209,14 @@ while True:
                 asked = b""
             if not asked or b"reap" in asked:
                 _reap(pid)
-    if main in ready:
+    if accepting and main in ready:
         try:
             msg, fds, _, _ = socket.recv_fds(main, 64, 8)
         except OSError:
-            break
+            msg, fds = b"", []
         if not msg:
-            break
+            accepting = False
+            continue
         if msg != b"spawn" or len(fds) != 6:
             for fd in fds:
                 os.close(fd)
@@ -226,8 +233,6 @@ while True:
         chan = socket.socket(fileno=fds[0])
         children[pid] = chan
         _send(chan, {"pid": pid})
-for pid in list(children):
-    _reap(pid)
 '''
 
 
@@ -387,6 +392,14 @@ class Zygote:
         line, _, rest = buf.partition(b"\n")
         return ZygoteRun(int(json.loads(line)["pid"]), ours, out_r, err_r, rest)
 
+    def retire(self) -> None:
+        """Take no more runs; the zygote exits once those in flight are reaped."""
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        threading.Thread(target=self.proc.wait, name="ckd-zygote-retired", daemon=True).start()
+
     def close(self) -> None:
         try:
             self.sock.close()
@@ -420,15 +433,18 @@ def zygote_for(python: str, modules: tuple[str, ...], env: dict[str, str]) -> Zy
     base = import_env(env)
     key = (python, modules, tuple(sorted(base.items())))
     with _REGISTRY_LOCK:
-        z = _ZYGOTES.get(key)
+        z = _ZYGOTES.pop(key, None)
         if z is not None and z.alive():
+            _ZYGOTES[key] = z  # most recently used last
             return z
-        if z is not None:
-            _ZYGOTES.pop(key, None)
-            if z.owner == os.getpid():
-                z.close()
+        if z is not None and z.owner == os.getpid():
+            z.close()
         if _FAILED.get(key):
             return None
+        while len(_ZYGOTES) >= MAX_ZYGOTES:
+            old = _ZYGOTES.pop(next(iter(_ZYGOTES)))
+            if old.owner == os.getpid():
+                old.retire()
         try:
             z = Zygote(python, modules, {**base, "HOME": "/nonexistent"})
         except ZygoteError as exc:

@@ -176,3 +176,50 @@ def test_switched_off_every_run_is_exec_d(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("CKD_TORCH_ZYGOTE", "0")
     got, out = probe(tmp_path)
     assert "zygote" not in out.extra and got["sum"] == 45
+
+
+def _torch_zygotes() -> list[zygote.Zygote]:
+    return [z for z in zygote._ZYGOTES.values() if z.modules == TORCH_PREIMPORT and z.alive()]
+
+
+def test_runs_whose_own_settings_differ_share_one_zygote(tmp_path: Path) -> None:
+    """Only what an import may read keys a zygote: the emulator's per-run settings (a log path
+    in the run's folder, a schedule) are the child's, or every run would start a zygote."""
+    seen = []
+    for i, schedule in enumerate(("forward", "reverse")):
+        work = tmp_path / str(i)
+        work.mkdir()
+        out = run(work, "import os\nprint(os.environ['CUDASHIM_SCHEDULE'], os.environ['CUDASHIM_LOG'])",
+                  env={"CUDASHIM_SCHEDULE": schedule, "CUDASHIM_LOG": str(work / "log")})
+        assert out.extra.get("zygote") and out.stdout.split() == [schedule, str(work / "log")]
+        seen.append({z.proc.pid for z in _torch_zygotes()})
+    assert len(seen[0]) == 1 and seen[0] == seen[1]
+    (tmp_path / "omp").mkdir()
+    out = run(tmp_path / "omp", "print('ok')", env={"OMP_NUM_THREADS": "2"})
+    assert out.extra.get("zygote") and len(_torch_zygotes()) == 2  # read at import: its own
+
+
+def test_a_retired_zygote_finishes_its_runs(tmp_path: Path) -> None:
+    (tmp_path / "warm").mkdir()
+    probe(tmp_path / "warm")
+    first = _torch_zygotes()
+    result = {}
+
+    def slow() -> None:
+        (tmp_path / "slow").mkdir()
+        result["out"] = run(tmp_path / "slow", "import time\ntime.sleep(3)\nprint('done')")
+
+    t = threading.Thread(target=slow)
+    t.start()
+    time.sleep(1.0)
+    for z in first:
+        zygote._ZYGOTES.pop(next(k for k, v in zygote._ZYGOTES.items() if v is z))
+        z.retire()
+    t.join(60)
+    assert result["out"].exit_code == 0 and result["out"].stdout == "done\n"
+    for z in first:
+        z.proc.wait(timeout=20)  # gone once its last run was reaped
+    (tmp_path / "after").mkdir()
+    got, out = probe(tmp_path / "after")
+    assert out.extra.get("zygote") and {z.proc.pid for z in _torch_zygotes()}.isdisjoint(
+        {z.proc.pid for z in first})
