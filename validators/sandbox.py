@@ -96,9 +96,20 @@ Weaker modes, chosen by probing (`sandbox_mode()`) and named in `RunOutcome.extr
 Outside `namespaces+uid` the workspace is a plain folder: disk and files are polled every
 DISK_POLL_SECONDS with a bounded walk (a fast writer can overshoot between polls).
 
+Torch runs (`preimport`): with the C launcher, a `python -I -c` harness that imports torch is
+forked from a zygote that imported it once (`validators.zygote`; `CKD_TORCH_ZYGOTE=0` turns it
+off) instead of exec'd: torch's import is most of such a run's cost. The child enters the same
+set-up (the launcher's code as a library): everything above holds for it. What differs, and
+why it is harmless: the run starts from a copy of an interpreter that did nothing but import
+(no other run's code or data ever entered it: a run's configuration is read by the child
+after the fork; no descriptor but the standard three survives the set-up); its address layout
+and hash seed are the zygote's, the same for every run it forks, and `random` is reseeded per
+run; its CPU limit and `cpu_seconds` no longer include the import; pages it shares with the
+zygote are charged to the validator's memory cgroup, not the run's, until it writes them.
+
 `RunOutcome.extra` reports `sandbox` (mode), `launcher` (c|sh), `view` (allow-list|deny-list|
 host), `uid`, `cgroup`, `cpu_seconds`, `max_rss_kb` (the program's own peak, reported by the
-launcher's init).
+launcher's init), and `zygote` (the modules it had imported) for a forked run.
 """
 
 from __future__ import annotations
