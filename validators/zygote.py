@@ -32,6 +32,7 @@ launcher's set-up).
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import socket
@@ -450,6 +451,10 @@ def zygote_for(python: str, modules: tuple[str, ...], env: dict[str, str]) -> Zy
         except ZygoteError as exc:
             _FAILED[key] = str(exc)
             return None
+        if not _ZYGOTES:
+            # A normal exit waits for its zygotes (each ends at once when its end closes), so
+            # none outlives the process and their CPU counts in the parent's accounting.
+            atexit.register(close_all)
         _ZYGOTES[key] = z
         return z
 
@@ -460,7 +465,7 @@ def failure(python: str, modules: tuple[str, ...], env: dict[str, str]) -> str:
 
 
 def close_all() -> None:
-    """Stop this process's zygotes (tests; a process exiting closes them anyway)."""
+    """Stop this process's zygotes and wait for them (registered to run at exit)."""
     with _REGISTRY_LOCK:
         for z in _ZYGOTES.values():
             if z.owner == os.getpid():
