@@ -56,7 +56,7 @@ START_SECONDS = 120.0
 SPAWN_SECONDS = 20.0
 
 ZYGOTE_SOURCE = r'''
-import ctypes, json, os, select, signal, socket, struct, sys
+import ctypes, fcntl, json, os, select, signal, socket, struct, sys
 main = socket.socket(fileno=int(sys.argv[1]))
 lib = ctypes.CDLL(sys.argv[2])
 lib.ckd_enter.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
@@ -119,7 +119,7 @@ def _child(fds):
         os.setpgid(0, 0)
         # fds: the zygote's status channel (closed here), the run's configuration channel (only
         # this child reads it), stdin, stdout, stderr, the launcher's report descriptor.
-        high = [os.dup2(fd, 200 + k) for k, fd in enumerate(fds[1:])]
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 200) for fd in fds[1:]]  # clear of 0-3
         chan = socket.socket(fileno=high[0])
         (n,) = struct.unpack("<Q", _recv_exactly(chan, 8))
         cfg = json.loads(_recv_exactly(chan, n))
