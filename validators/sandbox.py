@@ -646,6 +646,7 @@ def run_sandboxed(
                 cgroup = _make_memory_cgroup(uid, limits.rss_bytes)
                 report = os.pipe()
                 zygote = _zygote(preimport, argv, preload_value, full_env)
+                # A zygote's child finds the report descriptor at 3 (`Zygote.spawn`).
                 cmd = _launcher_cmd(launcher, workdir, uid, limits, exposures,
                                     _hidden_dirs(workdir), preload_value, argv, cgroup,
                                     report_fd=3 if zygote is not None else report[1])
@@ -666,11 +667,10 @@ def run_sandboxed(
             try:
                 proc = zygote.spawn(cmd, full_env, argv[3], argv[4:], stdin, report[1])
             except ZygoteError:
-                # Nothing of the run started: it is exec'd as without a zygote.
+                # Nothing of the run started: it is exec'd as without a zygote, reporting on
+                # the pipe's own descriptor.
                 zygote = None
-                cmd = _launcher_cmd(launcher, workdir, uid, limits, exposures,  # type: ignore[arg-type]
-                                    _hidden_dirs(workdir), preload_value, argv, cgroup,
-                                    report_fd=report[1])  # type: ignore[index]
+                cmd[cmd.index("--report-fd") + 1] = str(report[1])  # type: ignore[index]
                 started = time.monotonic()
         try:
             if proc is None:

@@ -546,24 +546,22 @@ def launcher_path() -> Path | None:
 
     Memoised per cache root, and rebuilt if the file went away (a cache directory removed
     while this process runs)."""
-    from .build_cache import cache_root
-
-    path = _launcher(str(cache_root()))
-    if path is not None and not path.exists():
-        _launcher.cache_clear()
-        path = _launcher(str(cache_root()))
-    return path
+    return _built(library=False)
 
 
 def library_path() -> Path | None:
     """The same set-up as a shared library (`ckd_enter`) for a zygote's children
     (`validators.zygote`), or None when gcc is missing or fails."""
+    return _built(library=True)
+
+
+def _built(*, library: bool) -> Path | None:
     from .build_cache import cache_root
 
-    path = _launcher(str(cache_root()), True)
+    path = _launcher(str(cache_root()), library)
     if path is not None and not path.exists():
         _launcher.cache_clear()
-        path = _launcher(str(cache_root()), True)
+        path = _launcher(str(cache_root()), library)
     return path
 
 

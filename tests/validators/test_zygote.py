@@ -223,3 +223,15 @@ def test_a_retired_zygote_finishes_its_runs(tmp_path: Path) -> None:
     got, out = probe(tmp_path / "after")
     assert out.extra.get("zygote") and {z.proc.pid for z in _torch_zygotes()}.isdisjoint(
         {z.proc.pid for z in first})
+
+
+def test_a_zygote_that_takes_no_run_leaves_it_to_an_exec_d_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(self: zygote.Zygote, *a: object, **k: object) -> None:
+        raise zygote.ZygoteError("the zygote took no run: test")
+
+    monkeypatch.setattr(zygote.Zygote, "spawn", refuse)
+    got, out = probe(tmp_path)
+    assert "zygote" not in out.extra and got["sum"] == 45
+    # The launcher's init reported the program's peak on the pipe's own descriptor, not fd 3.
+    assert 0 < int(out.extra["max_rss_kb"]) < 4 << 20
