@@ -299,9 +299,6 @@ class ZygoteRun:
         line, _, self._buf = self._buf.partition(b"\n")
         return line
 
-    def close(self) -> None:
-        self._chan.close()
-
 
 class Zygote:
     """One zygote process: started once, forking a run per `spawn`."""
@@ -457,11 +454,6 @@ def zygote_for(python: str, modules: tuple[str, ...], env: dict[str, str]) -> Zy
             atexit.register(close_all)
         _ZYGOTES[key] = z
         return z
-
-
-def failure(python: str, modules: tuple[str, ...], env: dict[str, str]) -> str:
-    """Why no zygote could start for these (empty when none failed)."""
-    return _FAILED.get((python, modules, tuple(sorted(import_env(env).items()))), "")
 
 
 def close_all() -> None:
