@@ -45,6 +45,20 @@ torch._ckd_marker = "left by an earlier run"
 """
 
 
+@pytest.fixture(scope="module", autouse=True)
+def own_zygotes():
+    """The file's tests count and kill this process's zygotes: those other files' tests left
+    (another environment keys another zygote) are set aside meanwhile, and the file's own are
+    stopped after it, so what a test sees does not depend on which files ran before it here."""
+    with zygote._REGISTRY_LOCK:
+        before = dict(zygote._ZYGOTES)
+        zygote._ZYGOTES.clear()
+    yield
+    zygote.close_all()
+    with zygote._REGISTRY_LOCK:
+        zygote._ZYGOTES.update(before)
+
+
 def run(work: Path, code: str, *, preimport: tuple[str, ...] = TORCH_PREIMPORT,
         args: tuple[str, ...] = (), env: dict[str, str] | None = None,
         limits: Limits | None = None, **kw: object):
@@ -158,7 +172,8 @@ def test_standard_input_reaches_the_forked_run(tmp_path: Path) -> None:
 def test_a_zygote_dying_under_a_run_is_our_error(tmp_path: Path) -> None:
     (tmp_path / "first").mkdir()
     probe(tmp_path / "first")
-    z = next(z for z in zygote._ZYGOTES.values() if z.modules == TORCH_PREIMPORT and z.alive())
+    z = list(zygote._ZYGOTES.values())[-1]  # the most recently used: the probe's
+    assert z.modules == TORCH_PREIMPORT and z.alive()
 
     def kill_soon() -> None:
         time.sleep(1.5)
