@@ -52,12 +52,7 @@ def no_login(monkeypatch, tmp_path) -> None:
 def pytest_collection_modifyitems(session, config, items) -> None:
     """Files that hold a `slow` end-to-end test run first (in their own order): with the suite
     split over processes a file at a time, the longest files then start at once instead of
-    leaving one process alone with them at the end. Files with a `warm_cache` test come right
-    after them: they validate what the full build compiles, and find it in the build cache
-    instead of compiling it at the same time in the other process. (xdist keeps this order
-    only with `--no-loadscope-reorder`, which scripts/test.sh passes.)"""
-    def marked(name: str) -> set:
-        return {item.path for item in items if item.get_closest_marker(name) is not None}
-
-    heavy, warm = marked("slow"), marked("warm_cache")
-    items.sort(key=lambda item: 1 if item.path in warm else 0 if item.path in heavy else 2)
+    leaving one process alone with them at the end. (xdist keeps this order only with
+    `--no-loadscope-reorder`, which scripts/test.sh passes.)"""
+    heavy = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: 0 if item.path in heavy else 1)

@@ -13,9 +13,10 @@ pytestmark = pytest.mark.skipif(_WHY_NOT is not None, reason=str(_WHY_NOT))
 
 @pytest.mark.slow
 def test_full_default_build(tmp_path):
-    """Cold stage cache, but the validators' build and reference caches are the session's
-    (`$CKD_CACHE_DIR`): the acceptance table (tests/validators/test_cpu_corpus.py) validates 30
-    of the same programs under the same builds and reuses them instead of compiling again."""
+    """Cold stage cache; the validators' build and reference caches are the session's
+    (`$CKD_CACHE_DIR`), so tests that check built-in programs after it find their builds. That
+    every correct built-in program passes the thorough checks is this test's alone (the
+    acceptance table of tests/validators/test_cpu_corpus.py checks the mutants)."""
     from validators.build_cache import cache_root
 
     out = tmp_path / "full"
