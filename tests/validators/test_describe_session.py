@@ -70,8 +70,9 @@ def test_a_call_that_ends_the_process_gets_its_own_outcome_and_the_next_a_fresh_
 
 
 def test_a_call_past_one_describes_wall_time_is_a_timeout_and_the_session_goes_on() -> None:
-    # Long enough for a fresh process to import torch on a loaded machine (the call after).
-    limits = dataclasses.replace(DESCRIBE_LIMITS, wall_seconds=40)
+    # Long enough for the call after to start its fresh process on a loaded machine: a fork of
+    # the torch zygote, or torch's whole import where no zygote can start (a few seconds).
+    limits = dataclasses.replace(DESCRIBE_LIMITS, wall_seconds=20)
     with DescribeSession(limits) as session:
         hung = session(MODULE, [{"N": 17, "K": 5}], device="cpu")
         after = session(MODULE, [{"N": 6, "K": 5}], device="meta")
