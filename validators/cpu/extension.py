@@ -172,7 +172,7 @@ def torch_build_info() -> dict[str, object]:
 def _flags(variant: str) -> list[str]:
     info = torch_build_info()
     return [
-        *toolchain.program_flags(variant),
+        *toolchain.program_flags(variant, torch_unit=True),
         "-fPIC",
         "-DTORCH_API_INCLUDE_EXTENSION_H",
         *info["abi_flags"],  # type: ignore[misc]

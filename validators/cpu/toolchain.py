@@ -166,13 +166,15 @@ _HIDDEN_FROM_PROGRAM = {"race": ("-DCUDASHIM_RACE", ["-U__SANITIZE_THREAD__"])}
 # hooks, called on every access either way, so -O2 bought run time nobody sees while doubling its
 # compile (0.9 CPU-s to 0.45 for a built-in task). The runtime, which holds the detector, keeps
 # -O2. -fexpensive-optimizations (isa_flags) keeps FMA contraction, so the bits are the plain
-# build's, as for the -O1 ASan build.
+# build's, as for the -O1 ASan build. Not for torch extension units: GCC 12 crashes (an internal
+# compiler error in its IPA constant propagation) on torch's headers at -O1 with this
+# instrumentation, and a race build that does not compile loses the race check.
 _PROGRAM_OPT = {"race": "-O1"}
 
 
-def program_flags(variant: str) -> list[str]:
+def program_flags(variant: str, *, torch_unit: bool = False) -> list[str]:
     hidden, undefine = _HIDDEN_FROM_PROGRAM.get(variant, ("", []))
-    opt = _PROGRAM_OPT.get(variant)
+    opt = None if torch_unit else _PROGRAM_OPT.get(variant)
     kept = [opt if opt and f.startswith("-O") else f for f in flags(variant) if f != hidden]
     return [*kept, *_INSTRUMENT.get(variant, []), *undefine]
 
