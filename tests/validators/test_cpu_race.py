@@ -206,3 +206,20 @@ def test_a_race_build_that_fails_is_replaced_by_the_plain_build_and_noted():
     bad = broken.replace("#ifdef BREAK_CHECK_BUILD", "#if 1")
     res = Engine(BrokenRaceBackend()).check(HIST_TASK, Program(source=bad), thorough=True)
     assert res.status == Status.COMPILE_ERROR, res.reason
+
+
+def test_the_race_programs_build_at_o1_and_the_detector_and_torch_units_at_o2():
+    """The race build's program is compiled at -O1 (half its compile); the runtime holding the
+    detector, and torch extension units (GCC 12 crashes on them at -O1 with the instrumentation),
+    keep -O2; FMA contraction stays on, so the race build computes the plain build's bits."""
+    from validators.cpu import toolchain
+
+    program = toolchain.program_flags("race")
+    assert [f for f in program if f.startswith("-O")] == ["-O1"]
+    assert "-fsanitize=thread" in program and "-DCUDASHIM_RACE" not in program
+    assert [f for f in toolchain.flags("race") if f.startswith("-O")] == ["-O2"]
+    torch_unit = toolchain.program_flags("race", torch_unit=True)
+    assert [f for f in torch_unit if f.startswith("-O")] == ["-O2"]
+    assert [f for f in toolchain.program_flags("plain") if f.startswith("-O")] == ["-O2"]
+    if toolchain.isa_level() not in ("", "none"):
+        assert "-fexpensive-optimizations" in program
