@@ -51,9 +51,11 @@ touches (measured: peak RSS of an import plus a small op is about 230 MB)."""
 
 TORCH_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
              "OPENBLAS_NUM_THREADS": "1", "TORCH_NUM_THREADS": "1"}
-TORCH_PREIMPORT = ("torch", "safetensors.torch")
+TORCH_PREIMPORT = ("torch", "safetensors.torch", "torch._inductor.config")
 """What every torch harness imports first: its runs fork from a zygote that already did
-(`validators.zygote`), instead of paying torch's import each."""
+(`validators.zygote`), instead of paying torch's import each. `torch._inductor.config` is what
+`torch.use_deterministic_algorithms` (every harness's `load_module`) imports, and with it
+torch._dynamo: 1.5-2 CPU-s per run, most of a small reference's time, when the zygote had not."""
 
 # --- reading the AST ------------------------------------------------------------------------
 
