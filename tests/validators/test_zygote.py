@@ -25,7 +25,7 @@ from validators.sandbox import (
     sandbox_mode,
 )
 from validators.sandbox_launcher import launcher_path
-from validators.torch_module import TORCH_ENV, TORCH_PREIMPORT
+from validators.torch_module import COMMON, TORCH_ENV, TORCH_PREIMPORT
 
 pytestmark = pytest.mark.skipif(
     sandbox_mode() != "namespaces+uid" or launcher_path() is None,
@@ -94,6 +94,28 @@ def test_a_forked_run_is_the_exec_d_run(tmp_path: Path) -> None:
     # Nothing open but what an exec'd interpreter has: no descriptor into the host's tree
     # (the set-up's exposed paths are opened before pivot_root) or to the zygote.
     assert forked["fds"] == fresh["fds"] == [0, 1, 2, 3]
+
+
+LOADS_A_MODULE = COMMON + r"""
+import json, sys
+before = set(sys.modules)
+src = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x.sum(1)\n" \
+      "def get_inputs():\n    return [torch.randn(4, 5)]\ndef get_init_inputs():\n    return []\n"
+ns, cls = load_module(src, "Model", 7)
+model = cls(*ns["get_init_inputs"]()).eval()
+model(*ns["get_inputs"]())
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_what_every_harness_loads_is_in_the_zygote_already(tmp_path: Path) -> None:
+    """The modules a harness's `load_module` and a forward pull in lazily (torch's
+    `use_deterministic_algorithms` imports torch._inductor and torch._dynamo, 1.5-2 CPU-s) are
+    the zygote's imports, not every forked run's."""
+    out = run(tmp_path, LOADS_A_MODULE)
+    assert out.exit_code == 0 and out.extra.get("zygote"), out.stderr[-2000:]
+    imported = json.loads(out.stdout.strip().splitlines()[-1])
+    assert [m for m in imported if m.startswith("torch")] == [], imported
 
 
 def test_runs_share_nothing_through_the_zygote(tmp_path: Path) -> None:
