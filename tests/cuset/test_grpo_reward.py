@@ -30,8 +30,10 @@ def _fenced(source: str) -> str:
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
+    # The session's build of the emulator itself (tests/conftest.py), set after collection.
+    env = {**SERVICE_ENV, **{k: os.environ[k] for k in ("CKD_SHIM_DIR",) if k in os.environ}}
     with LocalService("builtin", tmp_path_factory.mktemp("svc") / "service.log",
-                      backend="cpu", workers=2, env=SERVICE_ENV) as svc:
+                      backend="cpu", workers=2, env=env) as svc:
         yield svc
     assert svc.proc is not None and svc.proc.poll() is not None, "the service was left running"
 
