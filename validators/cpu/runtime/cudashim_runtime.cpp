@@ -688,6 +688,7 @@ static inline void switch_to_scheduler(Worker* w, Fiber* f, bool finished) {
 
 static void check_block_barrier(Worker* w);
 static void describe_and_die(Worker* w);
+[[noreturn]] void _Sync_needs_gpu(const char* what, const char* file, unsigned line);
 
 static inline void exit_fiber(Worker* w, Fiber* f);
 
@@ -1067,11 +1068,7 @@ static void describe_and_die(Worker* w) {
       if (!fs) fs = &f;
       // An object of device or system scope may be waiting for other blocks' arrivals, which
       // only co-resident blocks (a GPU, or a cooperative launch here) would bring.
-      if (!f.sync_block)
-        fatal("cudashim: needs a GPU: %s at %s in %s waits for arrivals no thread of its block can "
-              "make (libcu++ synchronisation of wider than block scope across the blocks of a "
-              "launch needs co-resident blocks: a GPU, or cudaLaunchCooperativeKernel)",
-              f.sync_what, where(f).c_str(), block_name(w).c_str());
+      if (!f.sync_block) _Sync_needs_gpu(f.sync_what, f.file, f.line);
     } else if (f.state == WAIT_BLOCK) {
       at_block++;
       if (!fb) fb = &f;
@@ -1592,6 +1589,30 @@ int _Sync_context() {
   Worker* w = tw;
   if (!w || !(w->cur || w->direct)) return 0;
   return w->coop ? 2 : 1;
+}
+
+// Synchronisation across the blocks of a normal launch is found two ways: a block waits for
+// arrivals only other blocks would make (describe_and_die), or a second block uses the object
+// while the first still does (_Sync_owner::_Claim). Which one a run meets first is the workers'
+// timing, so both report it in the same words: the object (an operation's name is cut to the
+// object it belongs to) and the line, never the block, so a run's reason does not depend on it.
+[[noreturn]] void _Sync_needs_gpu(const char* what, const char* file, unsigned line) {
+  std::string object = what;
+  const auto cut = object.rfind("::");
+  if (cut != std::string::npos && cut > 0) {
+    const auto before = object.rfind("::", cut - 1);
+    const std::string owner = object.substr(before == std::string::npos ? 0 : before + 2,
+                                            cut - (before == std::string::npos ? 0 : before + 2));
+    for (const char* o : {"barrier", "latch", "counting_semaphore", "binary_semaphore", "pipeline"})
+      if (owner == o) {
+        object.resize(cut);
+        break;
+      }
+  }
+  fatal("cudashim: needs a GPU: %s at %s:%u synchronises blocks of a launch that are not "
+        "co-resident (libcu++ synchronisation across blocks needs co-resident blocks: a GPU, or an "
+        "object of device or system scope in a cudaLaunchCooperativeKernel launch)",
+        object.c_str(), file, line);
 }
 
 // libcu++'s barriers, latches and semaphores (include/cudashim/libcuxx_sync.h) wait here until

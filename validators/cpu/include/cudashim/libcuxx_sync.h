@@ -46,6 +46,8 @@ void _Sync_wait(bool (*__ready)(const void*), const void* __arg, const void* __o
                 unsigned __line, const char* __file);
 void _Sync_notify(const void* __obj);
 [[noreturn]] void fatal(const char* __fmt, ...);
+// Synchronisation across blocks that are not co-resident: one report, whichever way it is found.
+[[noreturn]] void _Sync_needs_gpu(const char* __what, const char* __file, unsigned __line);
 
 // The block run an object's current use belongs to (0: none yet). Threads of two blocks using one
 // barrier or latch at once is synchronisation across blocks, which only co-resident blocks make
@@ -67,10 +69,7 @@ struct _Sync_owner {
       __o.store(_Shared, ::std::memory_order_relaxed);
       return;
     }
-    fatal("cudashim: needs a GPU: %s at %s:%u is used by threads of two blocks at once (libcu++ "
-          "synchronisation across blocks needs co-resident blocks: a GPU, or an object of device or system "
-          "scope in a cudaLaunchCooperativeKernel launch)",
-          __what, __loc.file_name(), (unsigned)__loc.line());
+    _Sync_needs_gpu(__what, __loc.file_name(), (unsigned)__loc.line());
   }
 };
 
