@@ -179,6 +179,25 @@ def program_flags(variant: str, *, torch_unit: bool = False) -> list[str]:
     return [*kept, *_INSTRUMENT.get(variant, []), *undefine]
 
 
+@cache
+def link_flags() -> list[str]:
+    """GNU gold, where the toolchain has it and it links a program: a program's link (the
+    runtime's object, the program's, libstdc++) takes 0.02 s of CPU with it against 0.08 s with
+    the default BFD linker, and a thorough check links three programs per case size. Where gold
+    is missing (binutils 2.44 dropped it) or fails, the default linker, unchanged."""
+    if shutil.which("ld.gold") is None:
+        return []
+    with tempfile.TemporaryDirectory(prefix="ckd-gold-") as d:
+        src = Path(d) / "probe.cpp"
+        src.write_text("#include <cstdio>\nint main() { std::puts(\"ok\"); }\n")
+        try:
+            done = subprocess.run([gxx(), "-fuse-ld=gold", "-pthread", str(src), "-o", str(Path(d) / "probe")],
+                                  capture_output=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return []
+        return ["-fuse-ld=gold"] if done.returncode == 0 else []
+
+
 def _shim_dir(variant: str) -> Path:
     """Where the runtime object and the precompiled header of `variant` are built, once per shim
     version: `$CKD_SHIM_DIR` (several caches can share one; the test suite does), by default
@@ -553,7 +572,7 @@ def _compile(
     ]
     # The runtime's object is linked first: its .preinit_array entry, which captures and wipes the
     # shim's settings, then runs before any the program's source could add.
-    link_part = ["-o", "prog", "-lm"]
+    link_part = [*link_flags(), "-o", "prog", "-lm"]
     if variant in _INSTRUMENT:
         # Instrumented: compile and link apart, so g++ does not link the sanitizer's runtime
         # (the hooks are in ours); host flags such as -fopenmp and -l... also reach the link.

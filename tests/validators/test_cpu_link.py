@@ -1,0 +1,60 @@
+"""The emulator's programs link with GNU gold where the toolchain has it (a third of the default
+linker's time, three links per case size of a thorough check) and with the default linker where
+it does not: the same program either way."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from schemas import Program, Status
+from validators.backends.cpu import CpuBackend
+from validators.build_cache import BuildCache
+from validators.cpu import toolchain
+from validators.engine import run_program
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+
+SOURCE = r"""
+#include <cstdio>
+__global__ void square(int* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= x[i]; }
+int main() {
+  int h[40], *d, s = 0;
+  for (int i = 0; i < 40; ++i) h[i] = i;
+  cudaMalloc(&d, sizeof h);
+  cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+  square<<<3, 16>>>(d, 40);
+  cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < 40; ++i) s += h[i];
+  printf("%d\n", s);
+  return 0;
+}
+"""
+
+
+@pytest.fixture
+def fresh_link_flags():
+    toolchain.link_flags.cache_clear()
+    yield
+    toolchain.link_flags.cache_clear()
+
+
+@pytest.mark.parametrize("variant", ["plain", "asan", "race"])
+def test_programs_link_with_gold_where_it_is_and_with_the_default_linker_elsewhere(
+        variant, tmp_path, monkeypatch, fresh_link_flags):
+    with_gold = toolchain.compile_program(SOURCE, tmp_path / "gold", variant=variant)
+    assert with_gold.ok, with_gold.diagnostics[-2000:]
+    assert ("-fuse-ld=gold" in with_gold.command) == (shutil.which("ld.gold") is not None)
+
+    which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == "ld.gold" else which(name, *a, **k))
+    toolchain.link_flags.cache_clear()
+    without = toolchain.compile_program(SOURCE, tmp_path / "bfd", variant=variant)
+    assert without.ok, without.diagnostics[-2000:]
+    assert "-fuse-ld=gold" not in without.command
+    monkeypatch.undo()
+
+    backend = CpuBackend(cache=BuildCache(tmp_path / "builds"))
+    got = run_program(Program(source=SOURCE), backend, variant=variant)
+    assert got.status == Status.PASSED and got.outcome.stdout.strip() == str(sum(i * i for i in range(40))), got.reason
