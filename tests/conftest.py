@@ -19,6 +19,21 @@ for folder in (HERE, HERE / "sources", HERE / "builder"):
         sys.path.append(str(folder))
 
 
+def _shared_by_workers(tmp_path_factory, name: str) -> Path:
+    """A folder for the whole run, the same for every xdist worker of it (their temporary
+    folders have one parent); what goes in it must be safe to build from several processes."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent / name if os.environ.get("PYTEST_XDIST_WORKER") else base / name
+    shared.mkdir(parents=True, exist_ok=True)
+    return shared
+
+
+@pytest.fixture(scope="session")
+def shared_dir(tmp_path_factory):
+    """`shared_dir(name)`: a folder shared by the run's workers (see `_shared_by_workers`)."""
+    return lambda name: _shared_by_workers(tmp_path_factory, name)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_cpu_shim(tmp_path_factory):
     """One build of the emulator's runtime and precompiled headers for the whole session: tests
@@ -26,9 +41,7 @@ def shared_cpu_shim(tmp_path_factory):
     program and stage, but not the emulator itself (13 s a directory, and about 50 CPU-s for each
     variant of the torch extensions' precompiled header). Shared by the xdist workers of one run
     (their temporary folders have one parent; the shim's builds take a file lock)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent / "cpu-shim" if os.environ.get("PYTEST_XDIST_WORKER") else base / "cpu-shim"
-    shared.mkdir(parents=True, exist_ok=True)
+    shared = _shared_by_workers(tmp_path_factory, "cpu-shim")
     old = os.environ.get("CKD_SHIM_DIR")
     os.environ["CKD_SHIM_DIR"] = str(shared)
     yield

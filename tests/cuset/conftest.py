@@ -20,15 +20,11 @@ def _cache_env(root):
 
 
 @pytest.fixture(scope="session")
-def _cache_root(tmp_path_factory):
-    """One private cache for the run, shared by the xdist workers of one run (their temporary
-    folders have one parent): the tiny checkpoint is built once, not once per worker, and the
-    programs the eval and reward tests validate are built once (the caches are safe to share
-    between processes: a checkpoint is renamed into place, builds take a file lock)."""
-    base = tmp_path_factory.getbasetemp()
-    root = base.parent / "cuset-cache" if os.environ.get("PYTEST_XDIST_WORKER") else base / "cuset-cache"
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+def _cache_root(shared_dir):
+    """One private cache for the run, shared by its xdist workers: the tiny checkpoint is built
+    once, not once per worker, and so are the programs the eval and reward tests validate (a
+    checkpoint is renamed into place, builds take a file lock)."""
+    return shared_dir("cuset-cache")
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -184,7 +184,7 @@ def link_flags() -> list[str]:
     """GNU gold, where the toolchain has it and it links a program: a program's link (the
     runtime's object, the program's, libstdc++) takes 0.02 s of CPU with it against 0.08 s with
     the default BFD linker, and a thorough check links three programs per case size. Where gold
-    is missing (binutils 2.44 dropped it) or fails, the default linker, unchanged."""
+    is missing (newer binutils deprecate it) or fails, the default linker, unchanged."""
     if shutil.which("ld.gold") is None:
         return []
     with tempfile.TemporaryDirectory(prefix="ckd-gold-") as d:
