@@ -29,8 +29,10 @@ the analysis cannot place the focus kernel (`Context.fallback` says why).
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 __all__ = ["ContextOptions", "Context", "Shown", "kernel_context"]
 
@@ -124,6 +126,11 @@ class _Unit:
     """For a long host function that launches the focus kernel: its signature, the launch
     and the statements computing the launch configuration, and its closing row."""
     sketch_refs: set[str] = field(default_factory=set)
+    head: list[int] | None = None
+    """A host function's rows up to its body's opening (what a sketch of it starts with)."""
+    start_row: int = 0
+    end_row: int = 0
+    """The unit's own first and last rows (without the comment above it)."""
 
     @property
     def size(self) -> int:
@@ -163,9 +170,11 @@ def _names(labels: list[str], limit: int = _MAX_NAMES_IN_MARKER) -> str:
 
 
 class _Walker:
-    """The top-level units of one file (descending into `#if`, namespaces and `extern "C"`)."""
+    """The top-level units of one file (descending into `#if`, namespaces and `extern "C"`),
+    whatever the focus kernel (`units_for` adds what depends on it). Read-only once built:
+    one walker serves every kernel of its file (`_walker`)."""
 
-    def __init__(self, path: str, text: str, focus: str | None = None) -> None:
+    def __init__(self, path: str, text: str) -> None:
         from validators.analysis import analyze
         from validators.analysis.parse import AnalysisTimeout, Source, decode
 
@@ -178,18 +187,16 @@ class _Walker:
                             for k in analysis.kernels]
         self.device_rows = [(f.name, *self._span_rows(f.span.start, f.span.end))
                             for f in analysis.device_functions]
-        # Rows that launch the focus kernel, with the statements computing its configuration.
-        self.launch_rows: set[int] = set()
-        if focus is not None:
-            ranges = [(sp.start, sp.end) for sp in analysis.spans_of("launch_config")
-                      if focus in sp.label.split(",")]
-            ranges += [(x.call_span.start, x.call_span.end) for x in analysis.launches
-                       if x.kernel == focus]
-            ranges += [(x.call_span.start, x.call_span.end) for x in analysis.api_launches
-                       if x.kernel == focus]
-            for a, b in ranges:
-                r0, r1 = self._span_rows(a, b)
-                self.launch_rows.update(range(r0, r1 + 1))
+        # Rows of each launch, with the statements computing its configuration, by kernel.
+        ranges = [(sp.label.split(","), sp.start, sp.end) for sp in analysis.spans_of("launch_config")]
+        ranges += [([x.kernel], x.call_span.start, x.call_span.end)
+                   for x in [*analysis.launches, *analysis.api_launches] if x.kernel]
+        self.launch_rows: dict[str, set[int]] = {}
+        for kernels, a, b in ranges:
+            r0, r1 = self._span_rows(a, b)
+            for k in kernels:
+                self.launch_rows.setdefault(k, set()).update(range(r0, r1 + 1))
+        self.lines = text.split("\n")
         decoded = decode(text)
         try:
             src = Source(decoded.text, decoded.data)
@@ -197,6 +204,24 @@ class _Walker:
             raise ValueError("parse timed out") from exc
         self.units: list[_Unit] = []
         self._walk(src.tree.root_node, None)
+
+    def units_for(self, focus: str | None) -> list[_Unit]:
+        """The units, where a long host function launches `focus`, with its sketch: its
+        signature, the launch and the statements computing the launch configuration, and its
+        closing row (copies: the walker's own units stay as they are)."""
+        rows = self.launch_rows.get(focus, set()) if focus is not None else set()
+        if not rows:
+            return self.units
+        out = []
+        for u in self.units:
+            inside = sorted(r for r in rows if u.head is not None and u.start_row <= r <= u.end_row)
+            if inside:
+                assert u.head is not None
+                sketch = sorted({*u.head, *inside, u.end_row})
+                refs = _refs("\n".join(self.lines[r] for r in sketch if r < len(self.lines))) - u.names
+                u = replace(u, sketch=sketch, sketch_refs=refs)
+            out.append(u)
+        return out
 
     def _span_rows(self, start: int, end: int) -> tuple[int, int]:
         return self.text.count("\n", 0, start), self.text.count("\n", 0, max(start, end - 1))
@@ -290,16 +315,12 @@ class _Walker:
         if any(n.startswith("operator") for n in names):
             operator = True
         refs = _refs(text) - names
-        unit = _Unit(self.path, kind, names, refs, list(range(first, r1 + 1)), parent, operator)
-        inside = sorted(r for r in self.launch_rows if r0 <= r <= r1)
+        unit = _Unit(self.path, kind, names, refs, list(range(first, r1 + 1)), parent, operator,
+                     start_row=r0, end_row=r1)
         fn = self._function(node)
-        if inside and fn is not None and kind == "host":
+        if fn is not None and kind == "host":
             body = fn.child_by_field_name("body")
-            head = list(range(r0, self._rows(body)[0] + 1)) if body is not None else [r0]
-            rows = sorted({*head, *inside, r1})
-            lines = self.text.split("\n")
-            unit.sketch = rows
-            unit.sketch_refs = _refs("\n".join(lines[r] for r in rows if r < len(lines))) - names
+            unit.head = list(range(r0, self._rows(body)[0] + 1)) if body is not None else [r0]
         self.units.append(unit)
 
     @staticmethod
@@ -423,17 +444,17 @@ def _excerpt_units(units: list[_Unit], roots: Iterable[_Unit], focus: str | None
     return kept
 
 
-def _render(w: _Walker, kept: dict[int, list[int]]) -> Shown:
-    lines = w.text.split("\n")
+def _render(w: _Walker, units: list[_Unit], kept: dict[int, list[int]]) -> Shown:
+    lines = w.lines
     keep = [False] * len(lines)
-    for u in w.units:
+    for u in units:
         for r in kept.get(id(u), ()):
             if 0 <= r < len(lines):
                 keep[r] = True
     # What each omitted row held, for the markers: the unit starting there, or, inside a
     # sketched function, that function.
     owner: dict[int, _Unit] = {}
-    for u in w.units:
+    for u in units:
         if u.kind == "container":
             continue
         if id(u) not in kept:
@@ -464,6 +485,28 @@ def _render(w: _Walker, kept: dict[int, list[int]]) -> Shown:
                  lines_shown=sum(keep), lines_total=len(lines))
 
 
+_WALKERS_KEPT = 256
+_walkers: OrderedDict[tuple[str, str], _Walker] = OrderedDict()
+_walkers_lock = threading.Lock()
+
+
+def _walker(path: str, text: str) -> _Walker:
+    """One file's walker, built once for all its kernels (a file with eight kernels is eight
+    records, and each large header is shown with every kernel of the files that include it)."""
+    key = (path, text)
+    with _walkers_lock:
+        w = _walkers.get(key)
+        if w is not None:
+            _walkers.move_to_end(key)
+            return w
+    w = _Walker(path, text)
+    with _walkers_lock:
+        _walkers[key] = w
+        while len(_walkers) > _WALKERS_KEPT:
+            _walkers.popitem(last=False)
+    return w
+
+
 def _whole(path: str, text: str) -> Shown:
     n = text.count("\n") + 1
     return Shown(path, text, whole=True, lines_shown=n, lines_total=n)
@@ -489,11 +532,12 @@ def _context(text: str, focus: str | None, files: dict[str, str], path: str,
         return Context(main=_whole(path, text),
                        headers=[_whole(p, t) for p, t in sorted(files.items())],
                        fallback="excerpts are off")
-    main = _Walker(path, text, focus)
-    headers = {p: _Walker(p, t, focus) for p, t in sorted(files.items())
-               if len(t) >= opts.whole_below}
-    units = main.units + [u for w in headers.values() for u in w.units]
-    kernels = {n for u in main.units if u.kind == "kernel" for n in u.names}
+    main = _walker(path, text)
+    headers = {p: _walker(p, t) for p, t in sorted(files.items()) if len(t) >= opts.whole_below}
+    main_units = main.units_for(focus)
+    header_units = {p: w.units_for(focus) for p, w in headers.items()}
+    units = main_units + [u for us in header_units.values() for u in us]
+    kernels = {n for u in main_units if u.kind == "kernel" for n in u.names}
     fallback = None
     if focus is None:
         fallback = "no focus kernel: every kernel of the file is wanted"
@@ -504,13 +548,13 @@ def _context(text: str, focus: str | None, files: dict[str, str], path: str,
     elif len(text) < opts.whole_below:
         fallback = f"the file is under {opts.whole_below} characters"
     if fallback is None:
-        roots = [u for u in main.units if u.kind == "kernel" and focus in u.names]
+        roots = [u for u in main_units if u.kind == "kernel" and focus in u.names]
         kept = _excerpt_units(units, roots, focus, opts)
-        shown_main = _render(main, kept)
+        shown_main = _render(main, main_units, kept)
         if shown_main.lines_shown >= shown_main.lines_total:
             shown_main = _whole(path, text)
     else:
-        roots = list(main.units)
+        roots = list(main_units)
         kept = _excerpt_units(units, roots, None, opts)
         shown_main = _whole(path, text)
     shown_headers: list[Shown] = []
@@ -520,11 +564,11 @@ def _context(text: str, focus: str | None, files: dict[str, str], path: str,
         if w is None:
             shown_headers.append(_whole(p, t))
             continue
-        used = [u for u in w.units if id(u) in kept and u.kind not in ("always", "container")]
+        used = [u for u in header_units[p] if id(u) in kept and u.kind not in ("always", "container")]
         if not used:
             unused.append(p)
             continue
-        s = _render(w, kept)
+        s = _render(w, header_units[p], kept)
         shown_headers.append(_whole(p, t) if s.lines_shown >= s.lines_total else s)
     return Context(main=shown_main, headers=shown_headers, unused_headers=unused,
                    fallback=fallback)

@@ -17,6 +17,7 @@ LLM says is trusted: the validator decides what is kept.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import asdict, dataclass, field
@@ -44,8 +45,10 @@ def prompt(name: str, version: str = PROMPT_VERSION) -> str:
     return (PROMPTS_DIR / f"{name}.{version}.md").read_text()
 
 
+@functools.cache
 def prompts_digest(version: str = PROMPT_VERSION) -> str:
-    """Part of every cache key: editing a prompt file re-asks."""
+    """Part of every cache key: editing a prompt file re-asks (the next build; read once per
+    process, not once per record's key)."""
     h = hashlib.sha256()
     for p in sorted(PROMPTS_DIR.glob(f"*.{version}.md")):
         h.update(p.name.encode() + b"\0" + p.read_bytes())

@@ -216,6 +216,56 @@ def test_large_headers_are_excerpted_the_same_way_small_ones_stay_whole() -> Non
     assert "big_unused.cuh" in ctx.note("uses_header")
 
 
+def test_every_kernel_of_a_file_is_excerpted_from_one_analysis_and_one_walk(monkeypatch) -> None:
+    """A file with eight kernels is eight records: the file and its headers are analysed and
+    walked once, and each kernel's excerpt is the one a fresh walk gives (a launcher sketched
+    for one kernel is not sketched for the next)."""
+    from builder.llm import context
+    from validators.analysis import analyzer
+
+    files = {"helpers.cuh": HEADER}
+    text = FILE + '#include "helpers.cuh"\n'
+    kernels = ["other_kernel_b", "scale_kernel", "other_kernel_a", "child_kernel"]
+
+    def fresh(focus: str):
+        monkeypatch.setattr(context, "_walkers", type(context._walkers)())
+        monkeypatch.setattr(analyzer, "_memo", type(analyzer._memo)())
+        return excerpt(text, focus, files=files, max_host_lines=2)
+
+    expected = {k: fresh(k) for k in kernels}
+    fresh(kernels[0])
+    analysed, walked = [], []
+    real_analyze, real_walker = analyzer._analyze_text, context._Walker
+    monkeypatch.setattr(analyzer, "_analyze_text", lambda src, limit: analysed.append(src) or real_analyze(src, limit))
+    monkeypatch.setattr(context, "_Walker", lambda path, t: walked.append(path) or real_walker(path, t))
+    for k in [*kernels[1:], *kernels]:
+        assert excerpt(text, k, files=files, max_host_lines=2) == expected[k], k
+    assert analysed == [] and walked == []  # the first kernel's walk served every other one
+    assert "other_kernel_b<<<" in expected["other_kernel_b"].main.text
+    assert "other_kernel_b<<<" not in expected["scale_kernel"].main.text
+
+
+def test_the_analysis_of_a_text_is_remembered_within_a_budget(monkeypatch) -> None:
+    from validators.analysis import analyze, analyzer
+
+    monkeypatch.setattr(analyzer, "_memo", type(analyzer._memo)())
+    monkeypatch.setattr(analyzer, "_memo_chars", 0)
+    a = FILE
+    assert analyze(a) is analyze(a) and analyze(a.encode()) is not analyze(a)
+    assert analyze(a, time_limit=None) is not analyze(a)
+    assert analyze(a + " ").kernel_names == analyze(a).kernel_names
+    monkeypatch.setattr(analyzer, "MEMO_CHARS", 3 * len(a))
+    texts = [a + "\n" * i for i in range(6)]
+    for t in texts:
+        analyze(t)
+    assert analyzer._memo_chars <= 3 * len(a) + 6 and len(analyzer._memo) <= 3
+    assert (texts[-1], analyzer.TIME_LIMIT_S) in analyzer._memo
+    assert (texts[0], analyzer.TIME_LIMIT_S) not in analyzer._memo
+    big = a * 4  # over the budget alone: analysed, not kept
+    assert analyze(big).kernel_names == analyze(a).kernel_names * 4
+    assert (big, analyzer.TIME_LIMIT_S) not in analyzer._memo
+
+
 def record(text: str, focus: str, files: dict[str, str] | None = None) -> RawRecord:
     return RawRecord(id=f"github/o/r/lib/kernels.cu#{focus}", text=text, focus=focus,
                      kind="kernel", files=files or {},

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import collections
 import functools
+import threading
 import time
 from bisect import bisect_right
 
@@ -395,13 +397,48 @@ TIME_LIMIT_S = 30.0
 """CPU seconds (of the calling thread) of parsing after which a pathological input is given up."""
 
 
+MEMO_CHARS = 16_000_000
+"""How much source text (in characters) the remembered analyses may hold (`analyze`): a few
+hundred files of a repository; one text larger than this is analysed every time."""
+
+
 def analyze(source: str | bytes, *, time_limit: float | None = TIME_LIMIT_S) -> Analysis:
     """Kernels, device functions, launches, spans and feature flags of one CUDA source text.
 
     Never raises for any input: undecodable, binary, oversized or unparsable text gives an
     `Analysis` whose `.errors` names the problem (and whatever could still be found).
     `time_limit` (None: no limit) bounds the CPU time spent parsing an input.
+
+    The analyses of the texts seen last are remembered: a file is analysed once however many of
+    its kernels become records and however many stages ask (gather, extract, the prompt's
+    excerpt, annotate). The result is shared: read it, never change it.
     """
+    if not isinstance(source, (str, bytes)) or len(source) > MEMO_CHARS:
+        return _analyze_text(source, time_limit)
+    key = (source, time_limit)
+    with _memo_lock:
+        hit = _memo.get(key)
+        if hit is not None:
+            _memo.move_to_end(key)
+            return hit
+    result = _analyze_text(source, time_limit)
+    global _memo_chars
+    with _memo_lock:
+        if key not in _memo:
+            _memo[key] = result
+            _memo_chars += len(source)
+        while _memo_chars > MEMO_CHARS:
+            (old, _), _ = _memo.popitem(last=False)
+            _memo_chars -= len(old)
+    return result
+
+
+_memo: collections.OrderedDict[tuple[str | bytes, float | None], Analysis] = collections.OrderedDict()
+_memo_chars = 0
+_memo_lock = threading.Lock()
+
+
+def _analyze_text(source: str | bytes, time_limit: float | None) -> Analysis:
     try:
         decoded = decode(source)
     except Exception as exc:  # e.g. a wrong argument type: still a result, not a traceback

@@ -1116,22 +1116,33 @@ inline _Tp atomic_update(_Tp* p, _Op op) {
   return old;
 }
 }  // namespace cudashim
-inline float atomicAdd(float* p, float v) { return cudashim::atomic_update(p, [v](float o) { return o + v; }); }
-inline double atomicAdd(double* p, double v) { return cudashim::atomic_update(p, [v](double o) { return o + v; }); }
-inline float atomicSub(float* p, float v) { return cudashim::atomic_update(p, [v](float o) { return o - v; }); }
-inline double atomicSub(double* p, double v) { return cudashim::atomic_update(p, [v](double o) { return o - v; }); }
+// The built-in atomics are compare-and-swap loops written out, not `atomic_update` calls: a
+// non-template inline function that instantiates a template does so in every program that
+// includes the shim, whether it calls the function or not (GCC instantiates at the end of each
+// translation unit what the precompiled header's function bodies use).
+#define CUDASHIM_ATOMIC_CAS(T, NAME, ARG, NEW)                                                  \
+  inline T NAME(T* p, T ARG) {                                                                  \
+    T o;                                                                                        \
+    __atomic_load(p, &o, __ATOMIC_SEQ_CST);                                                     \
+    T want;                                                                                     \
+    do {                                                                                        \
+      want = (NEW);                                                                             \
+    } while (!__atomic_compare_exchange(p, &o, &want, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)); \
+    return o;                                                                                   \
+  }
+CUDASHIM_ATOMIC_CAS(float, atomicAdd, v, o + v)
+CUDASHIM_ATOMIC_CAS(double, atomicAdd, v, o + v)
+CUDASHIM_ATOMIC_CAS(float, atomicSub, v, o - v)
+CUDASHIM_ATOMIC_CAS(double, atomicSub, v, o - v)
 inline float atomicExch(float* p, float v) { float r; __atomic_exchange(p, &v, &r, __ATOMIC_SEQ_CST); return r; }
 inline double atomicExch(double* p, double v) { double r; __atomic_exchange(p, &v, &r, __ATOMIC_SEQ_CST); return r; }
 inline unsigned short atomicCAS(unsigned short* p, unsigned short cmp, unsigned short v) {
   __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   return cmp;
 }
-inline unsigned atomicInc(unsigned* p, unsigned lim) {
-  return cudashim::atomic_update(p, [lim](unsigned o) { return o >= lim ? 0u : o + 1; });
-}
-inline unsigned atomicDec(unsigned* p, unsigned lim) {
-  return cudashim::atomic_update(p, [lim](unsigned o) { return (o == 0 || o > lim) ? lim : o - 1; });
-}
+CUDASHIM_ATOMIC_CAS(unsigned, atomicInc, lim, o >= lim ? 0u : o + 1)
+CUDASHIM_ATOMIC_CAS(unsigned, atomicDec, lim, (o == 0 || o > lim) ? lim : o - 1)
+#undef CUDASHIM_ATOMIC_CAS
 #define CUDASHIM_ATOMIC_SCOPED(NAME)                                               \
   template <class _Tp, class... _Rp> inline auto NAME##_block(_Tp* p, _Rp... r) { return NAME(p, r...); } \
   template <class _Tp, class... _Rp> inline auto NAME##_system(_Tp* p, _Rp... r) { return NAME(p, r...); }
@@ -1230,10 +1241,11 @@ inline float rnorm3df(float a, float b, float c) { return 1.0f / norm3df(a, b, c
 inline double norm3d(double a, double b, double c) { return sqrt(a * a + b * b + c * c); }
 inline float norm4df(float a, float b, float c, float d) { return sqrtf(a * a + b * b + c * c + d * d); }
 namespace cudashim {
-template <class _Tp>
-inline _Tp erfinv_impl(_Tp y) {
-  if (y <= _Tp(-1)) return -INFINITY;
-  if (y >= _Tp(1)) return INFINITY;
+// In double for both precisions (the float forms round its result): not a template, which
+// every program including the shim would instantiate (see CUDASHIM_ATOMIC_CAS).
+inline double erfinv_impl(double y) {
+  if (y <= -1.0) return -INFINITY;
+  if (y >= 1.0) return INFINITY;
   // Giles' approximation refined by two Newton steps on erf.
   double w = -std::log((1.0 - y) * (1.0 + y)), x;
   if (w < 5.0) {
@@ -1249,12 +1261,12 @@ inline _Tp erfinv_impl(_Tp y) {
   }
   x *= y;
   for (int i = 0; i < 2; ++i) x -= (std::erf(x) - y) / (2.0 / std::sqrt(M_PI) * std::exp(-x * x));
-  return (_Tp)x;
+  return x;
 }
 }  // namespace cudashim
-inline float erfinvf(float y) { return cudashim::erfinv_impl(y); }
+inline float erfinvf(float y) { return (float)cudashim::erfinv_impl(y); }
 inline double erfinv(double y) { return cudashim::erfinv_impl(y); }
-inline float erfcinvf(float y) { return cudashim::erfinv_impl(1.0f - y); }
+inline float erfcinvf(float y) { return (float)cudashim::erfinv_impl(1.0f - y); }
 inline double erfcinv(double y) { return cudashim::erfinv_impl(1.0 - y); }
 inline float normcdfinvf(float p) { return -(float)M_SQRT2 * erfcinvf(2.0f * p); }
 inline double normcdfinv(double p) { return -M_SQRT2 * erfcinv(2.0 * p); }

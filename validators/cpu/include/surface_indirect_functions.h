@@ -20,11 +20,12 @@ struct Object {
   cudaResourceDesc __res;
   unsigned char* __base;
   long __row_bytes, __h, __d;
+  Object* __next = nullptr;  // the registry's next object (a list, as texture objects')
 };
 
-inline std::vector<Object*>& registry() {
-  static std::vector<Object*> __v;
-  return __v;
+inline Object*& registry() {
+  static Object* __head = nullptr;
+  return __head;
 }
 
 inline const Object* lookup(cudaSurfaceObject_t __s, const char* __fn) {
@@ -83,14 +84,15 @@ inline cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t* __out, const cud
                                           (long)array_row_bytes(__a), (long)array_height(__a), (long)array_depth(__a)};
   {
     std::lock_guard<std::mutex> __lk(registry_mutex());
-    cudashim::surf::registry().push_back(__o);
+    __o->__next = cudashim::surf::registry();
+    cudashim::surf::registry() = __o;
   }
   *__out = static_cast<cudaSurfaceObject_t>(reinterpret_cast<uintptr_t>(__o));
   return cudaSuccess;
 }
 inline cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t __s) {
   std::lock_guard<std::mutex> __lk(cudashim::tex::registry_mutex());
-  for (cudashim::surf::Object* __o : cudashim::surf::registry()) {
+  for (cudashim::surf::Object* __o = cudashim::surf::registry(); __o != nullptr; __o = __o->__next) {
     if (reinterpret_cast<uintptr_t>(__o) == __s && __o->__magic == cudashim::surf::kSurfaceMagic) {
       __o->__magic = 0;
       return cudaSuccess;
@@ -100,7 +102,7 @@ inline cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t __s) {
 }
 inline cudaError_t cudaGetSurfaceObjectResourceDesc(cudaResourceDesc* __res, cudaSurfaceObject_t __s) {
   std::lock_guard<std::mutex> __lk(cudashim::tex::registry_mutex());
-  for (cudashim::surf::Object* __o : cudashim::surf::registry()) {
+  for (cudashim::surf::Object* __o = cudashim::surf::registry(); __o != nullptr; __o = __o->__next) {
     if (reinterpret_cast<uintptr_t>(__o) == __s && __o->__magic == cudashim::surf::kSurfaceMagic && __res) {
       *__res = __o->__res;
       return cudaSuccess;

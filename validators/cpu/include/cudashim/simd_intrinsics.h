@@ -18,6 +18,13 @@
 #ifndef CUDASHIM_SIMD_INTRINSICS_H
 #define CUDASHIM_SIMD_INTRINSICS_H
 
+// Each intrinsic is a template with nothing to deduce (called as the plain function it documents,
+// its arguments converted as before): the helpers its body instantiates are then instantiated
+// only in a program that calls it. As plain inline functions, their ~200 instantiations were
+// queued at the end of every translation unit that includes the shim, precompiled header or
+// not: a quarter of the compile of a small program.
+#define _CUDASHIM_LAZY template <class = void>
+
 namespace cudashim {
 namespace _Simd {
 
@@ -78,14 +85,14 @@ inline _Tp _Min(_Tp __x, _Tp __y) { return __x < __y ? __x : __y; }
   }                                                                   \
   }
 #define _CUDASHIM_PACKED(_NAME, _STEM, _WIDTH_)                                                 \
-  inline unsigned int _NAME(unsigned int __a, unsigned int __b) {                              \
+  _CUDASHIM_LAZY inline unsigned int _NAME(unsigned int __a, unsigned int __b) { \
     return ::cudashim::_Simd::_Map<_WIDTH_>(                                                   \
         __a, __b, 0u, [](unsigned __x, unsigned __y, unsigned) {                               \
           return ::cudashim::_Simd::_STEM##_lane<_WIDTH_>(__x, __y);                           \
         });                                                                                    \
   }
 #define _CUDASHIM_PACKED1(_NAME, _STEM, _WIDTH_)                                                \
-  inline unsigned int _NAME(unsigned int __a) {                                                \
+  _CUDASHIM_LAZY inline unsigned int _NAME(unsigned int __a) { \
     return ::cudashim::_Simd::_Map<_WIDTH_>(__a, 0u, 0u, [](unsigned __x, unsigned, unsigned) { \
       return ::cudashim::_Simd::_STEM##_lane<_WIDTH_>(__x, 0u);                                \
     });                                                                                        \
@@ -162,10 +169,10 @@ inline unsigned _Sad(unsigned __a, unsigned __b) {
   return __sum;
 }
 }  // namespace cudashim::_Simd
-inline unsigned int __vsads2(unsigned int __a, unsigned int __b) { return ::cudashim::_Simd::_Sad<16, true>(__a, __b); }
-inline unsigned int __vsads4(unsigned int __a, unsigned int __b) { return ::cudashim::_Simd::_Sad<8, true>(__a, __b); }
-inline unsigned int __vsadu2(unsigned int __a, unsigned int __b) { return ::cudashim::_Simd::_Sad<16, false>(__a, __b); }
-inline unsigned int __vsadu4(unsigned int __a, unsigned int __b) { return ::cudashim::_Simd::_Sad<8, false>(__a, __b); }
+_CUDASHIM_LAZY inline unsigned int __vsads2(unsigned int __a, unsigned int __b) { return ::cudashim::_Simd::_Sad<16, true>(__a, __b); }
+_CUDASHIM_LAZY inline unsigned int __vsads4(unsigned int __a, unsigned int __b) { return ::cudashim::_Simd::_Sad<8, true>(__a, __b); }
+_CUDASHIM_LAZY inline unsigned int __vsadu2(unsigned int __a, unsigned int __b) { return ::cudashim::_Simd::_Sad<16, false>(__a, __b); }
+_CUDASHIM_LAZY inline unsigned int __vsadu4(unsigned int __a, unsigned int __b) { return ::cudashim::_Simd::_Sad<8, false>(__a, __b); }
 
 // ---------------------------------------------------------------- DPX
 namespace cudashim::_Simd {
@@ -187,39 +194,39 @@ inline long long _Add16(long long __x, long long __y) {
 inline int _Add32(int __x, int __y) { return (int)((unsigned)__x + (unsigned)__y); }
 }  // namespace cudashim::_Simd
 
-inline int __vimax_s32_relu(const int __a, const int __b) {
+_CUDASHIM_LAZY inline int __vimax_s32_relu(const int __a, const int __b) {
   return ::cudashim::_Simd::_Max(::cudashim::_Simd::_Max(__a, __b), 0);
 }
-inline int __vimin_s32_relu(const int __a, const int __b) {
+_CUDASHIM_LAZY inline int __vimin_s32_relu(const int __a, const int __b) {
   return ::cudashim::_Simd::_Max(::cudashim::_Simd::_Min(__a, __b), 0);
 }
-inline unsigned int __vimax_s16x2_relu(const unsigned int __a, const unsigned int __b) {
+_CUDASHIM_LAZY inline unsigned int __vimax_s16x2_relu(const unsigned int __a, const unsigned int __b) {
   using namespace ::cudashim::_Simd;
   return _Map16<true>(__a, __b, 0u, [](long long __x, long long __y, long long) { return _Relu(_Max(__x, __y)); });
 }
-inline unsigned int __vimin_s16x2_relu(const unsigned int __a, const unsigned int __b) {
+_CUDASHIM_LAZY inline unsigned int __vimin_s16x2_relu(const unsigned int __a, const unsigned int __b) {
   using namespace ::cudashim::_Simd;
   return _Map16<true>(__a, __b, 0u, [](long long __x, long long __y, long long) { return _Relu(_Min(__x, __y)); });
 }
 
 #define _CUDASHIM_DPX3(_NAME, _EXPR32, _EXPR16)                                                   \
-  inline int _NAME##_s32(const int __a, const int __b, const int __c) {                           \
+  _CUDASHIM_LAZY inline int _NAME##_s32(const int __a, const int __b, const int __c) { \
     using namespace ::cudashim::_Simd;                                                            \
     const int _X = __a, _Y = __b, _Z = __c;                                                       \
     return _EXPR32;                                                                               \
   }                                                                                               \
-  inline int _NAME##_s32_relu(const int __a, const int __b, const int __c) {                      \
+  _CUDASHIM_LAZY inline int _NAME##_s32_relu(const int __a, const int __b, const int __c) { \
     using namespace ::cudashim::_Simd;                                                            \
     const int _X = __a, _Y = __b, _Z = __c;                                                       \
     return _Max(_EXPR32, 0);                                                                      \
   }                                                                                               \
-  inline unsigned int _NAME##_u32(const unsigned int __a, const unsigned int __b,                 \
+  _CUDASHIM_LAZY inline unsigned int _NAME##_u32(const unsigned int __a, const unsigned int __b, \
                                   const unsigned int __c) {                                       \
     using namespace ::cudashim::_Simd;                                                            \
     const unsigned _X = __a, _Y = __b, _Z = __c;                                                  \
     return _EXPR32;                                                                               \
   }                                                                                               \
-  inline unsigned int _NAME##_s16x2(const unsigned int __a, const unsigned int __b,               \
+  _CUDASHIM_LAZY inline unsigned int _NAME##_s16x2(const unsigned int __a, const unsigned int __b, \
                                     const unsigned int __c) {                                     \
     using namespace ::cudashim::_Simd;                                                            \
     return _Map16<true>(__a, __b, __c, [](long long _X, long long _Y, long long _Z) {             \
@@ -227,7 +234,7 @@ inline unsigned int __vimin_s16x2_relu(const unsigned int __a, const unsigned in
       return _EXPR16;                                                                             \
     });                                                                                           \
   }                                                                                               \
-  inline unsigned int _NAME##_s16x2_relu(const unsigned int __a, const unsigned int __b,          \
+  _CUDASHIM_LAZY inline unsigned int _NAME##_s16x2_relu(const unsigned int __a, const unsigned int __b, \
                                          const unsigned int __c) {                                \
     using namespace ::cudashim::_Simd;                                                            \
     return _Map16<true>(__a, __b, __c, [](long long _X, long long _Y, long long _Z) {             \
@@ -235,7 +242,7 @@ inline unsigned int __vimin_s16x2_relu(const unsigned int __a, const unsigned in
       return _Relu(_EXPR16);                                                                      \
     });                                                                                           \
   }                                                                                               \
-  inline unsigned int _NAME##_u16x2(const unsigned int __a, const unsigned int __b,               \
+  _CUDASHIM_LAZY inline unsigned int _NAME##_u16x2(const unsigned int __a, const unsigned int __b, \
                                     const unsigned int __c) {                                     \
     using namespace ::cudashim::_Simd;                                                            \
     return _Map16<false>(__a, __b, __c, [](long long _X, long long _Y, long long _Z) {            \
@@ -252,19 +259,19 @@ _CUDASHIM_DPX3(__viaddmin, _Min((decltype(_X))_Add32((int)_X, (int)_Y), _Z),
                _Min(_Add16<_Signed>(_X, _Y), _Z))
 #undef _CUDASHIM_DPX3
 
-inline int __vibmax_s32(const int __a, const int __b, bool* const __pred) {
+_CUDASHIM_LAZY inline int __vibmax_s32(const int __a, const int __b, bool* const __pred) {
   *__pred = __a >= __b;
   return __a >= __b ? __a : __b;
 }
-inline unsigned int __vibmax_u32(const unsigned int __a, const unsigned int __b, bool* const __pred) {
+_CUDASHIM_LAZY inline unsigned int __vibmax_u32(const unsigned int __a, const unsigned int __b, bool* const __pred) {
   *__pred = __a >= __b;
   return __a >= __b ? __a : __b;
 }
-inline int __vibmin_s32(const int __a, const int __b, bool* const __pred) {
+_CUDASHIM_LAZY inline int __vibmin_s32(const int __a, const int __b, bool* const __pred) {
   *__pred = __a <= __b;
   return __a <= __b ? __a : __b;
 }
-inline unsigned int __vibmin_u32(const unsigned int __a, const unsigned int __b, bool* const __pred) {
+_CUDASHIM_LAZY inline unsigned int __vibmin_u32(const unsigned int __a, const unsigned int __b, bool* const __pred) {
   *__pred = __a <= __b;
   return __a <= __b ? __a : __b;
 }
@@ -283,21 +290,23 @@ inline unsigned _Select16(unsigned __a, unsigned __b, bool* __hi, bool* __lo) {
   return __r;
 }
 }  // namespace cudashim::_Simd
-inline unsigned int __vibmax_s16x2(const unsigned int __a, const unsigned int __b, bool* const __pred_hi,
+_CUDASHIM_LAZY inline unsigned int __vibmax_s16x2(const unsigned int __a, const unsigned int __b, bool* const __pred_hi,
                                    bool* const __pred_lo) {
   return ::cudashim::_Simd::_Select16<true, true>(__a, __b, __pred_hi, __pred_lo);
 }
-inline unsigned int __vibmax_u16x2(const unsigned int __a, const unsigned int __b, bool* const __pred_hi,
+_CUDASHIM_LAZY inline unsigned int __vibmax_u16x2(const unsigned int __a, const unsigned int __b, bool* const __pred_hi,
                                    bool* const __pred_lo) {
   return ::cudashim::_Simd::_Select16<false, true>(__a, __b, __pred_hi, __pred_lo);
 }
-inline unsigned int __vibmin_s16x2(const unsigned int __a, const unsigned int __b, bool* const __pred_hi,
+_CUDASHIM_LAZY inline unsigned int __vibmin_s16x2(const unsigned int __a, const unsigned int __b, bool* const __pred_hi,
                                    bool* const __pred_lo) {
   return ::cudashim::_Simd::_Select16<true, false>(__a, __b, __pred_hi, __pred_lo);
 }
-inline unsigned int __vibmin_u16x2(const unsigned int __a, const unsigned int __b, bool* const __pred_hi,
+_CUDASHIM_LAZY inline unsigned int __vibmin_u16x2(const unsigned int __a, const unsigned int __b, bool* const __pred_hi,
                                    bool* const __pred_lo) {
   return ::cudashim::_Simd::_Select16<false, false>(__a, __b, __pred_hi, __pred_lo);
 }
+
+#undef _CUDASHIM_LAZY
 
 #endif  // CUDASHIM_SIMD_INTRINSICS_H

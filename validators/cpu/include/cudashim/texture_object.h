@@ -52,17 +52,20 @@ struct Object {
   cudaChannelFormatKind __kind;
   bool __linear_res;  // cudaResourceTypeLinear: tex1Dfetch only
   bool __normalize;   // NormalizedFloat on an 8- or 16-bit integer format
+  Object* __next = nullptr;  // the registry's next object
 };
 
 // Objects are never freed: a destroyed handle keeps a dead magic, so a later fetch through it
-// is reported rather than reading freed memory.
+// is reported rather than reading freed memory. The registry is a list threaded through the
+// objects (newest first): a std::vector here would have every program that includes the shim
+// instantiate its members, used or not.
 inline std::mutex& registry_mutex() {
   static std::mutex __m;
   return __m;
 }
-inline std::vector<Object*>& registry() {
-  static std::vector<Object*> __v;
-  return __v;
+inline Object*& registry() {
+  static Object* __head = nullptr;
+  return __head;
 }
 
 // Channel formats CUDA arrays and texture objects accept: 1, 2 or 4 components of equal size

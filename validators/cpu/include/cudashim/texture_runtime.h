@@ -289,7 +289,8 @@ inline cudaError_t cudaCreateTextureObject(cudaTextureObject_t* __out, const cud
   Object* __obj = new Object(__o);
   {
     std::lock_guard<std::mutex> __lk(registry_mutex());
-    registry().push_back(__obj);
+    __obj->__next = registry();
+    registry() = __obj;
   }
   *__out = static_cast<cudaTextureObject_t>(reinterpret_cast<uintptr_t>(__obj));
   return cudaSuccess;
@@ -298,7 +299,7 @@ inline cudaError_t cudaCreateTextureObject(cudaTextureObject_t* __out, const cud
 inline cudaError_t cudaDestroyTextureObject(cudaTextureObject_t __t) {
   using namespace cudashim::tex;
   std::lock_guard<std::mutex> __lk(registry_mutex());
-  for (Object* __o : registry()) {
+  for (Object* __o = registry(); __o != nullptr; __o = __o->__next) {
     if (reinterpret_cast<uintptr_t>(__o) == __t && __o->__magic == kTextureMagic) {
       __o->__magic = 0;
       return cudaSuccess;
@@ -310,7 +311,7 @@ inline cudaError_t cudaDestroyTextureObject(cudaTextureObject_t __t) {
 inline cudaError_t cudaGetTextureObjectResourceDesc(cudaResourceDesc* __res, cudaTextureObject_t __t) {
   using namespace cudashim::tex;
   std::lock_guard<std::mutex> __lk(registry_mutex());
-  for (Object* __o : registry()) {
+  for (Object* __o = registry(); __o != nullptr; __o = __o->__next) {
     if (reinterpret_cast<uintptr_t>(__o) == __t && __o->__magic == kTextureMagic && __res != nullptr) {
       *__res = __o->__res;
       return cudaSuccess;
@@ -321,7 +322,7 @@ inline cudaError_t cudaGetTextureObjectResourceDesc(cudaResourceDesc* __res, cud
 inline cudaError_t cudaGetTextureObjectTextureDesc(cudaTextureDesc* __td, cudaTextureObject_t __t) {
   using namespace cudashim::tex;
   std::lock_guard<std::mutex> __lk(registry_mutex());
-  for (Object* __o : registry()) {
+  for (Object* __o = registry(); __o != nullptr; __o = __o->__next) {
     if (reinterpret_cast<uintptr_t>(__o) == __t && __o->__magic == kTextureMagic && __td != nullptr) {
       *__td = __o->__td;
       return cudaSuccess;
