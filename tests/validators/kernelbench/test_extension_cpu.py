@@ -378,3 +378,25 @@ def test_only_units_that_bind_to_python_get_pybind11():
                 "py::object g(py::object o) { return o; }", "#include <torch/python.h>",
                 "PyObject* h(const at::Tensor& t) { return THPVariable_Wrap(t); }"):
         assert extension.binds_to_python(kernels + own), own
+
+
+@pytest.mark.parametrize("variant, bind", [("plain", False), ("race", False), ("plain", True)],
+                         ids=["plain", "race", "binding"])
+def test_every_unit_compile_takes_its_precompiled_header(tmp_path, variant, bind):
+    """A precompiled header g++ finds invalid is skipped without a word (-w), and the unit then
+    parses torch's headers itself: ten times the time, same result. The race build's units use
+    the plain build's core header (built with -g1), so g++ must take it with the race flags."""
+    import subprocess
+
+    from validators.cpu import toolchain
+
+    pch = extension.prelude_pch(variant, bind)
+    unit = tmp_path / "unit.cpp"
+    unit.write_text("__global__ void k(float* x) { x[threadIdx.x] = 1.0f; }\n")
+    cmd = [toolchain.gxx(), *extension._flags(variant), *extension._include_flags(),
+           *([extension.BIND_DEFINE] if bind else []), "-include", str(pch), "-H", "-fsyntax-only",
+           "-x", "c++", str(unit)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    used = [ln for ln in done.stderr.splitlines() if ln.endswith(".gch")]
+    assert used and used[0].startswith("! "), done.stderr[:2000]  # "!": used; "x": refused
