@@ -34,7 +34,7 @@ def respond(body: dict) -> Answer:
     return ok(f"Here it is.\n\n```python\n{RELU_ANSWER}```\n")
 
 
-def test_kernelbench_form_build_loads_and_trains(tmp_path: Path, capsys, monkeypatch) -> None:
+def test_kernelbench_form_build_loads_and_trains(tmp_path: Path, capsys, monkeypatch, shared_dir) -> None:
     from cuset.eval.kernelbench import prompt_template, user_prompt
 
     folder = tmp_path / "kb"
@@ -84,10 +84,11 @@ def test_kernelbench_form_build_loads_and_trains(tmp_path: Path, capsys, monkeyp
     assert "Format: `kernelbench`" in card
     assert json.loads((out / "manifest.json").read_text())["config"]["format"] == "kernelbench"
 
-    # CuSeT trains on the records unchanged (its own tiny checkpoint, kept out of the user's cache).
+    # CuSeT trains on the records unchanged (the tiny checkpoint of the cuset tests, kept out of
+    # the user's cache and built once for the run).
     from cuset.cli import main as cuset_main
 
-    monkeypatch.setenv("CKD_CACHE_DIR", str(tmp_path / "ckd-cache"))
+    monkeypatch.setenv("CKD_CACHE_DIR", str(shared_dir("cuset-cache")))
     run = tmp_path / "train"
     rc = cuset_main(["train", "--config", str(REPO / "cuset" / "configs" / "tiny.yaml"),
                      "--data", str(out), "--output-dir", str(run), "training.max_steps=4",
