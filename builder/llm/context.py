@@ -29,10 +29,10 @@ the analysis cannot place the focus kernel (`Context.fallback` says why).
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+
+from validators.analysis.memo import Memo
 
 __all__ = ["ContextOptions", "Context", "Shown", "kernel_context"]
 
@@ -485,26 +485,13 @@ def _render(w: _Walker, units: list[_Unit], kept: dict[int, list[int]]) -> Shown
                  lines_shown=sum(keep), lines_total=len(lines))
 
 
-_WALKERS_KEPT = 256
-_walkers: OrderedDict[tuple[str, str], _Walker] = OrderedDict()
-_walkers_lock = threading.Lock()
+_WALKERS = Memo[_Walker](256)
 
 
 def _walker(path: str, text: str) -> _Walker:
     """One file's walker, built once for all its kernels (a file with eight kernels is eight
     records, and each large header is shown with every kernel of the files that include it)."""
-    key = (path, text)
-    with _walkers_lock:
-        w = _walkers.get(key)
-        if w is not None:
-            _walkers.move_to_end(key)
-            return w
-    w = _Walker(path, text)
-    with _walkers_lock:
-        _walkers[key] = w
-        while len(_walkers) > _WALKERS_KEPT:
-            _walkers.popitem(last=False)
-    return w
+    return _WALKERS.get((path, text), 1, lambda: _Walker(path, text))
 
 
 def _whole(path: str, text: str) -> Shown:

@@ -16,6 +16,7 @@ from builder.llm.context import ContextOptions, kernel_context
 from builder.llm.fidelity import kernel_texts
 from builder.llm.specify import KernelSpecifier
 from schemas import Provenance, RawRecord
+from validators.analysis.memo import Memo
 
 GITHUB = SHARED / "github"
 
@@ -228,8 +229,8 @@ def test_every_kernel_of_a_file_is_excerpted_from_one_analysis_and_one_walk(monk
     kernels = ["other_kernel_b", "scale_kernel", "other_kernel_a", "child_kernel"]
 
     def fresh(focus: str):
-        monkeypatch.setattr(context, "_walkers", type(context._walkers)())
-        monkeypatch.setattr(analyzer, "_memo", type(analyzer._memo)())
+        monkeypatch.setattr(context, "_WALKERS", Memo(256))
+        monkeypatch.setattr(analyzer, "MEMO", Memo(analyzer.MEMO_CHARS))
         return excerpt(text, focus, files=files, max_host_lines=2)
 
     expected = {k: fresh(k) for k in kernels}
@@ -248,22 +249,21 @@ def test_every_kernel_of_a_file_is_excerpted_from_one_analysis_and_one_walk(monk
 def test_the_analysis_of_a_text_is_remembered_within_a_budget(monkeypatch) -> None:
     from validators.analysis import analyze, analyzer
 
-    monkeypatch.setattr(analyzer, "_memo", type(analyzer._memo)())
-    monkeypatch.setattr(analyzer, "_memo_chars", 0)
+    monkeypatch.setattr(analyzer, "MEMO", Memo(analyzer.MEMO_CHARS))
     a = FILE
     assert analyze(a) is analyze(a) and analyze(a.encode()) is not analyze(a)
     assert analyze(a, time_limit=None) is not analyze(a)
     assert analyze(a + " ").kernel_names == analyze(a).kernel_names
-    monkeypatch.setattr(analyzer, "MEMO_CHARS", 3 * len(a))
+    memo = Memo(3 * len(a) + 3)
+    monkeypatch.setattr(analyzer, "MEMO", memo)
     texts = [a + "\n" * i for i in range(6)]
     for t in texts:
         analyze(t)
-    assert analyzer._memo_chars <= 3 * len(a) + 6 and len(analyzer._memo) <= 3
-    assert (texts[-1], analyzer.TIME_LIMIT_S) in analyzer._memo
-    assert (texts[0], analyzer.TIME_LIMIT_S) not in analyzer._memo
+    assert memo.used <= memo.budget and len(memo) == 2
+    assert (texts[-1], analyzer.TIME_LIMIT_S) in memo and (texts[0], analyzer.TIME_LIMIT_S) not in memo
     big = a * 4  # over the budget alone: analysed, not kept
     assert analyze(big).kernel_names == analyze(a).kernel_names * 4
-    assert (big, analyzer.TIME_LIMIT_S) not in analyzer._memo
+    assert (big, analyzer.TIME_LIMIT_S) not in memo and len(memo) == 2
 
 
 def record(text: str, focus: str, files: dict[str, str] | None = None) -> RawRecord:

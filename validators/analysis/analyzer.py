@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import collections
 import functools
-import threading
 import time
 from bisect import bisect_right
 
@@ -30,6 +28,7 @@ from .launches import (
     config_statements,
 )
 from .macros import WRAP_PREFIX, split_define, worth_parsing, wrap_body
+from .memo import Memo
 from .model import Analysis, ApiLaunch, Dim3Decl, FeatureHit, Function, Launch, TextRange
 from .parse import (
     AnalysisTimeout,
@@ -413,29 +412,12 @@ def analyze(source: str | bytes, *, time_limit: float | None = TIME_LIMIT_S) -> 
     its kernels become records and however many stages ask (gather, extract, the prompt's
     excerpt, annotate). The result is shared: read it, never change it.
     """
-    if not isinstance(source, (str, bytes)) or len(source) > MEMO_CHARS:
+    if not isinstance(source, (str, bytes)):
         return _analyze_text(source, time_limit)
-    key = (source, time_limit)
-    with _memo_lock:
-        hit = _memo.get(key)
-        if hit is not None:
-            _memo.move_to_end(key)
-            return hit
-    result = _analyze_text(source, time_limit)
-    global _memo_chars
-    with _memo_lock:
-        if key not in _memo:
-            _memo[key] = result
-            _memo_chars += len(source)
-        while _memo_chars > MEMO_CHARS:
-            (old, _), _ = _memo.popitem(last=False)
-            _memo_chars -= len(old)
-    return result
+    return MEMO.get((source, time_limit), len(source), lambda: _analyze_text(source, time_limit))
 
 
-_memo: collections.OrderedDict[tuple[str | bytes, float | None], Analysis] = collections.OrderedDict()
-_memo_chars = 0
-_memo_lock = threading.Lock()
+MEMO: Memo[Analysis] = Memo(MEMO_CHARS)
 
 
 def _analyze_text(source: str | bytes, time_limit: float | None) -> Analysis:
