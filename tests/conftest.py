@@ -14,6 +14,14 @@ HERE = Path(__file__).resolve().parent
 # The suite runs our own programs: on a machine whose only sandbox is `rlimits` it still runs
 # (validators refuse untrusted code there unless told; test_cuda_simulated checks the refusal).
 os.environ.setdefault("CKD_ALLOW_WEAK_SANDBOX", "1")
+# One compute thread per test process when xdist runs several (scripts/test.sh: two, on the
+# two-core CI machine): each torch or NumPy in a worker otherwise starts a thread per core, and
+# OpenMP threads spin while they wait, so two workers training at once burned about three times
+# the CPU for the same steps (the in-process training tests: 267 CPU-s against 95). Set before
+# any test module imports torch; subprocesses the tests start inherit it.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
 for folder in (HERE, HERE / "sources", HERE / "builder"):
     if str(folder) not in sys.path:
         sys.path.append(str(folder))
