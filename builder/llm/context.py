@@ -485,13 +485,15 @@ def _render(w: _Walker, units: list[_Unit], kept: dict[int, list[int]]) -> Shown
                  lines_shown=sum(keep), lines_total=len(lines))
 
 
-_WALKERS = Memo[_Walker](256)
+_WALKERS = Memo[_Walker](16_000_000)
+"""The walks of the files seen last, within a budget of characters of source (as the analyses':
+`validators.analysis.analyzer.MEMO_CHARS`), so a few huge files cannot hold memory unbounded."""
 
 
 def _walker(path: str, text: str) -> _Walker:
     """One file's walker, built once for all its kernels (a file with eight kernels is eight
     records, and each large header is shown with every kernel of the files that include it)."""
-    return _WALKERS.get((path, text), 1, lambda: _Walker(path, text))
+    return _WALKERS.get((path, text), len(text), lambda: _Walker(path, text))
 
 
 def _whole(path: str, text: str) -> Shown:

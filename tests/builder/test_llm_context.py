@@ -229,7 +229,7 @@ def test_every_kernel_of_a_file_is_excerpted_from_one_analysis_and_one_walk(monk
     kernels = ["other_kernel_b", "scale_kernel", "other_kernel_a", "child_kernel"]
 
     def fresh(focus: str):
-        monkeypatch.setattr(context, "_WALKERS", Memo(256))
+        monkeypatch.setattr(context, "_WALKERS", Memo(context._WALKERS.budget))
         monkeypatch.setattr(analyzer, "MEMO", Memo(analyzer.MEMO_CHARS))
         return excerpt(text, focus, files=files, max_host_lines=2)
 
