@@ -96,9 +96,9 @@ Weaker modes, chosen by probing (`sandbox_mode()`) and named in `RunOutcome.extr
 Outside `namespaces+uid` the workspace is a plain folder: disk and files are polled every
 DISK_POLL_SECONDS with a bounded walk (a fast writer can overshoot between polls).
 
-Torch runs (`preimport`): with the C launcher, a `python -I -c` harness that imports torch is
-forked from a zygote that imported it once (`validators.zygote`; `CKD_TORCH_ZYGOTE=0` turns it
-off) instead of exec'd: torch's import is most of such a run's cost. The child enters the same
+Torch runs and NumPy references (`preimport`): with the C launcher, a `python -I -c` harness
+that imports torch (or NumPy) is forked from a zygote that imported it once (`validators.zygote`;
+`CKD_TORCH_ZYGOTE=0` turns it off) instead of exec'd: the import is most of such a run's cost. The child enters the same
 set-up (the launcher's code as a library): everything above holds for it. What differs, and
 why it is harmless: the run starts from a copy of an interpreter that did nothing but import
 (no other run's code or data ever entered it: a run's configuration is read by the child

@@ -1,4 +1,4 @@
-"""Sandboxed Python runs forked from an interpreter that already imported torch.
+"""Sandboxed Python runs forked from an interpreter that already imported torch (or NumPy).
 
 A torch run pays `import torch` (about 2 CPU-seconds on a small machine) before it does
 anything, and a KernelBench check starts half a dozen of them. A zygote is a Python process,
@@ -27,7 +27,10 @@ exits once those in flight are reaped (a retired zygote) or killed (the validato
 channels close too); its children die with it in any case (`PR_SET_PDEATHSIG`, set by the
 launcher's set-up).
 
-`CKD_TORCH_ZYGOTE=0` turns this off (every run exec's a fresh interpreter).
+NumPy references (`validators.reference`) fork from a zygote that imported NumPy alone: the
+import is most of a small reference's CPU time.
+
+`CKD_TORCH_ZYGOTE=0` turns this off for both (every run exec's a fresh interpreter).
 """
 
 from __future__ import annotations
