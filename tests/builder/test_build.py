@@ -124,7 +124,9 @@ def check_dataset(out: Path) -> list:
 def reference_build(tmp_path_factory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("build")
     out, ckd = base / "ref", base / "ckd"
-    run_build(out, ckd, "--limit", str(LIMIT))
+    # In-process: the killed build below is the Ray one (and the full default build of
+    # test_build_full.py), so its resumed shards are compared with another executor's.
+    run_build(out, ckd, "--limit", str(LIMIT), "--executor", "local")
     return out, ckd
 
 
