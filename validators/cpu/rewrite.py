@@ -18,6 +18,7 @@ the user's lines (a file-scope `extern __shared__` needs a `#define`, followed b
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,6 +26,7 @@ from functools import lru_cache
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser
 
+from validators.analysis.memo import Memo
 from validators.cpu.lockstep import lockstep_copies
 from validators.cpu.syntax import text as _text
 from validators.cpu.syntax import walk as _walk
@@ -695,13 +697,30 @@ def _spin_point_edits(root: Node, src: bytes, spin: _Spinning) -> list[_Edit]:
     return edits
 
 
+MEMO_CHARS = 8_000_000
+"""Source characters of the rewrites remembered (`rewrite`)."""
+_MEMO: Memo[RewriteResult] = Memo(MEMO_CHARS)
+
+
 def rewrite(source: str, filename: str = "main.cu", lockstep: bool = True,
             waits_elsewhere: set[str] | frozenset[str] = frozenset()) -> RewriteResult:
     """Rewrite launches and dynamic shared memory declarations; keep every line where it was.
 
     `lockstep`: add warp-lockstep copies of the kernels that allow one (lockstep.py).
     `waits_elsewhere`: names other files of the program define that may wait for another
-    thread (`waiting_elsewhere`)."""
+    thread (`waiting_elsewhere`).
+
+    A pure function of its arguments, and a thorough check builds the same source once per
+    variant (plain, ASan, race: three rewrites, ~0.07 CPU-s each, of one text): the results of
+    the texts seen last are remembered within a budget of source characters, and each caller
+    gets its own copy (callers add warnings to theirs)."""
+    key = (source, filename, lockstep, frozenset(waits_elsewhere))
+    kept = _MEMO.get(key, len(source), lambda: _rewrite(source, filename, lockstep, waits_elsewhere))
+    return copy.deepcopy(kept)
+
+
+def _rewrite(source: str, filename: str, lockstep: bool,
+             waits_elsewhere: set[str] | frozenset[str]) -> RewriteResult:
     src = source.encode("utf-8", "surrogatepass")
     tree = _parser().parse(src)
     edits: list[_Edit] = []
