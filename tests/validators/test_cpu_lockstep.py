@@ -485,3 +485,24 @@ def test_warp_shared_math_gives_the_thread_loops_bits(tmp_path, schedule):
         # memory under a partial mask, still compute per lane); rows of 16: nothing shared
         assert copy[(per, "64")][1] * 3 < loop[(per, "64")][1], (per, copy, loop)
         assert copy[(per, "16")][1] == loop[(per, "16")][1], (per, copy, loop)
+
+
+def test_a_text_is_rewritten_once_for_every_build_and_each_caller_gets_its_own_copy(monkeypatch):
+    """A thorough check builds one source three times (plain, ASan, race): one rewrite serves
+    them, and a warning one caller adds never reaches the next."""
+    from validators.cpu import rewrite as rw
+
+    calls = []
+    real = rw._rewrite
+    monkeypatch.setattr(rw, "_rewrite", lambda *a: calls.append(a) or real(*a))
+    source = ("__global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }\n"
+              "int main() { float* d; cudaMalloc(&d, 128); k<<<1, 32>>>(d); return 0; }\n")
+    first = rw.rewrite(source, filename="memo_test.cu")
+    first.warnings.append("a caller's note")
+    first.launches.clear()
+    again = rw.rewrite(source, filename="memo_test.cu")
+    assert len(calls) == 1
+    assert again.warnings == [] and len(again.launches) == 1 and again.text == first.text
+    assert again.lockstep == real(source, "memo_test.cu", True, frozenset()).lockstep
+    rw.rewrite(source, filename="memo_test.cu", lockstep=False)
+    assert len(calls) == 2  # another argument, another rewrite

@@ -166,3 +166,33 @@ def reference(inputs, sizes):
         srv.close()
     assert victim.read_text() == "keep" and not (tmp_path / "planted").exists()
     assert Path(home / "secret").read_text() == "s3cret"
+
+
+def test_references_fork_from_a_numpy_zygote_and_give_the_exec_d_outputs(tmp_path, monkeypatch):
+    """A NumPy reference's process forks from a zygote that imported NumPy (its import is most
+    of a small reference's CPU); with zygotes off it is exec'd, and the outputs are the same."""
+    import validators.reference as reference
+    from validators import sandbox, zygote
+
+    if sandbox_mode() != "namespaces+uid" or sandbox._use_launcher() is None:
+        pytest.skip(f"runs fork from zygotes only with the C launcher (sandbox mode {sandbox_mode()})")
+    seen = []
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        seen.append(out.extra.get("zygote"))
+        return out
+
+    real = reference.run_sandboxed
+    monkeypatch.setattr(reference, "run_sandboxed", spy)
+    task = _task()
+    got = {}
+    for on in ("1", "0"):
+        monkeypatch.setenv("CKD_TORCH_ZYGOTE", on)
+        runner = ReferenceRunner(tmp_path / f"refs{on}", limits=TIGHT)
+        case = task.cases[1]
+        got[on], cached = runner.outputs(task, case, materialize(task, case))
+        assert not cached
+    assert seen == ["numpy", None]
+    assert np.array_equal(got["1"]["c"], got["0"]["c"])
+    assert any(key[1] == reference.NUMPY_PREIMPORT for key in zygote._ZYGOTES)
