@@ -14,9 +14,14 @@ and the figure to trust when other work shares the cores.
 
 - before: every size define on g++'s command line (GCC then rejects the precompiled header
   whenever a define names an identifier the headers use, such as `N`, and parses them again);
-  the ASan build with full debug information (`-g`); one reference process per case;
+  the ASan build with full debug information (`-g`); one reference process per case, each
+  importing NumPy (`CKD_TORCH_ZYGOTE=0`);
 - after: the defines follow the precompiled header in a forced include; the ASan build with
-  line tables only (`-g1`); the uncached references of a check's cases in one process.
+  line tables only (`-g1`); the uncached references of a check's cases in one process, forked
+  from a zygote that imported NumPy.
+
+A forked run is the zygote's child, not this process's: each timed check ends by stopping its
+zygotes and waiting for them, so their CPU (their import included) counts in `cpu`.
 """
 
 from __future__ import annotations
@@ -125,6 +130,7 @@ def main() -> int:
     # Spread over the alphabet rather than its first letters.
     pairs = pairs[:: max(1, len(pairs) // args.tasks)][: args.tasks]
     # The runtime object and precompiled header are built once per machine: not per check.
+    from validators import zygote
     from validators.cpu import toolchain
     for v in ("plain", "asan", "race"):
         toolchain.runtime_object(v)
@@ -141,6 +147,8 @@ def main() -> int:
         toolchain.DEFINES_AFTER_PCH = after
         toolchain._FLAGS["asan"] = after_flags if after else before_flags
         old = os.environ.get("CKD_SHIM_DIR")
+        old_zygote = os.environ.get("CKD_TORCH_ZYGOTE")
+        os.environ["CKD_TORCH_ZYGOTE"] = "1" if after else "0"
         if not after:
             os.environ["CKD_SHIM_DIR"] = before_shim
         toolchain.pch_macros.cache_clear()
@@ -153,6 +161,10 @@ def main() -> int:
                 os.environ.pop("CKD_SHIM_DIR", None)
             else:
                 os.environ["CKD_SHIM_DIR"] = old
+            if old_zygote is None:
+                os.environ.pop("CKD_TORCH_ZYGOTE", None)
+            else:
+                os.environ["CKD_TORCH_ZYGOTE"] = old_zygote
             toolchain.pch_macros.cache_clear()
 
     with side_settings(False):
@@ -175,10 +187,12 @@ def main() -> int:
                     engine.references.prefetch = lambda *a, **k: 0  # one process per case
                 if args.warm:
                     engine.check(task, program)
+                    zygote.close_all()  # its CPU stays out of the timed check's
                 split = Split()
                 instrument(engine, split)
                 c0, t0 = _cpu(), time.perf_counter()
                 res = engine.check(task, program)
+                zygote.close_all()
                 wall, cpu = time.perf_counter() - t0, _cpu() - c0
             verdicts[side] = res.status.value
             walls[side].append(wall)

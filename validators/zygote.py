@@ -52,8 +52,10 @@ from dataclasses import dataclass
 IMPORT_ENV_PREFIXES = ("PATH", "LANG", "LC_", "PYTHON", "TORCH_", "PYTORCH_", "CUDA_",
                        "NVIDIA_", "OMP_", "GOMP_", "KMP_", "MKL_", "OPENBLAS_", "NUMEXPR_", "LD_",
                        "CUBLAS_", "CUDNN_", "NCCL_")
-MAX_ZYGOTES = 3
-"""Zygotes one process keeps (about 220 MB each); past it the longest unused one stops."""
+MAX_ZYGOTES = 4
+"""Zygotes one process keeps (a torch one about 220 MB, NumPy's about 30); past it the longest
+unused one stops. Four: a process that checks both CUDA tasks (NumPy references) and KernelBench
+answers (torch runs under up to three environments) keeps all of them."""
 START_SECONDS = 120.0
 """How long a zygote may take to import its modules before the run falls back to exec."""
 SPAWN_SECONDS = 20.0
