@@ -1,7 +1,10 @@
 """What a PyTorch CUDA extension costs to build on the cpu backend (validators/cpu/extension.py):
 the runtime library and the torch+shim precompiled headers (once per shim version and variant:
 one with pybind11 for the units that bind to Python, one without for the others),
-one `load_inline` build in the build sandbox (a cache miss), and a cache hit.
+one `load_inline` build in the build sandbox (a cache miss), and a cache hit; then, side by side,
+the build of a second answer (another kernel, other function names, declarations of the same
+shape) after the first, with load_inline's bindings compiled from torch's text for each answer
+(`CKD_SHARED_BINDINGS=0`, before) and shared through placeholder names (after).
 
     python -m benchmarks.bench_torch_extension_build [--shim-dir DIR]
 
@@ -76,6 +79,24 @@ def main() -> None:
     hit = _timed("extension build, cache hit", lambda: extension.build_one(req, root, cache=cache))
     if not (miss.ok and hit.ok and hit.cached):
         raise SystemExit(f"build failed:\n{miss.diagnostics}")
+
+    other = extension.BuildRequest(
+        name="leaky_ext", cpp_sources=["torch::Tensor leaky_cuda(torch::Tensor x);"],
+        cuda_sources=[CUDA_SOURCE.replace("relu_cuda", "leaky_cuda").replace(": scalar_t(0)", ": x[i] / scalar_t(100)")],
+        functions={"leaky_cuda": "leaky_cuda"})
+    seconds: dict[str, float] = {}
+    for label, flag in (("before (torch's text per answer)", "0"), ("after (shared bindings)", "1")):
+        os.environ["CKD_SHARED_BINDINGS"] = flag
+        cache = BuildCache(Path(tempfile.mkdtemp(prefix="ckd-ext-cache-")))
+        first = extension.build_one(req, Path(tempfile.mkdtemp(prefix="ckd-ext-")), cache=cache)
+        cpu = _cpu()
+        second = _timed(f"second answer, {label}",
+                        lambda c=cache: extension.build_one(other, Path(tempfile.mkdtemp(prefix="ckd-ext-")), cache=c))
+        seconds[flag] = _cpu() - cpu
+        if not (first.ok and second.ok):
+            raise SystemExit(f"build failed:\n{first.diagnostics}\n{second.diagnostics}")
+    print(f"second answer's build CPU: {seconds['0']:.1f} s -> {seconds['1']:.1f} s "
+          f"({seconds['1'] / seconds['0']:.2f})")
 
 
 if __name__ == "__main__":

@@ -5,10 +5,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pyarrow as pa
-from datasets import Features
-from huggingface_hub import DatasetCardData
-
 from schemas import BuildManifest, DatasetRecord, record_to_row
 
 from .writer import ROW_SCHEMA
@@ -93,6 +89,8 @@ def synthesis_lines(records: list[DatasetRecord], manifest: BuildManifest) -> li
 
 
 def split_sizes(records: list[DatasetRecord]) -> dict[str, int]:
+    import pyarrow as pa
+
     by_split: dict[str, list[dict]] = {}
     for r in records:
         by_split.setdefault(r.split, []).append(record_to_row(r))
@@ -101,9 +99,12 @@ def split_sizes(records: list[DatasetRecord]) -> dict[str, int]:
 
 def card_yaml(records: list[DatasetRecord], manifest: BuildManifest) -> str:
     splits = [s for s in ("train", "test") if s in {sh.split for sh in manifest.shards}]
-    features = Features.from_arrow_schema(ROW_SCHEMA)
+    # Imported here: `datasets` is a second of start-up that a build's workers never need.
+    from datasets import Features
     from datasets.info import DatasetInfo
+    from huggingface_hub import DatasetCardData
 
+    features = Features.from_arrow_schema(ROW_SCHEMA)
     info = DatasetInfo(features=features)._to_yaml_dict()
     # num_bytes (the split's size as Arrow in memory) is required: `datasets` drops a splits
     # entry without it, with a warning on every load

@@ -13,14 +13,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-
-import numpy as np
-from datasketch import MinHash, MinHashLSH
+from typing import TYPE_CHECKING
 
 from sources.hf.sakana import FORM, runtime_key
 
 from ..item import Item
 from .normalise import normalise_text, text_hash
+
+if TYPE_CHECKING:
+    from datasketch import MinHash
+
+# datasketch (and the SciPy it imports) is imported where it is used: ~0.6 s of start-up for
+# every process that imports the stages (each Ray worker, every CLI), and only dedup needs it.
 
 SCHEME = "affine32"
 """datasketch's hashing scheme, pinned so cached signatures stay comparable."""
@@ -46,12 +50,17 @@ def shingles(text: str, k: int) -> set[str]:
 
 
 def minhash(text: str, cfg: DedupConfig) -> MinHash:
+    from datasketch import MinHash
+
     m = MinHash(num_perm=cfg.num_perm, seed=cfg.seed, scheme=SCHEME)
     m.update_batch([s.encode("utf-8", "surrogatepass") for s in sorted(shingles(text, cfg.shingle))])
     return m
 
 
 def signature(item: Item, cfg: DedupConfig) -> MinHash:
+    import numpy as np
+    from datasketch import MinHash
+
     if item.minhash is not None and len(item.minhash) == cfg.num_perm:
         return MinHash(
             num_perm=cfg.num_perm, seed=cfg.seed, scheme=SCHEME,
@@ -70,6 +79,8 @@ def dedup_order(item: Item) -> tuple[int, float, str]:
 
 def dedup(items: Iterable[Item], cfg: DedupConfig = DedupConfig()) -> list[Item]:
     """Mark duplicates as rejected (stage `dedup`); returns every item, in id order."""
+    from datasketch import MinHashLSH
+
     items = list(items)
     alive = sorted((it for it in items if it.alive), key=dedup_order)
     by_hash: dict[str, str] = {}

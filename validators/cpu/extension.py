@@ -34,7 +34,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import toolchain
+from . import bindings, toolchain
 
 if TYPE_CHECKING:
     from ..build_cache import BuildCache
@@ -199,6 +199,7 @@ def shim_version() -> str:
     for f in sorted(TORCH_INCLUDE_DIR.rglob("*.h")):
         h.update(str(f.relative_to(TORCH_INCLUDE_DIR)).encode() + b"\0" + f.read_bytes())
     h.update(Path(__file__).read_bytes())
+    h.update((HERE / "bindings.py").read_bytes())
     h.update(str(torch_build_info()["version"]).encode())
     return h.hexdigest()[:16]
 
@@ -326,7 +327,9 @@ def compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runne
     for a bad extension. The slim, precompiled torch header first; an extension whose errors
     show it uses torch's C++ frontend is built again with the whole torch/extension.h (parsed
     for every unit: about three times the time). With `cache`, the host unit (main.cpp) is
-    built once for every variant and every request of the same text (`_shared_host_unit`)."""
+    built once for every variant and every request of the same text (`_shared_host_unit`), and
+    load_inline's bindings once for every request whose declarations differ only by the
+    functions' names (`bindings`)."""
     ok, diag, commands = _compile_request(req, out_dir, runner=runner, full=False, cache=cache)
     if not ok and _NEEDS_FULL_TORCH.search(diag):
         first = next((ln for ln in diag.splitlines() if "error" in ln), "").strip()
@@ -362,6 +365,7 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
     objects: list[str] = []
     aliases: list[str] = []
     shared = False
+    shared_text: tuple[bindings.SharedBindings, str, list[str]] | None = None
     for i, (fname, text) in enumerate(units):
         (out_dir / fname).write_text(text, encoding="utf-8", errors="surrogatepass")
         obj = fname + ".o"
@@ -381,6 +385,21 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
                    f"-DTORCH_EXTENSION_NAME={name}",
                    *([BIND_DEFINE] if bind else []), "-include", str(pch), *host_flags,
                    "-x", "c++", "-c", fname, "-o", obj]
+            placeholders = bindings.shared_bindings(req.cpp_sources, req.functions,
+                                                    req.with_pytorch_error_handling) \
+                if generic and os.environ.get("CKD_SHARED_BINDINGS", "1") != "0" else None
+            if placeholders is not None:
+                # Compiled here, checked at the link (the CUDA units must define each function);
+                # torch's own text below wherever it cannot stand for it.
+                res = _shared_host_unit(placeholders.text, cmd, out_dir, runner=runner, cache=cache,
+                                        expose=expose)
+                if res.returncode == 0 and not res.timed_out:
+                    shared_text = (placeholders, text, cmd)
+                    commands.append(" ".join(cmd) + "  # load_inline's bindings, names from a table")
+                    aliases += [f"-Wl,--defsym=PyInit_{req.name}=PyInit_{HOST_UNIT_NAME}"]
+                    objects.append(obj)
+                    shared = True
+                    continue
             res = _shared_host_unit(text, cmd, out_dir, runner=runner, cache=cache, expose=expose)
             if res.returncode == 0 and not res.timed_out:
                 commands.append(" ".join(cmd))
@@ -407,6 +426,21 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
         if res.returncode != 0 or res.timed_out:
             return False, "\n".join(notes) + ("\n" if notes else "") + output, commands
         objects.append(obj)
+    if shared_text is not None:
+        placeholders, text, cmd = shared_text
+        linked = _bind_placeholders(placeholders, objects, out_dir, runner=runner, expose=expose)
+        if linked is None:
+            # The shared unit cannot stand for torch's text here: that text, as torch builds it.
+            res = _shared_host_unit(text, cmd, out_dir, runner=runner, cache=cache, expose=expose)
+            commands[0] = " ".join(cmd)
+            output = res.output + output
+            if res.returncode != 0 or res.timed_out:
+                return False, "\n".join(notes) + ("\n" if notes else "") + output, commands
+        else:
+            more, table, table_cmd = linked
+            aliases += more
+            objects.append(table)
+            commands.append(" ".join(table_cmd))
     info = torch_build_info()
     # The CUDA units first: where they and the shared host unit (built without the variant's
     # instrumentation) hold the same inline function, the linker keeps the first copy.
@@ -426,6 +460,42 @@ HOST_UNIT_NAME = "cudashim_host_unit"
 the same declarations and bindings shares one object; the link names the module's entry point
 after the extension (`PyInit_<name>`, an alias). pybind11 initialises modules in phases, taking
 the module's name from the import, so Python sees the extension's own name."""
+
+
+NAMES_UNIT = "cudashim_bound_names.cpp"
+
+
+def _bind_placeholders(placeholders: bindings.SharedBindings, objects: list[str], out_dir: Path, *,
+                       runner: toolchain.Runner, expose: list[Path],
+                       ) -> tuple[list[str], str, list[str]] | None:
+    """The link's aliases from the shared host unit's placeholders (`objects[0]`) to the
+    functions the CUDA units define, and the extension's table of names, compiled; None when
+    the shared unit cannot stand for torch's text (see `bindings`)."""
+    nm = shutil.which("nm")
+    if nm is None:
+        return None
+    listed = runner([nm, "-P", "-g", "-A", *objects], out_dir, expose)
+    if listed.returncode != 0 or listed.timed_out:
+        return None
+    per_file: dict[str, list[str]] = {}
+    for line in listed.output.splitlines():
+        head, sep, rest = line.partition(": ")
+        if sep and head in objects:
+            per_file.setdefault(head, []).append(rest)
+    host_undefined, host_defined = bindings.nm_symbols("\n".join(per_file.get(objects[0], [])))
+    cuda_defined: set[str] = set()
+    for obj in objects[1:]:
+        cuda_defined |= bindings.nm_symbols("\n".join(per_file.get(obj, [])))[1]
+    pairs = bindings.aliases(placeholders, host_undefined, host_defined, cuda_defined)
+    if pairs is None:
+        return None
+    (out_dir / NAMES_UNIT).write_text(bindings.names_table_source(placeholders), encoding="utf-8")
+    table = NAMES_UNIT + ".o"
+    cmd = [toolchain.gxx(), "-fPIC", "-c", "-x", "c++", NAMES_UNIT, "-o", table]
+    done = runner(cmd, out_dir, expose)
+    if done.returncode != 0 or done.timed_out:
+        return None
+    return [f"-Wl,--defsym={p}" for p in pairs], table, cmd
 
 
 def _generic_bindings(req: BuildRequest, text: str) -> bool:

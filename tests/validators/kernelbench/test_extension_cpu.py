@@ -235,6 +235,43 @@ def test_the_host_unit_is_built_once_for_every_variant_and_same_declarations(rel
     assert _host_unit_builds(cache) == before
 
 
+def test_answers_whose_bindings_differ_only_by_names_share_one_host_unit(relu_work, cache, tmp_path):
+    """Other function names and docstrings over the same declarations' shape: the host unit
+    is the one already built (its names come from the extension's own table), and pybind11
+    registers the answer's names and docstrings, as torch's text would."""
+    before = _host_unit_builds(cache)
+    answer = (RELU_ANSWER.replace("relu_cuda", "clamp_below_cuda").replace("empty_on_device", "fresh_on_device")
+              .replace('name="relu_ext"', 'name="renamed_ext"')
+              .replace('functions=["clamp_below_cuda", "fresh_on_device"]',
+                       'functions={"clamp_below_cuda": "Clamps at zero, from below.", '
+                       '"fresh_on_device": "A new tensor."}'))
+    assert "Clamps at zero" in answer
+    work = tmp_path / "renamed"
+    (work / "build").mkdir(parents=True)
+    (work / "answer.py").write_text(answer + textwrap.dedent('''
+        def check(torch, torch_cuda):
+            x = torch.randn(300, device="cuda")
+            f = ext.clamp_below_cuda
+            try:
+                f("not a tensor")
+                message = ""
+            except TypeError as e:
+                message = str(e)
+            return {"equal": bool(torch.equal(ModelNew()(x), torch.relu(x))), "name": f.__name__,
+                    "doc": "Clamps at zero, from below." in f.__doc__,
+                    "other": ext.fresh_on_device.__name__, "error_names_it": "clamp_below_cuda()" in message,
+                    "module": ext.__name__}
+    '''))
+    extension.prepare_runtime(work / "build", "plain")
+    run_pass(work, work / "build")
+    builds = extension.build_pending(work / "build", "plain", cache=cache)
+    assert [b.ok for b in builds] == [True], builds[0].diagnostics
+    report, out = run_pass(work, work / "build")
+    assert report == {"equal": True, "name": "clamp_below_cuda", "doc": True, "other": "fresh_on_device",
+                      "error_names_it": True, "module": "renamed_ext"}, out.stdout + out.stderr
+    assert _host_unit_builds(cache) == before
+
+
 def test_a_forged_request_file_is_reported_and_builds_nothing(relu_work, cache):
     """The answer's process can write in requests/: what is not a request is named, not built,
     and stops nothing else."""
