@@ -15,6 +15,10 @@ the bound functions and nothing that could read a renamed identifier (each name 
 a declaration, not a definition); names are identifiers and docstrings would mean the same raw
 inside torch's string literal; the compiled object leaves each placeholder undefined and the
 CUDA units define each aliased symbol. Anything else is built from torch's own text.
+
+`split_module` does the same for a CUDA source that binds its own functions in a final
+`PYBIND11_MODULE` block (the AI CUDA Engineer's form): the kernels without pybind11, the block as
+a shared binding unit.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ class SharedBindings:
 
     text: str
     names: tuple[str, ...]
-    docs: tuple[str, ...]
+    docs: tuple[str | None, ...]
 
     def placeholder(self, k: int) -> str:
         return PLACEHOLDER.format(k)
@@ -150,7 +154,9 @@ def _is_declaration(text: str, start: int, end: int) -> bool:
 
 def names_table_source(shared: SharedBindings) -> str:
     """The extension's own unit: the names and docstrings the shared host unit registers."""
-    def literal(s: str) -> str:
+    def literal(s: str | None) -> str:
+        if s is None:
+            return "nullptr"
         return '"' + "".join(c if 0x20 <= ord(c) < 0x7F else
                              "".join(f"\\{b:03o}" for b in c.encode("utf-8", "surrogatepass"))
                              for c in s) + '"'
@@ -196,3 +202,111 @@ def aliases(shared: SharedBindings, host_undefined: set[str], host_defined: set[
     if found != set(range(len(shared.names))):
         return None
     return pairs
+
+
+# --- a CUDA source that binds itself (the AI CUDA Engineer's form) ---------------------------
+
+_MODULE_RE = re.compile(r"PYBIND11_MODULE\s*\(\s*TORCH_EXTENSION_NAME\s*,\s*(\w+)\s*\)\s*\{")
+_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+# Identifiers a split declaration may hold: torch's and the language's types, nothing the source
+# itself defines (a struct, a typedef), which the binding unit would not see.
+_DECL_WORDS = {"torch", "at", "c10", "std", "Tensor", "Scalar", "IntArrayRef", "optional", "vector",
+               "int", "long", "short", "unsigned", "signed", "char", "float", "double", "bool", "void",
+               "const", "int64_t", "int32_t", "uint64_t", "uint32_t", "size_t", "string", "nullptr",
+               "true", "false", "TensorList", "ScalarType"}
+
+
+@dataclass(frozen=True)
+class SplitModule:
+    """A CUDA source without its PYBIND11_MODULE block, and the block as a shared binding unit."""
+
+    kernels: str
+    bindings: SharedBindings
+
+
+def split_module(source: str) -> SplitModule | None:
+    """`source` (a CUDA unit that defines its functions and binds them in a final
+    `PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("name", &fn, "doc"); ... }`) as its
+    kernels, compiled without pybind11, and a binding unit of the placeholder form, or None
+    where that might not be the same program (anything but plain `m.def`s of functions the
+    source defines once, at file scope, with torch's and the language's types)."""
+    found = list(_MODULE_RE.finditer(source))
+    if len(found) != 1:
+        return None
+    head = found[0]
+    var = head.group(1)
+    depth, end = 1, None
+    for i in range(head.end(), len(source)):
+        if source[i] == "{":
+            depth += 1
+        elif source[i] == "}":
+            depth -= 1
+            if depth == 0:
+                end = i + 1
+                break
+    if end is None:
+        return None
+    body = _COMMENT_RE.sub(" ", source[head.end():end - 1])
+    stmt = re.compile(rf'\s*{re.escape(var)}\s*\.\s*def\s*\(\s*"([A-Za-z_]\w*)"\s*,\s*&?\s*([A-Za-z_]\w*)\s*'
+                      r'(?:,\s*"([^"\\\n]*)"\s*)?\)\s*;')
+    defs: list[tuple[str, str, str | None]] = []
+    pos = 0
+    while pos < len(body):
+        m = stmt.match(body, pos)
+        if m is None:
+            if body[pos:].strip():
+                return None
+            break
+        defs.append((m.group(1), m.group(2), m.group(3)))
+        pos = m.end()
+    fns = [fn for _, fn, _ in defs]
+    if not defs or len(set(fns)) != len(fns) or any(doc and _DOC_UNSAFE.search(doc) for _, _, doc in defs):
+        return None
+    kernels = source[:head.start()] + re.sub(r"[^\n]", " ", source[head.start():end]) + source[end:]
+    declarations = []
+    for fn in fns:
+        decl = _file_scope_declaration(kernels, fn)
+        if decl is None:
+            return None
+        declarations.append(decl)
+    shared = shared_bindings(declarations, {fn: fn for fn in fns}, False)
+    if shared is None:
+        return None
+    words = set(re.findall(r"[A-Za-z_]\w*", shared.text.split("\n", 1)[1].split('extern "C"')[0]))
+    if not words <= _DECL_WORDS | {PLACEHOLDER.format(k) for k in range(len(fns))} | {
+            f"p{k}" for k in range(64)}:
+        return None
+    # A def without a docstring gets none (a null pointer is pybind11's "no docstring").
+    return SplitModule(kernels=kernels, bindings=SharedBindings(
+        text=shared.text, names=tuple(name for name, _, _ in defs), docs=tuple(doc for _, _, doc in defs)))
+
+
+def _file_scope_declaration(source: str, name: str) -> str | None:
+    """The declaration of the host function `name` that `source` defines once at file scope
+    (its text up to the body, then `;`), or None."""
+    from ..analysis.parse import parser
+
+    data = source.encode("utf-8", "surrogatepass")
+    tree = parser().parse(data)
+    hits = []
+    for node in tree.root_node.named_children:
+        if node.type != "function_definition":
+            continue
+        decl = node.child_by_field_name("declarator")
+        while decl is not None and decl.type in ("pointer_declarator", "reference_declarator"):
+            decl = decl.named_children[-1] if decl.named_children else None
+        if decl is None or decl.type != "function_declarator":
+            continue
+        ident = decl.child_by_field_name("declarator")
+        if ident is not None and ident.type == "identifier" and ident.text.decode(errors="replace") == name:
+            hits.append(node)
+    if len(hits) != 1:
+        return None
+    node = hits[0]
+    body = node.child_by_field_name("body")
+    if body is None:
+        return None
+    text = data[node.start_byte:body.start_byte].decode("utf-8", "surrogatepass").strip()
+    if re.search(r"\b(static|inline|__global__|__device__|__host__|template|extern|constexpr)\b", text):
+        return None
+    return text + ";"

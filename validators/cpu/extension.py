@@ -355,7 +355,18 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
 
     units: list[tuple[str, str]] = [("main.cpp", module_generation(req))]
     notes: list[str] = []
+    # A CUDA source that binds its own functions (the AI CUDA Engineer's form): its kernels
+    # without pybind11, its bindings as a shared unit (`bindings.split_module`), checked at the
+    # link; the source as it is wherever that cannot stand for it.
+    split: tuple[int, bindings.SplitModule] | None = None
     for i, src in enumerate(req.cuda_sources):
+        if (split is None and cache is not None and not full and req.inline and req.functions is None
+                and binds_to_python(src)
+                and os.environ.get("CKD_SHARED_BINDINGS", "1") != "0"):
+            parts = bindings.split_module(src)
+            if parts is not None and not binds_to_python(parts.kernels):
+                split = (i + 1, parts)
+                src = parts.kernels
         rw = toolchain.rewrite(cuda_generation(src, req.inline), filename=f"cuda{i}.cu")
         notes.extend(f"cudashim rewrite: {w}" for w in rw.warnings)
         units.append((f"cuda{i}.cu", rw.text))
@@ -441,6 +452,36 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
             aliases += more
             objects.append(table)
             commands.append(" ".join(table_cmd))
+    if split is not None:
+        index, parts = split
+        bind_pch = prelude_pch("plain", True)
+        if bind_pch.parent not in expose:
+            expose.append(bind_pch.parent)
+        cmd = [toolchain.gxx(), *_flags("plain"), "-Og", *_include_flags(),
+               f"-DTORCH_EXTENSION_NAME={HOST_UNIT_NAME}", BIND_DEFINE, "-include", str(bind_pch),
+               *host_flags, "-x", "c++", "-c", BIND_UNIT, "-o", BIND_UNIT + ".o"]
+        res = _shared_host_unit(parts.bindings.text, cmd, out_dir, runner=runner, cache=cache, expose=expose)
+        linked = None
+        if res.returncode == 0 and not res.timed_out:
+            linked = _bind_placeholders(parts.bindings, [BIND_UNIT + ".o", *objects[1:]], out_dir,
+                                        runner=runner, expose=expose)
+        if linked is not None:
+            more, table, table_cmd = linked
+            aliases += [*more, f"-Wl,--defsym=PyInit_{req.name}=PyInit_{HOST_UNIT_NAME}"]
+            objects += [BIND_UNIT + ".o", table]
+            commands += [" ".join(cmd) + "  # the source's PYBIND11_MODULE, names from a table",
+                         " ".join(table_cmd)]
+        else:
+            # The source as it is, bindings and all (with pybind11's headers).
+            fname = f"cuda{index - 1}.cu"
+            rw = toolchain.rewrite(cuda_generation(req.cuda_sources[index - 1], req.inline), filename=fname)
+            (out_dir / fname).write_text(rw.text, encoding="utf-8", errors="surrogatepass")
+            cmd = [*common, *prelude(True), *host_flags, "-x", "c++", "-c", fname, "-o", fname + ".o"]
+            commands.append(" ".join(cmd))
+            res = runner(cmd, out_dir, expose)
+            output += res.output
+            if res.returncode != 0 or res.timed_out:
+                return False, "\n".join(notes) + ("\n" if notes else "") + output, commands
     info = torch_build_info()
     # The CUDA units first: where they and the shared host unit (built without the variant's
     # instrumentation) hold the same inline function, the linker keeps the first copy.
@@ -463,6 +504,7 @@ the module's name from the import, so Python sees the extension's own name."""
 
 
 NAMES_UNIT = "cudashim_bound_names.cpp"
+BIND_UNIT = "cudashim_bind.cpp"
 
 
 def _bind_placeholders(placeholders: bindings.SharedBindings, objects: list[str], out_dir: Path, *,

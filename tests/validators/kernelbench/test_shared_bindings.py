@@ -121,3 +121,51 @@ def test_placeholders_link_to_the_functions_real_objects_define(tmp_path: Path):
     subprocess.run([toolchain.gxx(), "-c", "kern.cpp", "-o", "kern.cpp.o"], cwd=tmp_path, check=True)
     assert extension._bind_placeholders(sb, ["host.cpp.o", "kern.cpp.o"], tmp_path,
                                         runner=toolchain.run_local, expose=[]) is None
+
+
+MODULE_SOURCE = """#include <torch/extension.h>
+__global__ void k(const float* x, float* y, int n) { int i = threadIdx.x; if (i < n) y[i] = x[i]; }
+torch::Tensor forward(torch::Tensor x, double slope) {
+  auto y = torch::empty_like(x);
+  k<<<1, 32>>>(x.data_ptr<float>(), y.data_ptr<float>(), (int)x.numel());
+  return y;
+}
+at::Tensor& scale_(at::Tensor& x, const std::vector<int64_t>& dims) { return x; }
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("forward", &forward, "leaky relu");  // the answer's entry point
+    m.def("scale_", scale_);
+}
+"""
+
+
+def test_a_source_that_binds_itself_splits_into_kernels_and_a_shared_binding_unit():
+    parts = bindings.split_module(MODULE_SOURCE)
+    assert parts is not None
+    assert "PYBIND11_MODULE" not in parts.kernels and not extension.binds_to_python(parts.kernels)
+    assert parts.kernels.count("\n") == MODULE_SOURCE.count("\n")  # lines kept for diagnostics
+    assert parts.bindings.names == ("forward", "scale_") and parts.bindings.docs == ("leaky relu", None)
+    assert "torch::Tensor cudashim_bound_000(torch::Tensor p0, double p1);" in parts.bindings.text
+    assert "at::Tensor& cudashim_bound_001(at::Tensor& p0, const std::vector<int64_t>& p1);" in parts.bindings.text
+    assert "nullptr" in bindings.names_table_source(parts.bindings)
+    # Another answer with another kernel and other names over the same shapes: the same unit.
+    other = bindings.split_module(MODULE_SOURCE.replace("forward", "run").replace("y[i] = x[i]", "y[i] = -x[i]")
+                                  .replace("scale_", "noop"))
+    assert other is not None and other.bindings.text == parts.bindings.text
+
+
+@pytest.mark.parametrize("change", [
+    ('m.def("scale_", scale_);', 'm.def("scale_", [](at::Tensor& x) { return x; });'),  # a lambda
+    ('m.def("scale_", scale_);', 'm.def("scale_", scale_, py::arg("x"), py::arg("dims"));'),  # extras
+    ('m.def("scale_", scale_);', 'm.def("scale_", scale_); m.attr("v") = 1;'),  # not only defs
+    ('m.def("scale_", scale_);', 'm.def("scale_", missing);'),  # not defined here
+    ('m.def("scale_", scale_);', 'm.def("again", forward);'),  # one function, two names
+    ("torch::Tensor forward(", "static torch::Tensor forward("),  # not visible to another unit
+    ("torch::Tensor forward(", "inline torch::Tensor forward("),
+    ("torch::Tensor forward(torch::Tensor x, double slope)", "torch::Tensor forward(torch::Tensor x, Params p)"),
+    ("#include <torch/extension.h>", "#include <torch/extension.h>\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {}"),
+    ('"leaky relu"', '"say \\"hi\\""'),
+])
+def test_sources_whose_bindings_might_mean_something_else_are_not_split(change):
+    old, new = change
+    assert old in MODULE_SOURCE
+    assert bindings.split_module(MODULE_SOURCE.replace(old, new, 1)) is None
