@@ -4,7 +4,9 @@ one with pybind11 for the units that bind to Python, one without for the others)
 one `load_inline` build in the build sandbox (a cache miss), and a cache hit; then, side by side,
 the build of a second answer (another kernel, other function names, declarations of the same
 shape) after the first, with load_inline's bindings compiled from torch's text for each answer
-(`CKD_SHARED_BINDINGS=0`, before) and shared through placeholder names (after).
+(`CKD_SHARED_BINDINGS=0`, before) and shared through placeholder names (after); and the same for
+a source that binds its own `forward` (the AI CUDA Engineer's form: compiled as it is, before,
+split into its kernels and a shared binding unit, after).
 
     python -m benchmarks.bench_torch_extension_build [--shim-dir DIR]
 
@@ -97,6 +99,27 @@ def main() -> None:
             raise SystemExit(f"build failed:\n{first.diagnostics}\n{second.diagnostics}")
     print(f"second answer's build CPU: {seconds['0']:.1f} s -> {seconds['1']:.1f} s "
           f"({seconds['1'] / seconds['0']:.2f})")
+
+    # The AI CUDA Engineer's form: one CUDA source that binds its own `forward`.
+    def self_binding(kernel_expr: str) -> extension.BuildRequest:
+        src = (CUDA_SOURCE.replace("relu_cuda", "forward").replace(": scalar_t(0)", kernel_expr)
+               + '\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("forward", &forward, "forward"); }\n')
+        return extension.BuildRequest(name="kernelbench_answer", cpp_sources=[""], cuda_sources=[src])
+
+    for label, flag in (("before (the source as it is)", "0"), ("after (split)", "1")):
+        os.environ["CKD_SHARED_BINDINGS"] = flag
+        cache = BuildCache(Path(tempfile.mkdtemp(prefix="ckd-ext-cache-")))
+        first = extension.build_one(self_binding(": scalar_t(0)"), Path(tempfile.mkdtemp(prefix="ckd-ext-")),
+                                    cache=cache)
+        cpu = _cpu()
+        second = _timed(f"second self-binding answer, {label}",
+                        lambda c=cache: extension.build_one(self_binding(": x[i] / scalar_t(100)"),
+                                                            Path(tempfile.mkdtemp(prefix="ckd-ext-")), cache=c))
+        seconds["s" + flag] = _cpu() - cpu
+        if not (first.ok and second.ok):
+            raise SystemExit(f"build failed:\n{first.diagnostics}\n{second.diagnostics}")
+    print(f"second self-binding answer's build CPU: {seconds['s0']:.1f} s -> {seconds['s1']:.1f} s "
+          f"({seconds['s1'] / seconds['s0']:.2f})")
 
 
 if __name__ == "__main__":
