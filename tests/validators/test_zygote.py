@@ -177,7 +177,10 @@ def test_limits_and_exits_are_reported_as_for_an_exec_d_run(tmp_path: Path) -> N
     assert message.exit_code == 1 and "a message" in message.stderr
     code = go("code", "import sys\nprint('out')\nsys.exit(7)")
     assert code.exit_code == 7 and code.stdout == "out\n"
-    assert float(spin.extra["cpu_seconds"]) >= 1.0  # the run's CPU, from the zygote's wait4
+    # The run's CPU, from the zygote's wait4: the spin's, not the zygote's nor nothing. Not "at
+    # least the limit": the kernel signals at 1 s of scheduler time, and the rusage it reports
+    # is the sampled user/system split, which came to 0.954 s on a loaded two-core VM.
+    assert 0.5 <= float(spin.extra["cpu_seconds"]) < 5
 
 
 def test_standard_input_reaches_the_forked_run(tmp_path: Path) -> None:
