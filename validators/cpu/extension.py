@@ -361,8 +361,7 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
     split: tuple[int, bindings.SplitModule] | None = None
     for i, src in enumerate(req.cuda_sources):
         if (split is None and cache is not None and not full and req.inline and req.functions is None
-                and binds_to_python(src)
-                and os.environ.get("CKD_SHARED_BINDINGS", "1") != "0"):
+                and binds_to_python(src) and _sharing_bindings()):
             parts = bindings.split_module(src)
             if parts is not None and not binds_to_python(parts.kernels):
                 split = (i + 1, parts)
@@ -389,16 +388,10 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
             pch = prelude_pch("plain", bind)
             if pch.parent not in expose:
                 expose.append(pch.parent)
-            # -Og: binding glue, run a few times per call; g++ emits pybind11's inline code
-            # in every binding unit, and at -O2 optimising it is a third of the unit's cost
-            # (10 CPU-s to 7 for an empty one). -O0 would not take the -O2 precompiled header.
-            cmd = [toolchain.gxx(), *_flags("plain"), "-Og", *_include_flags(),
-                   f"-DTORCH_EXTENSION_NAME={name}",
-                   *([BIND_DEFINE] if bind else []), "-include", str(pch), *host_flags,
-                   "-x", "c++", "-c", fname, "-o", obj]
+            cmd = _host_unit_command(name, bind, pch, host_flags, fname)
             placeholders = bindings.shared_bindings(req.cpp_sources, req.functions,
                                                     req.with_pytorch_error_handling) \
-                if generic and os.environ.get("CKD_SHARED_BINDINGS", "1") != "0" else None
+                if generic and _sharing_bindings() else None
             if placeholders is not None:
                 # Compiled here, checked at the link (the CUDA units must define each function);
                 # torch's own text below wherever it cannot stand for it.
@@ -457,9 +450,7 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
         bind_pch = prelude_pch("plain", True)
         if bind_pch.parent not in expose:
             expose.append(bind_pch.parent)
-        cmd = [toolchain.gxx(), *_flags("plain"), "-Og", *_include_flags(),
-               f"-DTORCH_EXTENSION_NAME={HOST_UNIT_NAME}", BIND_DEFINE, "-include", str(bind_pch),
-               *host_flags, "-x", "c++", "-c", BIND_UNIT, "-o", BIND_UNIT + ".o"]
+        cmd = _host_unit_command(HOST_UNIT_NAME, True, bind_pch, host_flags, BIND_UNIT)
         res = _shared_host_unit(parts.bindings.text, cmd, out_dir, runner=runner, cache=cache, expose=expose)
         linked = None
         if res.returncode == 0 and not res.timed_out:
@@ -501,6 +492,22 @@ HOST_UNIT_NAME = "cudashim_host_unit"
 the same declarations and bindings shares one object; the link names the module's entry point
 after the extension (`PyInit_<name>`, an alias). pybind11 initialises modules in phases, taking
 the module's name from the import, so Python sees the extension's own name."""
+
+
+def _sharing_bindings() -> bool:
+    """`CKD_SHARED_BINDINGS=0` compiles every binding text as it is (side-by-side measurements)."""
+    return os.environ.get("CKD_SHARED_BINDINGS", "1") != "0"
+
+
+def _host_unit_command(name: str, bind: bool, pch: Path, host_flags: list[str], fname: str) -> list[str]:
+    """A unit built once with the plain variant's flags and linked by every variant (no kernel in
+    it): the host unit, or a self-binding source's bindings. -Og: binding glue, run a few times
+    per call; g++ emits pybind11's inline code in every binding unit, and at -O2 optimising it is
+    a third of the unit's cost (10 CPU-s to 7 for an empty one). -O0 would not take the -O2
+    precompiled header."""
+    return [toolchain.gxx(), *_flags("plain"), "-Og", *_include_flags(), f"-DTORCH_EXTENSION_NAME={name}",
+            *([BIND_DEFINE] if bind else []), "-include", str(pch), *host_flags,
+            "-x", "c++", "-c", fname, "-o", fname + ".o"]
 
 
 NAMES_UNIT = "cudashim_bound_names.cpp"

@@ -272,6 +272,56 @@ def test_answers_whose_bindings_differ_only_by_names_share_one_host_unit(relu_wo
     assert _host_unit_builds(cache) == before
 
 
+SELF_BINDING = textwrap.dedent(r"""
+    #include <torch/extension.h>
+    __global__ void k(const float* x, float* y, int64_t n) {
+      int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+      if (i < n) y[i] = x[i] > 0.f ? x[i] : 0.f;
+    }
+    torch::Tensor forward(torch::Tensor x) {
+      auto y = torch::empty_like(x);
+      int64_t n = x.numel();
+      k<<<(n + 127) / 128, 128>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+      return y;
+    }
+    PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("forward", &forward, "relu"); }
+""")
+
+
+def test_a_self_binding_source_compiles_its_kernels_without_pybind11_and_shares_its_bindings(tmp_path, cache):
+    """The AI CUDA Engineer's form: the kernels' unit takes the header without pybind11, the
+    PYBIND11_MODULE block is a binding unit that a second answer of the same shape (another
+    kernel, another function name) links again instead of compiling it. (The archive's rows run
+    through this in tests/sources/test_sakana_archive.py.)"""
+    from validators.cpu import toolchain
+
+    def build(src: str, name: str) -> list[str]:
+        req = extension.BuildRequest(name=name, cpp_sources=[""], cuda_sources=[src])
+        ok, diag, commands = extension.compile_request(req, tmp_path / name, runner=toolchain.run_local,
+                                                       cache=cache)
+        assert ok, diag[-3000:]
+        assert (tmp_path / name / extension.MODULE_FILE).is_file()
+        return commands
+
+    def binding_units() -> int:
+        return sum(1 for meta in cache.root.rglob("meta.json")
+                   if extension.BIND_UNIT in " ".join(json.loads(meta.read_text())["info"]["command"]))
+
+    first = build(SELF_BINDING, "self_a")
+    kernels = next(c for c in first if " -c cuda0.cu " in c)
+    assert extension.BIND_DEFINE not in kernels and "/core/" in kernels
+    assert any(" -c " + extension.BIND_UNIT in c for c in first)
+    units = binding_units()
+    assert units == 1
+    build(SELF_BINDING.replace("forward", "run").replace(": 0.f", ": 0.5f * x[i]"), "self_b")
+    assert binding_units() == units
+    # Bound through a lambda: compiled as it is, the kernels' unit with pybind11's header.
+    lam = build(SELF_BINDING.replace('m.def("forward", &forward, "relu");',
+                                     'm.def("forward", [](torch::Tensor x) { return forward(x); });'), "self_c")
+    assert any(extension.BIND_DEFINE in c and " -c cuda0.cu " in c for c in lam)
+    assert binding_units() == units
+
+
 def test_a_forged_request_file_is_reported_and_builds_nothing(relu_work, cache):
     """The answer's process can write in requests/: what is not a request is named, not built,
     and stops nothing else."""
