@@ -17,15 +17,20 @@ Order of decisions:
 3. outputs must agree across all runs of a case (else `failed`, "schedule-dependent"); then
    constant/all-zero outputs where the reference is not -> `rejected`; then the comparison
    with the reference outputs -> `failed` with the first mismatch, or `passed`;
-4. integrity: the first case with random inputs runs with a seed drawn now (`+fresh`,
-   `ValidationResult.fresh_seed`; answers prepared from the published seeds fail it), and,
-   once it passed, once more with the device seeing another draw of its inputs than the host
+4. integrity: one case with random inputs, chosen by a seed drawn now, runs with that seed
+   (`+fresh`, `ValidationResult.fresh_seed`; answers prepared from the published seeds fail
+   it). It is checked first, and the checking builds made for its sizes alone (the cpu
+   backend's race build) also run every case that shares them, so a program cannot know which
+   sizes those checks see. Every case, once it passed, runs once more with the device seeing
+   another draw of its inputs than the host
    (`validators.kernel_work`): outputs that still follow the host's inputs, or a device that
    received nothing that changes with the inputs, are `rejected` ("outputs do not depend on the
    kernels"). Where that run cannot tell (inputs transformed on the host before the upload, no
    random input, a reference that draws its own), the older no-launch run decides (every
    kernel launch a no-op: outputs that still match are rejected), and
-   `ValidationResult.kernel_check` says which run decided and why;
+   `ValidationResult.kernel_check` says which run decided and why. The runtime's logs those
+   runs read must carry the run's nonce (`LOG_TAMPERED`): a log the program pre-created,
+   blocked, planted in or replaced is `rejected`, never "could not tell";
 5. the overall status is the worst case status (`schemas.worst_status`).
 
 `error` is no verdict: our own machinery failed (the sandbox or a reference harness could not
@@ -43,6 +48,8 @@ the inputs root-owned and read-only; "never read" comes from their access times.
 
 from __future__ import annotations
 
+import logging
+import random
 import secrets
 import time
 from collections.abc import Callable
@@ -76,6 +83,7 @@ from .safe_fs import copy_untrusted
 from .sandbox import Limits, SandboxError, inputs_read, run_sandboxed, workspace
 
 TAIL = 2000
+_log = logging.getLogger(__name__)
 _PROCESS_FRESH_SEEDS: dict[str, int] = {}
 
 DEFAULT_LIMITS = Limits(cpu_seconds=60, wall_seconds=90)
@@ -158,8 +166,9 @@ class Engine:
               fresh_seed: int | None = None) -> ValidationResult:
         """Validate; raises CapExceeded for a task larger than `caps` (before any allocation).
 
-        One case (the first with random inputs) is run with a seed drawn now (`fresh_seed`
-        reproduces a result): answers computed ahead from the published seeds cannot pass it."""
+        One case with random inputs, chosen by a seed drawn now, is run with that seed
+        (`fresh_seed` reproduces a result): answers computed ahead from the published seeds
+        cannot pass it."""
         started = time.monotonic()
         check_task(task, self.caps)
         result = ValidationResult(task=task.name, program_digest=program.digest(),
@@ -215,20 +224,31 @@ class Engine:
                         else (list(task.cases), None))
         result.fresh_seed = fresh.seed if fresh is not None else None
         kernels = self._kernel_check_plan(features)
-        plan = case_variants(task, cases, variants, self.backend.first_build_variants())
-        # The no-launch check needs no random input: a generator (no inputs at all) or a task
-        # of fixed inputs is checked on its first case.
+        # The fresh case (a published case drawn at random, its values drawn now) goes first:
+        # the builds it makes tell which other cases share its checking builds
+        # (`Backend.shares_build`). A task without random inputs starts with its first case.
         probe = fresh if fresh is not None else cases[0]
-        given = self._prefetch_references(task, cases)
-        for case, case_vars in zip(cases, plan, strict=True):
+        first_only = self.backend.first_build_variants()
+        given = self._prefetch_references(task, cases, kernel_check=not kernels)
+        for case in [probe, *(c for c in cases if c is not probe)]:
             is_fresh = fresh is not None and case is fresh
+            case_vars = list(case_variants(task, [probe, case], variants, first_only)[1])
+            # A checking build made only for the probe's sizes also runs every case whose
+            # build it is anyway (the cpu backend's run-time sizes): no extra build, and a
+            # program that switches on a size cannot keep it from the sizes it shares.
+            case_vars += [v for v in variants if v not in case_vars and self.backend.shares_build(
+                program, task.defines_for(probe), task.defines_for(case), size_defaults(task), v)]
+            case_vars.sort(key=variants.index)
+            # Every case, not one: a host path for the sizes the check does not look at
+            # (odd sizes, the edge values) would otherwise pass behind an honest kernel.
             res = self._check_case(task, program, case, case_vars, schedules, result,
-                                   kernel_check=case is probe and not kernels,
-                                   inputs=given.get(id(case)))
+                                   kernel_check=not kernels, inputs=given.get(id(case)))
             res.seed, res.fresh = case.seed, is_fresh
             result.cases.append(res)
             if res.status == Status.COMPILE_ERROR and not task.defines_for(case):
                 break  # the default build does not compile: no other case will
+        order = {c.name: i for i, c in enumerate(cases)}
+        result.cases.sort(key=lambda r: order.get(r.case, len(order)))
         if kernels:
             result.kernel_check = kernels
         status = worst_status([c.status for c in result.cases])
@@ -241,10 +261,11 @@ class Engine:
                                    or None in origins else ErrorOrigin.TASK)
         return self._finish(result, status, started, reason=reason)
 
-    def _prefetch_references(self, task: Task, cases: list[InputCase]
-                             ) -> dict[int, dict[str, np.ndarray]]:
+    def _prefetch_references(self, task: Task, cases: list[InputCase], *,
+                             kernel_check: bool = False) -> dict[int, dict[str, np.ndarray]]:
         """Every case's inputs (by `id(case)`), with the uncached reference outputs computed
-        in one sandboxed process rather than one per case (`ReferenceRunner.prefetch`)."""
+        in one sandboxed process rather than one per case (`ReferenceRunner.prefetch`); with
+        `kernel_check`, also those of each case's device-input run (the second draw)."""
         given: dict[int, dict[str, np.ndarray]] = {}
         batch: list[tuple[InputCase, dict[str, np.ndarray]]] = []
         held = 0
@@ -262,6 +283,18 @@ class Engine:
             batch.append((c, inputs))
             if not draws:
                 given[id(c)] = inputs
+        if kernel_check and self.kernel_work:
+            # What the device-input run compares with when every replaced input reached the
+            # device whole (the usual case): its references start in the same process.
+            for c, inputs in list(batch):
+                if id(c) not in given:
+                    continue
+                second = materialize(task, kernel_work.second_case(c))
+                planned = kernel_work.plan(task, c, inputs, second)
+                held += sum(int(a.nbytes) for a in planned.second.values())
+                if not planned.names or held > BATCH_INPUT_BYTES:
+                    continue
+                batch.append((c, {**inputs, **planned.second}))
         prefetch = getattr(self.references, "prefetch", None)
         if prefetch is not None:
             try:
@@ -395,12 +428,17 @@ class Engine:
             exe = exes.get(self.backend.kernel_work_variant(list(exes)), exe)
             note = self._kernel_work(task, exe, case, inputs, sizes, runs[0].arrays,
                                      poison=poisons.get(exe.variant))
-            result.kernel_check = note or f"outputs depend on the kernels (case {case.name})"
-            if note.startswith("outputs do not depend"):
+            # The first case's note (the fresh case's) stands for the check unless a later
+            # case decides otherwise.
+            if not result.kernel_check:
+                result.kernel_check = note or f"outputs depend on the kernels (case {case.name})"
+            if note.startswith(("outputs do not depend", LOG_TAMPERED)):
                 judged.status, judged.reason = Status.REJECTED, note
+                result.kernel_check = note
             elif note.startswith(NO_KERNEL_CHECK):  # a pass without its check is no pass
                 judged.status, judged.reason = Status.ERROR, note
                 judged.error_origin = ErrorOrigin.VALIDATOR
+                result.kernel_check = note
             judged.seconds = time.monotonic() - t0
         return judged
 
@@ -448,6 +486,11 @@ class Engine:
         exe = self.backend.build_case(program, task.defines_for(case), size_defaults(task))
         if exe.path is None or not exe.compile.ok or exe.needs_gpu:
             return None
+        if self.backend.kernel_work_unusable(exe):
+            # The runtime would not see its launches (a static runtime): only the program
+            # could write the timing file, and it could read the run's nonce from its
+            # environment, which the runtime wipes only where it is loaded first.
+            return None
         inputs, sizes = materialize(task, case), task.case_sizes(case)
         try:
             refs, _ = self.references.outputs(task, case, inputs)  # type: ignore[union-attr]
@@ -459,6 +502,8 @@ class Engine:
             run = self._run_once(
                 task, exe, case, inputs, sizes, exe.variant, "default", logs=logs,
                 env_for=lambda w: self.backend.timing_env(str(w / TIMING_FILE)) or {})
+            if run.status is not None and run.reason.startswith(LOG_TAMPERED):
+                _log.warning("no speed credit: %s", run.reason)
             if run.status is not None or len(run.arrays) < len(task.outputs):
                 return None
             for spec in task.outputs:
@@ -486,6 +531,8 @@ class Engine:
         if not self.kernel_work:
             return self._without_kernels(task, exe, case, inputs, sizes, outputs, poison)
         why = self._device_inputs_run(task, exe, case, inputs, sizes, poison)
+        if isinstance(why, str) and why.startswith(LOG_TAMPERED):
+            return why
         if isinstance(why, kernel_work.Verdict):
             if why.kind == "host":
                 return why.note
@@ -493,7 +540,7 @@ class Engine:
                 return why.note
             why = why.note
         fallback = self._without_kernels(task, exe, case, inputs, sizes, outputs, poison)
-        if fallback.startswith(("outputs do not depend", NO_KERNEL_CHECK)):
+        if fallback.startswith(("outputs do not depend", NO_KERNEL_CHECK, LOG_TAMPERED)):
             return fallback
         said, _, how = (fallback or f"outputs depend on the kernels (case {case.name})").partition(": ")
         how = f" ({how})" if how else ""
@@ -527,6 +574,8 @@ class Engine:
         run = self._run_once(task, exe, case, inputs, sizes, exe.variant, "default",
                              extra_env={**poisoned, **logged}, extra_files=files,
                              env_for=env_for, logs=logs)
+        if run.status is not None and run.reason.startswith(LOG_TAMPERED):
+            return run.reason  # not "could not tell": the weaker no-launch run must not decide
         if run.status is not None:
             return f"the program did not finish ({run.reason})"
         if len(run.arrays) < len(task.outputs):
@@ -551,6 +600,8 @@ class Engine:
                 return "no input reached the device by a copy"
             other = self._run_once(task, exe, case, {**inputs, **plan.second}, sizes,
                                    exe.variant, "default", extra_env={**poisoned, **logged})
+            if other.status is not None and other.reason.startswith(LOG_TAMPERED):
+                return other.reason
             if (other.status is None and other.uploads == run.uploads
                     and _informative(task, refs_host, refs_device)):
                 return kernel_work.Verdict("host", kernel_work.NOTHING_UPLOADED.format(
@@ -579,6 +630,8 @@ class Engine:
                         f"only copied it)")
         if run.status == Status.ERROR:
             return f"{NO_KERNEL_CHECK}{run.reason}"
+        if run.status is not None and run.reason.startswith(LOG_TAMPERED):
+            return run.reason  # a stop of its own making must not read as "the kernels matter"
         # Kernels that matter, and how it showed: said, so a surprising pass can be traced.
         if run.status is not None:
             return (f"outputs depend on the kernels (case {case.name}): without them the program "
@@ -601,6 +654,10 @@ class Engine:
             informative |= r.size > 1 and not bool(np.all(r == r[0]))
         if not informative:
             return "skipped: constant reference outputs cannot tell"
+        if _reference_is_an_input(task, refs, inputs):
+            # A case whose answer is one of its inputs (a sorted input to sort, a grid with no
+            # interior to update): kernels that work in place and do nothing leave it there.
+            return "skipped: the reference equals an input in this case, so it cannot tell"
         return ("outputs do not depend on the kernels: with every kernel launch a no-op the "
                 "outputs still match the reference (computed on the host?)")
 
@@ -626,9 +683,15 @@ class Engine:
             before = anticheat.input_digests(work, task)
             argv, env = self.backend.command(exe, [], schedule=schedule)
             env = {**env, **(extra_env or {}), **(env_for(work) if env_for else {})}
+            nonce = ""
             if any(k.startswith("CUDASHIM_") for k in env):  # the cpu runtime's own logs
                 env["CUDASHIM_UPLOAD_LOG"] = str(work / UPLOAD_LOG).ljust(SHIM_LOG_WIDTH)
                 env["CUDASHIM_POISON_LOG"] = str(work / POISON_LOG).ljust(SHIM_LOG_WIDTH)
+                # The runtime creates its logs before the program's code runs and writes this
+                # first in each at exit (`_log_tampering`); one width, so every run's wiped
+                # environment has the same shape.
+                nonce = secrets.token_hex(16)
+                env["CUDASHIM_LOG_NONCE"] = nonce
                 if env_for is None:
                     # Every run gets the kernel-work run's input file (empty: nothing replaced),
                     # which the runtime removes as it starts: the work folder changes alike in
@@ -690,6 +753,10 @@ class Engine:
             if modified or unread:
                 run.status, run.reason = Status.REJECTED, "; ".join([*modified, *unread])
                 return run
+            tampered = _log_tampering(work, _logs_read(env, logs), nonce) if nonce else ""
+            if tampered:
+                run.status, run.reason = Status.REJECTED, tampered
+                return run
             self._compare(task, work, sizes, run)
             run.uploads = _read_uploads(work)
             run.poison_log = _read_poison_log(work)
@@ -698,7 +765,8 @@ class Engine:
 
                 for rel in list(logs) or [kernel_work.LOG_FILE]:
                     try:
-                        logs[rel] = read_regular(work, rel, 1 << 24).decode("ascii", "replace")
+                        logs[rel] = _log_body(read_regular(work, rel, 1 << 24).decode(
+                            "ascii", "replace"))
                     except OSError:
                         logs[rel] = ""
             return run
@@ -772,6 +840,12 @@ class Engine:
 
 
 NO_KERNEL_CHECK = "the kernel-dependence run could not be carried out: "
+LOG_TAMPERED = "the runtime's log was not the runtime's: "
+"""A run whose runtime log (kernel-work substitutions, uploads, poisoned buffers, kernel time)
+is missing, is not a regular file, or lacks this run's nonce line: the program's doing (the
+runtime creates each before the program's code runs and writes it at exit), so the case is
+rejected, never left to a weaker check ("could not tell") and never given speed credit."""
+LOG_HEADER = "ckd-runtime-log"
 TIMING_FILE = ".ckd-kernel-timing"
 UPLOAD_LOG = anticheat.UPLOAD_LOG
 POISON_LOG = anticheat.POISON_LOG
@@ -812,6 +886,19 @@ def _informative(task: Task, a: dict[str, np.ndarray], b: dict[str, np.ndarray])
     return False
 
 
+def _reference_is_an_input(task: Task, refs: dict[str, np.ndarray],
+                           inputs: dict[str, np.ndarray]) -> bool:
+    """Whether every output's reference equals (within its tolerance) an input array of as
+    many elements."""
+    for spec in task.outputs:
+        ref = refs[spec.name]
+        if not any(a.size == ref.size and a.size > 1 and compare_arrays(
+                spec.name, a.reshape(ref.shape).astype(ref.dtype, copy=False), ref,
+                task.tolerance_for(spec.name)).ok for a in inputs.values()):
+            return False
+    return True
+
+
 def upload_hash(data: bytes) -> tuple[int, int]:
     """(length, hash) of bytes as the cpu runtime notes an upload (see `note_upload_impl` in
     validators/cpu/runtime): 64-bit words, each mixed with its index, summed mod 2^64."""
@@ -822,6 +909,49 @@ def upload_hash(data: bytes) -> tuple[int, int]:
         mixed = (words ^ (idx * np.uint64(_C1))) * np.uint64(_C2)
         h = (np.uint64(n) * np.uint64(_C0) + mixed.sum(dtype=np.uint64)) if n else np.uint64(0)
     return n, int(h)
+
+
+def _logs_read(env: dict[str, str], logs: dict[str, str] | None) -> list[str]:
+    """The runtime logs a run's caller relies on, by what the run's settings turned on (the
+    runtime writes every log it is given; these are the ones a verdict reads)."""
+    names = list(logs or {}) or ([kernel_work.LOG_FILE] if logs is not None else [])
+    if "1" in (env.get("CUDASHIM_NO_LAUNCH", "").strip(), env.get("CUDASHIM_LOG_UPLOADS", "").strip()):
+        names.append(UPLOAD_LOG)
+    if env.get("CUDASHIM_POISON", "").strip():
+        names.append(POISON_LOG)
+    return list(dict.fromkeys(names))
+
+
+def _log_tampering(work: Path, names: list[str], nonce: str) -> str:
+    """'' when each log starts with this run's nonce line, else a `LOG_TAMPERED` reason.
+
+    The runtime (cpu: `cudashim_runtime.cpp`; cuda: `cuda_interposer.cpp`) opens each log with
+    O_EXCL before the program's code runs, holds it, and at exit empties it and writes the
+    nonce line and its text through that descriptor: a log pre-created, made unwritable, planted
+    in or replaced by the program lacks the line. The program shares the runtime's address space
+    and could read the nonce there to forge a whole log: this raises the bar, no more."""
+    from .safe_fs import read_regular
+
+    for rel in names:
+        try:
+            # Whole (a size limit's refusal would read as tampering): the runtime caps each
+            # log's text at 16 MiB, and the nonce line comes on top.
+            head = read_regular(work, rel, 1 << 25)[:256].decode("ascii", "replace")
+        except OSError:
+            return f"{LOG_TAMPERED}{rel} is missing, not a regular file, or over 32 MiB"
+        first = head.split("\n", 1)[0]
+        if first == f"{LOG_HEADER} {nonce}":
+            continue
+        if not head:
+            return (f"{LOG_TAMPERED}{rel} is empty (the run ended without the runtime's exit, "
+                    f"e.g. by _exit, or the log was emptied)")
+        return f"{LOG_TAMPERED}{rel} lacks this run's nonce (replaced or rewritten by the program)"
+    return ""
+
+
+def _log_body(text: str) -> str:
+    """A runtime log without its nonce line."""
+    return text.split("\n", 1)[1] if text.startswith(LOG_HEADER + " ") and "\n" in text else text
 
 
 def _read_uploads(work: Path) -> set[tuple[int, int]]:
@@ -864,21 +994,28 @@ SEEDED_KINDS = {"uniform", "normal", "randint", "permutation", "edge", "referenc
 
 
 def with_fresh_case(task: Task, seed: int | None = None) -> tuple[list[InputCase], InputCase | None]:
-    """The task's cases with the first one whose inputs are drawn at random re-seeded now
-    (`seed` to reproduce a run): (cases, the fresh case or None when no input is random).
+    """The task's cases with one of those whose inputs are drawn at random, chosen by the seed,
+    re-seeded now (`seed` to reproduce a run): (cases, the fresh case or None when no input
+    is random).
 
     Its sizes, distributions and build stay the published case's; only the values change, so
     it costs no extra build and no extra run, and a table of answers computed ahead from the
     published seeds does not match it."""
     from .cases import default_distribution
 
-    for i, case in enumerate(task.cases):
-        kinds = {(case.distributions.get(t.name) or default_distribution(t)).kind for t in task.inputs}
-        if kinds & SEEDED_KINDS:
-            new_seed = seed if seed is not None else secrets.randbits(31)
-            fresh = case.model_copy(update={"seed": new_seed, "name": f"{case.name}+fresh"})
-            return [*task.cases[:i], fresh, *task.cases[i + 1:]], fresh
-    return list(task.cases), None
+    seeded = [i for i, case in enumerate(task.cases)
+              if {(case.distributions.get(t.name) or default_distribution(t)).kind
+                  for t in task.inputs} & SEEDED_KINDS]
+    if not seeded:
+        return list(task.cases), None
+    new_seed = seed if seed is not None else secrets.randbits(31)
+    # Which case, as well as its values, follows from the secret seed: the checks made on the
+    # fresh case's sizes alone (the race build where its build is not shared) cannot be
+    # steered to by a program that behaves only at the sizes it expects to be checked.
+    i = seeded[random.Random(new_seed).randrange(len(seeded))]
+    fresh = task.cases[i].model_copy(update={"seed": new_seed,
+                                             "name": f"{task.cases[i].name}+fresh"})
+    return [*task.cases[:i], fresh, *task.cases[i + 1:]], fresh
 
 
 def _origin_of(exc: BaseException) -> ErrorOrigin:

@@ -110,12 +110,19 @@ zygote are charged to the validator's memory cgroup, not the run's, until it wri
 `RunOutcome.extra` reports `sandbox` (mode), `launcher` (c|sh), `view` (allow-list|deny-list|
 host), `uid`, `cgroup`, `cpu_seconds`, `max_rss_kb` (the program's own peak, reported by the
 launcher's init), and `zygote` (the modules it had imported) for a forked run.
+
+Whose failure: `SandboxError` (our set-up failed: an `error`, no verdict) is raised only when the
+set-up exited 125 with its `ckd-sandbox-setup-failed:` line *and* never wrote `exec` on the
+report pipe, which it does as its last step before the program starts (C launcher, zygote child
+and shell path alike). The program can print that line and exit 125 too; it cannot take our
+`exec` back, so once it ran, every status is its own (the red-team audit's p5).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import functools
 import os
 import re
@@ -144,6 +151,8 @@ SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 HIDDEN_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/root", "/home")
 SETUP_FAILED = "ckd-sandbox-setup-failed"
 SETUP_EXIT = 125
+"""The set-up's failure: this status and a `SETUP_FAILED` line, believed only without the
+report pipe's `exec` line (`_read_report`)."""
 SIGNAL_STATUS_BASE = 128
 """`sh` reports a child killed by signal n as exit status 128 + n."""
 
@@ -362,8 +371,11 @@ def _use_launcher() -> Path | None:
 
 
 def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: list[str],
-                  preload: str | None = None) -> str:
+                  preload: str | None = None, report_fd: int | None = None) -> str:
     """sh run as (namespace) root before the program: mounts, then drop to the sandbox uid.
+
+    `report_fd` (10 or above, clear of the descriptors the script opens) receives `exec` as the
+    set-up's last step, as from the C launcher: a status after it is the program's.
 
     The work directory and the exposed paths are opened before the directories above them
     are covered, then bound back at their own paths (the work directory writable, the rest
@@ -382,10 +394,12 @@ def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: 
 
     step(f"mount --bind {w} {w}")
     step(f"cd {w}")
-    step("exec 3< .")
+    # `command`: a failed redirection of the special builtin `exec` would end sh at once (exit
+    # 2, taken for the program's status) before `|| fail` reports the set-up's failure.
+    step("command exec 3< .")
     targets = []
     for i, p in enumerate(expose):
-        step(f"exec {4 + i}< {q(str(p))}")
+        step(f"command exec {4 + i}< {q(str(p))}")
         targets.append((4 + i, p))
     targets.append((3, workdir))  # last: an exposed parent must not cover it
     lines.append("mount -o remount,bind,ro / 2>/dev/null || true")
@@ -407,6 +421,11 @@ def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: 
         if holds_target(h):
             step(f"mount -o remount,ro {q(h)}")
     step(f"cd {w}")
+    if report_fd is not None:
+        # dash names only descriptors 0-9 in a redirection; /proc (the namespace's own) reaches
+        # any. The program inherits this write end (sh cannot close it): it can only add lines
+        # after ours, never take our `exec` back, so it cannot pass for a set-up failure.
+        step(f"echo exec >/proc/self/fd/{int(report_fd)}")
     # The preload is set by `env` after the uid switch, for the program only: setpriv and the
     # set-up commands above would otherwise load it too.
     run = f"/usr/bin/env LD_PRELOAD={q(str(preload))} " if preload is not None else ""
@@ -651,8 +670,9 @@ def run_sandboxed(
                                     _hidden_dirs(workdir), preload_value, argv, cgroup,
                                     report_fd=3 if zygote is not None else report[1])
             else:
+                report = _high_pipe()
                 script = _setup_script(workdir, mode, uid, exposures, _hidden_dirs(workdir),
-                                       preload_value)
+                                       preload_value, report_fd=report[1])
                 ns = _ns_prefix(mode)
                 if limits.network:
                     ns.remove("--net")
@@ -704,7 +724,9 @@ def run_sandboxed(
     hit = hit or late_hit
     proc.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.monotonic() - started
-    max_rss_kb = _program_max_rss_kb(report[0]) if report else None
+    execd, max_rss_kb = _read_report(report[0]) if report else (False, None)
+    if not cmd[0].endswith("ckd-launch"):
+        max_rss_kb = None  # the shell path's report holds no figure we wrote (only `exec`)
     if max_rss_kb is None and cgroup is not None:
         max_rss_kb = _cgroup_peak_kb(cgroup)
     if max_rss_kb is None:
@@ -712,7 +734,10 @@ def run_sandboxed(
         # keeps the pre-exec high-water mark): an upper bound, not the program's figure.
         max_rss_kb = rusage.ru_maxrss
     oom = _remove_memory_cgroup(cgroup) if cgroup is not None else False
-    if mode != "rlimits" and proc.returncode == SETUP_EXIT and SETUP_FAILED in err.decode(
+    # The set-up's failure is believed only if the set-up never said it handed over: after that,
+    # exit 125 and the marker line are the program's to print (a wrong answer would escape its
+    # verdict as "our" error). The report pipe is written by the set-up alone.
+    if mode != "rlimits" and not execd and proc.returncode == SETUP_EXIT and SETUP_FAILED in err.decode(
             "utf-8", "replace"):
         line = next(ln for ln in err.decode("utf-8", "replace").splitlines() if SETUP_FAILED in ln)
         raise SandboxError(f"sandbox set-up failed ({mode}): {line.split(': ', 1)[-1]}")
@@ -963,17 +988,40 @@ def _make_memory_cgroup(uid: int, limit: int | None) -> Path | None:
     return cg
 
 
-def _program_max_rss_kb(fd: int) -> int | None:
-    """The program's peak RSS as the launcher's init reported it (None when it could not)."""
+def _high_pipe() -> tuple[int, int]:
+    """A pipe whose write end is 10 or above (the shell set-up opens 3-9 for its mounts)."""
+    r, w = os.pipe()
+    high = fcntl.fcntl(w, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(w)
+    return r, high
+
+
+def _read_report(fd: int) -> tuple[bool, int | None]:
+    """(whether the set-up handed over to the program, the program's peak RSS as the launcher's
+    init reported it or None), from the report pipe; closes `fd`. The set-up writes `exec` just
+    before the program starts, init `maxrss_kb N` after it ended; nothing of the program's
+    reaches the pipe before them (the shell path's program holds the write end, but can only
+    append after our `exec`)."""
+    data = b""
     try:
         os.set_blocking(fd, False)
-        data = os.read(fd, 256)
+        while len(data) < 4096:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            data += chunk
     except OSError:
-        data = b""
+        pass
     finally:
         os.close(fd)
-    key, _, value = data.decode("ascii", "replace").partition(" ")
-    return int(value) if key == "maxrss_kb" and value.strip().isdigit() else None
+    lines = data.decode("ascii", "replace").splitlines()
+    execd = bool(lines) and lines[0] == "exec"
+    rss = None
+    for line in lines[1:2]:
+        key, _, value = line.partition(" ")
+        if key == "maxrss_kb" and value.strip().isdigit():
+            rss = int(value)
+    return execd, rss
 
 
 def _cgroup_peak_kb(cg: Path) -> int | None:

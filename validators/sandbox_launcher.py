@@ -8,7 +8,9 @@ which matters because every case runs several times. Without gcc the shell path 
 
 Exit status contract (same as the shell path): the program's exit code, 128 + signal when a
 signal killed it, and 125 with a `ckd-sandbox-setup-failed:` line on stderr when the set-up
-itself failed.
+itself failed. A program can exit 125 with that line too, so the set-up's failure is believed
+only when the report descriptor lacks the `exec` line the set-up writes there as its last step
+(`validators.sandbox`): the program never holds that descriptor.
 """
 
 from __future__ import annotations
@@ -350,6 +352,12 @@ static int launch(int argc, char **argv, int as_library) {
     if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid)) die("drop to uid", NULL);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) die("no_new_privs", NULL);
     if (preload) setenv("LD_PRELOAD", preload, 1);
+    if (use_seccomp) install_seccomp();
+    /* The last step of the set-up: from here on every status and every line on stderr may be
+       the program's (it can print the set-up's words and exit 125 too). So the set-up says it
+       is done on init's report pipe, which the program never holds (O_CLOEXEC here; closed
+       below in a zygote's run): no "exec" line there means it never ran. */
+    if (report_fd >= 0 && write(report_fd, "exec\n", 5) != 5) die("report", NULL);
     if (as_library) {
       /* No exec closes the set-up's O_CLOEXEC descriptors (the exposed paths, opened before
          pivot_root: from one, openat(.., "..") would walk the host's tree), nor init's report
@@ -360,9 +368,8 @@ static int launch(int argc, char **argv, int as_library) {
 #endif
       if (closed != 0)
         for (int fd = 3; fd < 65536; fd++) close(fd);
+      return 0;
     }
-    if (use_seccomp) install_seccomp();
-    if (as_library) return 0;
     execvp(argv[i], argv + i);
     fprintf(stderr, "ckd-launch: cannot execute %s: %s\n", argv[i], strerror(errno));
     _exit(127);

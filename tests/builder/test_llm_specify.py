@@ -86,11 +86,11 @@ def test_repair_round_feeds_the_verdict_back_and_keeps_the_fixed_program(tmp_pat
 
 
 def test_repair_prompt_withholds_the_fresh_case(tmp_path: Path) -> None:
-    # The wrong program fails every case whose N is not a multiple of the block, the fresh
-    # one (drawn at validation time from `default`) included; it prints an input to stderr.
+    # The wrong program fails every case (its first element is off by one), the fresh one
+    # (whichever the seed drew) included; it prints an input to stderr.
     printing = wrong_add().replace(
         '    write_file("data/c.bin"',
-        '    fprintf(stderr, "a[0] = %.9g\\n", a[0]);\n    write_file("data/c.bin"', 1)
+        '    fprintf(stderr, "a[0] = %.9g\\n", a[0]);\n    c[0] += 1.0f;\n    write_file("data/c.bin"', 1)
     assert printing != wrong_add()
 
     def respond(body: dict) -> Answer:
@@ -102,11 +102,12 @@ def test_repair_prompt_withholds_the_fresh_case(tmp_path: Path) -> None:
         item = chain(Item(raw=add_record()), config(srv, tmp_path), rounds=1)
         repair_prompt = srv.chat_requests()[-1].body["messages"][-1]["content"]
     assert item.alive, item.rejection  # the repaired program passes
-    fresh_line = next(ln for ln in repair_prompt.splitlines() if "default+fresh:" in ln)
+    fresh_line = next(ln for ln in repair_prompt.splitlines() if re.search(r"\w+\+fresh:", ln))
+    marker = re.search(r"\w+\+fresh:", fresh_line).group(0)
     assert "failed" in fresh_line and "output c" in fresh_line
     # No value of the fresh case: no expected or computed number, no seed.
-    assert not re.search(r"\d", fresh_line.split("default+fresh:", 1)[1]), fresh_line
-    fresh_block = repair_prompt.split("default+fresh:", 1)[1].split("\ncase ", 1)[0]
+    assert not re.search(r"\d", fresh_line.split(marker, 1)[1]), fresh_line
+    fresh_block = repair_prompt.split(marker, 1)[1].split("\ncase ", 1)[0]
     assert "a[0] =" not in fresh_block  # its stderr, which holds its inputs, stays out
 
 

@@ -237,3 +237,82 @@ def test_elements_that_copy_an_input_may_hold_the_hosts_bytes():
     v = kernel_work.judge(stencil, cheat, ref(a), ref(b), {"x": b}, plan, {"x": 1.0}, 8, "a",
                           host_inputs={"x": a})
     assert v.kind == "unknown", v.note
+
+
+# The red-team audit's p7: the host computes; a sentinel kernel stops the program in the no-launch
+# run, and the runtime's kernel-work log is blocked so that the device-input run "could not tell"
+# (it passed so: the runtime appended to the log at exit with O_APPEND|O_CREAT, which a read-only
+# file of the program's refused). The runtime now creates its logs before main (O_EXCL, held
+# open) and writes them with the run's nonce at exit; a log without it is the program's doing.
+LOG_BLOCKERS = {
+    "pre_creates_the_log_read_only": "",
+    "replaces_the_log_read_only": "unlink(p);",
+}
+BLOCK_LOG = IO + r"""
+#include <fcntl.h>
+#include <unistd.h>
+int main() { char p[64]; snprintf(p, sizeof p, ".ckd-kernel-%s.log", "inputs");  // no literal path
+  @BLOCK@ int fd = open(p, O_CREAT | O_EXCL | O_WRONLY, 0400); if (fd >= 0) close(fd);
+  load(); dev(); int* f; cudaMalloc(&f, 4); int h = 0; cudaMemcpy(f, &h, 4, cudaMemcpyHostToDevice);
+  cudaMemcpy(da, x, N * 4, cudaMemcpyHostToDevice); flag<<<1, 1>>>(f);
+  cudaMemcpy(&h, f, 4, cudaMemcpyDeviceToHost); if (h != 1) return 1;
+  for (int i = 0; i < N; i++) y[i] = x[i] * x[i]; save(); }
+"""
+
+
+@pytest.mark.parametrize("name", sorted(LOG_BLOCKERS))
+def test_a_blocked_or_replaced_runtime_log_is_no_way_out(engine, name):
+    from validators.engine import LOG_TAMPERED
+
+    source = BLOCK_LOG.replace("@BLOCK@", LOG_BLOCKERS[name])
+    res = engine.check(SQUARE, Program(source=source), thorough=False)
+    assert res.status == Status.REJECTED, (res.status, res.reason, res.kernel_check)
+    if name.startswith("replaces"):
+        assert LOG_TAMPERED in res.reason and ".ckd-kernel-inputs.log" in res.reason, res.reason
+    else:  # the runtime's own file was there first: the check decides as for any host answer
+        assert "outputs do not depend on the kernels" in res.reason, res.reason
+
+
+# A host path for the sizes a single probe case would not have: an honest kernel at the fresh
+# case's size, the host's answer at every other (the odd size, the small one). Every case gets
+# the kernel-work run, so it is rejected whichever case the seed makes fresh.
+SIZED = SQUARE.model_copy(update={"name": "square_sizes", "cases": [
+    InputCase(name="a", seed=21), InputCase(name="odd", seed=22, sizes={"N": 1000}),
+    InputCase(name="small", seed=23, sizes={"N": 256})]})
+SIZE_SWITCH = r"""
+#include <cstdio>
+#include <cstdlib>
+#ifndef N
+#define N 1024
+#endif
+__global__ void sq(const float* a, float* b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] = a[i] * a[i]; }
+__global__ void touch(float* b, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] += 0.0f; }
+int main() {
+  float* x = (float*)malloc(N * 4); float* y = (float*)malloc(N * 4);
+  FILE* f = fopen("data/x.bin", "rb"); if (!f || fread(x, 4, N, f) != (size_t)N) return 1; fclose(f);
+  float *da, *db; cudaMalloc(&da, N * 4); cudaMalloc(&db, N * 4);
+  if (N == @SIZE@) {
+    cudaMemcpy(da, x, N * 4, cudaMemcpyHostToDevice); sq<<<(N + 255) / 256, 256>>>(da, db, N);
+  } else {
+    for (int i = 0; i < N; i++) y[i] = x[i] * x[i];
+    cudaMemcpy(db, y, N * 4, cudaMemcpyHostToDevice); touch<<<(N + 255) / 256, 256>>>(db, N);
+  }
+  cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost);
+  FILE* o = fopen("data/y.bin", "wb"); fwrite(y, 4, N, o); fclose(o); return 0; }
+"""
+
+
+@pytest.mark.parametrize("fresh", ["a", "odd"])
+def test_a_host_path_for_the_other_sizes_is_found_whichever_case_is_fresh(engine, fresh):
+    from validators.engine import with_fresh_case
+
+    seed = next(s for s in range(256) if with_fresh_case(SIZED, s)[1].name == f"{fresh}+fresh")
+    size = SIZED.case_sizes(next(c for c in SIZED.cases if c.name == fresh))["N"]
+    res = engine.check(SIZED, Program(source=SIZE_SWITCH.replace("@SIZE@", str(size))),
+                       thorough=False, fresh_seed=seed)
+    assert res.status == Status.REJECTED, (res.status, res.reason, res.kernel_check)
+    assert "outputs do not depend on the kernels" in res.reason, res.reason
+    honest = engine.check(SIZED, Program(source=SIZE_SWITCH.replace("N == @SIZE@", "N > 0")),
+                          thorough=False, fresh_seed=seed)
+    assert honest.status == Status.PASSED, (honest.status, honest.reason)
+    assert all(c.status == Status.PASSED for c in honest.cases)

@@ -170,17 +170,82 @@ def test_a_race_build_out_of_time_is_replaced_by_the_plain_build_and_noted():
                   r"judged it instead", n) for n in res.notes), res.notes
 
 
+def test_the_fresh_case_is_drawn_among_the_random_cases_by_its_seed():
+    task = HIST_TASK.model_copy(update={"cases": [
+        InputCase(name="a", seed=1), InputCase(name="big", seed=2, sizes={"N": 4096}),
+        InputCase(name="b", seed=3)]})
+    chosen = {with_fresh_case(task, seed)[1].name for seed in range(64)}
+    assert chosen == {"a+fresh", "big+fresh", "b+fresh"}
+    cases, fresh = with_fresh_case(task, 99)
+    assert with_fresh_case(task, 99)[1] == fresh and fresh.seed == 99  # reproducible
+    # the others keep their place and their published seeds
+    assert [c.name.removesuffix("+fresh") for c in cases] == ["a", "big", "b"]
+    assert [c.seed for c in cases if c is not fresh] == [
+        c.seed for c in task.cases if f"{c.name}+fresh" != fresh.name]
+
+
 def test_the_race_build_runs_on_the_cases_built_like_the_first():
     task = HIST_TASK.model_copy(update={"cases": [
         InputCase(name="a", seed=1), InputCase(name="big", seed=2, sizes={"N": 4096}),
         InputCase(name="b", seed=3)]})
-    cases, fresh = with_fresh_case(task, 99)
-    plan = case_variants(task, cases, ["asan", "plain", "race"], frozenset({"race"}))
-    by_name = {c.name: v for c, v in zip(cases, plan, strict=True)}
-    # the fresh case (re-seeded `a`) comes first; `b` shares its build, `big` would need another
-    assert [c.name for c in cases] == [fresh.name, "big", "b"]
-    assert by_name[fresh.name] == by_name["b"] == ["asan", "plain", "race"]
+    plan = case_variants(task, task.cases, ["asan", "plain", "race"], frozenset({"race"}))
+    by_name = {c.name: v for c, v in zip(task.cases, plan, strict=True)}
+    # `b` shares the first case's build, `big` would need another
+    assert by_name["a"] == by_name["b"] == ["asan", "plain", "race"]
     assert by_name["big"] == ["asan", "plain"]
+
+
+SIZED_HIST_TASK = HIST_TASK.model_copy(update={"cases": [
+    InputCase(name="a", seed=1), InputCase(name="odd", seed=2, sizes={"N": 1000}),
+    InputCase(name="big", seed=3, sizes={"N": 4096})]})
+
+
+SIZED_HIST_PROGRAM = r"""
+#include <cstdio>
+#include <cstdlib>
+#ifndef N
+#define N 1024
+#endif
+__global__ void hist(const unsigned char* x, int* bins, int n) {
+  __shared__ int local[8];
+  if (threadIdx.x < 8) local[threadIdx.x] = 0;
+  __syncthreads();
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { UPDATE; }
+  __syncthreads();
+  if (threadIdx.x < 8) atomicAdd(&bins[threadIdx.x], local[threadIdx.x]);
+}
+int main() {
+  unsigned char* x = (unsigned char*)malloc(N); int bins[8];
+  FILE* f = fopen("data/x.bin", "rb"); if (!f || fread(x, 1, N, f) != (size_t)N) return 1; fclose(f);
+  unsigned char* dx; int* db; cudaMalloc(&dx, N); cudaMalloc(&db, sizeof bins);
+  cudaMemcpy(dx, x, N, cudaMemcpyHostToDevice); cudaMemset(db, 0, sizeof bins);
+  hist<<<(N + 255) / 256, 256>>>(dx, db, N);
+  cudaMemcpy(bins, db, sizeof bins, cudaMemcpyDeviceToHost);
+  FILE* o = fopen("data/bins.bin", "wb"); fwrite(bins, 4, 8, o); fclose(o); return 0; }
+"""
+
+
+@pytest.mark.parametrize("switch", ["run_time", "preprocessor"])
+def test_atomics_only_at_the_first_sizes_do_not_hide_a_lost_update_elsewhere(switch):
+    """A program that takes the atomic path only at the first case's size and loses updates at
+    the others: the race build runs on the fresh case, drawn at random, and on every case that
+    shares its build. The run-time-size build is shared by every case, so it is caught whichever
+    case is fresh; a program that needs its sizes compiled in gets a race build on the fresh
+    case's sizes alone, so it is caught whenever the fresh case is one where it races."""
+    update = ("if (N == 1024) atomicAdd(&local[x[i] & 7], 1); else local[x[i] & 7]++"
+              if switch == "run_time" else
+              "\n#if N == 1024\n atomicAdd(&local[x[i] & 7], 1);\n#else\n local[x[i] & 7]++;\n#endif\n")
+    source = SIZED_HIST_PROGRAM.replace("UPDATE", update)
+    engine = Engine(CpuBackend())
+    seeds = {"run_time": [s for s in range(64) if
+                          with_fresh_case(SIZED_HIST_TASK, s)[1].name == "a+fresh"][:1],
+             "preprocessor": [s for s in range(64) if
+                              with_fresh_case(SIZED_HIST_TASK, s)[1].name == "odd+fresh"][:1]}
+    res = engine.check(SIZED_HIST_TASK, Program(source=source), thorough=True,
+                       fresh_seed=seeds[switch][0])
+    assert res.status == Status.FAILED, (res.status, res.reason)
+    assert "lost update" in res.reason and "[race/" in res.reason, res.reason
 
 
 class BrokenRaceBackend(CpuBackend):

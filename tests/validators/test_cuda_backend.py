@@ -107,10 +107,16 @@ def test_the_interposed_runtimes_own_failure_is_an_error_not_a_verdict():
     kernels matter', so a host-computing program passed: our runtime's failure is an error."""
     from validators.backends.cuda import INTERPOSER_FATAL_EXIT
 
-    out = RunOutcome(exit_code=INTERPOSER_FATAL_EXIT,
-                     stderr="cuda_interposer: malformed kernel-input file /w/.ckd-kernel-inputs\n")
-    v = CudaBackend(gpu_check=False).classify(_exe(), out)
+    be = CudaBackend(gpu_check=False)
+    out = RunOutcome(exit_code=INTERPOSER_FATAL_EXIT, stderr=(
+        f"cuda_interposer[{be._fatal_tag}]: malformed kernel-input file /w/.ckd-kernel-inputs\n"))
+    v = be.classify(_exe(), out)
     assert v.status == Status.ERROR and "malformed kernel-input file" in v.reason, v
-    # The same status without the runtime's words is the program's own exit.
-    plain = CudaBackend(gpu_check=False).classify(_exe(), RunOutcome(exit_code=97, stderr="boom\n"))
-    assert plain.status != Status.ERROR
+    assert be._fatal_tag not in v.reason
+    # The same status without the runtime's words is the program's own exit; so is the status
+    # with its words but not the tag the interposer forgets before main (the audit's p5: a
+    # program printing them escaped its verdict as our error).
+    for stderr in ("boom\n", "cuda_interposer: cannot read settings\n",
+                   "cuda_interposer[0123]: cannot read settings\n"):
+        plain = be.classify(_exe(), RunOutcome(exit_code=97, stderr=stderr))
+        assert plain.status == Status.RUNTIME_ERROR, (stderr, plain)

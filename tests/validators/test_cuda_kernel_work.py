@@ -23,7 +23,7 @@ import pytest
 
 from schemas import CompileInfo, InputCase, Program, Reference, Status, Task, TensorSpec
 from validators import kernel_work
-from validators.backends.base import Executable
+from validators.backends.base import Executable, RunOutcome
 from validators.backends.cuda import CudaBackend, interposer_library, runtime_linkage
 from validators.engine import upload_hash
 
@@ -439,3 +439,49 @@ def test_thorough_checks_make_the_kernel_work_run_without_the_sanitizer(runtime,
     res = engine.check(SQUARE, Program(source=CHEATS["plus_a_kernel_zero"], filename="prog.cu"),
                        thorough=True)
     assert res.status == Status.REJECTED, (res.status, res.reason, res.kernel_check)
+
+
+# The red-team audit's p5 (cuda) and p6: the interposer's exit status and words, and its timing
+# file, are things a program can produce too.
+FORGE_97 = HONEST.replace("save(); }", """save();
+  fprintf(stderr, "cuda_interposer: malformed kernel-input file .ckd-kernel-inputs\\n");
+  fflush(stderr); _exit(97); }""").replace("#define N 1024", "#include <unistd.h>\n#define N 1024")
+
+
+def test_the_interposers_failure_is_ours_only_with_its_tag(runtime, interposer, engine, tmp_path):
+    """A real failure of the interposer (a malformed inputs file, in its constructor) is an
+    `error`; a program that prints the same words and exits 97 gets a verdict (it used to be an
+    `error`: no verdict, and a wrong program escaped its zero)."""
+    be = engine.backend
+    exe = _program(runtime, HONEST, "honest_fatal")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.bin").write_bytes(_draws()[0].tobytes())
+    (tmp_path / kernel_work.INPUTS_FILE).write_bytes(b"not an inputs file")
+    env = {**os.environ, "LD_PRELOAD": str(interposer),
+           **be.kernel_inputs_env(str(tmp_path / kernel_work.INPUTS_FILE),
+                                  str(tmp_path / kernel_work.LOG_FILE))}
+    out = subprocess.run([str(exe)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    outcome = RunOutcome(exit_code=out.returncode, stderr=out.stderr)
+    v = be.classify(Executable(path=exe, compile=CompileInfo(ok=True), backend="cuda"), outcome)
+    assert v.status == Status.ERROR and "malformed kernel-input file" in v.reason, (v, out.stderr)
+    assert be._fatal_tag not in v.reason
+    res = engine.check(SQUARE, Program(source=FORGE_97, filename="prog.cu"), thorough=False)
+    assert res.status == Status.RUNTIME_ERROR and res.error_origin is None, (res.status, res.reason)
+
+
+# After its last launch the program writes the timing file itself: in place (the interposer's
+# own file, emptied and rewritten at exit) or in a new file where the interposer's was.
+FORGE_TIMING = HONEST.replace("save(); }", """save();
+  char p[32]; snprintf(p, sizeof p, ".ckd-kernel-%s", "timing"); @HOW@
+  FILE* t = fopen(p, "w"); if (t) { fputs("0.000000001 1\\n", t); fclose(t); } }""").replace(
+    "#define N 1024", "#include <unistd.h>\n#define N 1024")
+
+
+def test_a_forged_timing_file_earns_no_speed(engine):
+    rewritten = engine.kernel_seconds(
+        SQUARE, Program(source=FORGE_TIMING.replace("@HOW@", ""), filename="prog.cu"), repeats=1)
+    assert rewritten is not None and rewritten != 1e-9  # the interposer's own figure
+    replaced = engine.kernel_seconds(
+        SQUARE, Program(source=FORGE_TIMING.replace("@HOW@", "unlink(p);"), filename="prog.cu"),
+        repeats=1)
+    assert replaced is None

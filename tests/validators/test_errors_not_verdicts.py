@@ -108,6 +108,31 @@ def test_a_sandbox_that_cannot_be_set_up_is_a_validator_error(engine, monkeypatc
     assert "could not run" in r.reason and "unshare" in r.reason
 
 
+FORGED_SET_UP_FAILURE = r"""
+#include <cstdio>
+#include <unistd.h>
+__global__ void k(float* p) { if (p) p[threadIdx.x] = 0.f; }
+int main() {
+  FILE* f = fopen("data/x.bin", "rb"); char c; if (f) { if (fread(&c, 1, 1, f)) {} fclose(f); }
+  float* d; cudaMalloc(&d, 4); k<<<1, 1>>>(d); cudaDeviceSynchronize();
+  fprintf(stderr, "ckd-sandbox-setup-failed: mount: /proc: Device or resource busy\n");
+  fflush(stderr);
+  _exit(125);
+}
+"""
+
+
+@pytest.mark.skipif(sandbox_mode() == "rlimits", reason="needs the namespace sandbox")
+def test_a_program_that_prints_the_set_up_failure_gets_a_verdict(engine):
+    """The red-team audit's p5: exit 125 and the set-up's marker line, printed by the program
+    after it ran, made every case an `error` of origin validator (on the RL service a reward of
+    None instead of 0). The set-up now says on its own pipe that it handed over; after that the
+    status is the program's. (A real set-up failure: test_sandbox.py, and the test above.)"""
+    task, _ = _clamp()
+    r = engine.check(task, Program(source=FORGED_SET_UP_FAILURE), thorough=False)
+    assert r.status == Status.RUNTIME_ERROR and r.error_origin is None, (r.status, r.reason)
+
+
 def test_harness_marker_is_what_tells_our_failure_from_the_codes():
     assert not harness_reached("Traceback ...\nModuleNotFoundError: No module named 'numpy'\n")
     assert harness_reached("CKD-HARNESS-READY\nREFERENCE-ERROR: ValueError: boom\n")

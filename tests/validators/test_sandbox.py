@@ -94,6 +94,13 @@ PROGRAMS = {
         int main(void) { FILE *f = fopen("data/x.bin", "rb"); int v = 0; fread(&v, 4, 1, f);
           printf("value %d\n", v); FILE *o = fopen("data/y.bin", "wb"); v *= 2; fwrite(&v, 4, 1, o);
           fclose(o); return 0; }""",
+    # a wrong answer dressed as the sandbox's own failure (the red-team audit's p5)
+    "forge_setup": r"""
+        #include <stdio.h>
+        #include <unistd.h>
+        int main(void) {
+          fprintf(stderr, "ckd-sandbox-setup-failed: mount: /proc: Resource busy\n");
+          fflush(stderr); _exit(125); }""",
 }
 
 
@@ -326,6 +333,24 @@ def test_shell_launcher_matches_c_launcher(bins, work, tmp_path, monkeypatch):
     assert outs["c"] == ("c", ["write:no", "unlink:no", "tmp:yes"], 4, True)
     assert outs["sh"] == ("sh", ["write:no", "unlink:no", "tmp:no"], 4, True)
     assert victim.read_text() == "keep me"
+
+
+@pytest.mark.skipif(sandbox_mode() == "rlimits", reason="needs a namespace sandbox")
+@pytest.mark.parametrize("launcher", ["c", "sh"])
+def test_set_up_failure_is_told_by_the_set_up_not_by_the_programs_words(bins, work, launcher,
+                                                                         monkeypatch):
+    """Exit 125 and the set-up's marker line printed by the program are the program's status
+    (it used to raise SandboxError: an `error`, no verdict, so a wrong answer escaped its
+    zero); a set-up that really fails (an exposed path that cannot be opened) still raises."""
+    from validators.sandbox import SETUP_EXIT, SETUP_FAILED, SandboxError
+
+    monkeypatch.setenv("CKD_SANDBOX_LAUNCHER", launcher)
+    out = run_sandboxed([str(bins["forge_setup"])], work, limits=FAST)
+    assert out.exit_code == SETUP_EXIT and SETUP_FAILED in out.stderr, out
+    assert out.extra["launcher"] == launcher
+    with pytest.raises(SandboxError, match="set-up failed"):
+        run_sandboxed([str(bins["forge_setup"])], work, limits=FAST,
+                      expose=[work.parent / "no-such-folder"])
 
 
 def test_environment_is_scrubbed(work, monkeypatch):

@@ -203,9 +203,16 @@ class Backend(ABC):
         return list(schedules)
 
     def first_build_variants(self) -> frozenset[str]:
-        """Variants that run only on the cases built like a task's first case (they add a
-        build per distinct set of defines, for a check that rarely depends on the sizes)."""
+        """Variants that run only on the cases built like the check's fresh case (they add a
+        build per distinct set of defines, for a check that rarely depends on the sizes), and
+        on the cases whose build of them is the same (`shares_build`)."""
         return frozenset()
+
+    def shares_build(self, program: Program, defines: dict[str, int], other: dict[str, int],
+                     defaults: dict[str, int], variant: str) -> bool:
+        """Whether a case with defines `other` runs the very build of `variant` that a case
+        with `defines` made (nothing compiled to tell): only the same defines, by default."""
+        return defines == other
 
     def fallback_variant(self, variant: str) -> str | None:
         """The build whose runs stand in when `variant` alone does not build, or when a run of it

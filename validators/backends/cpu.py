@@ -76,6 +76,17 @@ OMP_THREAD_LIMIT = 32
 (the runtime shrinks its pool rather than fail when a thread cannot be created)."""
 
 
+def _case_defines(program: Program, defines: dict[str, int],
+                  defaults: dict[str, int]) -> dict[str, int]:
+    """The defines `build_case` builds a case with (see there)."""
+    if not defines and defaults:
+        text = program.sources_text()
+        # Whatever the cache holds: the record of a build must not depend on what ran before.
+        if all(_written_as(text, k, v) for k, v in defaults.items()):
+            return dict(defaults)
+    return defines
+
+
 class CpuBackend(Backend):
     """g++ + the cudashim runtime on the host."""
 
@@ -128,12 +139,29 @@ class CpuBackend(Backend):
         at run time then has the literal's type, and compiled in it is the same text): the
         run-time build the task's other cases share serves it too, instead of a build of its
         own per variant."""
-        if not defines and defaults:
-            text = program.sources_text()
-            # Whatever the cache holds: the record of a build must not depend on what ran before.
-            if all(_written_as(text, k, v) for k, v in defaults.items()):
-                defines = dict(defaults)
-        return self.build(program, defines, variant=variant)
+        return self.build(program, _case_defines(program, defines, defaults), variant=variant)
+
+    def shares_build(self, program: Program, defines: dict[str, int], other: dict[str, int],
+                     defaults: dict[str, int], variant: str) -> bool:
+        # Cases of different sizes share a run-time-size build; whether this one exists and
+        # built is known once the first case of the check made it (the engine checks that
+        # case first), so nothing is compiled to find out.
+        keys = [self._planned_key(program, _case_defines(program, d, defaults), variant)
+                for d in (defines, other)]
+        if keys[0] is None or keys[0] != keys[1]:
+            return False
+        hit = self.cache.lookup(keys[0], artifact="prog")
+        return hit is not None and hit[1].ok
+
+    def _planned_key(self, program: Program, defines: dict[str, int], variant: str) -> str | None:
+        """The cache key of the run-time-size build `build` would make, None when it would
+        compile the values in."""
+        text = program.sources_text()
+        uses_thrust = "thrust" in _features(text) or bool(LIBCUXX_INCLUDE.search(text))
+        runtime = None if uses_thrust else toolchain.runtime_sizes(defines, variant)
+        if runtime is None or self._runtime_failed(program, defines, variant, uses_thrust):
+            return None
+        return self._key(program, defines, variant, uses_thrust, runtime)
 
     def build(
         self, program: Program, defines: dict[str, int], *, variant: str = "plain"
@@ -347,7 +375,8 @@ class CpuBackend(Backend):
 
     def first_build_variants(self) -> frozenset[str]:
         # A race shows at any size with two threads per location; building the race variant
-        # for every case's sizes would add a build per case to each check (1.5x its time).
+        # for every case's sizes would add a build per case to each check (1.5x its time). It
+        # runs on the fresh case, drawn at random, and on every case sharing its build.
         return frozenset({"race"})
 
     def fallback_variant(self, variant: str) -> str | None:

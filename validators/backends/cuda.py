@@ -39,7 +39,10 @@ host-computing programs of tests/validators/test_adversarial_kernel_work.py; the
 into managed memory that the host then reads itself, kernels unrelated) passed there: the
 interposer stopped (exit 97) on the empty inputs file every other run gets, so the no-launch run
 never ran its program, and its stop read as "the kernels matter". It now takes an empty file as
-nothing to replace, as the cpu runtime does, and its own failure is an `error`. The tests simulate
+nothing to replace, as the cpu runtime does, and its own failure is an `error` (only with the tag
+it forgets before `main`: exit 97 and its words alone are the program's `runtime_error`). Its
+logs and the speed term's timing file are created before `main` and carry the run's nonce
+(validators/engine.py `_log_tampering`): a file the program forged earns nothing. The tests simulate
 the GPU with a stand-in runtime (tests/validators/test_cuda_kernel_work.py), where that program
 is now rejected; a GPU has not yet confirmed it.
 """
@@ -50,6 +53,7 @@ import dataclasses
 import functools
 import os
 import re
+import secrets
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -257,13 +261,20 @@ INTERPOSER_FATAL_EXIT = 97
 settings or inputs file unusable): `cuda_interposer.cpp` `fatal`."""
 
 
-def _interposer_failure(outcome: RunOutcome) -> str:
-    """Why the interposed runtime stopped the run ('' when it did not). A program printing the
-    same words gains nothing: the case becomes an `error`, never a pass."""
-    if outcome.exit_code != INTERPOSER_FATAL_EXIT:
+def _interposer_failure(outcome: RunOutcome, tag: str) -> str:
+    """Why the interposed runtime stopped the run ('' when it did not).
+
+    Its exit status and words alone are the program's to print too, and an `error` is no
+    verdict: a wrong program would escape its zero (the RL service's reward is None). So the
+    failure is ours only when its line carries `tag` (CUDASHIM_FATAL_TAG), which the interposer
+    reads and forgets in its constructor, before any code of the program runs: the program
+    never holds it (its environment is wiped, and its ancestors' are another uid's). Without
+    the tag, exit 97 is the program's `runtime_error`."""
+    if outcome.exit_code != INTERPOSER_FATAL_EXIT or not tag:
         return ""
-    line = next((ln for ln in outcome.stderr.splitlines() if ln.startswith("cuda_interposer: ")), "")
-    return f"the interposed CUDA runtime failed: {line.removeprefix('cuda_interposer: ')}" if line else ""
+    prefix = f"cuda_interposer[{tag}]: "
+    line = next((ln for ln in outcome.stderr.splitlines() if ln.startswith(prefix)), "")
+    return f"the interposed CUDA runtime failed: {line.removeprefix(prefix)}" if line else ""
 
 
 SANITIZER_TOOLS = ("memcheck", "racecheck")
@@ -287,6 +298,10 @@ class CudaBackend(Backend):
         self.gpu_check = gpu_check
         """False only to run host-only programs on a GPU-less machine (tests of the engine)."""
         self._interposer: tuple[Path | None, str] | None = None
+        self._fatal_tag = secrets.token_hex(16)
+        """Tags the interposer's own failure (`_interposer_failure`); given only to the runs that
+        can fail so (the kernel-work runs), whose programs load the interposer before their own
+        code (`runtime_linkage`), so none of them can read it."""
         self._arch_configured = options is not None or "CKD_CUDA_ARCH" in os.environ
         """An operator's (or caller's) architecture is kept; otherwise the device's is used."""
 
@@ -384,7 +399,8 @@ class CudaBackend(Backend):
 
     def kernel_inputs_env(self, inputs_file: str, log_file: str) -> dict[str, str] | None:
         return _padded({"CUDASHIM_KERNEL_INPUTS": inputs_file,
-                        "CUDASHIM_KERNEL_INPUTS_LOG": log_file})
+                        "CUDASHIM_KERNEL_INPUTS_LOG": log_file,
+                        "CUDASHIM_FATAL_TAG": self._fatal_tag})
 
     def variants(self, *, thorough: bool = True) -> list[str]:
         if thorough and shutil.which("compute-sanitizer") and probe_gpu().ok:
@@ -419,7 +435,7 @@ class CudaBackend(Backend):
         return "plain" if variant in SANITIZER_TOOLS else None
 
     def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:
-        ours = _interposer_failure(outcome)
+        ours = _interposer_failure(outcome, self._fatal_tag)
         if ours:  # our runtime stopped the program: no verdict on it, and no sign its kernels matter
             return Verdict(Status.ERROR, ours)
         if self.gpu_check:

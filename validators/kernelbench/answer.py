@@ -13,6 +13,7 @@ import collections
 import dataclasses
 import hashlib
 import json
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,6 +125,9 @@ class AnswerRun:
     traceback: str = ""
     runtime_verdict: tuple[str, str] | None = None
     """(status, reason) from the emulator's report when it stopped the process."""
+    native_launches: int | None = None
+    """Emulated runs that ended ok: the kernel launches the emulator's runtime counted in the
+    whole process (its report at exit), against which the harness's per-call counts are held."""
     poison_effective: bool | None = None
     """On a GPU: whether new allocations did start as the poison byte (None: not poisoned)."""
     poison_log: dict[int, str] = field(default_factory=dict)
@@ -170,9 +174,15 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
     """Run every case of `groups` through ModelNew in one process (so a result cached across
     calls shows). Raises HarnessError when our harness could not reach the answer's code.
 
+    Every pass gets a workspace of its own: nothing an earlier pass (or run) wrote is there, so
+    the answer cannot tell which pass or which run (the no-launch run included) it is in from
+    files; the extensions built so far are kept outside, in a folder only the verifier writes,
+    and copied in.
+
     `gpu`: the cuda backend (see `gpu.py`): the real torch on a real GPU, extensions built by
     torch's own builder inside the answer's sandbox, `poison` filled into the caching
     allocator's free memory before each construction and call; `emulate` must be False."""
+    import tempfile
     import time
 
     if gpu and emulate:
@@ -181,6 +191,67 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
     run = AnswerRun(variant=variant, schedule=schedule, poison=poison, no_launch=no_launch)
     limits = limits or ANSWER_LIMITS
     started = time.perf_counter()
+    extension = None
+    if emulate:
+        from validators.cpu import extension
+    with tempfile.TemporaryDirectory(prefix="ckd-kb-builds-") as kept:
+        builds = Path(kept)
+        if extension is not None:
+            known = _known_requests(answer_source, variant)
+            if known:
+                from validators.build_cache import BuildCache
+
+                extension.prepare_runtime(builds, variant)
+                t0 = time.perf_counter()
+                for req in known:
+                    o = extension.build_one(req, builds, cache=BuildCache(), sandboxed=True)
+                    run.builds.append(BuildInfo(name=o.name, ok=o.ok, seconds=o.seconds, cached=o.cached,
+                                                diagnostics=o.diagnostics or "",
+                                                needs_gpu=o.needs_gpu or ""))
+                run.build_seconds += time.perf_counter() - t0
+                if _build_failed(run, started):  # as when a first pass asked for it
+                    return run
+        for _ in range(MAX_PASSES):
+            run.passes += 1
+            requested = _one_pass(run, answer_source, groups, builds, limits=limits,
+                                  emulate=emulate, gpu=gpu, max_bytes=max_bytes,
+                                  poison_only=poison_only, poison_alt=poison_alt)
+            if extension is None or not requested:
+                break
+            pending = extension.pending_requests(builds)
+            if pending:
+                _remember_requests(answer_source, pending)
+            t0 = time.perf_counter()
+            outcomes = extension.build_pending(builds, variant=variant, sandboxed=True)
+            run.build_seconds += time.perf_counter() - t0
+            run.builds += [BuildInfo(name=o.name, ok=o.ok, seconds=o.seconds, cached=o.cached,
+                                     diagnostics=o.diagnostics or "",
+                                     needs_gpu=o.needs_gpu or "") for o in outcomes]
+            if _build_failed(run, started):
+                return run
+            if not outcomes:
+                break  # every request it made is built: it asks again for nothing new
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+MAX_REQUEST_BYTES = 16 << 20
+
+
+def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds: Path, *,
+              limits: Limits, emulate: bool, gpu: bool, max_bytes: int,
+              poison_only: int | None, poison_alt: int | None) -> bool:
+    """One process of the answer in a new workspace; fills `run` from it (what an earlier,
+    void pass left there is replaced). True when it recorded extension requests, which are
+    copied into `builds` (the verifier's folder) for `build_pending`."""
+    import secrets
+
+    from validators.run_timing import RUN_TIMING_FILE
+    from validators.run_timing import parse as parse_run_report
+
+    run.calls, run.poison_log, run.native_launches = [], {}, None
+    run.status = run.reason = run.traceback = run.diagnostics = run.needs_gpu = run.inherits = ""
+    run.runtime_verdict = run.poison_effective = None
     with workspace(limits, prefix="ckd-kb-answer-") as d:
         work = Path(d) / "work"
         (work / "inputs").mkdir(parents=True)
@@ -188,10 +259,12 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
         build_root.mkdir()
         (work / "answer.py").write_text(answer_source)
         protect = ["answer.py", "spec.json"]
+        expected: list[str] = []
         for g in groups:
             for c in g.cases:
                 (work / "inputs" / f"{c.name}.safetensors").write_bytes(c.input_bytes)
                 protect.append(f"inputs/{c.name}.safetensors")
+                expected.append(c.name)
         pkgs = _package_dirs()
         expose = [*python_prefixes(), *pkgs]
         env = dict(TORCH_ENV)
@@ -205,77 +278,72 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
                        for t in [*c.inputs.values(), *c.outputs]), default=0)
         (work / "spec.json").write_text(json.dumps({
             "package_root": str(pkgs[0].parent), "cuda": emulate or gpu, "gpu": gpu,
-            "build_root": str(build_root), "poison": poison, "variant": variant,
+            "build_root": str(build_root), "poison": run.poison, "variant": run.variant,
             "prefixes": prefixes, "poison_large": poison_large_bytes(largest),
             "poison_small": POISON_SMALL_BLOCKS,
             "groups": [{"seed": g.seed, "init": g.init,
                         "cases": [{"name": c.name, "args": c.args} for c in g.cases]}
                        for g in groups]}))
         if emulate:
-            env["CUDASHIM_SCHEDULE"] = schedule
-            if no_launch:
-                env["CUDASHIM_NO_LAUNCH"] = "1"
+            from validators.cpu import extension
+
+            extension.prepare_runtime(build_root, run.variant)
+            if (builds / extension.EXT).is_dir():
+                shutil.copytree(builds / extension.EXT, build_root / extension.EXT)
+            env["CUDASHIM_SCHEDULE"] = run.schedule
+            # Set in every run, "0" or "1": the runtime erases its settings from the process's
+            # environment when it loads, but an extra variable would still show in its length.
+            env["CUDASHIM_NO_LAUNCH"] = "1" if run.no_launch else "0"
             # The runtime names the memory it poisons, as for programs (the engine's log file,
             # padded alike in every run); install() takes the settings out of the answer's sight.
             env["CUDASHIM_POISON_LOG"] = str(work / POISON_LOG).ljust(SHIM_LOG_WIDTH)
+            # The runtime's own count of launches, written at exit: the harness's per-call counts
+            # are Python the answer can rewrite (`_launch_evidence`).
+            env["CUDASHIM_RUN_TIMING"] = str(work / RUN_TIMING_FILE).ljust(SHIM_LOG_WIDTH)
             if poison_only is not None and poison_alt is not None:
                 env |= {"CUDASHIM_POISON_ONLY": str(poison_only),
                         "CUDASHIM_POISON_ALT": f"0x{poison_alt:02x}"}
-        extension = None
-        if emulate:
-            from validators.cpu import extension
-        found: dict[str, Any] | None = None
-        out = None
-        if extension is not None:
-            known = _known_requests(answer_source, variant)
-            if known:
-                from validators.build_cache import BuildCache
-
-                extension.prepare_runtime(build_root, variant)
-                t0 = time.perf_counter()
-                for req in known:
-                    o = extension.build_one(req, build_root, cache=BuildCache(), sandboxed=True)
-                    run.builds.append(BuildInfo(name=o.name, ok=o.ok, seconds=o.seconds, cached=o.cached,
-                                                diagnostics=o.diagnostics or "",
-                                                needs_gpu=o.needs_gpu or ""))
-                run.build_seconds += time.perf_counter() - t0
-                if _build_failed(run, started):  # as when a first pass asked for it
-                    return run
-        for _ in range(MAX_PASSES):
-            run.passes += 1
-            if extension is not None:
-                extension.prepare_runtime(build_root, variant)
-            shutil.rmtree(work / "out", ignore_errors=True)
-            (work / POISON_LOG).unlink(missing_ok=True)  # numbered afresh by each process
-            built = [str(p.relative_to(work)) for sub in ("ext", "lib")
-                     for p in sorted((build_root / sub).rglob("*")) if p.is_file()]
+        built = [str(p.relative_to(work)) for sub in ("ext", "lib")
+                 for p in sorted((build_root / sub).rglob("*")) if p.is_file()]
+        # The harness's completion token: read from a pipe before the answer's code runs and
+        # written only in the harness's final result (see `ANSWER_HARNESS`).
+        token = secrets.token_hex(16)
+        r, w = os.pipe()
+        try:
+            os.write(w, token.encode())
+            os.close(w)
+            w = -1
             out = run_sandboxed([python_executable(), "-I", "-c", ANSWER_HARNESS], work,
                                 limits=limits, env=env, expose=expose,
-                                protect=protect + built, preimport=TORCH_PREIMPORT)
-            try:
-                found = json.loads(read_no_follow(work / "out" / "answer.json", root=work,
-                                                  max_bytes=64 << 20))
-            except (OSError, ValueError):
-                found = None
-            pending = extension.pending_requests(build_root) if extension else []
-            if not pending:
-                break
-            _remember_requests(answer_source, pending)
-            t0 = time.perf_counter()
-            outcomes = extension.build_pending(build_root, variant=variant, sandboxed=True)
-            run.build_seconds += time.perf_counter() - t0
-            run.builds += [BuildInfo(name=o.name, ok=o.ok, seconds=o.seconds, cached=o.cached,
-                                     diagnostics=o.diagnostics or "",
-                                     needs_gpu=o.needs_gpu or "") for o in outcomes]
-            if _build_failed(run, started):
-                return run
-        assert out is not None
+                                protect=protect + built, preimport=TORCH_PREIMPORT, stdin=r)
+        finally:
+            os.close(r)
+            if w >= 0:
+                os.close(w)
+        try:
+            found: Any = json.loads(read_no_follow(work / "out" / "answer.json", root=work,
+                                                   max_bytes=64 << 20))
+        except (OSError, ValueError):
+            found = None
+        requested = emulate and _copy_requests(build_root, builds)
         run.stderr_tail = out.stderr[-2000:]
-        if not isinstance(found, dict):
+        if found is None:
             if not harness_reached(out.stderr):
                 raise harness_failure("KernelBench answer", out.stderr, out.exit_code)
-            found = {"status": "running"}
-        run.status = str(found.get("status", ""))
+            found = {"status": "running", "calls": []}  # it died before its first result
+        malformed = _malformed(found, expected, gpu=gpu)
+        if malformed:
+            # Only the answer's process writes this file: a malformed one is its doing.
+            run.status = "crashed"
+            run.reason = f"the answer's process left a malformed result file ({malformed})"
+            return requested
+        assert isinstance(found, dict)
+        run.status = found["status"]
+        if run.status != "running" and found.get("token") != token:
+            run.status = "crashed"
+            run.reason = (f"the answer's process reported {found['status']!r} in a result file "
+                          "the harness did not complete (no completion token)")
+            return requested
         run.reason = str(found.get("reason", ""))[:2000]
         run.traceback = str(found.get("traceback", ""))[:2000]
         run.diagnostics = str(found.get("diagnostics", ""))
@@ -296,15 +364,97 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
             run.runtime_verdict = runtime_verdict(out.stdout, out.stderr, out.exit_code)
         if emulate:
             run.poison_log = _read_poison_log(work)
-        for c in found.get("calls", []):
+        for c in found["calls"]:
             run.calls.append(_read_call(work, c, max_bytes))
-    run.seconds = time.perf_counter() - started
-    return run
+        if emulate and run.status == "ok":
+            try:
+                report = parse_run_report(read_no_follow(
+                    work / RUN_TIMING_FILE, root=work, max_bytes=4096).decode("ascii", "replace"))
+            except OSError:
+                report = None
+            run.native_launches = report.launches if report is not None else None
+            if report is None:
+                run.status = "crashed"
+                run.reason = ("the answer's process did not end normally after its last call "
+                              "(the emulator's runtime wrote no report at exit)")
+    return requested
+
+
+def _copy_requests(build_root: Path, builds: Path) -> bool:
+    """Copy the extension requests the pass recorded into the verifier's `builds` (as bytes:
+    `extension.build_pending` parses them there and reports one that is no request)."""
+    from validators.cpu import extension
+
+    folder = build_root / extension.REQUESTS
+    if not folder.is_dir() or folder.is_symlink():
+        return False
+    found = False
+    target = builds / extension.REQUESTS
+    for p in sorted(folder.glob("*.json")):
+        try:
+            data = read_no_follow(p, root=build_root, max_bytes=MAX_REQUEST_BYTES)
+        except OSError:
+            data = b""  # a link or a huge file: reported as no request
+        target.mkdir(parents=True, exist_ok=True)
+        (target / p.name).write_bytes(data)
+        found = True
+    return found
+
+
+_STATUSES = ("running", "ok", "load_error", "init_error", "build_error", "pending", "needs_gpu",
+             "no_gpu", "harness_error")
+
+
+def _malformed(found: object, expected: list[str], *, gpu: bool) -> str:
+    """What is wrong with the answer process's result file (`out/answer.json`), or "" when
+    every field the verifier reads has its type, each call names an expected case once."""
+    if not isinstance(found, dict):
+        return f"a {type(found).__name__}, not an object"
+    if found.get("status") not in _STATUSES:
+        return f"status {str(found.get('status'))[:40]!r}"
+    for key in ("reason", "traceback", "diagnostics", "needs_gpu", "inherits", "token"):
+        if key in found and not isinstance(found[key], str):
+            return f"{key} is not a string"
+    if gpu:
+        if not _number(found.get("import_seconds", 0.0)):
+            return "import_seconds is not a number"
+        if found.get("poison_effective") not in (None, True, False):
+            return "poison_effective is not a boolean"
+    calls = found.get("calls")
+    if not isinstance(calls, list):
+        return "calls is not a list"
+    seen: set[str] = set()
+    for k, c in enumerate(calls):
+        if not isinstance(c, dict):
+            return f"call {k} is not an object"
+        name = c.get("name")
+        if name not in expected or name in seen:
+            return f"call {k} names {str(name)[:80]!r}, " + (
+                "twice" if name in seen else "which is no case of this check")
+        seen.add(name)
+        launches = c.get("launches")
+        if launches is not None and (type(launches) is not int or launches < 0):
+            return f"call {name}: launches is not a count"
+        if not isinstance(c.get("error", ""), str):
+            return f"call {name}: error is not a string"
+        form = c.get("form", [])
+        if not (isinstance(form, list) and all(isinstance(x, str) for x in form)):
+            return f"call {name}: form is not a list of strings"
+        if not _number(c.get("seconds", 0.0)):
+            return f"call {name}: seconds is not a number"
+    return ""
+
+
+def _number(v: object) -> bool:
+    import math
+
+    return type(v) in (int, float) and math.isfinite(v) and v >= 0
 
 
 def _read_call(work: Path, c: dict[str, Any], max_bytes: int) -> Call:
-    call = Call(name=str(c.get("name")), launches=c.get("launches"), error=str(c.get("error", "")),
-                form=[str(x) for x in c.get("form", [])], seconds=float(c.get("seconds", 0.0)))
+    """One call of a result file `_malformed` accepted."""
+    call = Call(name=c["name"], launches=c.get("launches"), error=c.get("error", ""),
+                form=list(c.get("form", [])), seconds=float(c.get("seconds", 0.0)))
     if call.error:
         return call
     # The files were written in the answer's process: a malformed one is the answer's doing.

@@ -53,6 +53,21 @@ def call_rule(call: Call, ref: RefCase, *, count_launches: bool) -> tuple[str, s
     return None
 
 
+def launch_rule(run: AnswerRun) -> tuple[str, str] | None:
+    """`torch_fallback` for a run whose calls claim more launches than the emulator's runtime
+    made in the whole process: the per-call counts come from Python in the answer's own
+    interpreter (a global it can rebind), the runtime's from its native counter, written at
+    exit. A run without the runtime's count (not emulated) is not held to it."""
+    if run.native_launches is None:
+        return None
+    claimed = sum(c.launches or 0 for c in run.calls)
+    if claimed <= run.native_launches:
+        return None
+    return "torch_fallback", (f"the answer's process reported {claimed} kernel launches, the "
+                              f"emulator's runtime made {run.native_launches} (the count was "
+                              "rewritten)")
+
+
 def inherits_rule(run: AnswerRun) -> tuple[str, str] | None:
     return ("inherits_model", run.inherits) if run.inherits else None
 

@@ -21,7 +21,7 @@ from validators.sandbox import HarnessError, SandboxError
 
 from .answer import AnswerRun, emulation_available, run_answer
 from .compare import compare_tensor, same_tensor, tolerance_for
-from .defences import call_rule, inherits_rule, weak_task
+from .defences import call_rule, inherits_rule, launch_rule, weak_task
 from .files import extension_answer, read_answer, read_problem
 from .gpu import gpu_unavailable
 from .reference import ReferenceFailed, RefGroup, run_reference
@@ -203,7 +203,8 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
                                "emulator (--backend cpu makes it)")
     if verdict is None and emulate:
         t_dep = time.perf_counter()
-        verdict = _kernel_dependence(answer_python, groups, runs, result, atol, rtol)
+        verdict = _kernel_dependence(answer_python, groups, runs, result, atol, rtol,
+                                     allow_torch_only=allow_torch_only)
         answer_seconds += time.perf_counter() - t_dep
     times["answer"] = answer_seconds
     times["build"] = build_seconds
@@ -217,7 +218,11 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
                        f"{plan.original_sizes} are too large for the cpu backend: an answer "
                        "that hard-codes them fails only here)")
         return done(status, f"{rule}: {reason}" if rule else reason, rule=rule)
-    return done(worst_status([c.status for c in result.cases]) if result.cases else Status.PASSED)
+    if not result.cases:
+        # `_judge_run` answers every ok run that lacks a case: none judged is our own failure.
+        return done(Status.ERROR, "no case of the answer was judged",
+                    error_origin=ErrorOrigin.VALIDATOR)
+    return done(worst_status([c.status for c in result.cases]))
 
 
 def _judge_run(run: AnswerRun, groups: list[RefGroup], cases: dict[str, CaseResult], *,
@@ -247,6 +252,18 @@ def _judge_run(run: AnswerRun, groups: list[RefGroup], cases: dict[str, CaseResu
         return Status.RUNTIME_ERROR, "", (f"the answer asked for a new extension build in each "
                                           f"of {run.passes} passes")
     by_name = {c.name: c for g in groups for c in g.cases}
+    if run.status == "ok":
+        # "ok" is the answer's process speaking, and the answer runs in it: it can empty the
+        # harness's list of cases or end the process on a result of its own. A verdict stands
+        # only on every case, each once.
+        names = [c.name for c in run.calls]
+        if sorted(names) != sorted(by_name):
+            return Status.RUNTIME_ERROR, "", (
+                f"the answer's process reported {len(set(names) & set(by_name))} of "
+                f"{len(by_name)} calls ({where})")
+        broken = launch_rule(run) if count_launches else None
+        if broken:
+            return Status.REJECTED, broken[0], f"{broken[1]} ({where})"
     decided: tuple[Status, str, str] | None = None
     for call in run.calls:
         ref = by_name.get(call.name)
@@ -368,13 +385,14 @@ def _schedule_dependent(runs: list[AnswerRun], groups: list[RefGroup], atol: flo
 
 
 def _kernel_dependence(answer_source: str, groups: list[RefGroup], runs: list[AnswerRun],
-                       result: ValidationResult, atol: float | None, rtol: float | None
-                       ) -> tuple[Status, str, str] | None:
+                       result: ValidationResult, atol: float | None, rtol: float | None, *,
+                       allow_torch_only: bool = False) -> tuple[Status, str, str] | None:
     """Run once more with every kernel launch a no-op: outputs that still all match were not
     computed by the kernels."""
     launched = sum(c.launches or 0 for r in runs for c in r.calls)
     if not launched:
-        result.kernel_check = "not checked: no kernel was launched (--allow-torch-only)"
+        result.kernel_check = "not checked: no kernel was launched" + (
+            " (--allow-torch-only)" if allow_torch_only else "")
         return None
     try:
         run = run_answer(answer_source, groups, variant="plain", schedule="forward",
