@@ -12,7 +12,6 @@ cases and the machine's drift hits both; `cpu` is this process's CPU seconds plu
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
 import sys
 import tempfile
@@ -20,10 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-
-def _cpu() -> float:
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+from benchmarks.bench_check_cost import _cpu  # noqa: E402  (this process's CPU and its children's)
 
 
 def main() -> int:

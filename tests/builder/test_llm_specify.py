@@ -88,10 +88,10 @@ def test_repair_round_feeds_the_verdict_back_and_keeps_the_fixed_program(tmp_pat
 def test_repair_prompt_withholds_the_fresh_case(tmp_path: Path) -> None:
     # The wrong program fails every case (its first element is off by one), the fresh one
     # (whichever the seed drew) included; it prints an input to stderr.
-    printing = wrong_add().replace(
+    printing = right_add().replace(
         '    write_file("data/c.bin"',
         '    fprintf(stderr, "a[0] = %.9g\\n", a[0]);\n    c[0] += 1.0f;\n    write_file("data/c.bin"', 1)
-    assert printing != wrong_add()
+    assert printing != right_add()
 
     def respond(body: dict) -> Answer:
         if is_repair(body):
