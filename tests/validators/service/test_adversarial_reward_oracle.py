@@ -208,7 +208,12 @@ def test_a_lookup_table_learned_from_answers_fails_the_fresh_case(client):
     fresh = [c for c in replay["cases"] if c["fresh"]]
     assert len(fresh) == 1
     assert replay["status"] in ("failed", "rejected"), replay["reason"]
-    assert fresh[0]["status"] == "failed"
+    # The table has no entry for the fresh case's key: its default answer is wrong (failed), or,
+    # when the default happens to be the drawn case's answer, the kernel-work run still sees
+    # that answer stay put while the device's inputs change (rejected).
+    assert fresh[0]["status"] == "failed" or (
+        fresh[0]["status"] == "rejected"
+        and "outputs do not depend on the kernels" in fresh[0]["reason"]), fresh[0]
     # The published cases could be learned (their seeds are public anyway): the case drawn for
     # the request stops the table, and so does the kernel-work run where a published case's
     # answer stays put while the device's inputs change.
