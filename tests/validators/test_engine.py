@@ -149,7 +149,9 @@ def test_hostile_programs_get_clear_verdicts(shared, mutation, statuses, reason)
     if mutation == "mem_bomb" and _memory_cgroup_base() is None:
         pytest.skip("the cuda backend lifts RLIMIT_AS; without a memory cgroup RSS is unbounded")
     # (the cuda backend lifts the address-space limit; the memory cgroup bounds RSS instead)
-    tight = LIMITS.with_overrides(wall_seconds=4, rss_bytes=512 << 20, output_bytes=64 << 10)
+    # (a fork bomb spins on every core until the wall clock stops it: two seconds are enough)
+    tight = LIMITS.with_overrides(wall_seconds=2 if mutation == "fork_bomb" else 4, rss_bytes=512 << 20,
+                                  output_bytes=64 << 10)
     res = _engine(shared, mutation, limits=tight).check(vecadd_task(cases=1), MUTANT)
     assert res.status in statuses and re.search(reason, res.reason), res.reason
 
