@@ -182,7 +182,8 @@ def test_infinite_loop_hits_cpu_limit(bins, work):
 
 def test_sleeping_program_hits_wall_clock(bins, work):
     out = run_sandboxed([str(bins["sleeper"])], work, limits=Limits(wall_seconds=1))
-    assert out.timed_out and out.exit_code is None and 1 <= out.seconds < 3
+    # (the upper bound leaves room for the kill and the reaping on a loaded machine)
+    assert out.timed_out and out.exit_code is None and 1 <= out.seconds < 10
 
 
 def test_memory_bomb_hits_address_space_limit(bins, work):
