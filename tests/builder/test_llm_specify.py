@@ -86,11 +86,12 @@ def test_repair_round_feeds_the_verdict_back_and_keeps_the_fixed_program(tmp_pat
 
 
 def test_repair_prompt_withholds_the_fresh_case(tmp_path: Path) -> None:
-    # The wrong program fails every case (its first element is off by one), the fresh one
-    # (whichever the seed drew) included; it prints an input to stderr.
+    # The wrong program fails every case, the fresh one (whichever the seed drew) included: its
+    # first element is a number no case's sum can be (off by one was right whenever the `edges`
+    # case drew a sum of 1e30, an infinity or a NaN). It prints an input to stderr.
     printing = right_add().replace(
         '    write_file("data/c.bin"',
-        '    fprintf(stderr, "a[0] = %.9g\\n", a[0]);\n    c[0] += 1.0f;\n    write_file("data/c.bin"', 1)
+        '    fprintf(stderr, "a[0] = %.9g\\n", a[0]);\n    c[0] = 12345.0f;\n    write_file("data/c.bin"', 1)
     assert printing != right_add()
 
     def respond(body: dict) -> Answer:
