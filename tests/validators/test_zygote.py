@@ -201,7 +201,18 @@ def test_a_zygote_dying_under_a_run_is_our_error(tmp_path: Path) -> None:
     assert z.modules == TORCH_PREIMPORT and z.alive()
 
     def kill_soon() -> None:
-        time.sleep(1.5)
+        # Once the zygote has forked the run (a fixed delay could kill it before the run was
+        # handed over on a loaded machine, and the run would then go to a fresh zygote).
+        children = Path(f"/proc/{z.proc.pid}/task/{z.proc.pid}/children")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if children.read_text().split():
+                    break
+            except OSError:
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)
         os.kill(z.proc.pid, signal.SIGKILL)
 
     threading.Thread(target=kill_soon, daemon=True).start()
