@@ -6,6 +6,7 @@ a `python -I -c` harness; one zygote per test process is started once (torch's i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -213,7 +214,8 @@ def test_a_zygote_dying_under_a_run_is_our_error(tmp_path: Path) -> None:
                 break
             time.sleep(0.05)
         time.sleep(0.3)
-        os.kill(z.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(z.proc.pid, signal.SIGKILL)
 
     threading.Thread(target=kill_soon, daemon=True).start()
     with pytest.raises(SandboxError, match="zygote"):
