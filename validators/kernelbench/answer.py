@@ -98,6 +98,11 @@ class Call:
     seconds: float
     outputs: list[torch.Tensor] | None = None
     inputs_after: dict[str, torch.Tensor] | None = None
+    torch_results: dict[int, tuple[torch.Tensor, str]] | None = None
+    """Per output, the nearest result PyTorch computed in the call from data no kernel wrote,
+    with its op (`provenance.py`); None where the run did not follow the data."""
+    torch_lost: bool = False
+    """The answer moved the dispatch mode that follows the data during this call."""
 
 
 @dataclass
@@ -170,7 +175,8 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
                schedule: str = "forward", poison: int | None = None, no_launch: bool = False,
                emulate: bool = True, limits: Limits | None = None,
                max_bytes: int = 1 << 30, poison_only: int | None = None,
-               poison_alt: int | None = None, gpu: bool = False) -> AnswerRun:
+               poison_alt: int | None = None, gpu: bool = False, follow: bool = False
+               ) -> AnswerRun:
     """Run every case of `groups` through ModelNew in one process (so a result cached across
     calls shows). Raises HarnessError when our harness could not reach the answer's code.
 
@@ -181,7 +187,9 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
 
     `gpu`: the cuda backend (see `gpu.py`): the real torch on a real GPU, extensions built by
     torch's own builder inside the answer's sandbox, `poison` filled into the caching
-    allocator's free memory before each construction and call; `emulate` must be False."""
+    allocator's free memory before each construction and call; `emulate` must be False.
+
+    `follow`: record what PyTorch computes by itself in each call (the `torch_result` rule)."""
     import tempfile
     import time
 
@@ -215,7 +223,7 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
             run.passes += 1
             requested = _one_pass(run, answer_source, groups, builds, limits=limits,
                                   emulate=emulate, gpu=gpu, max_bytes=max_bytes,
-                                  poison_only=poison_only, poison_alt=poison_alt)
+                                  poison_only=poison_only, poison_alt=poison_alt, follow=follow)
             if extension is None or not requested:
                 break
             pending = extension.pending_requests(builds)
@@ -240,7 +248,7 @@ MAX_REQUEST_BYTES = 16 << 20
 
 def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds: Path, *,
               limits: Limits, emulate: bool, gpu: bool, max_bytes: int,
-              poison_only: int | None, poison_alt: int | None) -> bool:
+              poison_only: int | None, poison_alt: int | None, follow: bool = False) -> bool:
     """One process of the answer in a new workspace; fills `run` from it (what an earlier,
     void pass left there is replaced). True when it recorded extension requests, which are
     copied into `builds` (the verifier's folder) for `build_pending`."""
@@ -280,7 +288,7 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
             "package_root": str(pkgs[0].parent), "cuda": emulate or gpu, "gpu": gpu,
             "build_root": str(build_root), "poison": run.poison, "variant": run.variant,
             "prefixes": prefixes, "poison_large": poison_large_bytes(largest),
-            "poison_small": POISON_SMALL_BLOCKS,
+            "poison_small": POISON_SMALL_BLOCKS, "follow": follow,
             "groups": [{"seed": g.seed, "init": g.init,
                         "cases": [{"name": c.name, "args": c.args} for c in g.cases]}
                        for g in groups]}))
@@ -442,6 +450,12 @@ def _malformed(found: object, expected: list[str], *, gpu: bool) -> str:
             return f"call {name}: form is not a list of strings"
         if not _number(c.get("seconds", 0.0)):
             return f"call {name}: seconds is not a number"
+        ops = c.get("torch_ops", {})
+        if not (isinstance(ops, dict) and all(isinstance(k, str) and k.isdigit()
+                                              and isinstance(v, str) for k, v in ops.items())):
+            return f"call {name}: torch_ops is not a map of output numbers to op names"
+        if c.get("torch_lost", False) not in (True, False):
+            return f"call {name}: torch_lost is not a boolean"
     return ""
 
 
@@ -454,7 +468,8 @@ def _number(v: object) -> bool:
 def _read_call(work: Path, c: dict[str, Any], max_bytes: int) -> Call:
     """One call of a result file `_malformed` accepted."""
     call = Call(name=c["name"], launches=c.get("launches"), error=c.get("error", ""),
-                form=list(c.get("form", [])), seconds=float(c.get("seconds", 0.0)))
+                form=list(c.get("form", [])), seconds=float(c.get("seconds", 0.0)),
+                torch_lost=bool(c.get("torch_lost", False)))
     if call.error:
         return call
     # The files were written in the answer's process: a malformed one is the answer's doing.
@@ -465,6 +480,14 @@ def _read_call(work: Path, c: dict[str, Any], max_bytes: int) -> Call:
             call.outputs = [outs[f"out{k}"] for k in range(len(outs))]
         call.inputs_after = load_tensors(read_no_follow(
             work / "out" / f"after-{call.name}.safetensors", root=work, max_bytes=max_bytes))
+        ops = c.get("torch_ops")
+        if ops and call.outputs is not None:
+            found = load_tensors(read_no_follow(work / "out" / f"torch-{call.name}.safetensors",
+                                                root=work, max_bytes=max_bytes))
+            call.torch_results = {int(k): (found[f"out{k}"], op) for k, op in ops.items()
+                                  if f"out{k}" in found}
+        elif "torch_ops" in c:
+            call.torch_results = {}
     except Exception as exc:  # safetensors raises its own error type for a malformed file
         call.error = f"its results could not be read back ({type(exc).__name__}: {exc})"[:800]
         call.outputs = call.inputs_after = None

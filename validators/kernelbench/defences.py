@@ -6,6 +6,9 @@ start of its reason:
 - `torch_fallback`: a forward call launched no kernel of the answer's extensions (PyTorch ops
   did the work, or a try/except fell back to them). `--allow-torch-only` lifts this rule only.
 - `inherits_model`: ModelNew inherits from a class named Model, or inherits its forward.
+- `torch_result`: in every forward call an output is, to the check's tolerance, a tensor
+  PyTorch computed in that call from data no kernel wrote (`provenance.py`): whatever the kernels
+  did (a copy of it, work thrown away), torch computed the output. `--allow-torch-only` lifts it.
 - `kernels_not_used`: with every extension kernel launch made a no-op, every output still
   matched the reference: the kernels did not compute them.
 - `input_mutation`: a forward call changed an input tensor.
@@ -24,11 +27,11 @@ from __future__ import annotations
 import torch
 
 from .answer import AnswerRun, Call
-from .compare import same_tensor, tolerance_for
+from .compare import compare_tensor, same_tensor, tolerance_for
 from .reference import RefCase, RefGroup
 
-RULES = ("torch_fallback", "inherits_model", "kernels_not_used", "input_mutation",
-         "lazy_output", "output_form")
+RULES = ("torch_fallback", "torch_result", "inherits_model", "kernels_not_used",
+         "input_mutation", "lazy_output", "output_form")
 
 
 def call_rule(call: Call, ref: RefCase, *, count_launches: bool) -> tuple[str, str] | None:
@@ -66,6 +69,46 @@ def launch_rule(run: AnswerRun) -> tuple[str, str] | None:
     return "torch_fallback", (f"the answer's process reported {claimed} kernel launches, the "
                               f"emulator's runtime made {run.native_launches} (the count was "
                               "rewritten)")
+
+
+def torch_result_rule(run: AnswerRun, atol: float | None = None, rtol: float | None = None
+                      ) -> tuple[str, str] | None:
+    """`torch_result` for a run that followed the data (`run_answer(follow=True)`) where every
+    call returned an output PyTorch had computed by itself, or where the answer moved the
+    dispatch mode that follows it. Every call, not any: a kernel whose work is an identity on
+    one input set (a ReLU of `torch.rand` inputs) leaves torch's result there for that set
+    alone, and the signed set tells it apart."""
+    calls = [c for c in run.calls if c.outputs is not None]
+    for c in calls:
+        if c.torch_lost:
+            return "torch_result", (f"case {c.name}: the answer took the harness's dispatch mode "
+                                    "off the stack during forward (what PyTorch computed could "
+                                    "not be followed)")
+    if not calls or any(c.torch_results is None for c in calls):
+        return None
+    first, near = "", 0
+    for c in calls:
+        found = ""
+        for k, (torch_out, op) in sorted((c.torch_results or {}).items()):
+            if k >= len(c.outputs or []):
+                continue
+            out = (c.outputs or [])[k]
+            if out.dtype != torch_out.dtype or out.shape != torch_out.shape:
+                continue
+            exact = same_tensor(out, torch_out)
+            if exact or compare_tensor("out", out, torch_out,
+                                       tolerance_for(out.dtype, atol, rtol)).ok:
+                found = (f"case {c.name}: output {k} is the result of PyTorch's {op}"
+                         + (", bit for bit" if exact else ", to the tolerance"))
+                near += not exact
+                break
+        if not found:
+            return None
+        first = first or found
+    if near:
+        first += f"; {near} of {len(calls)} calls to the tolerance only"
+    return "torch_result", (f"every call returned an output PyTorch computed in forward from data "
+                            f"no kernel wrote ({first}): the kernels did not compute it")
 
 
 def inherits_rule(run: AnswerRun) -> tuple[str, str] | None:

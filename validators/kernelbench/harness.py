@@ -165,6 +165,26 @@ elif spec["cuda"]:
     # classes and raise them itself (a wrong answer would leave as needs_gpu, no verdict).
     _runtime_code = {f.__code__ for m in (torch_cuda, torch_cuda._GpuOnlyImports)
                      for f in vars(m).values() if _type(f).__name__ == "function"}
+watch = None
+if spec["follow"]:
+    # What torch computes by itself during each call (the `torch_result` rule), followed by a
+    # dispatch mode made before the answer is imported.
+    from validators.kernelbench.provenance import make_watch
+    from torch.utils._python_dispatch import (_get_current_dispatch_mode_stack, _pop_mode,
+                                              _push_mode)
+    watch = make_watch(launch_count)
+    _params, _buffers = torch.nn.Module.parameters, torch.nn.Module.buffers
+
+def unwatch():
+    """Take the watch off the dispatch stack: False when the answer had moved it (off the
+    stack, or under a mode of its own)."""
+    stack = _get_current_dispatch_mode_stack()
+    if not any(m is watch for m in stack):
+        return False
+    on_top = stack[-1] is watch
+    while _pop_mode() is not watch:
+        pass
+    return on_top
 ''' + GUARD + ENCODE + r'''
 _ckd_install_guard(spec["prefixes"], spec["gpu"])
 ''' + READY_LINE + r'''
@@ -295,13 +315,26 @@ def run():
             if poison:
                 poison_device(spec["poison"])
             before = launch_count() if launch_count else 0
+            watched = False
+            if watch is not None:
+                watch.start([a for a in args if _type(a) is _Tensor]
+                            + _list(_params(model)) + _list(_buffers(model)))
             t0 = time.perf_counter()
             try:
                 with torch.no_grad():
+                    if watch is not None:
+                        _push_mode(watch)
+                        watched = True
                     got = model(*args)
+                    if watched:
+                        watched = False
+                        if not unwatch():
+                            call["torch_lost"] = True
                 if spec["cuda"]:
                     torch.cuda.synchronize()
             except BaseException as exc:
+                if watched:
+                    unwatch()
                 if halted(exc):
                     return stop(halted(exc), exc)
                 call["error"] = ("%s: %s" % (_type(exc).__name__, exc))[:800]
@@ -318,6 +351,12 @@ def run():
                 call["outputs"] = [{"dtype": dtype_name(o.dtype), "shape": _list(o.shape)} for o in outs]
                 save_file({"out%d" % k: o.detach().to("cpu").contiguous().clone()
                            for k, o in enumerate(outs)}, "out/outputs-%s.safetensors" % case["name"])
+                if watch is not None:
+                    near = {k: watch.nearest(o) for k, o in enumerate(outs)}
+                    near = {k: v for k, v in near.items() if v is not None}
+                    call["torch_ops"] = {str(k): v[1] for k, v in near.items()}
+                    save_file({"out%d" % k: v[0].detach().to("cpu").contiguous()
+                               for k, v in near.items()}, "out/torch-%s.safetensors" % case["name"])
             save_file({a["tensor"]: x.detach().to("cpu").contiguous().clone()
                        for a, x in zip(case["args"], args) if "tensor" in a},
                       "out/after-%s.safetensors" % case["name"])

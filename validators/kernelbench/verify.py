@@ -21,7 +21,7 @@ from validators.sandbox import HarnessError, SandboxError
 
 from .answer import AnswerRun, emulation_available, run_answer
 from .compare import compare_tensor, same_tensor, tolerance_for
-from .defences import call_rule, inherits_rule, launch_rule, weak_task
+from .defences import call_rule, inherits_rule, launch_rule, torch_result_rule, weak_task
 from .files import extension_answer, read_answer, read_problem
 from .gpu import gpu_unavailable
 from .reference import ReferenceFailed, RefGroup, run_reference
@@ -159,10 +159,13 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     cases: dict[str, CaseResult] = {}
     verdict: tuple[Status, str, str] | None = None
     wrong: tuple[Status, str, str] | None = None
-    for v in plan_variants(fast=fast, emulate=emulate, gpu=gpu):
+    for i, v in enumerate(plan_variants(fast=fast, emulate=emulate, gpu=gpu)):
         try:
+            # The first run follows what PyTorch computes by itself (`torch_result`): the
+            # answer cannot tell it from the other variants' runs.
             run = run_answer(answer_python, groups, variant=v.build, schedule=v.schedule,
-                             poison=v.poison, emulate=emulate, gpu=gpu)
+                             poison=v.poison, emulate=emulate, gpu=gpu,
+                             follow=i == 0 and not allow_torch_only)
         except (HarnessError, SandboxError) as exc:
             return done(Status.ERROR, f"the answer's process could not start: {exc}",
                         error_origin=ErrorOrigin.VALIDATOR)
@@ -283,6 +286,10 @@ def _judge_run(run: AnswerRun, groups: list[RefGroup], cases: dict[str, CaseResu
             decided = (status, rule_name, f"case {call.name}: {reason} ({where})")
     if decided is not None:
         return decided
+    if run.status == "ok":
+        broken = torch_result_rule(run, atol, rtol)
+        if broken:
+            return Status.REJECTED, broken[0], f"{broken[1]} ({where})"
     if run.status != "ok" and run.runtime_verdict is not None:
         return Status(run.runtime_verdict[0]), "", f"{run.runtime_verdict[1]} ({where})"
     if run.status != "ok":

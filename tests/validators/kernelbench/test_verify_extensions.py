@@ -107,7 +107,57 @@ def test_kernel_whose_work_is_thrown_away_is_rejected() -> None:
     # A kernel is launched (the launch rule is met) but torch computes the returned output.
     decoy = "ext.leaky(x, self.slope)\nreturn torch.where(x > 0, x, x * self.slope)"
     r = verify(PROBLEM, answer(decoy), fast=True)
-    assert (r.status, r.rule) == (Status.REJECTED, "kernels_not_used")
+    assert (r.status, r.rule) == (Status.REJECTED, "torch_result"), r.reason
+    assert "aten.where" in r.reason and "bit for bit" in r.reason
+
+
+def test_kernel_that_only_copies_what_torch_computed_is_rejected() -> None:
+    # The kernel does write the output (with the launch a no-op it would be poison, so the
+    # no-launch run says "depends on the kernels"), but what it writes is torch's result: a
+    # leaky ReLU of slope 1 is a copy.
+    copy = "r = torch.where(x > 0, x, x * self.slope)\nreturn ext.leaky(r, 1.0)"
+    r = verify(PROBLEM, answer(copy), fast=True)
+    assert (r.status, r.rule) == (Status.REJECTED, "torch_result"), r.reason
+    # The same copy, nudged by the kernel below the tolerance (negative values scaled by
+    # 0.9999), is still torch's result: bit for bit on torch.rand's inputs, to the tolerance on
+    # the signed ones.
+    nudged = "r = torch.where(x > 0, x, x * self.slope)\nreturn ext.leaky(r, 0.9999)"
+    r = verify(PROBLEM, answer(nudged), fast=True)
+    assert (r.status, r.rule) == (Status.REJECTED, "torch_result"), r.reason
+    assert "calls to the tolerance only" in r.reason
+    assert verify(PROBLEM, answer(copy), fast=True, allow_torch_only=True).status == Status.PASSED
+
+
+def test_torch_around_a_kernel_that_does_the_work_passes() -> None:
+    # PyTorch before the kernel (a scaling of the input) and after it (the scaling undone):
+    # the output comes from the kernel's result, which no torch op computed.
+    r = verify(PROBLEM, answer("return ext.leaky(x * 2.0, self.slope) / 2.0"), fast=True)
+    assert r.status == Status.PASSED, r.reason
+
+
+def test_a_kernel_that_is_an_identity_on_one_input_set_passes() -> None:
+    # A leaky ReLU changes nothing on get_inputs()'s torch.rand values, so there the output is
+    # bit for bit torch's `x * 1.0`; the signed set shows the kernel's work.
+    r = verify(PROBLEM, answer("return ext.leaky(x * 1.0, self.slope)"), fast=True)
+    assert r.status == Status.PASSED, r.reason
+
+
+def test_taking_the_dispatch_mode_off_the_stack_is_rejected() -> None:
+    hide = ("from torch.utils._python_dispatch import _get_current_dispatch_mode_stack, _pop_mode\n"
+            "while _get_current_dispatch_mode_stack():\n    _pop_mode()\n"
+            "return ext.leaky(x, self.slope)")
+    r = verify(PROBLEM, answer(hide), fast=True)
+    assert (r.status, r.rule) == (Status.REJECTED, "torch_result"), r.reason
+    assert "dispatch mode" in r.reason
+
+
+def test_kernel_result_that_cannot_matter_is_rejected_by_the_no_launch_run() -> None:
+    # The kernel's result enters far below the tolerance, and torch computes from the sum: no
+    # torch result equals the output, but with every launch a no-op it still matches.
+    tiny = ("z = x + 1e-5 * ext.leaky(x, self.slope)\n"
+            "return torch.where(z > 0, z, z * self.slope)")
+    r = verify(PROBLEM, answer(tiny), fast=True)
+    assert (r.status, r.rule) == (Status.REJECTED, "kernels_not_used"), r.reason
 
 
 def test_output_left_partly_uninitialised_fails_under_poison() -> None:
@@ -179,3 +229,10 @@ def test_reading_unwritten_shared_memory_is_an_uninitialised_read_naming_it() ->
     assert r.reason.startswith("reads uninitialised memory: dynamic shared memory (kernel "
                                "l1_norm_kernel) (outputs change when device and shared memory "
                                "start as 0x5a instead of 0xa5: case "), r.reason
+
+
+def test_bad_answers_that_let_torch_work_behind_a_launch() -> None:
+    r = bad_verdict("torch_result__24_LogSoftmax.py", "24_LogSoftmax")
+    assert (r.status, r.rule) == (Status.REJECTED, "torch_result"), r.reason
+    r = bad_verdict("kernels_not_used__24_LogSoftmax.py", "24_LogSoftmax")
+    assert (r.status, r.rule) == (Status.REJECTED, "kernels_not_used"), r.reason

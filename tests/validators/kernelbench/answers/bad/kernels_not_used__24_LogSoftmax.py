@@ -1,7 +1,8 @@
-# Exploits: FALLING BACK TO PYTORCH behind a real launch. A genuine kernel runs on every call
-# (so "at least one custom kernel per forward" holds) but its result is thrown away and
-# torch.log_softmax computes the output; only a check that the kernels did the work (outputs
-# still right with every launch made a no-op) catches it.
+# Exploits: A KERNEL RESULT THAT CANNOT MATTER. The kernel's output enters the returned tensor
+# only scaled far below the tolerance: torch.log_softmax computes the answer from a tensor the
+# kernel's result changed (a few low bits), so no result torch computed from the inputs alone
+# equals the output and `torch_result` stays silent. With every launch a no-op the output still
+# matches (the poisoned memory, scaled so, adds nothing): `kernels_not_used`.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -27,7 +28,7 @@ torch::Tensor exp_cuda(torch::Tensor x) {
 }
 """
 
-exp = load_inline(name="logsoftmax_exp_ext", cpp_sources="torch::Tensor exp_cuda(torch::Tensor x);",
+exp = load_inline(name="logsoftmax_zero_ext", cpp_sources="torch::Tensor exp_cuda(torch::Tensor x);",
                   cuda_sources=exp_source, functions=["exp_cuda"], verbose=False)
 
 
@@ -37,5 +38,5 @@ class ModelNew(nn.Module):
         self.dim = dim
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        exp.exp_cuda(x)
-        return torch.log_softmax(x, dim=self.dim)
+        e = exp.exp_cuda(x)
+        return torch.log_softmax(x + 1e-9 * e, dim=self.dim)

@@ -1,0 +1,184 @@
+"""What PyTorch computed by itself during a forward call: the data the `torch_result` rule follows.
+
+Runs inside the answer's process (the harness imports it before the answer). While forward
+runs, a TorchDispatchMode sees every ATen op, whether the answer's Python or its C++ extension
+called it. A value is *pure* when no kernel of the answer could have written it: the call's
+inputs, the model's parameters and buffers, and whatever an ATen op made from pure values alone.
+Purity is judged by value, from a fingerprint of the bytes an op reads, because a kernel writes
+through a raw pointer that no op sees: a tensor a kernel wrote holds bytes nobody vouched for.
+
+The results of pure *computing* ops (not views, copies, fills or factories) are kept, newest
+first within a byte budget. After the call, each output's nearest kept result of its shape and
+dtype is handed to the verifier, which compares them with the check's own tolerance: an output
+PyTorch had already computed from the inputs was not computed by the kernels, whatever they
+then copied (the hack the no-launch run cannot see: with the copy a no-op, the output is
+poison, so it "depends on the kernels").
+
+Defence in depth, like the harness's launch counts: the answer runs in this interpreter and
+could take the mode off the stack. It cannot do so unseen: a call after which the mode is not
+where the harness left it is reported as `lost`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+FINGERPRINT_MAX_BYTES = 1 << 28
+"""Tensors larger than this are not fingerprinted (never pure): hashing costs a pass over them."""
+
+KEEP_BYTES = 1 << 28
+"""The budget of kept pure results per call (copies, so that a kernel writing into one later
+does not change what torch had computed)."""
+
+# Ops whose result is data that was already there (views, copies, conversions) or that no input
+# determines (fills, *_like factories): pure when their inputs are, never an answer of torch's.
+_PASSING = frozenset({
+    "clone", "copy", "copy_", "_to_copy", "to", "contiguous", "lift_fresh", "lift_fresh_copy",
+    "_copy_from", "_copy_from_and_resize", "detach", "detach_", "alias", "_unsafe_view",
+    "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
+    "randint_like", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full",
+    "fill", "fill_", "zero", "zero_", "resize_", "resize_as_", "set_", "as_strided_",
+    "_local_scalar_dense", "_has_compatible_shallow_copy_type", "record_stream",
+})
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def fingerprint(t: Any) -> tuple | None:
+    """(dtype, shape, digest of the bytes) of a dense tensor, None when it has no bytes to read
+    here (sparse, meta, too large)."""
+    torch = _torch()
+    if type(t) is not torch.Tensor or t.layout != torch.strided or t.device.type == "meta":
+        return None
+    if t.numel() * t.element_size() > FINGERPRINT_MAX_BYTES:
+        return None
+    data = t.detach()
+    if data.device.type != "cpu":
+        data = data.cpu()
+    data = data.resolve_conj().resolve_neg().contiguous().reshape(-1)
+    if data.dtype != torch.bool:
+        data = data.view(torch.uint8)
+    digest = hashlib.blake2b(data.numpy().tobytes(), digest_size=16).digest()
+    return (str(t.dtype), tuple(t.shape), digest)
+
+
+def _tensors(v: Any) -> list:
+    torch = _torch()
+    if isinstance(v, torch.Tensor):
+        return [v]
+    if isinstance(v, (list, tuple)):
+        return [t for x in v for t in _tensors(x)]
+    if isinstance(v, dict):
+        return [t for x in v.values() for t in _tensors(x)]
+    return []
+
+
+def _read_args(func: Any, args: tuple, kwargs: dict) -> list:
+    """The tensors an op reads: its arguments, less those it only writes (`out=`)."""
+    schema = func._schema
+    write_only = {a.name for a in schema.arguments
+                  if a.kwarg_only and a.alias_info is not None and a.alias_info.is_write}
+    found = _tensors(list(args))
+    found += [t for name, v in kwargs.items() if name not in write_only for t in _tensors(v)]
+    return found
+
+
+def make_watch(launch_count: Any = None) -> Any:
+    """A new `Watch` (its class is made on first use: torch imports lazily).
+
+    `launch_count`: the emulator's count of kernel launches so far, or None (a real GPU); while
+    it stands still no kernel ran, so a tensor's fingerprint can be reused from the last op."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Watch(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.pure: set[tuple] = set()
+            self.kept: list[tuple[tuple, Any, str]] = []  # (fingerprint, copy, op), newest last
+            self.kept_bytes = 0
+            self._cache: dict[tuple, tuple | None] = {}
+            self._launches: int | None = None
+
+        def start(self, tensors: list) -> None:
+            self.pure = {fp for fp in map(fingerprint, tensors) if fp is not None}
+            self.kept, self.kept_bytes, self._cache = [], 0, {}
+            self._launches = None
+
+        def _fp(self, t: Any) -> tuple | None:
+            if launch_count is None:
+                return fingerprint(t)
+            now = launch_count()
+            if now != self._launches:
+                self._cache, self._launches = {}, now
+            key = (t.data_ptr(), t.dtype, tuple(t.shape), tuple(t.stride()), t._version)
+            if key not in self._cache:
+                self._cache[key] = fingerprint(t)
+            return self._cache[key]
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (),
+                               kwargs: dict | None = None) -> Any:
+            kwargs = kwargs or {}
+            ns = func.namespace
+            if ns not in ("aten", "prims"):
+                # The answer's own operator (TORCH_LIBRARY): its kernels write what it returns.
+                out = func(*args, **kwargs)
+                self._cache = {}
+                return out
+            read = _read_args(func, args, kwargs)
+            pure = all(fp is not None and fp in self.pure for fp in map(self._fp, read))
+            out = func(*args, **kwargs)
+            if not pure:
+                return out
+            name = func._schema.name.split("::")[-1]
+            computing = bool(read) and name not in _PASSING and not func.is_view
+            for t in _tensors(out):
+                fp = self._fp(t)
+                if fp is None:
+                    continue
+                self.pure.add(fp)
+                if computing and t.numel() > 0:
+                    self._keep(fp, t, str(func))
+            return out
+
+        def _keep(self, fp: tuple, t: Any, op: str) -> None:
+            size = t.numel() * t.element_size()
+            if size > KEEP_BYTES:
+                return
+            self.kept.append((fp, t.detach().clone(), op))
+            self.kept_bytes += size
+            while self.kept_bytes > KEEP_BYTES:
+                _, old, _ = self.kept.pop(0)
+                self.kept_bytes -= old.numel() * old.element_size()
+
+        def nearest(self, out: Any) -> tuple[Any, str, bool] | None:
+            """The kept result nearest to `out` among those of its dtype and shape: (tensor, op,
+            bit-equal), or None when there is none."""
+            torch = _torch()
+            fp = fingerprint(out)
+            if fp is None:
+                return None
+            same = [(k, t, op) for k, t, op in reversed(self.kept)
+                    if t.dtype == out.dtype and tuple(t.shape) == tuple(out.shape)]
+            for k, t, op in same:
+                if k == fp:
+                    return t, op, True
+            if not same or not out.dtype.is_floating_point:
+                return None
+            o = out.detach().to("cpu", torch.float64)
+
+            def distance(t: Any) -> float:
+                c = t.to("cpu", torch.float64)
+                both_nan = torch.isnan(o) & torch.isnan(c)
+                d = ((o - c).abs() / (1 + c.abs())).masked_fill(both_nan, 0).nan_to_num(
+                    nan=float("inf"))
+                return float(d.max()) if d.numel() else 0.0
+
+            t, op = min(((t, op) for _, t, op in same), key=lambda x: distance(x[0]))
+            return t, op, False
+
+    return Watch()
