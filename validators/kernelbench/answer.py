@@ -113,6 +113,8 @@ class AnswerRun:
     schedule: str
     poison: int | None
     no_launch: bool
+    follow: bool = False
+    """Whether the process followed what PyTorch computed by itself (`provenance.py`)."""
     status: str = ""
     """`ok`, `load_error`, `init_error`, `build_error`, `pending` (ran out of passes),
     `no_gpu` (cuda backend: CUDA did not start in the process; no verdict),
@@ -196,7 +198,8 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
     if gpu and emulate:
         raise ValueError("a run is either emulated (cpu backend) or on a GPU (cuda), not both")
 
-    run = AnswerRun(variant=variant, schedule=schedule, poison=poison, no_launch=no_launch)
+    run = AnswerRun(variant=variant, schedule=schedule, poison=poison, no_launch=no_launch,
+                    follow=follow)
     limits = limits or ANSWER_LIMITS
     started = time.perf_counter()
     extension = None

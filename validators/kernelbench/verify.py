@@ -159,13 +159,14 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     cases: dict[str, CaseResult] = {}
     verdict: tuple[Status, str, str] | None = None
     wrong: tuple[Status, str, str] | None = None
-    for i, v in enumerate(plan_variants(fast=fast, emulate=emulate, gpu=gpu)):
+    for v in plan_variants(fast=fast, emulate=emulate, gpu=gpu):
         try:
-            # The first run follows what PyTorch computes by itself (`torch_result`): the
-            # answer cannot tell it from the other variants' runs.
+            # Every run of the check follows what PyTorch computes by itself (`torch_result`),
+            # the probes and the no-launch run included: the dispatch mode on the stack tells
+            # the answer nothing about which run it is in.
             run = run_answer(answer_python, groups, variant=v.build, schedule=v.schedule,
                              poison=v.poison, emulate=emulate, gpu=gpu,
-                             follow=i == 0 and not allow_torch_only)
+                             follow=not allow_torch_only)
         except (HarnessError, SandboxError) as exc:
             return done(Status.ERROR, f"the answer's process could not start: {exc}",
                         error_origin=ErrorOrigin.VALIDATOR)
@@ -362,7 +363,7 @@ def _uninitialised_reads(answer_source: str, groups: list[RefGroup], runs: list[
                 try:
                     probe = run_answer(answer_source, groups, variant=base.variant,
                                        schedule=base.schedule, poison=base.poison,
-                                       poison_only=k, poison_alt=alt.poison)
+                                       poison_only=k, poison_alt=alt.poison, follow=base.follow)
                 except (HarnessError, SandboxError):
                     break  # our machinery: the buffer stays unnamed, the finding stands
                 if probe.status == "ok" and _first_difference(base, probe, groups, atol, rtol):
@@ -403,7 +404,8 @@ def _kernel_dependence(answer_source: str, groups: list[RefGroup], runs: list[An
         return None
     try:
         run = run_answer(answer_source, groups, variant="plain", schedule="forward",
-                         poison=POISON_BYTES[0], no_launch=True, emulate=True)
+                         poison=POISON_BYTES[0], no_launch=True, emulate=True,
+                         follow=runs[0].follow)
     except (HarnessError, SandboxError) as exc:
         result.notes.append(f"the no-launch run could not start: {exc}")
         result.kernel_check = "not checked: the no-launch run could not start"
