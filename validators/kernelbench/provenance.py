@@ -105,7 +105,14 @@ def make_watch(launch_count: Any = None) -> Any:
             self._launches: int | None = None
 
         def start(self, tensors: list) -> None:
-            self.pure = {fp for fp in map(fingerprint, tensors) if fp is not None}
+            self.pure = set()
+            for t in tensors:
+                try:
+                    fp = fingerprint(t)
+                except Exception:
+                    fp = None  # a tensor it cannot read (quantized, storage-less): not pure
+                if fp is not None:
+                    self.pure.add(fp)
             self.kept, self.kept_bytes, self._cache = [], 0, {}
             self._launches = None
 
@@ -129,13 +136,24 @@ def make_watch(launch_count: Any = None) -> Any:
                 out = func(*args, **kwargs)
                 self._cache = {}
                 return out
-            read = _read_args(func, args, kwargs)
-            pure = all(fp is not None and fp in self.pure for fp in map(self._fp, read))
+            # The bookkeeping never raises into the answer's forward (a tensor it cannot read,
+            # an op it does not know): what it cannot follow is simply not pure.
+            try:
+                read = _read_args(func, args, kwargs)
+                pure = all(fp is not None and fp in self.pure for fp in map(self._fp, read))
+            except Exception:
+                read, pure = [], False
             out = func(*args, **kwargs)
-            if not pure:
-                return out
+            if pure:
+                try:
+                    self._record(func, bool(read), out)
+                except Exception:
+                    pass
+            return out
+
+        def _record(self, func: Any, reads: bool, out: Any) -> None:
             name = func._schema.name.split("::")[-1]
-            computing = bool(read) and name not in _PASSING and not func.is_view
+            computing = reads and name not in _PASSING and not func.is_view
             for t in _tensors(out):
                 fp = self._fp(t)
                 if fp is None:
@@ -143,7 +161,6 @@ def make_watch(launch_count: Any = None) -> Any:
                 self.pure.add(fp)
                 if computing and t.numel() > 0:
                     self._keep(fp, t, str(func))
-            return out
 
         def _keep(self, fp: tuple, t: Any, op: str) -> None:
             size = t.numel() * t.element_size()
@@ -157,7 +174,13 @@ def make_watch(launch_count: Any = None) -> Any:
 
         def nearest(self, out: Any) -> tuple[Any, str, bool] | None:
             """The kept result nearest to `out` among those of its dtype and shape: (tensor, op,
-            bit-equal), or None when there is none."""
+            bit-equal), or None when there is none (or it cannot be told)."""
+            try:
+                return self._nearest(out)
+            except Exception:
+                return None
+
+        def _nearest(self, out: Any) -> tuple[Any, str, bool] | None:
             torch = _torch()
             fp = fingerprint(out)
             if fp is None:
