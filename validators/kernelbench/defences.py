@@ -82,8 +82,8 @@ def torch_result_rule(run: AnswerRun, atol: float | None = None, rtol: float | N
     for c in calls:
         if c.torch_lost:
             return "torch_result", (f"case {c.name}: the answer took the harness's dispatch mode "
-                                    "off the stack during forward (what PyTorch computed could "
-                                    "not be followed)")
+                                    "off the stack or altered it during forward (what PyTorch "
+                                    "computed could not be followed)")
     if not calls or any(c.torch_results is None for c in calls):
         return None
     first, near = "", 0

@@ -174,17 +174,24 @@ if spec["follow"]:
                                               _push_mode)
     watch = make_watch(launch_count)
     _params, _buffers = torch.nn.Module.parameters, torch.nn.Module.buffers
+    # What the watch is made of, before the answer runs: a method swapped on its class or set
+    # on the object would blind it as surely as taking it off the stack.
+    _watch_cls = _type(watch)
+    _watch_methods = {k: v for k, v in vars(_watch_cls).items()}
+    _watch_fields = frozenset(vars(watch))
 
 def unwatch():
     """Take the watch off the dispatch stack: False when the answer had moved it (off the
-    stack, or under a mode of its own)."""
+    stack, or under a mode of its own) or altered it."""
     stack = _get_current_dispatch_mode_stack()
     if not any(m is watch for m in stack):
         return False
     on_top = stack[-1] is watch
     while _pop_mode() is not watch:
         pass
-    return on_top
+    intact = (_type(watch) is _watch_cls and frozenset(vars(watch)) == _watch_fields
+              and {k: v for k, v in vars(_watch_cls).items()} == _watch_methods)
+    return on_top and intact
 ''' + GUARD + ENCODE + r'''
 _ckd_install_guard(spec["prefixes"], spec["gpu"])
 ''' + READY_LINE + r'''

@@ -149,6 +149,14 @@ def test_taking_the_dispatch_mode_off_the_stack_is_rejected() -> None:
     r = verify(PROBLEM, answer(hide), fast=True)
     assert (r.status, r.rule) == (Status.REJECTED, "torch_result"), r.reason
     assert "dispatch mode" in r.reason
+    # Left on the stack but blinded: its dispatch swapped for a plain call.
+    blind = ("from torch.utils._python_dispatch import _get_current_dispatch_mode_stack\n"
+             "for m in _get_current_dispatch_mode_stack():\n"
+             "    type(m).__torch_dispatch__ = lambda self, f, t, a=(), k=None: f(*a, **(k or {}))\n"
+             "return ext.leaky(torch.where(x > 0, x, x * self.slope), 1.0)")
+    r = verify(PROBLEM, answer(blind), fast=True)
+    assert (r.status, r.rule) == (Status.REJECTED, "torch_result"), r.reason
+    assert "altered" in r.reason
 
 
 def test_kernel_result_that_cannot_matter_is_rejected_by_the_no_launch_run() -> None:
