@@ -53,7 +53,7 @@ def fingerprint(t: Any) -> tuple | None:
     """(dtype, shape, digest of the bytes) of a dense tensor, None when it has no bytes to read
     here (sparse, meta, too large)."""
     torch = _torch()
-    if type(t) is not torch.Tensor or t.layout != torch.strided or t.device.type == "meta":
+    if type(t) not in _plain_types(torch) or t.layout != torch.strided or t.device.type == "meta":
         return None
     if t.numel() * t.element_size() > FINGERPRINT_MAX_BYTES:
         return None
@@ -65,6 +65,24 @@ def fingerprint(t: Any) -> tuple | None:
         data = data.view(torch.uint8)
     digest = hashlib.blake2b(data.numpy().tobytes(), digest_size=16).digest()
     return (str(t.dtype), tuple(t.shape), digest)
+
+
+def _plain_types(torch: Any) -> tuple:
+    # Parameters and buffers hold plain storage; other subclasses may answer reads their own way.
+    return (torch.Tensor, torch.nn.Parameter, *((torch.nn.Buffer,) if hasattr(torch.nn, "Buffer")
+                                               else ()))
+
+
+def _bits_equal(a: Any, b: Any) -> bool:
+    torch = _torch()
+    if a.dtype != b.dtype or tuple(a.shape) != tuple(b.shape):
+        return False
+    if a.numel() == 0:
+        return True
+    x, y = a.detach().contiguous().reshape(-1), b.detach().contiguous().reshape(-1)
+    if x.dtype != torch.bool:
+        x, y = x.view(torch.uint8), y.view(torch.uint8)
+    return bool(torch.equal(x, y))
 
 
 def _tensors(v: Any) -> list:
@@ -93,19 +111,21 @@ def make_watch(launch_count: Any = None) -> Any:
 
     `launch_count`: the emulator's count of kernel launches so far, or None (a real GPU); while
     it stands still no kernel ran, so a tensor's fingerprint can be reused from the last op."""
-    from torch.utils._python_dispatch import TorchDispatchMode
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
 
     class Watch(TorchDispatchMode):
         def __init__(self) -> None:
             super().__init__()
             self.pure: set[tuple] = set()
+            self.computed: dict[tuple, str] = {}  # fingerprint -> the torch op that computed it
             self.kept: list[tuple[tuple, Any, str]] = []  # (fingerprint, copy, op), newest last
             self.kept_bytes = 0
             self._cache: dict[tuple, tuple | None] = {}
             self._launches: int | None = None
 
         def start(self, tensors: list) -> None:
-            self.pure = set()
+            self.pure, self.computed = set(), {}
             for t in tensors:
                 try:
                     fp = fingerprint(t)
@@ -122,7 +142,10 @@ def make_watch(launch_count: Any = None) -> Any:
             now = launch_count()
             if now != self._launches:
                 self._cache, self._launches = {}, now
-            key = (t.data_ptr(), t.dtype, tuple(t.shape), tuple(t.stride()), t._version)
+            try:
+                key = (t.data_ptr(), t.dtype, tuple(t.shape), tuple(t.stride()), t._version)
+            except Exception:
+                return fingerprint(t)  # no version counter (inference tensors): no reuse
             if key not in self._cache:
                 self._cache[key] = fingerprint(t)
             return self._cache[key]
@@ -130,37 +153,65 @@ def make_watch(launch_count: Any = None) -> Any:
         def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (),
                                kwargs: dict | None = None) -> Any:
             kwargs = kwargs or {}
-            ns = func.namespace
-            if ns not in ("aten", "prims"):
-                # The answer's own operator (TORCH_LIBRARY): its kernels write what it returns.
-                out = func(*args, **kwargs)
-                self._cache = {}
-                return out
+            if func.namespace not in ("aten", "prims"):
+                return self._custom(func, args, kwargs)
             # The bookkeeping never raises into the answer's forward (a tensor it cannot read,
             # an op it does not know): what it cannot follow is simply not pure.
             try:
                 read = _read_args(func, args, kwargs)
-                pure = all(fp is not None and fp in self.pure for fp in map(self._fp, read))
+                fps = [self._fp(t) for t in read]
+                pure = all(fp is not None and fp in self.pure for fp in fps)
             except Exception:
-                read, pure = [], False
+                read, fps, pure = [], [], False
             out = func(*args, **kwargs)
             if pure:
                 try:
-                    self._record(func, bool(read), out)
+                    self._record(func, fps, out)
                 except Exception:
                     pass
             return out
 
-        def _record(self, func: Any, reads: bool, out: Any) -> None:
+        def _custom(self, func: Any, args: tuple, kwargs: dict) -> Any:
+            """An operator of the answer's own (torch.library, TORCH_LIBRARY): run its backend
+            kernel with the watch back on, so that the ATen ops inside it are followed too."""
+            self._cache = {}
+            key = None
+            try:
+                cuda = any(t.device.type == "cuda" for t in _tensors([args, kwargs]))
+                key = torch._C.DispatchKey.CUDA if cuda else torch._C.DispatchKey.CPU
+                if not torch._C._dispatch_has_computed_kernel_for_dispatch_key(
+                        func.name(), key.name):
+                    key = None
+            except Exception:
+                key = None
+            if key is None:
+                out = func(*args, **kwargs)
+            else:
+                _push_mode(self)
+                try:
+                    out = func.redispatch(torch._C.DispatchKeySet(key), *args, **kwargs)
+                finally:
+                    _pop_mode()
+            self._cache = {}
+            return out
+
+        def _record(self, func: Any, read_fps: list, out: Any) -> None:
             name = func._schema.name.split("::")[-1]
-            computing = reads and name not in _PASSING and not func.is_view
+            if not read_fps:
+                origin = None  # a factory: nothing of the inputs in it
+            elif name not in _PASSING and not func.is_view:
+                origin = str(func)
+            else:
+                # A view, copy or cast of what torch computed is still torch's result.
+                origin = next((self.computed[fp] for fp in read_fps if fp in self.computed), None)
             for t in _tensors(out):
                 fp = self._fp(t)
                 if fp is None:
                     continue
                 self.pure.add(fp)
-                if computing and t.numel() > 0:
-                    self._keep(fp, t, str(func))
+                if origin is not None and t.numel() > 0:
+                    self.computed.setdefault(fp, origin)
+                    self._keep(fp, t, origin)
 
         def _keep(self, fp: tuple, t: Any, op: str) -> None:
             size = t.numel() * t.element_size()
@@ -173,15 +224,15 @@ def make_watch(launch_count: Any = None) -> Any:
                 self.kept_bytes -= old.numel() * old.element_size()
 
         def nearest(self, out: Any) -> tuple[Any, str, bool] | None:
-            """The kept result nearest to `out` among those of its dtype and shape: (tensor, op,
-            bit-equal), or None when there is none (or it cannot be told)."""
+            """What torch computed that is nearest to `out`: among the kept results of its dtype
+            and shape, or tiled from kept pieces along one dimension (bit for bit); (tensor,
+            op, bit-equal), or None when there is none (or it cannot be told)."""
             try:
-                return self._nearest(out)
+                return self._nearest(out) or self._tiled(out)
             except Exception:
                 return None
 
         def _nearest(self, out: Any) -> tuple[Any, str, bool] | None:
-            torch = _torch()
             fp = fingerprint(out)
             if fp is None:
                 return None
@@ -203,5 +254,27 @@ def make_watch(launch_count: Any = None) -> Any:
 
             t, op = min(((t, op) for _, t, op in same), key=lambda x: distance(x[0]))
             return t, op, False
+
+        def _tiled(self, out: Any) -> tuple[Any, str, bool] | None:
+            # Torch's result computed in pieces (chunks, splits) and copied into the output
+            # piece by piece: no kept result has the output's shape, the pieces tile it.
+            if type(out) not in _plain_types(torch) or out.dim() == 0:
+                return None
+            o = out.detach().to("cpu")
+            for d in range(o.dim()):
+                pieces = [(t, op) for _, t, op in reversed(self.kept)
+                          if t.dtype == o.dtype and t.dim() == o.dim() and 0 < t.shape[d] < o.shape[d]
+                          and all(t.shape[i] == o.shape[i] for i in range(o.dim()) if i != d)]
+                at, ops = 0, []
+                while pieces and at < o.shape[d]:
+                    hit = next(((t, op) for t, op in pieces if at + t.shape[d] <= o.shape[d]
+                                and _bits_equal(o.narrow(d, at, t.shape[d]), t)), None)
+                    if hit is None:
+                        break
+                    at += hit[0].shape[d]
+                    ops.append(hit[1])
+                if pieces and at == o.shape[d]:
+                    return o.clone(), " + ".join(dict.fromkeys(ops)), True
+            return None
 
     return Watch()

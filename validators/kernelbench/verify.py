@@ -288,7 +288,7 @@ def _judge_run(run: AnswerRun, groups: list[RefGroup], cases: dict[str, CaseResu
     if decided is not None:
         return decided
     if run.status == "ok":
-        broken = torch_result_rule(run, atol, rtol)
+        broken = torch_result_rule(run, by_name, atol, rtol)
         if broken:
             return Status.REJECTED, broken[0], f"{broken[1]} ({where})"
     if run.status != "ok" and run.runtime_verdict is not None:

@@ -147,3 +147,92 @@ def test_each_call_starts_afresh() -> None:
         y = torch.exp(x)
     w.start([torch.randn(8)])
     assert w.nearest(y) is None and not w.kept
+
+
+# --- the rule on what a run reported (`defences.torch_result_rule`) ---------------------------
+
+def _run(calls: list[tuple[list[torch.Tensor], dict[int, torch.Tensor]]]):
+    from validators.kernelbench.answer import AnswerRun, Call
+
+    run = AnswerRun(variant="plain", schedule="forward", poison=None, no_launch=False,
+                    follow=True)
+    run.calls = [Call(name=f"c{i}", launches=1, error="", form=[], seconds=0.0, outputs=outs,
+                      torch_results={k: (t, "aten.op") for k, t in found.items()})
+                 for i, (outs, found) in enumerate(calls)]
+    return run
+
+
+def _refs(outputs: list[list[torch.Tensor]]):
+    from validators.kernelbench.reference import RefCase
+
+    return {f"c{i}": RefCase(name=f"c{i}", label="normal", seed=0, args=[], inputs={},
+                             outputs=outs) for i, outs in enumerate(outputs)}
+
+
+def test_rule_a_copy_or_a_nudge_away_from_the_reference_is_torch_s() -> None:
+    from validators.kernelbench.defences import torch_result_rule
+
+    ref = torch.randn(256)
+    copy = _run([([ref.clone()], {0: ref.clone()})])
+    assert torch_result_rule(copy, _refs([[ref]]))[0] == "torch_result"
+    nudged = _run([([ref * 1.0001], {0: ref.clone()})])
+    rule = torch_result_rule(nudged, _refs([[ref]]))
+    assert rule is not None and "to the tolerance only" in rule[1]
+
+
+def test_rule_a_kernel_step_toward_the_reference_is_the_kernel_s() -> None:
+    # torch's conv, then a kernel's eval-mode BatchNorm with default statistics (x 0.999995):
+    # within the tolerance of torch's result, but the kernel made it the reference's.
+    from validators.kernelbench.defences import torch_result_rule
+
+    conv = torch.randn(256)
+    ref = conv * 0.999995
+    run = _run([([ref.clone()], {0: conv})])
+    assert torch_result_rule(run, _refs([[ref]])) is None
+
+
+def test_rule_needs_every_output_of_every_call() -> None:
+    from validators.kernelbench.defences import torch_result_rule
+
+    a, b = torch.randn(64), torch.randn(64)
+    one_of_two = _run([([a.clone(), b.clone()], {0: a.clone()})])
+    assert torch_result_rule(one_of_two, _refs([[a, b]])) is None
+    one_call_of_two = _run([([a.clone()], {0: a.clone()}), ([b.clone()], {0: b * 0.5})])
+    assert torch_result_rule(one_call_of_two, _refs([[a], [b]])) is None
+    both = _run([([a.clone()], {0: a.clone()}), ([b.clone()], {0: b.clone()})])
+    assert torch_result_rule(both, _refs([[a], [b]]))[0] == "torch_result"
+
+
+def test_pieces_of_torch_s_result_tiling_the_output_are_found() -> None:
+    x = torch.randn(8, 6)
+    w = watched([x])
+    with w:
+        top, bottom = torch.tanh(x[:4]), torch.tanh(x[4:])
+    out = torch.cat([top, bottom]).clone()  # as a kernel copying each piece would leave it
+    found = w.nearest(out)
+    assert found is not None and found[2] and "tanh" in found[1]
+    wrong = out.clone()
+    wrong[5, 2] += 1
+    assert w.nearest(wrong) is None
+
+
+def test_casts_and_views_of_torch_s_result_are_still_torch_s() -> None:
+    x = torch.randn(4, 5)
+    w = watched([x])
+    with w:
+        y = torch.sigmoid(x.double()).float().unsqueeze(0).squeeze(0)
+    found = w.nearest(y.clone())
+    assert found is not None and found[2] and "sigmoid" in found[1]
+
+
+def test_an_operator_of_the_answer_s_own_is_followed_inside() -> None:
+    @torch.library.custom_op("ckd_test::soft", mutates_args=())
+    def soft(x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.softplus(x)
+
+    x = torch.randn(32)
+    w = watched([x])
+    with w:
+        y = torch.ops.ckd_test.soft(x)
+    found = w.nearest(y.clone())
+    assert found is not None and found[2] and "softplus" in found[1]
