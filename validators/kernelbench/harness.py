@@ -169,29 +169,24 @@ watch = None
 if spec["follow"]:
     # What torch computes by itself during each call (the `torch_result` rule), followed by a
     # dispatch mode made before the answer is imported.
-    from validators.kernelbench.provenance import make_watch
-    from torch.utils._python_dispatch import (_get_current_dispatch_mode_stack, _pop_mode,
-                                              _push_mode)
+    from validators.kernelbench.provenance import guard, make_watch
     watch = make_watch(launch_count)
+    watch_popped = guard(watch)
     _params, _buffers = torch.nn.Module.parameters, torch.nn.Module.buffers
     # What the watch is made of, before the answer runs: a method swapped on its class or set
     # on the object would blind it as surely as taking it off the stack.
+    _watch_leave = watch.leave
     _watch_cls = _type(watch)
     _watch_methods = {k: v for k, v in vars(_watch_cls).items()}
     _watch_fields = frozenset(vars(watch))
 
 def unwatch():
     """Take the watch off the dispatch stack: False when the answer had moved it (off the
-    stack, or under a mode of its own) or altered it."""
-    stack = _get_current_dispatch_mode_stack()
-    if not any(m is watch for m in stack):
-        return False
-    on_top = stack[-1] is watch
-    while _pop_mode() is not watch:
-        pass
+    stack, under a mode of its own, or popped and pushed back) or altered it."""
     intact = (_type(watch) is _watch_cls and frozenset(vars(watch)) == _watch_fields
               and {k: v for k, v in vars(_watch_cls).items()} == _watch_methods)
-    return on_top and intact
+    on_top = _watch_leave()
+    return on_top and intact and not watch_popped()
 ''' + GUARD + ENCODE + r'''
 _ckd_install_guard(spec["prefixes"], spec["gpu"])
 ''' + READY_LINE + r'''
@@ -330,7 +325,8 @@ def run():
             try:
                 with torch.no_grad():
                     if watch is not None:
-                        _push_mode(watch)
+                        watch_popped()  # a pop before the call is not the call's
+                        watch.enter()
                         watched = True
                     got = model(*args)
                     if watched:

@@ -14,9 +14,10 @@ PyTorch had already computed from the inputs was not computed by the kernels, wh
 then copied (the hack the no-launch run cannot see: with the copy a no-op, the output is
 poison, so it "depends on the kernels").
 
-Defence in depth, like the harness's launch counts: the answer runs in this interpreter and
-could take the mode off the stack. It cannot do so unseen: a call after which the mode is not
-where the harness left it is reported as `lost`.
+Defence in depth, like the harness's launch counts: the answer runs in this interpreter. It
+cannot take the mode off the stack unseen (`guard` notes a pop through torch's Python entry
+points; the harness checks the stack and the mode's methods after the call), nor hide torch's
+work in a thread started from Python (`guard` pushes the mode in each).
 """
 
 from __future__ import annotations
@@ -112,7 +113,13 @@ def make_watch(launch_count: Any = None) -> Any:
     `launch_count`: the emulator's count of kernel launches so far, or None (a real GPU); while
     it stands still no kernel ran, so a tensor's fingerprint can be reused from the last op."""
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    # torch's own stack functions, taken before the answer runs: the watch pushes and pops
+    # itself with these, so a pop through the Python entry points is never the watch's own
+    # (`guard` wraps those).
+    c_push, c_pop = torch._C._push_on_torch_dispatch_stack, torch._C._pop_torch_dispatch_stack
+    c_len, c_at = torch._C._len_torch_dispatch_stack, torch._C._get_dispatch_stack_at
 
     class Watch(TorchDispatchMode):
         def __init__(self) -> None:
@@ -123,6 +130,20 @@ def make_watch(launch_count: Any = None) -> Any:
             self.kept_bytes = 0
             self._cache: dict[tuple, tuple | None] = {}
             self._launches: int | None = None
+
+        def enter(self) -> None:
+            c_push(self)
+
+        def leave(self) -> bool:
+            """Take the watch off this thread's stack: False when it was not on top (or not
+            there at all)."""
+            stack = [c_at(i) for i in range(c_len())]
+            if not any(m is self for m in stack):
+                return False
+            on_top = stack[-1] is self
+            while c_pop(None) is not self:
+                pass
+            return on_top
 
         def start(self, tensors: list) -> None:
             self.pure, self.computed = set(), {}
@@ -187,11 +208,11 @@ def make_watch(launch_count: Any = None) -> Any:
             if key is None:
                 out = func(*args, **kwargs)
             else:
-                _push_mode(self)
+                self.enter()
                 try:
                     out = func.redispatch(torch._C.DispatchKeySet(key), *args, **kwargs)
                 finally:
-                    _pop_mode()
+                    self.leave()
             self._cache = {}
             return out
 
@@ -278,3 +299,53 @@ def make_watch(launch_count: Any = None) -> Any:
             return None
 
     return Watch()
+
+
+def guard(watch: Any) -> Any:
+    """Close two ways of doing torch's work out of the watch's sight; returns `popped()`, which
+    says (and forgets) whether anything but the watch itself popped it off a dispatch stack.
+
+    - Pops: torch's Python entry points (`_pop_mode`, `_disable_current_modes`, `torch._C.
+      _pop_torch_dispatch_stack`) go through a wrapper that notes a pop of the watch.
+    - Threads: the mode stack is per thread, so every thread started from Python afterwards
+      (`threading`, `_thread`, the pools built on them) runs with the watch pushed.
+    """
+    import _thread
+    import threading
+
+    import torch
+    import torch.utils._python_dispatch as python_dispatch
+
+    original_pop = torch._C._pop_torch_dispatch_stack
+    state = {"popped": False}
+
+    def pop(*args: Any) -> Any:
+        mode = original_pop(*args)
+        if mode is watch:
+            state["popped"] = True
+        return mode
+
+    torch._C._pop_torch_dispatch_stack = pop
+    python_dispatch._pop_torch_dispatch_stack = pop
+
+    original_start = _thread.start_new_thread
+
+    def start(function: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        def followed(*a: Any, **k: Any) -> Any:
+            watch.enter()
+            try:
+                return function(*a, **k)
+            finally:
+                watch.leave()
+
+        return original_start(followed, args, kwargs or {})
+
+    _thread.start_new_thread = start
+    if hasattr(threading, "_start_new_thread"):
+        threading._start_new_thread = start
+
+    def popped() -> bool:
+        was, state["popped"] = state["popped"], False
+        return was
+
+    return popped

@@ -159,6 +159,44 @@ def test_taking_the_dispatch_mode_off_the_stack_is_rejected() -> None:
     assert "altered" in r.reason
 
 
+def test_torch_work_hidden_from_the_mode_is_still_seen() -> None:
+    # Torch's helper that lifts every dispatch mode for a while, then puts them back.
+    lifted = ("from torch.utils._python_dispatch import _disable_current_modes\n"
+              "with _disable_current_modes():\n"
+              "    r = torch.where(x > 0, x, x * self.slope)\n"
+              "return ext.leaky(r, 1.0)")
+    r = verify(PROBLEM, answer(lifted), fast=True)
+    assert (r.status, r.rule) == (Status.REJECTED, "torch_result"), r.reason
+    assert "dispatch mode" in r.reason
+    # Another thread (the mode stack is per thread), from a pool kept across calls.
+    threaded = ("import concurrent.futures\n"
+                "global POOL\n"
+                "POOL = globals().get('POOL') or concurrent.futures.ThreadPoolExecutor(1)\n"
+                "r = POOL.submit(lambda: torch.where(x > 0, x, x * self.slope)).result()\n"
+                "return ext.leaky(r, 1.0)")
+    r = verify(PROBLEM, answer(threaded), fast=True)
+    assert (r.status, r.rule) == (Status.REJECTED, "torch_result"), r.reason
+
+
+def test_torch_called_from_the_extension_s_cpp_is_followed() -> None:
+    # at::leaky_relu in the extension's C++, then a kernel that copies its result.
+    source = KERNEL.replace("LIMIT", "n").replace(
+        "auto xc = x.contiguous();", "auto xc = at::leaky_relu(x, slope).contiguous();").replace(
+        "y[i] = v > 0.f ? v : v * slope;", "y[i] = v;")
+    assert "at::leaky_relu" in source and "v * slope" not in source
+    cpp_copy = (
+        "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n"
+        f"SRC = {source!r}\n"
+        "ext = load_inline(name='leaky_cpp_copy', cpp_sources='torch::Tensor leaky(torch::Tensor x, "
+        "double slope);', cuda_sources=SRC, functions=['leaky'], verbose=False)\n\n"
+        "class ModelNew(nn.Module):\n    def __init__(self, slope):\n        super().__init__()\n"
+        "        self.slope = slope\n    def forward(self, x):\n"
+        "        return ext.leaky(x, self.slope)\n")
+    r = verify(PROBLEM, cpp_copy, fast=True)
+    assert (r.status, r.rule) == (Status.REJECTED, "torch_result"), r.reason
+    assert "aten.leaky_relu" in r.reason
+
+
 def test_kernel_result_that_cannot_matter_is_rejected_by_the_no_launch_run() -> None:
     # The kernel's result enters far below the tolerance, and torch computes from the sum: no
     # torch result equals the output, but with every launch a no-op it still matches.
