@@ -61,8 +61,11 @@ def test_a_signal_finishes_in_flight_work_and_refuses_new_work(tmp_path, sig):
         _wait_for(refusing, "the server to start draining")
         try:
             late = httpx.post(server.url + "/v1/validate", json=body, timeout=30)
-        except httpx.ConnectError:
-            late = None  # the listener is closed: refused before anything was sent
+        except (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError):
+            # The listener is closed: refused before anything was sent, or reset by the kernel
+            # while it still sat in the closing listener's backlog (no response: the count of
+            # requests served below says it was not validated).
+            late = None
         if late is not None:
             assert late.status_code == 503 and "Retry-After" in late.headers
         for t in threads:
