@@ -163,10 +163,11 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
         try:
             # Every run of the check follows what PyTorch computes by itself (`torch_result`),
             # the probes and the no-launch run included: the dispatch mode on the stack tells
-            # the answer nothing about which run it is in.
+            # the answer nothing about which run it is in. Not where no extension can run (no
+            # emulator, no GPU): there torch-only answers are all that can be checked.
             run = run_answer(answer_python, groups, variant=v.build, schedule=v.schedule,
                              poison=v.poison, emulate=emulate, gpu=gpu,
-                             follow=not allow_torch_only)
+                             follow=not allow_torch_only and (emulate or gpu))
         except (HarnessError, SandboxError) as exc:
             return done(Status.ERROR, f"the answer's process could not start: {exc}",
                         error_origin=ErrorOrigin.VALIDATOR)

@@ -93,6 +93,10 @@ def test_torch_only_answer_is_rejected_unless_allowed() -> None:
     r = verify(PROBLEM, torch_only, fast=True)
     assert (r.status, r.rule) == (Status.REJECTED, "torch_fallback")
     assert verify(PROBLEM, torch_only, fast=True, allow_torch_only=True).status == Status.PASSED
+    # Where no extension can run (no emulator, no GPU), torch-only answers are what is checked:
+    # neither launch counting nor following the data applies.
+    r = verify(PROBLEM, torch_only, fast=True, emulate=False)
+    assert r.status == Status.PASSED, r.reason
 
 
 def test_try_except_fallback_to_torch_is_rejected() -> None:

@@ -82,11 +82,17 @@ def test_a_malformed_result_file_is_the_answers_runtime_error_not_ours() -> None
     ({"status": "ok", "calls": [{"name": "a", "form": "x"}]}, "form"),
     ({"status": "ok", "calls": [{"name": "a", "error": 3}]}, "error"),
     ({"status": "ok", "reason": [], "calls": []}, "reason"),
+    ({"status": "ok", "calls": [{"name": "a", "torch_ops": ["aten.relu"]}]}, "torch_ops"),
+    ({"status": "ok", "calls": [{"name": "a", "torch_ops": {"../0": "aten.relu"}}]}, "torch_ops"),
+    ({"status": "ok", "calls": [{"name": "a", "torch_ops": {"0": 1}}]}, "torch_ops"),
+    ({"status": "ok", "calls": [{"name": "a", "torch_lost": "no"}]}, "torch_lost"),
 ])
 def test_malformed_result_files_are_named(found: object, why: str) -> None:
     assert why in _malformed(found, ["a", "b"], gpu=False)
     assert _malformed({"status": "ok", "calls": [{"name": "a", "launches": 2, "seconds": 0.5,
-                                                  "error": "", "form": []}]},
+                                                  "error": "", "form": [],
+                                                  "torch_ops": {"0": "aten.relu.default"},
+                                                  "torch_lost": False}]},
                       ["a", "b"], gpu=False) == ""
 
 
