@@ -263,6 +263,8 @@ def _make_mode() -> type:
     device_descriptor = torch.Tensor.device
     cuda0 = torch.device("cuda", 0)
     identity = {torch.Tensor.cuda, torch.Tensor.pin_memory}
+    to_dlpack = torch.Tensor.__dlpack__
+    to_host = {torch.Tensor.numpy, torch.Tensor.__array__, to_dlpack}
 
     class CudaAsCpu(TorchFunctionMode):
         """Maps the CUDA device to the CPU in every torch call: factories' `device=`, `.to()`,
@@ -280,6 +282,12 @@ def _make_mode() -> type:
                 return cuda0 if got.type == "cpu" else got
             if func in identity:
                 return args[0]
+            if func in to_host:
+                # A CUDA tensor has no host view: `.cpu().numpy()` is a copy on the host, and
+                # writing into it changes nothing on the device (a dlpack export is a copy's).
+                if func is to_dlpack:
+                    return func(args[0].clone(), *args[1:], **kwargs)
+                return func(*args, **kwargs).copy()
             if func is torch.Tensor.get_device:
                 return 0
             if "device" in kwargs:

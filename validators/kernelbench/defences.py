@@ -6,10 +6,12 @@ start of its reason:
 - `torch_fallback`: a forward call launched no kernel of the answer's extensions (PyTorch ops
   did the work, or a try/except fell back to them). `--allow-torch-only` lifts this rule only.
 - `inherits_model`: ModelNew inherits from a class named Model, or inherits its forward.
-- `torch_result`: in every forward call every output is, to the check's tolerance, a tensor
-  PyTorch computed in that call from data no kernel wrote (`provenance.py`), and no closer to
-  the reference for what the kernels did: whatever they did (a copy of it, work thrown away),
-  torch computed the outputs. `--allow-torch-only` lifts it.
+- `torch_result`: the outputs are, to the check's tolerance, tensors PyTorch computed (or the
+  host made) in the call from data no kernel wrote (`provenance.py`), and no closer to the
+  reference for what the kernels did, in every call where anything was computed, or in some
+  calls of a kind of input set where in others the kernels did the work: whatever the kernels
+  did (a copy, work thrown away), they did not compute the outputs. `--allow-torch-only`
+  lifts it.
 - `kernels_not_used`: with every extension kernel launch made a no-op, every output still
   matched the reference: the kernels did not compute them.
 - `input_mutation`: a forward call changed an input tensor.
@@ -29,6 +31,7 @@ import torch
 
 from .answer import AnswerRun, Call
 from .compare import compare_tensor, same_tensor, tolerance_for
+from .provenance import INPUT
 from .reference import RefCase, RefGroup
 
 RULES = ("torch_fallback", "torch_result", "inherits_model", "kernels_not_used",
@@ -74,45 +77,85 @@ def launch_rule(run: AnswerRun) -> tuple[str, str] | None:
 
 def torch_result_rule(run: AnswerRun, refs: dict[str, RefCase], atol: float | None = None,
                       rtol: float | None = None) -> tuple[str, str] | None:
-    """`torch_result` for a run that followed the data (`run_answer(follow=True)`) where every
-    call returned outputs PyTorch had computed by itself, or where the answer moved or altered
-    the dispatch mode that follows it.
+    """`torch_result` for a run that followed the data (`run_answer(follow=True)`) where the
+    kernels' work shows in no call while PyTorch's does, or where the calls of one kind of input
+    set are the kernels' in one call and PyTorch's in another, or where the answer moved, altered
+    or blinded the dispatch mode that follows it.
 
-    An output is torch's when it matches, to the check's tolerance, a result torch computed in
-    the call from data no kernel wrote, and the kernels' difference (if any) did not bring it
-    closer to the reference: a copy, or a nudge below the tolerance, is torch's work; a kernel
-    whose small step is the reference's own (BatchNorm in eval mode after torch's conv, nearly
-    an identity) is not. Every output of every call, not any: a kernel whose work is an
-    identity on one input set (a ReLU of `torch.rand` inputs) leaves torch's result in place
-    for that set alone, and the signed set tells it apart; an answer that leaves one output of
-    several to torch did write kernels for the others."""
+    Each call is judged on its own: it is *torch's* when every output matches, to the check's
+    tolerance, a result torch computed in the call from data no kernel wrote (or a tensor made
+    from host data: numpy's work) and the kernels' difference (if any) did not bring it closer
+    to the reference: a copy, or a nudge below the tolerance, is torch's work; a kernel whose
+    small step is the reference's own (BatchNorm in eval mode after torch's conv, nearly an
+    identity) is not. It is an *input*'s when its outputs are torch's or bit for bit one of the
+    call's own inputs or parameters (a ReLU of `torch.rand` values changes nothing: no work of
+    anyone's shows); otherwise it is the *kernels'*.
+
+    - No call the kernels': torch computed what the kernels handed on, on every input set
+      where anything was computed.
+    - A kind of input set (`get_inputs()`, N(0, 1)) with calls of both: an honest answer runs the
+      same code on every call, so the kernels' work on one call and torch's on another of the
+      same kind is an answer that changes what computes after a warm-up.
+    A kernel whose work is an identity on every input set of one kind (the ReLU above after
+    torch's op) leaves torch's result in place there alone; the other kind shows its work."""
     calls = [c for c in run.calls if c.outputs is not None]
     for c in calls:
         if c.torch_lost:
             return "torch_result", (f"case {c.name}: the answer took the harness's dispatch mode "
-                                    "off the stack or altered it during forward (what PyTorch "
-                                    "computed could not be followed)")
+                                    "off the stack, altered it or hid ops from it during forward "
+                                    "(what PyTorch computed could not be followed)")
     if not calls or any(c.torch_results is None for c in calls):
         return None
-    first, near = "", 0
+    kinds: dict[str, tuple[str, str]] = {}  # call -> (torch | input | kernels, what it saw)
+    near = 0  # outputs of torch's calls that are torch's to the tolerance only
     for c in calls:
         ref = refs.get(c.name)
         outs = c.outputs or []
         if ref is None or len(outs) != len(ref.outputs) or not outs:
             return None
-        said = []
+        said, hows = [], []
         for k, (out, want) in enumerate(zip(outs, ref.outputs, strict=True)):
             torch_out, op = (c.torch_results or {}).get(k, (None, ""))
-            how = _torch_made(out, torch_out, want, atol, rtol)
-            if not how:
-                return None
-            near += how == "to the tolerance"
-            said.append(f"output {k} is the result of PyTorch's {op}, {how}")
-        first = first or f"case {c.name}: " + "; ".join(said)
+            if op == INPUT:
+                how = "input" if torch_out is not None and same_tensor(out, torch_out) else ""
+            else:
+                how = _torch_made(out, torch_out, want, atol, rtol)
+            hows.append(how)
+            if how and how != "input":
+                said.append(f"output {k} is {_origin(op)}, {how}")
+        kind = ("kernels" if not all(hows) else
+                "torch" if any(h != "input" for h in hows) else "input")
+        kinds[c.name] = (kind, f"case {c.name}: " + "; ".join(said))
+        if kind == "torch":
+            near += hows.count("to the tolerance")
+    torch_calls = [n for n, (k, _) in kinds.items() if k == "torch"]
+    if not torch_calls:
+        return None
+    first = kinds[torch_calls[0]][1]
     if near:
-        first += f"; {near} output(s) of {len(calls)} calls to the tolerance only"
-    return "torch_result", (f"every call returned outputs PyTorch computed in forward from data "
-                            f"no kernel wrote ({first}): the kernels did not compute them")
+        first += f"; {near} output(s) of {len(torch_calls)} calls to the tolerance only"
+    if not any(k == "kernels" for k, _ in kinds.values()):
+        rest = len(kinds) - len(torch_calls)
+        return "torch_result", (
+            f"{len(torch_calls)} of {len(kinds)} calls returned outputs computed in forward "
+            f"without the kernels ({first})" + (f", the other {rest} returned one of their inputs"
+                                                if rest else "") + ": the kernels did not "
+            "compute them")
+    labels = {c.name: refs[c.name].label for c in calls}
+    for label in dict.fromkeys(labels.values()):
+        mine = [n for n in kinds if labels[n] == label]
+        theirs = [n for n in mine if kinds[n][0] == "torch"]
+        ours = [n for n in mine if kinds[n][0] == "kernels"]
+        if theirs and ours:
+            return "torch_result", (
+                f"on the {label!r} input sets the kernels computed the outputs in {len(ours)} "
+                f"call(s) (case {ours[0]}) and not in {len(theirs)} ({kinds[theirs[0]][1]}): "
+                "the answer changes what computes from call to call")
+    return None
+
+
+def _origin(op: str) -> str:
+    return op if op.startswith("host data") else f"the result of PyTorch's {op}"
 
 
 def _torch_made(out: torch.Tensor, torch_out: torch.Tensor | None, ref: torch.Tensor,

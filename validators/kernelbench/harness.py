@@ -176,6 +176,8 @@ if spec["follow"]:
     # What the watch is made of, before the answer runs: a method swapped on its class or set
     # on the object would blind it as surely as taking it off the stack.
     _watch_leave = watch.leave
+    _watch_blinded = watch.was_blinded
+    _tls_excluded = torch._C._dispatch_tls_is_dispatch_key_excluded
     _watch_cls = _type(watch)
     _watch_methods = {k: v for k, v in vars(_watch_cls).items()}
     _watch_fields = frozenset(vars(watch))
@@ -186,7 +188,10 @@ def unwatch():
     intact = (_type(watch) is _watch_cls and frozenset(vars(watch)) == _watch_fields
               and {k: v for k, v in vars(_watch_cls).items()} == _watch_methods)
     on_top = _watch_leave()
-    return on_top and intact and not watch_popped()
+    # An exclusion of the Python keys left in place hides every later op too.
+    excluded = any(_tls_excluded(k) for k in
+                   (torch._C.DispatchKey.Python, torch._C.DispatchKey.PythonTLSSnapshot))
+    return on_top and intact and not watch_popped() and not _watch_blinded() and not excluded
 ''' + GUARD + ENCODE + r'''
 _ckd_install_guard(spec["prefixes"], spec["gpu"])
 ''' + READY_LINE + r'''

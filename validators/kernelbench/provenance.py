@@ -52,13 +52,14 @@ def _torch() -> Any:
 
 def fingerprint(t: Any) -> tuple | None:
     """(dtype, shape, digest of the bytes) of a dense tensor, None when it has no bytes to read
-    here (sparse, meta, too large)."""
+    here (sparse, meta, too large). A subclass is read through its plain data: wrapping a value
+    in a subclass of one's own must not make it a value nobody vouched for."""
     torch = _torch()
-    if type(t) not in _plain_types(torch) or t.layout != torch.strided or t.device.type == "meta":
+    if not isinstance(t, torch.Tensor) or t.layout != torch.strided or t.device.type == "meta":
         return None
     if t.numel() * t.element_size() > FINGERPRINT_MAX_BYTES:
         return None
-    data = t.detach()
+    data = _plain(t).detach()
     if data.device.type != "cpu":
         data = data.cpu()
     data = data.resolve_conj().resolve_neg().contiguous().reshape(-1)
@@ -68,10 +69,21 @@ def fingerprint(t: Any) -> tuple | None:
     return (str(t.dtype), tuple(t.shape), digest)
 
 
+def value_key(fp: tuple) -> tuple:
+    """The part of a fingerprint that is the value: dtype and bytes, not shape (a kernel that
+    copies a tensor into another shape hands the same value on)."""
+    return (fp[0], fp[2])
+
+
 def _plain_types(torch: Any) -> tuple:
-    # Parameters and buffers hold plain storage; other subclasses may answer reads their own way.
+    # Parameters and buffers hold plain storage; other subclasses are read through it.
     return (torch.Tensor, torch.nn.Parameter, *((torch.nn.Buffer,) if hasattr(torch.nn, "Buffer")
                                                else ()))
+
+
+def _plain(t: Any) -> Any:
+    torch = _torch()
+    return t if type(t) in _plain_types(torch) else t.as_subclass(torch.Tensor)
 
 
 def _bits_equal(a: Any, b: Any) -> bool:
@@ -109,6 +121,36 @@ def _read_args(func: Any, args: tuple, kwargs: dict) -> list:
     return found
 
 
+INPUT = "<input>"
+"""The op `nearest` names for an output that is bit for bit one of the call's own pure values
+(an input, a parameter, a view or copy of one): no computation of torch's, none of a kernel's."""
+
+HOST_ORIGIN = "host data ({})"
+"""The op named for a tensor made from host data during a call (`torch.from_numpy`,
+`torch.tensor`): computed outside both torch's ops and the kernels."""
+
+NEAR_ULPS = 4
+"""A value a kernel wrote that is within this many units in the last place of a pure value is
+that value (a copy, a widening cast, a nudge of a few bits): what torch computes from it is
+torch's work on the pure value."""
+
+
+class _State:
+    """The watch's bookkeeping, held in the closure of its methods rather than on the mode
+    object: the answer reaches the mode through torch's own `_get_current_dispatch_mode()`."""
+
+    def __init__(self) -> None:
+        self.pure: set[tuple] = set()  # value keys (`value_key`) no kernel can have written
+        self.computed: dict[tuple, str] = {}  # value key -> the torch op that computed it
+        self.kept: list[tuple[tuple, Any, str]] = []  # (value key, copy, op), oldest first
+        self.kept_bytes = 0
+        self.sources: list[Any] = []  # the call's pure tensors (inputs, parameters, buffers)
+        self.near_checked: set[tuple] = set()
+        self.cache: dict[tuple, tuple | None] = {}
+        self.launches: int | None = None
+        self.lost = False  # the answer blinded the watch (`guard`) during the call
+
+
 def make_watch(launch_count: Any = None) -> Any:
     """A new `Watch` (its class is made on first use: torch imports lazily).
 
@@ -122,17 +164,95 @@ def make_watch(launch_count: Any = None) -> Any:
     # (`guard` wraps those).
     c_push, c_pop = torch._C._push_on_torch_dispatch_stack, torch._C._pop_torch_dispatch_stack
     c_len, c_at = torch._C._len_torch_dispatch_stack, torch._C._get_dispatch_stack_at
+    st = _State()
+
+    def fp_of(t: Any) -> tuple | None:
+        if launch_count is None:
+            return fingerprint(t)
+        now = launch_count()
+        if now != st.launches:
+            st.cache, st.launches = {}, now
+        try:
+            key = (t.data_ptr(), t.dtype, tuple(t.shape), tuple(t.stride()), t._version)
+        except Exception:
+            return fingerprint(t)  # no version counter (inference tensors): no reuse
+        if key not in st.cache:
+            st.cache[key] = fingerprint(t)
+        return st.cache[key]
+
+    def is_pure(t: Any, fp: tuple | None) -> bool:
+        if fp is None:
+            return False
+        key = value_key(fp)
+        if key in st.pure:
+            return True
+        if key in st.near_checked:
+            return False
+        st.near_checked.add(key)
+        return near_pure(t, key)
+
+    def near_pure(t: Any, key: tuple) -> bool:
+        """A value no op made that is a pure value moved by a kernel without computing
+        anything: the same elements within `NEAR_ULPS` (an exact copy into another shape, a
+        widening cast, a nudge). It becomes pure, and torch's result if that value was."""
+        if not (t.dtype.is_floating_point and t.numel() > 0):
+            return False
+        a = _plain(t).detach().reshape(-1).to("cpu", torch.float64)
+        for c, origin in [(s, None) for s in st.sources] + [(k, op) for _, k, op in st.kept]:
+            if c.numel() != t.numel() or not c.dtype.is_floating_point:
+                continue
+            eps = max(torch.finfo(t.dtype).eps, torch.finfo(c.dtype).eps)
+            tiny = max(torch.finfo(t.dtype).tiny, torch.finfo(c.dtype).tiny)
+            b = _plain(c).detach().reshape(-1).to("cpu", torch.float64)
+            nan = torch.isnan(a)
+            if not torch.equal(nan, torch.isnan(b)):
+                continue
+            close = (a - b).abs() <= NEAR_ULPS * eps * b.abs() + tiny
+            if bool((close | nan | (a == b)).all()):
+                st.pure.add(key)
+                if origin is not None:
+                    st.computed.setdefault(key, origin)
+                    keep(key, t, origin)
+                return True
+        return False
+
+    def keep(key: tuple, t: Any, op: str) -> None:
+        size = t.numel() * t.element_size()
+        if size > KEEP_BYTES:
+            return
+        st.kept.append((key, _plain(t).detach().clone(), op))
+        st.kept_bytes += size
+        while st.kept_bytes > KEEP_BYTES:
+            # The largest go first: a flood of big junk results cannot push an output-sized
+            # result of torch's out of reach (a bit-exact copy is found by `computed` anyway).
+            big = max(range(len(st.kept)), key=lambda i: st.kept[i][1].numel()
+                      * st.kept[i][1].element_size())
+            _, old, _ = st.kept.pop(big)
+            st.kept_bytes -= old.numel() * old.element_size()
+
+    def record(func: Any, read_fps: list, out: Any) -> None:
+        name = func._schema.name.split("::")[-1]
+        if not read_fps:
+            origin = None  # a factory: nothing of the inputs in it
+        elif name not in _PASSING and not func.is_view:
+            origin = str(func)
+        else:
+            # A view, copy or cast of what torch computed is still torch's result.
+            origin = next((st.computed[value_key(fp)] for fp in read_fps
+                           if value_key(fp) in st.computed), None)
+        for t in _tensors(out):
+            fp = fp_of(t)
+            if fp is None:
+                continue
+            key = value_key(fp)
+            if key in st.pure and key not in st.computed:
+                continue  # an op that reproduced a pure value (x * 1.0) computed nothing
+            st.pure.add(key)
+            if origin is not None and t.numel() > 0 and key not in st.computed:
+                st.computed[key] = origin
+                keep(key, t, origin)
 
     class Watch(TorchDispatchMode):
-        def __init__(self) -> None:
-            super().__init__()
-            self.pure: set[tuple] = set()
-            self.computed: dict[tuple, str] = {}  # fingerprint -> the torch op that computed it
-            self.kept: list[tuple[tuple, Any, str]] = []  # (fingerprint, copy, op), newest last
-            self.kept_bytes = 0
-            self._cache: dict[tuple, tuple | None] = {}
-            self._launches: int | None = None
-
         def enter(self) -> None:
             c_push(self)
 
@@ -148,30 +268,38 @@ def make_watch(launch_count: Any = None) -> Any:
             return on_top
 
         def start(self, tensors: list) -> None:
-            self.pure, self.computed = set(), {}
+            st.pure, st.computed, st.sources = set(), {}, []
             for t in tensors:
                 try:
                     fp = fingerprint(t)
                 except Exception:
                     fp = None  # a tensor it cannot read (quantized, storage-less): not pure
                 if fp is not None:
-                    self.pure.add(fp)
-            self.kept, self.kept_bytes, self._cache = [], 0, {}
-            self._launches = None
+                    st.pure.add(value_key(fp))
+                    st.sources.append(t)
+            st.kept, st.kept_bytes, st.cache, st.near_checked = [], 0, {}, set()
+            st.launches, st.lost = None, False
 
-        def _fp(self, t: Any) -> tuple | None:
-            if launch_count is None:
-                return fingerprint(t)
-            now = launch_count()
-            if now != self._launches:
-                self._cache, self._launches = {}, now
+        def blinded(self) -> None:
+            """Something hid ops from the watch during the call (`guard`)."""
+            st.lost = True
+
+        def was_blinded(self) -> bool:
+            return st.lost
+
+        def host_made(self, t: Any, how: str) -> None:
+            """`t` was made from host data during the call: torch's ops did not compute it,
+            and neither did a kernel."""
             try:
-                key = (t.data_ptr(), t.dtype, tuple(t.shape), tuple(t.stride()), t._version)
+                fp = fingerprint(t)
+                if fp is not None and t.numel() > 0:
+                    key = value_key(fp)
+                    st.pure.add(key)
+                    if key not in st.computed:
+                        st.computed[key] = HOST_ORIGIN.format(how)
+                        keep(key, t, st.computed[key])
             except Exception:
-                return fingerprint(t)  # no version counter (inference tensors): no reuse
-            if key not in self._cache:
-                self._cache[key] = fingerprint(t)
-            return self._cache[key]
+                pass
 
         def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (),
                                kwargs: dict | None = None) -> Any:
@@ -182,14 +310,14 @@ def make_watch(launch_count: Any = None) -> Any:
             # an op it does not know): what it cannot follow is simply not pure.
             try:
                 read = _read_args(func, args, kwargs)
-                fps = [self._fp(t) for t in read]
-                pure = all(fp is not None and fp in self.pure for fp in fps)
+                fps = [fp_of(t) for t in read]
+                pure = all(is_pure(t, fp) for t, fp in zip(read, fps, strict=True))
             except Exception:
                 read, fps, pure = [], [], False
             out = func(*args, **kwargs)
             if pure:
                 try:
-                    self._record(func, fps, out)
+                    record(func, fps, out)
                 except Exception:
                     pass
             return out
@@ -197,7 +325,7 @@ def make_watch(launch_count: Any = None) -> Any:
         def _custom(self, func: Any, args: tuple, kwargs: dict) -> Any:
             """An operator of the answer's own (torch.library, TORCH_LIBRARY): run its backend
             kernel with the watch back on, so that the ATen ops inside it are followed too."""
-            self._cache = {}
+            st.cache = {}
             key = None
             try:
                 cuda = any(t.device.type == "cuda" for t in _tensors([args, kwargs]))
@@ -215,78 +343,61 @@ def make_watch(launch_count: Any = None) -> Any:
                     out = func.redispatch(torch._C.DispatchKeySet(key), *args, **kwargs)
                 finally:
                     self.leave()
-            self._cache = {}
+            st.cache = {}
             return out
 
-        def _record(self, func: Any, read_fps: list, out: Any) -> None:
-            name = func._schema.name.split("::")[-1]
-            if not read_fps:
-                origin = None  # a factory: nothing of the inputs in it
-            elif name not in _PASSING and not func.is_view:
-                origin = str(func)
-            else:
-                # A view, copy or cast of what torch computed is still torch's result.
-                origin = next((self.computed[fp] for fp in read_fps if fp in self.computed), None)
-            for t in _tensors(out):
-                fp = self._fp(t)
-                if fp is None:
-                    continue
-                self.pure.add(fp)
-                if origin is not None and t.numel() > 0:
-                    self.computed.setdefault(fp, origin)
-                    self._keep(fp, t, origin)
-
-        def _keep(self, fp: tuple, t: Any, op: str) -> None:
-            size = t.numel() * t.element_size()
-            if size > KEEP_BYTES:
-                return
-            self.kept.append((fp, t.detach().clone(), op))
-            self.kept_bytes += size
-            while self.kept_bytes > KEEP_BYTES:
-                _, old, _ = self.kept.pop(0)
-                self.kept_bytes -= old.numel() * old.element_size()
-
         def nearest(self, out: Any) -> tuple[Any, str, bool] | None:
-            """What torch computed that is nearest to `out`: among the kept results of its dtype
-            and shape, or tiled from kept pieces along one dimension (bit for bit); (tensor,
-            op, bit-equal), or None when there is none (or it cannot be told)."""
+            """What torch computed that is nearest to `out`, as a tensor of `out`'s dtype and
+            shape: bit for bit any result of the call (by value, whatever its shape), else the
+            nearest kept result of its number of elements (reshaped, permuted or cast), else
+            kept pieces that tile it along one dimension (bit for bit); `INPUT` when `out` is
+            bit for bit a pure value nobody computed (an input, a parameter). (tensor, op,
+            bit-equal), or None when there is none (or it cannot be told)."""
             try:
+                fp = fingerprint(out)
+                if fp is None:
+                    return None
+                key = value_key(fp)
+                if key in st.computed:
+                    return _plain(out).detach().clone(), st.computed[key], True
+                if key in st.pure:
+                    return _plain(out).detach().clone(), INPUT, True
                 return self._nearest(out) or self._tiled(out)
             except Exception:
                 return None
 
         def _nearest(self, out: Any) -> tuple[Any, str, bool] | None:
-            fp = fingerprint(out)
-            if fp is None:
-                return None
-            same = [(k, t, op) for k, t, op in reversed(self.kept)
-                    if t.dtype == out.dtype and tuple(t.shape) == tuple(out.shape)]
-            for k, t, op in same:
-                if k == fp:
+            o = _plain(out).detach()
+            same = []
+            for _, t, op in reversed(st.kept):
+                for view in _arrangements(t, o):
+                    same.append((view, op))
+            for t, op in same:
+                if _bits_equal(t, o):
                     return t, op, True
             if not same or not out.dtype.is_floating_point:
                 return None
-            o = out.detach().to("cpu", torch.float64)
+            o64 = o.to("cpu", torch.float64)
 
             def distance(t: Any) -> float:
                 c = t.to("cpu", torch.float64)
-                both_nan = torch.isnan(o) & torch.isnan(c)
-                d = ((o - c).abs() / (1 + c.abs())).masked_fill(both_nan, 0).nan_to_num(
+                both_nan = torch.isnan(o64) & torch.isnan(c)
+                d = ((o64 - c).abs() / (1 + c.abs())).masked_fill(both_nan, 0).nan_to_num(
                     nan=float("inf"))
                 return float(d.max()) if d.numel() else 0.0
 
-            t, op = min(((t, op) for _, t, op in same), key=lambda x: distance(x[0]))
+            t, op = min(same, key=lambda x: distance(x[0]))
             return t, op, False
 
         def _tiled(self, out: Any) -> tuple[Any, str, bool] | None:
             # Torch's result computed in pieces (chunks, splits) and copied into the output
             # piece by piece: no kept result has the output's shape, the pieces tile it.
-            if type(out) not in _plain_types(torch) or out.dim() == 0:
+            if out.dim() == 0:
                 return None
-            o = out.detach().to("cpu")
+            o = _plain(out).detach().to("cpu")
             for d in range(o.dim()):
-                pieces = [(t, op) for _, t, op in reversed(self.kept)
-                          if t.dtype == o.dtype and t.dim() == o.dim() and 0 < t.shape[d] < o.shape[d]
+                pieces = [(t.to(o.dtype), op) for _, t, op in reversed(st.kept)
+                          if _castable(t, o) and t.dim() == o.dim() and 0 < t.shape[d] < o.shape[d]
                           and all(t.shape[i] == o.shape[i] for i in range(o.dim()) if i != d)]
                 at, ops = 0, []
                 while pieces and at < o.shape[d]:
@@ -303,14 +414,46 @@ def make_watch(launch_count: Any = None) -> Any:
     return Watch()
 
 
+def _castable(t: Any, out: Any) -> bool:
+    """`t` may stand for `out` after a cast: the same dtype, or both floating point (torch
+    computed in float64 and a kernel did the cast)."""
+    return t.dtype == out.dtype or (t.dtype.is_floating_point and out.dtype.is_floating_point)
+
+
+def _arrangements(t: Any, out: Any) -> list:
+    """`t` laid out as `out` is (its dtype and shape) without computing anything: as it is,
+    reshaped in order, or with its dimensions permuted (a transposed result copied back)."""
+    import itertools
+
+    if t.numel() != out.numel() or not _castable(t, out):
+        return []
+    c = t.to(out.dtype)
+    if tuple(c.shape) == tuple(out.shape):
+        return [c]
+    found = [c.reshape(out.shape)]
+    if c.dim() == out.dim() and 2 <= c.dim() <= 4:
+        for perm in itertools.permutations(range(c.dim())):
+            if perm != tuple(range(c.dim())) and tuple(c.shape[i] for i in perm) == tuple(out.shape):
+                found.append(c.permute(perm).contiguous())
+    return found
+
+
 def guard(watch: Any) -> Any:
-    """Close two ways of doing torch's work out of the watch's sight; returns `popped()`, which
-    says (and forgets) whether anything but the watch itself popped it off a dispatch stack.
+    """Close the ways of doing torch's work out of the watch's sight that Python offers; returns
+    `popped()`, which says (and forgets) whether anything but the watch itself popped it off a
+    dispatch stack.
 
     - Pops: torch's Python entry points (`_pop_mode`, `_disable_current_modes`, `torch._C.
       _pop_torch_dispatch_stack`) go through a wrapper that notes a pop of the watch.
+    - Exclusions: `torch._C._DisableTorchDispatch`, and the dispatch-key guards and setters
+      (`_ExcludeDispatchKeyGuard`, `_ForceDispatchKeyGuard`, `_dispatch_tls_set_dispatch_key_
+      excluded`) when they exclude the Python keys, make the watch `blinded` for the call.
     - Threads: the mode stack is per thread, so every thread started from Python afterwards
       (`threading`, `_thread`, the pools built on them) runs with the watch pushed.
+    - Host data: a tensor made from host data during a call (`torch.from_numpy`, `torch.tensor`,
+      `torch.as_tensor`, `torch.asarray`, `torch.frombuffer`, `torch.from_dlpack`,
+      `Tensor.new_tensor`) was computed by neither torch's ops nor a kernel: the watch keeps it
+      as it keeps torch's results (numpy's work copied in by a kernel is not the kernel's).
     """
     import _thread
     import threading
@@ -329,6 +472,55 @@ def guard(watch: Any) -> Any:
 
     torch._C._pop_torch_dispatch_stack = pop
     python_dispatch._pop_torch_dispatch_stack = pop
+
+    hidden = (torch._C.DispatchKey.Python, torch._C.DispatchKey.PythonTLSSnapshot)
+
+    def hides(keys: Any) -> bool:
+        try:
+            return any(keys.has(k) for k in hidden)
+        except Exception:
+            return True  # not a key set it can read: assume the worst
+
+    def watching() -> bool:
+        return any(torch._C._get_dispatch_stack_at(i) is watch
+                   for i in range(torch._C._len_torch_dispatch_stack()))
+
+    def wrap(name: str, test: Any) -> None:
+        original = getattr(torch._C, name, None)
+        if original is None:
+            return
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            if test(*args, **kwargs) and watching():
+                watch.blinded()
+            return original(*args, **kwargs)
+
+        setattr(torch._C, name, wrapped)
+
+    wrap("_DisableTorchDispatch", lambda *a, **k: True)
+    wrap("_ExcludeDispatchKeyGuard", lambda keys=None, *a, **k: hides(keys))
+    wrap("_ForceDispatchKeyGuard", lambda include=None, exclude=None, *a, **k:
+         exclude is None or hides(exclude))
+    wrap("_dispatch_tls_set_dispatch_key_excluded", lambda key=None, value=True, *a, **k:
+         bool(value) and key in hidden)
+
+    import torch.utils._mode_utils as mode_utils
+
+    disable = torch._C._DisableTorchDispatch
+
+    @_contextmanager
+    def no_dispatch() -> Any:
+        with disable():
+            yield
+
+    mode_utils.no_dispatch = no_dispatch
+
+    for module, name in ((torch, "from_numpy"), (torch, "tensor"), (torch, "as_tensor"),
+                         (torch, "asarray"), (torch, "frombuffer"), (torch, "from_dlpack"),
+                         (torch.Tensor, "new_tensor")):
+        original = getattr(module, name, None)
+        if original is not None:
+            setattr(module, name, _host_maker(watch, watching, original, name))
 
     original_start = _thread.start_new_thread
 
@@ -351,3 +543,21 @@ def guard(watch: Any) -> Any:
         return was
 
     return popped
+
+
+def _host_maker(watch: Any, watching: Any, original: Any, name: str) -> Any:
+    def made(*args: Any, **kwargs: Any) -> Any:
+        t = original(*args, **kwargs)
+        if watching():
+            watch.host_made(t, name)
+        return t
+
+    made.__name__ = made.__qualname__ = name
+    made.__doc__ = getattr(original, "__doc__", None)
+    return made
+
+
+def _contextmanager(f: Any) -> Any:
+    import contextlib
+
+    return contextlib.contextmanager(f)
