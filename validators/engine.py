@@ -692,6 +692,9 @@ class Engine:
                 # environment has the same shape.
                 nonce = secrets.token_hex(16)
                 env["CUDASHIM_LOG_NONCE"] = nonce
+                # The runtime's fatal lines carry a tag of their own (`cpu.diagnostics.
+                # runtime_verdict`): "needs a GPU" printed by the program is not the runtime's.
+                env["CUDASHIM_FATAL_TAG"] = fatal_tag = secrets.token_hex(16)
                 if env_for is None:
                     # Every run gets the kernel-work run's input file (empty: nothing replaced),
                     # which the runtime removes as it starts: the work folder changes alike in
@@ -714,12 +717,11 @@ class Engine:
                 return _Run(variant, schedule, RunOutcome(exit_code=None, stderr=str(exc)),
                             Status.ERROR, f"could not run: {exc}")
             outcome.schedule = schedule
+            if nonce:
+                outcome.extra["fatal_tag"] = fatal_tag
             run = _Run(variant, schedule, outcome)
             entries = anticheat.read_access_log(work) if self._shim is not None else None
             verdict = self.backend.classify(exe, outcome)
-            if verdict.status == Status.NEEDS_GPU:
-                run.status, run.reason = verdict.status, verdict.reason
-                return run
             # The runtime itself (e.g. ASan symbolising) may open the executable and the shim.
             own = tuple(str(p.parent) + "/" for p in (exe.path, *preload) if p is not None)
             own += self.backend.runtime_paths()
@@ -735,6 +737,7 @@ class Engine:
                 run.reason = f"{verdict.reason}; also {'; '.join(forbidden)}"
                 return run
             if forbidden:
+                # Before a `needs_gpu` too: what the program did before it stopped is judged.
                 run.status, run.reason = Status.REJECTED, "; ".join(forbidden)
                 return run
             if verdict.status is not None:

@@ -393,7 +393,8 @@ class CpuBackend(Backend):
         return diagnostics.portability_notes(outcome.stderr)
 
     def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:
-        found = diagnostics.runtime_verdict(outcome.stdout, outcome.stderr, outcome.exit_code)
+        found = diagnostics.runtime_verdict(outcome.stdout, outcome.stderr, outcome.exit_code,
+                                            tag=outcome.extra.get("fatal_tag", ""))
         if found is not None:
             status, reason = found
             return Verdict(Status(status), reason)

@@ -22,8 +22,14 @@ _ASM_ERROR = re.compile(
     r"Error: (?:no such instruction|unknown pseudo-op|invalid instruction suffix|bad register name|junk)"
     r"|impossible constraint in [‘'`]asm[’']|invalid [‘'`]asm[’']|unknown register name"
 )
+# The headers of the CUDA toolkit, its libraries and the GPU ecosystem: missing from the shim,
+# they are a GPU's. Any other missing header (`curve_helpers.h`) is an ordinary compile error,
+# as it is for nvcc.
 _CUDA_HEADER = re.compile(
-    r"^(cu|nv|thrust/|cub/|cooperative_groups/|sm_\d|crt/|mma\.h|nccl|mpi\.h|helper_)"
+    r"^(cuda|cublas|cufft|curand|cusparse|cusolver|cudnn|cutensor|cutlass/|cute/|cufile|cupti"
+    r"|cudla|cuComplex|nvml|nvrtc|nvjpeg|nvjitlink|nvtx|nvToolsExt|nvshmem|nvcomp|nvblas|npp"
+    r"|nvfunctional|nv/|cccl/|thrust/|cub/|cooperative_groups/|sm_\d|crt/|mma\.h|nccl|mpi\.h"
+    r"|helper_|texture_|surface_|device_|vector_|math_constants|builtin_types|driver_)"
 )
 _CUDA_NAME = re.compile(
     r"^(cuda[A-Z]|cu[A-Z]|CU_|CUDA_|CUDART_|NV_|__nv_|__h|__float2half|__half|__bfloat|tex\d|tex[A-Z]|surf\d|surf[A-Z]|__[a-z]\w*_sync$|__\w*(ldmatrix|mma|pipeline|cluster))"
@@ -147,7 +153,10 @@ _LIBCUXX_IN_SHIM = {"barrier", "latch", "counting_semaphore", "binary_semaphore"
                     "aligned_size_t", "pipeline", "make_pipeline", "pipeline_shared_state",
                     "pipeline_role", "pipeline_consumer_wait_prior", "pipeline_producer_commit"}
 # A shim header that stands for a GPU-only one says so in an #error naming the feature.
-_SHIM_ERROR_NEEDS_GPU = re.compile(r"#error cudashim: needs a GPU: ([^\n]+)")
+# Only where a shim header says it: the same #error in the program's own source is its own.
+_SHIM_ERROR_NEEDS_GPU = re.compile(
+    r"^[^\n:]*(?:/cudashim/|/validators/cpu/include)[^\n:]*:\d+(?::\d+)?: error: "
+    r"#error cudashim: needs a GPU: ([^\n]+)", re.M)
 
 
 _ASM_STATEMENT = re.compile(r'\b(?:asm|__asm__|__asm)\s*(?:volatile|__volatile__)?\s*\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)')
@@ -250,11 +259,26 @@ def _first_line(text: str, marker: str) -> str:
     return ""
 
 
-def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1) -> tuple[str, str] | None:
+FATAL_TAG_ENV = "CUDASHIM_FATAL_TAG"
+"""The runtime's fatal lines carry this run's tag (`cudashim[<tag>]: ...`, runtime `vfatal`)."""
+
+
+def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1, *,
+                    tag: str = "") -> tuple[str, str] | None:
     """(status, reason) for a failure the runtime or AddressSanitizer reported, else None.
+
+    `tag`: the run's `CUDASHIM_FATAL_TAG`. A verdict that is no verdict on the program
+    (`needs_gpu`) is then taken only from the runtime's own tagged lines: the same words printed
+    by the program are its own, and would otherwise launder any verdict into "needs a GPU".
 
     A failed device assert stops its kernel and sets cudaErrorAssert, as on a GPU; it decides
     the verdict only when the program then fails (a program may expect it, or check outputs)."""
+    own = stderr
+    if tag:
+        mark = f"cudashim[{tag}]: "
+        own = "\n".join("cudashim: " + ln[len(mark):] for ln in stderr.splitlines()
+                         if ln.startswith(mark))
+        stderr = stderr.replace(mark, "cudashim: ")
     if "cudashim: deadlock" in stderr:
         line = _first_line(stderr, "cudashim: deadlock")
         return "runtime_error", "deadlock: " + line.removeprefix("cudashim: deadlock ").strip()[
@@ -273,10 +297,10 @@ def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1) -> tupl
     m = re.search(r"cudashim: (the program runs code before the runtime starts.*)", stderr)
     if m:
         return "runtime_error", m.group(1).strip()[:300]
-    if "(dynamic parallelism) is not supported" in stderr:
+    if "(dynamic parallelism) is not supported" in own:
         return "needs_gpu", "dynamic_parallelism (a kernel launched from device code)"
     # A library call of the shim's subset with arguments it does not compute (cudashim/libdata.h).
-    m = re.search(r"cudashim: needs a GPU: (.+)", stderr)
+    m = re.search(r"cudashim: needs a GPU: (.+)", own)
     if m:
         return "needs_gpu", m.group(1).strip()[:300]
     # A libcu++ synchronisation object used as CUDA calls undefined (include/cudashim/

@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import secrets
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -311,6 +312,9 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
             # The runtime's own count of launches, written at exit: the harness's per-call counts
             # are Python the answer can rewrite (`_launch_evidence`).
             env["CUDASHIM_RUN_TIMING"] = str(work / RUN_TIMING_FILE).ljust(SHIM_LOG_WIDTH)
+            # The runtime's fatal lines carry it: "needs a GPU" printed by the answer is not the
+            # runtime's (`diagnostics.runtime_verdict`).
+            env["CUDASHIM_FATAL_TAG"] = fatal_tag = secrets.token_hex(16)
             if poison_only is not None and poison_alt is not None:
                 env |= {"CUDASHIM_POISON_ONLY": str(poison_only),
                         "CUDASHIM_POISON_ALT": f"0x{poison_alt:02x}"}
@@ -372,7 +376,8 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
 
             # The emulator's own report (a race in the race build, a deadlock, a GPU-only
             # library call) names what stopped the process.
-            run.runtime_verdict = runtime_verdict(out.stdout, out.stderr, out.exit_code)
+            run.runtime_verdict = runtime_verdict(out.stdout, out.stderr, out.exit_code,
+                                                  tag=fatal_tag)
         if emulate:
             run.poison_log = _read_poison_log(work)
         for c in found["calls"]:

@@ -228,8 +228,20 @@ static void write_logs_and_end(int status, void*) {
   fflush(stdout);
   write_logs();
   char buf[4096];
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  // CUDASHIM_FATAL_TAG=<hex> (the validator's, one per run): the runtime's own words carry it
+  // ("cudashim[<tag>]: ..."), so a verdict the validator takes from them (needs a GPU) is not
+  // one the program can print.
+  const char* nonce = shim_env("CUDASHIM_FATAL_TAG");
+  int head = 0;
+  if (nonce && *nonce && strncmp(fmt, "cudashim: ", 10) == 0) {
+    int len = 0;
+    while (nonce[len] && nonce[len] != ' ' && len < 64) len++;
+    head = snprintf(buf, 128, "cudashim[%.*s]", len, nonce);
+    fmt += 8;  // the ": ..." after "cudashim"
+  }
+  int n = vsnprintf(buf + head, sizeof buf - head, fmt, ap);
   if (n < 0) n = 0;
+  n += head;
   if (n > (int)sizeof buf - 2) n = sizeof buf - 2;
   buf[n++] = '\n';
   ssize_t w = write(2, buf, n);
