@@ -14,7 +14,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import secrets
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
