@@ -51,6 +51,7 @@ from __future__ import annotations
 import logging
 import random
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -87,6 +88,8 @@ _log = logging.getLogger(__name__)
 _PROCESS_FRESH_SEEDS: dict[str, int] = {}
 
 DEFAULT_LIMITS = Limits(cpu_seconds=60, wall_seconds=90)
+MIN_RUN_SECONDS = 0.5
+"""Less than this left of `Engine.program_seconds` and a run is not started (`timeout`)."""
 
 
 def _tail(text: str, n: int = TAIL) -> str:
@@ -151,7 +154,14 @@ class Engine:
     """Draw the fresh seed anew for every check instead of once per task for the process's
     life: a service whose callers see verdicts (and may learn a case from one) sets it, at the
     cost of one reference run of the fresh case per check."""
+    program_seconds: float | None = None
+    """The wall seconds the program's own runs may take in one check, all of them together
+    (None: the per-run limits only). A caller whose check has a deadline (the service's job
+    timeout) sets it below that deadline: a program that spends it is `timeout`, a verdict on
+    the program, instead of running the check past the deadline (no verdict, no reward). The
+    builds and references, our time, do not count."""
     _shim: Path | None = None
+    _budget: threading.local = field(default_factory=threading.local)
     _fresh_seeds: dict[str, int] = field(default_factory=lambda: _PROCESS_FRESH_SEEDS)
     """Shared by every engine of the process (the module-level `check()` makes one per call)."""
 
@@ -168,7 +178,15 @@ class Engine:
 
         One case with random inputs, chosen by a seed drawn now, is run with that seed
         (`fresh_seed` reproduces a result): answers computed ahead from the published seeds
-        cannot pass it."""
+        cannot pass it. The program's runs share `program_seconds`, when set."""
+        self._budget.left = self.program_seconds
+        try:
+            return self._check(task, program, thorough=thorough, fresh_seed=fresh_seed)
+        finally:
+            self._budget.left = None
+
+    def _check(self, task: Task, program: Program, *, thorough: bool,
+               fresh_seed: int | None) -> ValidationResult:
         started = time.monotonic()
         check_task(task, self.caps)
         result = ValidationResult(task=task.name, program_digest=program.digest(),
@@ -669,9 +687,37 @@ class Engine:
                   logs: dict[str, str] | None = None) -> _Run:
         """One sandboxed run. `extra_files` are written beside the inputs (the program's to
         read or remove), `env_for(work)` adds settings that name the work folder, and the
-        runtime's files named in `logs` are read back into it after the run."""
+        runtime's files named in `logs` are read back into it after the run. Within the check's
+        `program_seconds`: a run gets at most what its runs so far left of it."""
+        left = getattr(self._budget, "left", None)
+        if left is None:
+            return self._run_limited(task, exe, case, inputs, sizes, variant, schedule,
+                                     extra_env, extra_files, env_for, logs, cap=None)
+        spent = f"the program's runs took the check's {self.program_seconds:g} s"
+        if left < MIN_RUN_SECONDS:
+            return _Run(variant, schedule, RunOutcome(exit_code=None, timed_out=True),
+                        Status.TIMEOUT, f"{spent} before this run (its time limit for all "
+                        "runs together)")
+        run = self._run_limited(task, exe, case, inputs, sizes, variant, schedule, extra_env,
+                                extra_files, env_for, logs, cap=left)
+        self._budget.left = left - run.outcome.seconds
+        if run.status == Status.TIMEOUT and run.outcome.extra.get("capped"):
+            run.reason = (f"{spent} (its time limit for all runs together; this run was "
+                          f"stopped at {run.outcome.seconds:.1f} s)")
+        return run
+
+    def _run_limited(self, task: Task, exe: Executable, case: InputCase,
+                     inputs: dict[str, np.ndarray], sizes: dict[str, int], variant: str,
+                     schedule: str, extra_env: dict[str, str] | None,
+                     extra_files: dict[str, bytes] | None,
+                     env_for: Callable[[Path], dict[str, str]] | None,
+                     logs: dict[str, str] | None, *, cap: float | None) -> _Run:
         limits = _scaled(self.limits.with_overrides(self.backend.sandbox_overrides(exe)),
                          self.backend.time_scale(exe))
+        capped = cap is not None and cap < limits.wall_seconds
+        if capped:
+            limits = limits.with_overrides(
+                wall_seconds=cap, cpu_seconds=min(limits.cpu_seconds or cap, cap))
         reserve = sum(int(a.nbytes) for a in inputs.values())
         with workspace(limits, reserve_bytes=reserve) as root:
             work = root / "work"
@@ -717,6 +763,8 @@ class Engine:
                 return _Run(variant, schedule, RunOutcome(exit_code=None, stderr=str(exc)),
                             Status.ERROR, f"could not run: {exc}")
             outcome.schedule = schedule
+            if capped:
+                outcome.extra["capped"] = "1"  # its limit was what the check's share left
             if nonce:
                 outcome.extra["fatal_tag"] = fatal_tag
             run = _Run(variant, schedule, outcome)

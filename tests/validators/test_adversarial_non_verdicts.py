@@ -70,3 +70,19 @@ def test_a_build_is_a_gpu_s_only_where_the_shim_or_cuda_says_so(engine: Engine) 
             "GPU: tensor memory accelerator\n")
     assert gpu_feature_from_errors(shim) == "tensor memory accelerator"
     assert gpu_feature_from_errors("main.cu:1:2: error: " + own_error) is None
+
+
+def test_a_program_that_spends_the_check_s_time_is_timeout(tmp_path) -> None:
+    # Each run sleeps 1.5 s in host code: within every run's limit, but over a 4 s share for
+    # all of a check's runs together. The check ends in time, with a verdict on the program.
+    budget = Engine(get_backend("cpu"), references=ReferenceRunner(tmp_path / "refs"),
+                    program_seconds=4)
+    task, program = _relu("usleep(1500000);", head="#include <unistd.h>\n")
+    r = budget.check(task, program, thorough=True)
+    assert r.status == Status.TIMEOUT, (r.status, r.reason)
+    assert "the program's runs took the check's 4 s" in r.reason, r.reason
+    # A program that keeps within it is judged as ever; the share ends with the check.
+    task, program = _relu()
+    budget.program_seconds = 60
+    assert budget.check(task, program, thorough=True).status == Status.PASSED
+    assert getattr(budget._budget, "left", None) is None

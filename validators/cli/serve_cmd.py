@@ -31,6 +31,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="jobs that may wait for a worker; beyond it requests get 429")
     p.add_argument("--timeout", type=float, default=120.0,
                    help="seconds per validation before its worker is replaced (504)")
+    p.add_argument("--program-share", type=float, default=None, metavar="F",
+                   help="part of --timeout a program's own runs may take, all together, before "
+                        "it is `timeout` (a verdict); 0: per-run limits only (default 0.6)")
     p.add_argument("--max-body-bytes", type=int, default=1 << 20,
                    help="largest request body accepted (413 beyond)")
     p.add_argument("--tasks", default="builtin",
@@ -97,6 +100,8 @@ def main(args: argparse.Namespace) -> int:
         return fail(f"--speed-cap must be positive (got {args.speed_cap})")
     if not 0 < args.caller_share <= 1:
         return fail(f"--caller-share must be above 0 and at most 1 (got {args.caller_share})")
+    if args.program_share is not None and not 0 <= args.program_share <= 1:
+        return fail(f"--program-share must be between 0 and 1 (got {args.program_share})")
     token = None
     if args.token_env:
         token = os.environ.get(args.token_env)
@@ -114,6 +119,8 @@ def main(args: argparse.Namespace) -> int:
                            public_metrics=args.public_metrics, public_docs=args.public_docs)
     if args.speed_cap is not None:
         config.speed_cap = args.speed_cap
+    if args.program_share is not None:
+        config.program_share = args.program_share
     if args.ray:
         from validators.service.ray_app import RayUnavailable, deploy
 

@@ -43,7 +43,15 @@ from .models import (
     ValidateRequest,
     ValidateResponse,
 )
-from .pool import Admission, JobTimeout, PoolClosed, PoolFull, WorkerFailed, WorkerPool
+from .pool import (
+    PROGRAM_SHARE,
+    Admission,
+    JobTimeout,
+    PoolClosed,
+    PoolFull,
+    WorkerFailed,
+    WorkerPool,
+)
 from .tasks import TaskSet, load_task_set
 
 SPEEDUP_CAP = 3.0
@@ -73,6 +81,10 @@ class ServiceConfig:
     drain_seconds: float | None = None
     """How long shutdown waits for admitted jobs (default: `drain_bound()`)."""
     wall_seconds: float | None = None
+    program_share: float = PROGRAM_SHARE
+    """The part of `timeout` a program's own runs may take, all together, before it is
+    `timeout` (a verdict); 0: only the per-run limits (a slow program then runs the job into
+    `timeout`, no verdict)."""
     """Sandbox wall-clock limit per run (default: the engine's)."""
     caller_share: float = 0.5
     """Most of the `workers + queue` slots one caller (client address) may hold at once."""
@@ -106,7 +118,8 @@ class Service:
         self.tasks = task_set or load_task_set(config.tasks)
         self.pool = WorkerPool(config.backend, workers=config.workers, queue=config.queue,
                                timeout=config.timeout, wall_seconds=config.wall_seconds,
-                               caller_share=config.caller_share)
+                               caller_share=config.caller_share,
+                               program_share=config.program_share)
         self.metrics = Metrics(queue_depth=lambda: self.pool.waiting,
                                busy=lambda: self.pool.running)
         self.draining = False

@@ -33,6 +33,11 @@ MEAN_WEIGHT = 0.2
 """Weight of the newest job in the moving mean of job time (recent load counts most)."""
 STUCK_GRACE = 30.0
 """A job on a worker longer than the timeout plus this was not stopped: the pool is unhealthy."""
+
+PROGRAM_SHARE = 0.6
+"""The part of a job's timeout the program's own runs may take by default, all together
+(`Engine.program_seconds`); the rest is for the builds, the references and the sandboxes'
+set-up, which are the service's time."""
 IDLE_HOLD_SECONDS = 10.0
 """Slots admitted but given to no job for this long, while a worker is free, are blocked."""
 
@@ -118,6 +123,7 @@ def _worker_main(conn: Any, backend: str, wall_seconds: float | None) -> None:
                 continue
             task = Task.model_validate_json(job["task"])
             program = Program(**job["program"])
+            engine.program_seconds = job.get("program_seconds")
             result = engine.check(task, program, thorough=job.get("thorough", False))
             answer = {"ok": True, "result": result.model_dump(mode="json")}
             if job.get("speed") and result.status == Status.PASSED:
@@ -313,7 +319,7 @@ class WorkerPool:
 
     def __init__(self, backend: str, *, workers: int = 2, queue: int = 16,
                  timeout: float = 120.0, wall_seconds: float | None = None,
-                 caller_share: float = 1.0) -> None:
+                 caller_share: float = 1.0, program_share: float = PROGRAM_SHARE) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1 (got {workers})")
         if queue < 0:
@@ -321,7 +327,10 @@ class WorkerPool:
         if not 0 < caller_share <= 1:
             raise ValueError(f"caller_share must be in (0, 1] (got {caller_share})")
         self.backend = backend
+        if not 0 <= program_share <= 1:
+            raise ValueError(f"program_share must be in [0, 1] (got {program_share})")
         self.workers, self.queue, self.timeout = workers, queue, timeout
+        self.program_share = program_share
         # One caller alone can always keep every worker busy: the share limits the queue.
         self.caller_slots = max(workers,
                                 math.floor(caller_share * (workers + queue)))
@@ -462,8 +471,13 @@ class WorkerPool:
                 self.running += 1
                 started = time.monotonic()
                 self._started[id(worker)] = started
+                limit = timeout or self.timeout
+                # The program's runs get a share of the job's time: spending it is the
+                # program's `timeout` (a verdict), not the job's (none). 0: no share.
+                job = {**job, "program_seconds": self.program_share * limit
+                       if self.program_share else None}
                 fut = asyncio.get_running_loop().run_in_executor(
-                    self._threads, worker.call, job, timeout or self.timeout)
+                    self._threads, worker.call, job, limit)
                 try:
                     answer = await _uncancelled(fut)
                 except (JobTimeout, WorkerFailed):

@@ -48,8 +48,10 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def short_server(tmp_path_factory):
+    # No share of the job's time for the program's runs: the endless program then runs the job
+    # into the timeout, which is what this server is for (the worker's replacement).
     srv = start_server(tmp_path_factory.mktemp("service-short"), "--backend", "cpu", "--workers",
-                       "1", "--timeout", str(SHORT_TIMEOUT), token=TOKEN)
+                       "1", "--timeout", str(SHORT_TIMEOUT), "--program-share", "0", token=TOKEN)
     yield srv
     srv.stop()
 
@@ -160,6 +162,27 @@ def test_a_program_that_never_ends_times_out_and_frees_its_worker(short_server, 
     assert client.validate(reference_program(), task_id=TASK)["status"] == "passed"
     with ValidationClient(short_server.url, token=TOKEN, retries=0) as short_client:
         _endless_then_healthy(short_server, short_client)
+
+
+def test_a_program_that_spends_its_share_of_the_job_is_timeout_a_verdict(tmp_path):
+    # 40 s a job, a quarter of it for the program's runs: the endless program is stopped by its
+    # share, long before the job's limit, and its answer is a verdict (a reward, not None).
+    srv = start_server(tmp_path, "--backend", "cpu", "--workers", "1", "--timeout", "40",
+                       "--program-share", "0.25", token=TOKEN)
+    try:
+        with ValidationClient(srv.url, token=TOKEN, retries=0) as c:
+            r = c.validate(endless_program(f"ckd-endless-{uuid.uuid4().hex}"), task_id=TASK)
+        assert r["status"] == "timeout", r
+        assert "the program's runs took the check's 10 s" in r["reason"], r["reason"]
+        scored = httpx.post(srv.url + "/v1/score", timeout=120,
+                            headers={"Authorization": f"Bearer {TOKEN}"},
+                            json={"task_id": TASK, "completions": [
+                                f"```cuda\n{endless_program('ckd-endless-score')}\n```"]})
+        item = scored.json()["results"][0]
+        assert item["status"] == "timeout" and item["reward"] is not None, item
+        assert not item["correct"], item
+    finally:
+        srv.stop()
 
 
 def _endless_then_healthy(server, client) -> None:
