@@ -80,7 +80,7 @@ def test_a_program_that_spends_the_check_s_time_is_timeout(tmp_path) -> None:
     task, program = _relu("usleep(1500000);", head="#include <unistd.h>\n")
     r = budget.check(task, program, thorough=True)
     assert r.status == Status.TIMEOUT, (r.status, r.reason)
-    assert "the program's runs took the check's 4 s" in r.reason, r.reason
+    assert "the program's runs took the check's" in r.reason, r.reason
     # A program that keeps within it is judged as ever; the share ends with the check.
     task, program = _relu()
     budget.program_seconds = 60

@@ -173,7 +173,8 @@ def test_a_program_that_spends_its_share_of_the_job_is_timeout_a_verdict(tmp_pat
         with ValidationClient(srv.url, token=TOKEN, retries=0) as c:
             r = c.validate(endless_program(f"ckd-endless-{uuid.uuid4().hex}"), task_id=TASK)
         assert r["status"] == "timeout", r
-        assert "the program's runs took the check's 10 s" in r["reason"], r["reason"]
+        # (the figures of a fresh case's reason are withheld: '#')
+        assert "the program's runs took the check's" in r["reason"], r["reason"]
         scored = httpx.post(srv.url + "/v1/score", timeout=120,
                             headers={"Authorization": f"Bearer {TOKEN}"},
                             json={"task_id": TASK, "completions": [
