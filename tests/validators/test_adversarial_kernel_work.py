@@ -82,6 +82,13 @@ int main() { load(); dev(); fill<<<N / 256, 256>>>(db, 0.0f, N); cudaDeviceSynch
   float* m; cudaMallocManaged(&m, N * 4); cudaMemcpy(m, x, N * 4, cudaMemcpyHostToDevice);
   for (int i = 0; i < N; i++) y[i] = m[i] * m[i]; save(); }
 """,
+    # The kernel squares the first 64 elements, the host the other 960: the outputs follow
+    # neither input set whole, but most of their elements follow the host's.
+    "kernel_computes_a_part": IO + r"""
+int main() { load(); dev(); cudaMemcpy(da, x, N * 4, cudaMemcpyHostToDevice);
+  sq<<<1, 64>>>(da, db, 64); cudaMemcpy(y, db, 64 * 4, cudaMemcpyDeviceToHost);
+  for (int i = 64; i < N; i++) y[i] = x[i] * x[i]; save(); }
+""",
     # (Host code storing through a device pointer now faults before any check can judge its
     # outputs, as on a GPU: test_adversarial_device_memory.py.)
 }
