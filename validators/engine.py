@@ -179,11 +179,12 @@ class Engine:
         One case with random inputs, chosen by a seed drawn now, is run with that seed
         (`fresh_seed` reproduces a result): answers computed ahead from the published seeds
         cannot pass it. The program's runs share `program_seconds`, when set."""
-        self._budget.left = self.program_seconds
+        budget = self.__dict__.setdefault("_budget", threading.local())
+        budget.left = getattr(self, "program_seconds", None)
         try:
             return self._check(task, program, thorough=thorough, fresh_seed=fresh_seed)
         finally:
-            self._budget.left = None
+            budget.left = None
 
     def _check(self, task: Task, program: Program, *, thorough: bool,
                fresh_seed: int | None) -> ValidationResult:
@@ -689,7 +690,7 @@ class Engine:
         read or remove), `env_for(work)` adds settings that name the work folder, and the
         runtime's files named in `logs` are read back into it after the run. Within the check's
         `program_seconds`: a run gets at most what its runs so far left of it."""
-        left = getattr(self._budget, "left", None)
+        left = getattr(self.__dict__.get("_budget"), "left", None)
         if left is None:
             return self._run_limited(task, exe, case, inputs, sizes, variant, schedule,
                                      extra_env, extra_files, env_for, logs, cap=None)
