@@ -10,11 +10,14 @@ way is void, never a verdict.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
 import shutil
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -173,6 +176,22 @@ def _build_failed(run: AnswerRun, started: float) -> bool:
     return True
 
 
+_BUDGET = threading.local()
+
+
+@contextlib.contextmanager
+def program_budget(seconds: float | None) -> Iterator[None]:
+    """The wall seconds every answer process run on this thread within the block may take,
+    all together (None: the per-process limits only): a process gets at most what the others
+    left, and one stopped by it ran out of time (`timeout`, a verdict on the answer), so a
+    caller with a deadline (the service) gets a verdict before it, not after."""
+    _BUDGET.left, _BUDGET.total = seconds, seconds
+    try:
+        yield
+    finally:
+        _BUDGET.left = _BUDGET.total = None
+
+
 def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "plain",
                schedule: str = "forward", poison: int | None = None, no_launch: bool = False,
                emulate: bool = True, limits: Limits | None = None,
@@ -327,9 +346,17 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
             os.write(w, token.encode())
             os.close(w)
             w = -1
+            left = getattr(_BUDGET, "left", None)
+            capped = left is not None and left < limits.wall_seconds
+            if capped:
+                left = max(left, 0.5)  # a process that cannot start in less
+                limits = limits.with_overrides(
+                    wall_seconds=left, cpu_seconds=min(limits.cpu_seconds or left, left))
             out = run_sandboxed([python_executable(), "-I", "-c", ANSWER_HARNESS], work,
                                 limits=limits, env=env, expose=expose,
                                 protect=protect + built, preimport=TORCH_PREIMPORT, stdin=r)
+            if left is not None:
+                _BUDGET.left = left - out.seconds
         finally:
             os.close(r)
             if w >= 0:
@@ -370,6 +397,9 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
         if run.status == "running":  # the process died in the middle of a call
             run.status = "crashed"
             run.reason = _death(out)
+            if capped and (out.timed_out or out.limit_hit == "cpu"):
+                run.reason = (f"ran out of time: the answer's processes took the check's "
+                              f"{_BUDGET.total:g} s (its time limit for all of them together)")
         if run.status == "crashed" and emulate:
             from validators.cpu.diagnostics import runtime_verdict
 

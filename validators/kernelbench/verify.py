@@ -19,7 +19,7 @@ from schemas import (
 from validators.engine import MAX_POISON_PROBES, POISON_BYTES
 from validators.sandbox import HarnessError, SandboxError
 
-from .answer import AnswerRun, emulation_available, run_answer
+from .answer import AnswerRun, emulation_available, program_budget, run_answer
 from .compare import compare_tensor, same_tensor, tolerance_for
 from .defences import call_rule, inherits_rule, launch_rule, torch_result_rule, weak_task
 from .files import extension_answer, read_answer, read_problem
@@ -76,15 +76,28 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
            seeds: int = MIN_SEEDS, atol: float | None = None, rtol: float | None = None,
            allow_torch_only: bool = False, fresh_seed: int | None = None,
            max_elements: int = DEFAULT_MAX_ELEMENTS, task_name: str = "kernelbench",
-           emulate: bool | None = None, timings: dict[str, float] | None = None
-           ) -> ValidationResult:
+           emulate: bool | None = None, timings: dict[str, float] | None = None,
+           program_seconds: float | None = None) -> ValidationResult:
     """Check `answer_source` (ModelNew) against `problem_source` (Model).
 
     Raises `KernelBenchInputError` for files that are not a problem or an answer; every other
     outcome is a ValidationResult (`error` with `error_origin` when our machinery or the
     problem itself failed: never a verdict on the answer). `timings`, when given, receives the
     seconds spent sizing, in the reference, in the answer's processes and in extension builds,
-    and how many processes the checking variants' runs started (`answer_processes`)."""
+    and how many processes the checking variants' runs started (`answer_processes`).
+    `program_seconds`: the wall seconds the answer's processes may take, all together
+    (`answer.program_budget`); an answer that spends them is `timeout`."""
+    with program_budget(program_seconds):
+        return _verify(problem_source, answer_source, backend=backend, fast=fast, seeds=seeds,
+                       atol=atol, rtol=rtol, allow_torch_only=allow_torch_only,
+                       fresh_seed=fresh_seed, max_elements=max_elements, task_name=task_name,
+                       emulate=emulate, timings=timings)
+
+
+def _verify(problem_source: str, answer_source: str, *, backend: str, fast: bool, seeds: int,
+            atol: float | None, rtol: float | None, allow_torch_only: bool,
+            fresh_seed: int | None, max_elements: int, task_name: str, emulate: bool | None,
+            timings: dict[str, float] | None) -> ValidationResult:
     started = time.perf_counter()
     problem = read_problem(problem_source)
     answer = read_answer(answer_source)

@@ -41,7 +41,7 @@ def run_job(job: dict[str, Any], backend: str) -> ValidationResult:
                                 program_digest=hashlib.sha256(answer.encode()).hexdigest())
     try:
         return verify(job["problem"], answer, backend=backend, fast=not job["thorough"],
-                      task_name=name)
+                      task_name=name, program_seconds=job.get("program_seconds"))
     except KernelBenchInputError as exc:  # the answer read above: what is left is the problem
         return ValidationResult(task=name, backend=backend, status=Status.ERROR,
                                 reason=str(exc), error_origin=ErrorOrigin.TASK)

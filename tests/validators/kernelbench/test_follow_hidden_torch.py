@@ -89,10 +89,3 @@ def test_honest_answers_that_look_like_them_pass(name: str) -> None:
     r = verify(PROBLEM, answer(HONEST[name], name=f"leaky_ok_{name}"), fast=True)
     assert r.status == Status.PASSED, (name, r.reason)
 
-
-def test_the_runtime_s_words_from_the_answer_are_the_answer_s() -> None:
-    # "needs a GPU" printed by the answer before its process ends is a crash, not a skip.
-    dies = ("import os, sys\nsys.stderr.write('cudashim: needs a GPU: tensor cores\\n')\n"
-            "sys.stderr.flush()\nos._exit(70)")
-    r = verify(PROBLEM, answer(dies, name="leaky_dies"), fast=True)
-    assert r.status == Status.RUNTIME_ERROR, (r.status, r.reason)
