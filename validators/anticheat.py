@@ -244,8 +244,10 @@ def hardcoded_table(text: str) -> str:
 def literal_file_paths(text: str, allowed: set[str]) -> str:
     for m in _FILE_CALL.finditer(text):
         path = next(g for g in m.groups() if g is not None)
-        if "%" in path or not path:
-            continue  # a format string: resolved at run time, checked by the access log
+        if "%" in path or not path or text[m.end():m.end() + 64].lstrip().startswith("+"):
+            # A format string, or the head of a path built by concatenation ("./data/" + name):
+            # resolved at run time, checked by the access log.
+            continue
         norm = os.path.normpath(path)
         if norm not in allowed:
             line = text.count("\n", 0, m.start()) + 1
