@@ -13,7 +13,9 @@ Verdicts (`Verdict.kind`):
 - `device`: the outputs match the reference on the inputs the device saw: the kernels did the
   work;
 - `host`: they match the reference on the host's inputs, which differs from the device's: the
-  outputs were computed on the host (rejected);
+  outputs were computed on the host (rejected); or, matching neither whole, most of the
+  elements the two references tell apart follow the host's inputs (a kernel computing one row
+  while the host computes the rest);
 - `unknown`: the check cannot tell (no input reached the device by a copy: mapped or managed
   memory, inputs transformed on the host before the upload; the outputs follow neither input
   set: the host uses its inputs too; the program did not finish; the outputs do not change with
