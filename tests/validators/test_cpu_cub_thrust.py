@@ -244,3 +244,20 @@ def test_hecbench_cub_and_thrust_programs_pass(backend, name, args):
     stdout = res.outcome.stdout if res.outcome else ""
     assert res.status == Status.PASSED, (res.reason, stdout)
     assert "PASS" in stdout and "FAIL" not in stdout, stdout
+
+
+@needs_cccl
+def test_a_size_macro_the_program_keeps_from_thrust_builds(backend, tmp_path):
+    # Built with N on the command line, as every case is: it reaches the program, not Thrust.
+    source = (PROGRAMS / "size_macro_guard.cu").read_text()
+    exe = backend.build(Program(source=source), {"N": 300})
+    assert exe.compile.ok, exe.compile.diagnostics
+    keys = np.random.default_rng(3).integers(0, 1 << 30, 300).astype(np.uint32)
+    data = tmp_path / "data"
+    data.mkdir()
+    keys.tofile(data / "keys.bin")
+    argv, env = backend.command(exe, [])
+    out = run_sandboxed(argv, tmp_path, limits=Limits(cpu_seconds=60, wall_seconds=60), env=env)
+    assert out.exit_code == 0, out.stderr
+    got = np.fromfile(data / "sorted_keys.bin", dtype=np.uint32)
+    assert np.array_equal(got, np.sort(keys))

@@ -540,6 +540,10 @@ def _compile(
     pch = use_pch and not library
     include = pch_header(variant) if pch else INCLUDE_DIR / "cuda_runtime.h"
     after = _defines_after_pch(defines or {}, variant) if pch else {}
+    if library and defines:
+        # After Thrust's forced include, as for the PCH: a size `N` on the command line would
+        # reach Thrust's templates (`template <int N>`) before the program could #undef it.
+        after = dict(defines)
     if runtime and pch:
         # Casts: rvalues, as literals are (`N = 1` and `&N` stay errors).
         after = {k: f"(({t})cudashim_case_sizes[{i}])" for i, (k, t) in enumerate(runtime.items())}
@@ -561,8 +565,8 @@ def _compile(
         f"-I{INCLUDE_DIR}",
         "-include",
         str(include),
-        *(["-include", CASE_DEFINES] if after else []),
         *library,
+        *(["-include", CASE_DEFINES] if after else []),
         *(["-idirafter", str(nvtx)] if (nvtx := nvtx_dir()) else []),
         *[f"-D{k}={v}" for k, v in sorted(on_line.items())],
         *(extra_flags or []),
