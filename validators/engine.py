@@ -110,6 +110,10 @@ def _analyze(source: str) -> tuple[int, list[str], str]:
     from .analysis import analyze
 
     a = analyze(source)
+    if a.refused:
+        # Not parsed (nested past the parser's limit, too long to parse): no launch found is
+        # no evidence; the compiler and the runs decide, as when the analysis fails.
+        raise ValueError(a.errors[0] if a.errors else "the source was not parsed")
     launches = len(a.launches) + len(getattr(a, "api_launches", []))  # <<<>>> and cudaLaunchKernel
     return launches, list(a.features), a.text
 

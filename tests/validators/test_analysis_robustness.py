@@ -8,7 +8,7 @@ import pytest
 from analysis_helpers import check_invariants
 
 from validators.analysis import analyze
-from validators.analysis.parse import MAX_INPUT_BYTES, OffsetMap
+from validators.analysis.parse import MAX_INPUT_BYTES, MAX_NESTING, OffsetMap, nesting_reason
 
 KERNEL = "__global__ void k(float* a) { a[threadIdx.x] = 1.0f; __syncthreads(); }\n"
 MAIN = "int main() { dim3 g(4); k<<<g, 32>>>(0); return 0; }\n"
@@ -181,9 +181,20 @@ def test_threads_get_the_same_results_as_serial() -> None:
 
 
 def test_pathological_input_stops_at_the_time_limit() -> None:
-    # Random punctuation makes tree-sitter's error recovery crawl (seconds per 100 kB).
+    # Random punctuation makes tree-sitter's error recovery crawl (about 2 s for this 1 MB). Its
+    # brackets are kept under the nesting limit (which would refuse it first) by turning an
+    # opener that would go deeper into a `;`.
     rng = random.Random(3)
-    soup = "".join(rng.choice("{}()[]<>;,") for _ in range(600_000))
+    chars, depth = [], 0
+    for _ in range(1_000_000):
+        c = rng.choice("{}()[]<>;,")
+        if c in "{([":
+            c = ";" if depth == 250 else c
+            depth += c != ";"
+        elif c in "})]":
+            depth = max(depth - 1, 0)
+        chars.append(c)
+    soup = "".join(chars)
     a = analyze(soup, time_limit=0.3)
     assert a.errors == ["analysis gave up after 0.3 s of CPU time (input too irregular to parse)"]
     assert a.text == soup and a.kernels == [] and a.spans == []
@@ -200,3 +211,114 @@ def test_many_small_kernels_and_the_time_limit_changes_nothing() -> None:
     assert len(a.spans_of("launch_config")) == 4000  # `dim3 g(4);` and `<<<g, 32>>>` each
     check_invariants(a)
     assert analyze(src, time_limit=None) == a
+
+
+# --- nesting depth (a run of unclosed `(` or `{` costs tree-sitter's query the square of its
+# length: 1 MB of `(` took minutes and the service answered `service_timeout`) ----------------
+
+
+def _too_deep(line: int) -> list[str]:
+    return [f"input nests brackets deeper than {MAX_NESTING} levels (line {line}): not parsed"]
+
+
+@pytest.mark.parametrize("bracket", ["(", "{", "["])
+def test_a_megabyte_of_open_brackets_is_refused_with_a_named_error(bracket: str) -> None:
+    src = KERNEL + MAIN + bracket * 1_000_000 + "\n"
+    a = analyze(src)
+    check_invariants(a)
+    assert a.errors == _too_deep(3)
+    assert a.text == src and a.kernels == [] and a.launches == [] and a.spans == []
+
+
+def test_nesting_up_to_the_limit_is_parsed_and_one_more_is_not() -> None:
+    def nested(depth: int) -> str:
+        return KERNEL + "int x = " + "(" * depth + "1" + ")" * depth + ";\n" + MAIN
+
+    ok = analyze(nested(MAX_NESTING))
+    assert ok.errors == [] and [k.name for k in ok.kernels] == ["k"] and len(ok.launches) == 1
+    assert analyze(nested(MAX_NESTING + 1)).errors == _too_deep(2)
+    assert MAX_NESTING >= 256  # real sources reach 16 (libstdc++'s headers); clang allows 256
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "// " + "(" * 1000 + "\n",
+        "/* " + "{" * 1000 + "\n */\n",
+        'const char* s = "' + "(" * 1000 + '\\" (";\n',
+        "char c = '(', d = '\\'';\n" * 300,
+        "#define OPEN \"(\"\n" * 300,
+        ")" * 1000 + "\n",  # stray closers are an error, not nesting
+    ],
+)
+def test_brackets_in_comments_and_literals_do_not_nest(hidden: str) -> None:
+    a = analyze(KERNEL + hidden + MAIN)
+    assert not any(e.startswith("input nests") for e in a.errors)
+    assert [k.name for k in a.kernels] == ["k"] and [x.kernel for x in a.launches] == ["k"]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "/* never closed " + "(" * 300,  # no comment to tree-sitter either: 300 brackets
+        'char* s = "never closed ' + "(" * 300,  # a literal ends on its line
+        "int x = 1'0" + "(" * 300,  # a digit separator, no character literal
+        "char c = '\\'" + "(" * 300,  # an escaped quote does not close it
+        ")" * 300 + "(" * 300,  # closers before do not pay for openers after
+    ],
+)
+def test_unclosed_comments_and_literals_hide_no_brackets(code: str) -> None:
+    assert nesting_reason((KERNEL + code + "\n").encode()) == _too_deep(2)[0]
+
+
+def test_the_nesting_scan_is_linear_in_pathological_quoting() -> None:
+    # Each quote of a line of escaped quotes would start a scan to the line's end: quadratic.
+    for line in ["'" + "\\'" * 300_000, '"' + '\\"' * 300_000, "/* " * 300_000]:
+        assert nesting_reason((line + "(" * 300).encode()) == _too_deep(1)[0]
+
+
+# --- NUL bytes (g++ reads them as white space, with a warning) -------------------------------
+
+
+def test_a_nul_byte_is_white_space_and_the_code_after_it_is_seen() -> None:
+    src = KERNEL + "int q\0 = 1;\n" + MAIN
+    a = analyze(src)
+    check_invariants(a)
+    assert a.text == src and a.errors == []
+    assert a.notes == ["input has 1 NUL byte(s) (kept in .text, read as spaces by the parser)"]
+    assert [k.name for k in a.kernels] == ["k"] and [x.kernel for x in a.launches] == ["k"]
+    assert a.span_texts("launch_config") == ["dim3 g(4);", "<<<g, 32>>>"]
+
+
+def test_a_nul_byte_past_the_binary_probe_is_white_space_too() -> None:
+    src = "// padding\n" * 1000 + "int q\0 = 1;\n" + KERNEL + MAIN
+    assert len(src) > 8192
+    a = analyze(src.encode())
+    check_invariants(a)
+    assert a.errors == [] and [x.kernel for x in a.launches] == ["k"]
+    assert a.kernels[0].span.start == src.index("__global__")
+
+
+def test_a_nul_byte_splits_a_word_as_for_gcc() -> None:
+    a = analyze(KERNEL.replace("__global__", "__glo\0bal__") + MAIN)
+    assert a.kernels == [] and [x.kernel for x in a.launches] == ["k"]
+
+
+def test_deep_nesting_gets_a_verdict_from_the_engine(tmp_path) -> None:
+    """The refusal is the analysis's, not the check's: no exception, no non-verdict; the
+    compiler decides (it cannot build 100,000 open brackets)."""
+    from schemas import Program, Status
+    from sources.builtin.loader import load_tasks
+    from validators.backends import BackendUnavailable, get_backend
+    from validators.engine import Engine
+    from validators.reference import ReferenceRunner
+
+    try:
+        backend = get_backend("cpu")
+    except BackendUnavailable as exc:
+        pytest.skip(str(exc))
+    engine = Engine(backend, references=ReferenceRunner(tmp_path / "refs"))
+    task, program = next((t, p) for t, p in load_tasks() if t.name == "relu")
+    source = program.sources_text()
+    deep = engine.check(task, Program(source=source + "\n" + "(" * 100_000 + "\n"), thorough=False)
+    assert deep.status == Status.COMPILE_ERROR, (deep.status, deep.reason)

@@ -388,7 +388,8 @@ def _drop_inside(caps: dict[str, list[Node]], ranges: list[Node]) -> dict[str, l
 
 def _refused(decoded: Decoded, reason: str) -> Analysis:
     return Analysis(
-        text=decoded.text, encoding=decoded.encoding, errors=[reason], notes=decoded.notes
+        text=decoded.text, encoding=decoded.encoding, errors=[reason], notes=decoded.notes,
+        refused=True,
     )
 
 
@@ -404,8 +405,9 @@ hundred files of a repository; one text larger than this is analysed every time.
 def analyze(source: str | bytes, *, time_limit: float | None = TIME_LIMIT_S) -> Analysis:
     """Kernels, device functions, launches, spans and feature flags of one CUDA source text.
 
-    Never raises for any input: undecodable, binary, oversized or unparsable text gives an
-    `Analysis` whose `.errors` names the problem (and whatever could still be found).
+    Never raises for any input: undecodable, binary, oversized, too deeply nested
+    (`parse.MAX_NESTING`) or unparsable text gives an `Analysis` whose `.errors` names the
+    problem (and whatever could still be found). A NUL byte is read as a space, as g++ does.
     `time_limit` (None: no limit) bounds the CPU time spent parsing an input.
 
     The analyses of the texts seen last are remembered: a file is analysed once however many of

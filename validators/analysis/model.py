@@ -159,6 +159,9 @@ class Analysis(_Model):
     """Evidence for each flag (the first few sightings of each feature)."""
     errors: list[str] = []
     """Parse errors with line numbers, or why the input was not parsed at all."""
+    refused: bool = False
+    """The input was not parsed at all (`errors` says why): nothing it found is evidence of
+    absence (no launches found is not "no launches")."""
     notes: list[str] = []
     """Things worth knowing that are not errors (decoding fallback, BOM, truncated lists)."""
 

@@ -7,6 +7,7 @@ import threading
 import time
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import islice
 
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
@@ -21,6 +22,13 @@ MAX_INPUT_BYTES = 32 * 1024 * 1024
 
 _BINARY_PROBE = 8192
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+MAX_NESTING = 256
+"""Inputs whose brackets (`(`, `[`, `{` together, outside comments and literals) nest deeper
+than this are not parsed (an error says so). tree-sitter's query over a run of unclosed `(` or
+`{` costs the square of its length (1 MB of `(`: minutes); real sources stay far below (the
+project's CUDA and `shared/data`'s: 10 at most; the 8,000 C/C++ headers of a Debian
+`/usr/include`: 16), and clang refuses more than 256 itself (`-fbracket-depth`)."""
 
 
 def parser() -> Parser:
@@ -174,14 +182,88 @@ def decode(source: str | bytes | bytearray | memoryview) -> Decoded:
     if len(data) > MAX_INPUT_BYTES:
         refuse = f"input is {len(data)} bytes, over the {MAX_INPUT_BYTES}-byte limit: not parsed"
     elif looks_binary(text[:_BINARY_PROBE]):
-        refuse = (
-            "input looks binary (NUL or many control characters in its first 8 KiB): not parsed"
-        )
+        refuse = "input looks binary (many control characters in its first 8 KiB): not parsed"
     if text.startswith("\ufeff"):
         # The parser would choke on the BOM; blank its three bytes so offsets stay the same.
         data = b"   " + data[3:]
         notes.append("input starts with a byte-order mark (kept in .text, ignored by the parser)")
+    nuls = data.count(b"\0")
+    if nuls:
+        # g++ reads a NUL as white space (with a warning): a program may hold one and build. To
+        # tree-sitter it is an error token that wrecks the statement around it (and a NUL in the
+        # first 8 KiB used to refuse the whole input as binary). One byte each way: offsets hold.
+        data = data.replace(b"\0", b" ")
+        notes.append(f"input has {nuls} NUL byte(s) (kept in .text, read as spaces by the parser)")
+    if refuse is None:
+        refuse = nesting_reason(data)
     return Decoded(text=text, data=data, encoding=encoding, notes=notes, refuse=refuse)
+
+
+# Where comments and literals may start; a literal ends on its own line (tree-sitter's do too).
+_SKIPPABLE = re.compile(rb"//|/\*|[\"']")
+_LITERALS = {
+    ord(q): re.compile(rb"%s(?:[^%s\\\n]|\\.)*+%s" % (q, q, q)) for q in (b'"', b"'")
+}
+_BLANK = bytes(b if b == 0x0A else 0x20 for b in range(256))
+_BRACKETS = bytes.maketrans(b"[{]}", b"(())")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"()[]{}")
+_BRACKET = re.compile(rb"[()\[\]{}]")
+
+
+def nesting_reason(data: bytes, limit: int | None = None) -> str | None:
+    """Why `data` must not be parsed for its brackets nesting deeper than `limit` (default
+    `MAX_NESTING`), else None. Linear: one pass for comments and literals, one over the brackets.
+
+    Brackets in comments and in string and character literals closed on their line do not count;
+    everything else does (an unclosed `/*` or `'` is no comment or literal to tree-sitter either,
+    and `1'0((((` is a number then brackets). Depth never drops below zero (a stray closer does
+    not pay for later openers). What this counts that the parser does not (a raw string literal
+    over several lines, a `//` comment continued by a backslash, the openers of both branches of
+    an `#if`) would need hundreds of unclosed openers to matter: nothing real comes near."""
+    limit = MAX_NESTING if limit is None else limit
+    if data.count(b"(") + data.count(b"[") + data.count(b"{") <= limit:
+        return None
+    code = bytearray(data)
+    dead = {ord('"'): -1, ord("'"): -1}  # a quote of this kind before here starts no literal
+    comments_close = True  # whether a `*/` may still come
+    m = _SKIPPABLE.search(data)
+    while m is not None:
+        start = end = m.start()
+        c = data[start]
+        if c in dead:
+            literal = None if start < dead[c] else _LITERALS[c].match(data, start)
+            if literal is not None:
+                end = literal.end()
+            elif start >= dead[c]:
+                # Unclosed on its line: neither can any later quote of this kind be there (each
+                # was an escaped one to the scan that failed).
+                eol = data.find(b"\n", start)
+                dead[c] = len(data) if eol < 0 else eol
+        elif data[start + 1] == ord("/"):
+            eol = data.find(b"\n", start)
+            end = len(data) if eol < 0 else eol
+        elif comments_close:
+            close = data.find(b"*/", start + 2)
+            if close < 0:
+                comments_close = False
+            else:
+                end = close + 2
+        if end > start:
+            code[start:end] = data[start:end].translate(_BLANK)
+        m = _SKIPPABLE.search(data, max(end, start + 1))
+    brackets = bytes(code).translate(_BRACKETS, _NOT_BRACKETS)
+    depth = 0
+    opener = ord("(")
+    for i, b in enumerate(brackets):
+        if b == opener:
+            depth += 1
+            if depth > limit:
+                at = next(islice(_BRACKET.finditer(code), i, None)).start()
+                line = code.count(b"\n", 0, at) + 1
+                return f"input nests brackets deeper than {limit} levels (line {line}): not parsed"
+        elif depth:
+            depth -= 1
+    return None
 
 
 # C0 control bytes other than the whitespace ones (\t \n \v \f \r) and ESC (colour codes in
@@ -190,9 +272,9 @@ _CONTROL_BYTES = bytes(c for c in range(32) if chr(c) not in "\t\n\v\f\r\x1b")
 
 
 def looks_binary(sample: str) -> bool:
-    if "\x00" in sample:
-        return True
-    # Control characters are one byte in UTF-8 and never inside a multi-byte sequence.
+    # A NUL alone does not make a source binary (g++ reads it as a space); many control
+    # characters, NUL among them, do. Control characters are one byte in UTF-8 and never inside
+    # a multi-byte sequence.
     data = sample.encode("utf-8", "surrogatepass")
     controls = len(data) - len(data.translate(None, _CONTROL_BYTES))
     return controls > max(4, len(sample) // 100)

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import copy
 import re
+from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import tree_sitter_cuda
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Tree
 
 from validators.analysis.memo import Memo
 from validators.cpu.lockstep import lockstep_copies
@@ -40,6 +42,12 @@ _SPECIFIER_JUNK = re.compile(
 @lru_cache(maxsize=1)
 def _parser() -> Parser:
     return Parser(Language(tree_sitter_cuda.language()))
+
+
+def _parse(src: bytes) -> Tree:
+    """The tree of `src`, a NUL byte read as the space g++ reads it as (to tree-sitter it is an
+    error token that breaks the statement around it); offsets are the same either way."""
+    return _parser().parse(src.replace(b"\0", b" ") if b"\0" in src else src)
 
 
 # Everything that makes a CUDA thread wait for others (see include/*.h).
@@ -105,11 +113,84 @@ _VOID_POINTER = re.compile(r"(?:const\s+)?void\s*\*\s*(?:const\s*)?")
 _REINTERPRET_VOID = re.compile(r"reinterpret_cast\s*<\s*(?:const\s+)?void\s*\*\s*(?:const\s*)?>")
 
 
-def kernel_names(tree_root: Node, src: bytes) -> set[str]:
+class _Facts:
+    """What one walk down a tree tells about its nodes: where its `__global__` and `__shared__`
+    tokens are (so whether a node holds one is a lookup, not a walk of its subtree), its function
+    definitions and declarations, and which declarations lie inside a function or lambda and
+    which are statements of a block (not a walk up: `Node.parent` is itself a walk down from the
+    root in tree-sitter, and declarations nested thousands of blocks deep made that cubic)."""
+
+    __slots__ = ("_starts", "_in_function", "_in_block", "definitions", "file_declarations")
+
+    def __init__(self, root: Node) -> None:
+        self._starts: dict[str, list[int]] = {"__global__": [], "__shared__": []}
+        self._in_function: set[int] = set()
+        self._in_block: set[int] = set()
+        self.definitions: list[Node] = []
+        """Every `function_definition` and `declaration`."""
+        self.file_declarations: list[Node] = []
+        """The declarations outside any function or lambda."""
+        outside, inside = [root], []  # still to see: outside any function, inside one
+        while outside:
+            node = outside.pop()
+            kind = node.type
+            if kind == "declaration":
+                self.definitions.append(node)
+                self.file_declarations.append(node)
+            elif kind in _FUNCTION_SCOPES:
+                if kind == "function_definition":
+                    self.definitions.append(node)
+                inside.extend(node.children)
+                continue
+            elif kind in self._starts:
+                self._starts[kind].append(node.start_byte)
+            elif kind == "compound_statement":
+                self._blocks(node)
+            outside.extend(node.children)
+        while inside:
+            node = inside.pop()
+            kind = node.type
+            if kind == "declaration":
+                self.definitions.append(node)
+                self._in_function.add(node.id)
+            elif kind == "function_definition":
+                self.definitions.append(node)
+            elif kind in self._starts:
+                self._starts[kind].append(node.start_byte)
+            elif kind == "compound_statement":
+                self._blocks(node)
+            inside.extend(node.children)
+        for starts in self._starts.values():
+            starts.sort()
+
+    def has_token(self, node: Node, token: str) -> bool:
+        """Whether a `token` (`__global__` or `__shared__`) is in `node`'s subtree: tokens have a
+        width and sibling nodes never overlap, so one starting in its range is one of its own."""
+        starts = self._starts[token]
+        i = bisect_left(starts, node.start_byte)
+        return i < len(starts) and starts[i] < node.end_byte
+
+    def _blocks(self, block: Node) -> None:
+        self._in_block.update(c.id for c in block.children if c.type == "declaration")
+
+    def inside_function(self, declaration: Node) -> bool:
+        """Whether a function definition or lambda encloses `declaration`."""
+        return declaration.id in self._in_function
+
+    def in_block(self, declaration: Node) -> bool:
+        """Whether `declaration` is a statement of a `{ ... }` block (a compound statement)."""
+        return declaration.id in self._in_block
+
+
+_FUNCTION_SCOPES = ("function_definition", "lambda_expression")
+
+
+def kernel_names(tree_root: Node, src: bytes, facts: _Facts | None = None) -> set[str]:
     """Names of the program's `__global__` functions (definitions and declarations)."""
+    facts = facts or _Facts(tree_root)
     names = set()
-    for node in _walk(tree_root):
-        if node.type in ("function_definition", "declaration") and _has_token(node, "__global__"):
+    for node in facts.definitions:
+        if facts.has_token(node, "__global__"):
             name, plain = _function_name(node, src)
             if plain:
                 names.add(name)
@@ -248,7 +329,7 @@ def waiting_elsewhere(files: dict[str, str]) -> dict[str, frozenset[str]]:
     spinners: set[str] = set()
     for rel, text in files.items():
         src = text.encode("utf-8", "surrogatepass")
-        root = _parser().parse(src).root_node
+        root = _parse(src).root_node
         per_file[rel] = {**_alias_words(root, src), **_definition_words(root, src)}
         spinners |= _spinning(root, src, frozenset()).spinners
     merged: dict[str, set[str]] = {}
@@ -346,20 +427,9 @@ def _launch_edit(
     )
 
 
-def _has_token(node: Node, token: str) -> bool:
-    return any(n.type == token for n in _walk(node))
-
-
-def _inside_function(node: Node) -> bool:
-    p = node.parent
-    while p is not None:
-        if p.type in ("function_definition", "lambda_expression"):
-            return True
-        p = p.parent
-    return False
-
-
-def _extern_shared_edit(src: bytes, decl: Node, filename: str) -> tuple[_Edit, str] | None:
+def _extern_shared_edit(
+    src: bytes, decl: Node, filename: str, inside_function: bool
+) -> tuple[_Edit, str] | None:
     arrays = [n for n in _walk(decl) if n.type == "array_declarator"]
     if not arrays:
         return None
@@ -382,7 +452,7 @@ def _extern_shared_edit(src: bytes, decl: Node, filename: str) -> tuple[_Edit, s
         ptr_decl, cast_type = f"* {name}", f"{type_text}*"
     original = src[decl.start_byte : decl.end_byte]
     value = f"reinterpret_cast<{cast_type}>(::cudashim::dyn_smem())"
-    if _inside_function(decl):
+    if inside_function:
         repl = f"{type_text} {ptr_decl} = {value};"
         return _Edit(decl.start_byte, decl.end_byte, _pad_lines(original, repl)), name
     # File scope: every use must see the current block's buffer, so the name becomes a macro.
@@ -391,14 +461,14 @@ def _extern_shared_edit(src: bytes, decl: Node, filename: str) -> tuple[_Edit, s
     return _Edit(decl.start_byte, decl.end_byte, repl.encode()), name
 
 
-def _static_shared_edits(src: bytes, decl: Node) -> list[_Edit]:
+def _static_shared_edits(src: bytes, decl: Node, in_block: bool) -> list[_Edit]:
     edits = []
     for c in decl.children:
         if c.type == "storage_class_specifier" and _text(src, c) == "static":
             edits.append(_Edit(c.start_byte, c.end_byte, b" " * (c.end_byte - c.start_byte)))
     # Inside a function body, tell the runtime where each variable lives, on the same line, so
     # the checking runs can fill it with a poison byte once per block (`shared_decl`).
-    if decl.parent is not None and decl.parent.type == "compound_statement":
+    if in_block:
         names = [n for n in (_declared_name(src, d) for d in decl.children_by_field_name("declarator")) if n]
         calls = "".join(f' ::cudashim::shared_decl((void*)&{n}, sizeof({n}), "{n}", __LINE__);'
                         for n in names)
@@ -429,10 +499,10 @@ def _macro_body_edit(src: bytes, arg: Node, result: RewriteResult, spin: _Spinni
     if b"<<<" not in body and not (waiting and _LOOP_WORDS & set(_WORD.findall(body.decode("utf-8", "replace")))):
         return None
     wrapped = _MACRO_PREFIX + body + b";}"
-    tree = _parser().parse(wrapped)
+    tree = _parse(wrapped)
     edits = []
     for node in _walk(tree.root_node):
-        if node.type in _LOOP_TYPES and waiting and _waits(wrapped, node, waiting):
+        if node.type in _LOOP_TYPES and waiting and spin is not None and spin.loops.waits(wrapped, node, waiting):
             spin_edit = _spin_point_edit(wrapped, node)
             if spin_edit is not None:
                 edits.append(spin_edit)
@@ -458,14 +528,14 @@ def _macro_body_edit(src: bytes, arg: Node, result: RewriteResult, spin: _Spinni
 
 
 def _lockstep_edits(
-    root: Node, src: bytes, barrier_free: set[str], filename: str, result: RewriteResult
+    root: Node, src: bytes, barrier_free: set[str], filename: str, result: RewriteResult, facts: _Facts
 ) -> tuple[list[_Edit], dict[str, int]]:
     """Each lockstep copy goes right after its kernel; a `#line` after it gives the user's lines
     back their numbers."""
     shared_words = {
         _text(src, n)
-        for d in _walk(root)
-        if d.type == "declaration" and _has_token(d, "__shared__") and not _inside_function(d)
+        for d in facts.file_declarations
+        if facts.has_token(d, "__shared__")
         for n in _walk(d)
         if n.type == "identifier"
     }
@@ -534,63 +604,169 @@ def _words(src: bytes, node: Node | None) -> set[str]:
     return set(_WORD.findall(_NUMBER.sub(" ", _text(src, node)))) if node is not None else set()
 
 
-def _guard_words(src: bytes, node: Node, loop: Node) -> set[str]:
-    """The conditions under which `node` runs within one pass of `loop`."""
-    words: set[str] = set()
-    child, parent = node, node.parent
-    while parent is not None and parent != loop:
-        if parent.type in _GUARDS:
-            cond = parent.child_by_field_name("condition")
-            if cond is not None and cond != child:
-                words |= _words(src, cond)
-        child, parent = parent, parent.parent
-    return words
+_BREAKABLE = (*_LOOP_TYPES, "switch_statement", "for_range_loop")
 
 
-def _exit_words(src: bytes, loop: Node) -> set[str]:
+class _Guards:
+    """The guard conditions of the nodes of one loop's body, as a tree of links: link `i` adds
+    `words[i]` (one guard's condition) to what link `parent[i]` (-1: none) already says, so the
+    words guarding a node are those of its link and every link above it. Each guard's condition
+    is tokenised once, and a chain of links shared by many nodes (an `else if` chain's) is stored
+    once, not once per node."""
+
+    __slots__ = ("parent", "words")
+
+    def __init__(self) -> None:
+        self.parent: list[int] = []
+        self.words: list[set[str]] = []
+
+    def link(self, parent: int, words: set[str]) -> int:
+        if not words:
+            return parent
+        self.parent.append(parent)
+        self.words.append(words)
+        return len(self.words) - 1
+
+
+def _exit_words(
+    src: bytes, loop: Node, words: Callable[[bytes, Node | None], set[str]] = _words
+) -> set[str]:
     """The names a loop's leaving depends on: its condition, the conditions guarding each jump
     out of it (`if (atomicCAS(l, 0, 1) == 0) break;`), and, to a fixpoint, what the loop assigns
     to those names and the conditions guarding those assignments (`do { old = atomicCAS(...); }
     while (old != 0)`, `if (atomicCAS(...) == 0) { ...; done = true; }`). A loop whose leaving
-    depends only on its own counters (a histogram's `for (i...) atomicAdd(...)`) never waits."""
-    deps = _words(src, loop.child_by_field_name("condition"))
+    depends only on its own counters (a histogram's `for (i...) atomicAdd(...)`) never waits.
+
+    Near-linear in the body's size: one walk down from the loop carries each node's guards (a
+    `_Guards` link) and whether a `break` there leaves this loop, instead of walking up from every
+    jump and assignment (`Node.parent` is itself a walk down from the root in tree-sitter: a
+    1,500-link `else if` chain took minutes); the fixpoint follows each name once. `words`
+    tokenises a node (`_words`; `_Loops` passes one that counts what it reads)."""
+    deps = words(src, loop.child_by_field_name("condition"))
     body = loop.child_by_field_name("body")
     if body is None:
         return deps
-    sources: list[tuple[set[str], set[str]]] = []  # (names assigned, words they then depend on)
-    for node in _walk(body):
-        if node.type in ("return_statement", "goto_statement", "break_statement"):
-            if node.type == "break_statement":
-                target = node.parent
-                while target is not None and target != loop and target.type not in (*_LOOP_TYPES, "switch_statement",
-                                                                                     "for_range_loop"):
-                    target = target.parent
-                if target != loop:
-                    continue
-            deps |= _guard_words(src, node, loop)
-        elif node.type in ("assignment_expression", "update_expression"):
+    guards = _Guards()
+    exits: list[int] = []  # the guard link of each jump out of the loop
+    sources: list[tuple[set[str], set[str], int]] = []  # (names assigned, words they then depend on, link)
+    stack: list[tuple[Node, int, bool]] = [(body, -1, False)]  # (node, its guard link, inside a breakable)
+    while stack:
+        node, link, nested = stack.pop()
+        kind = node.type
+        if kind in ("return_statement", "goto_statement", "break_statement"):
+            if kind != "break_statement" or not nested:
+                exits.append(link)
+        elif kind in ("assignment_expression", "update_expression"):
             target = node.child_by_field_name("left") or node.child_by_field_name("argument")
             value = node.child_by_field_name("right")
-            sources.append((_words(src, target), _words(src, value) | _guard_words(src, node, loop)))
-        elif node.type == "init_declarator":
+            sources.append((words(src, target), words(src, value), link))
+        elif kind == "init_declarator":
             ident = _declared_identifier(node)
             if ident is not None:
-                sources.append(({_text(src, ident)},
-                                _words(src, node.child_by_field_name("value")) | _guard_words(src, node, loop)))
-    changed = True
-    while changed:
-        changed = False
-        for assigned, depends in sources:
-            if assigned & deps and not depends <= deps:
-                deps |= depends
-                changed = True
+                sources.append(({_text(src, ident)}, words(src, node.child_by_field_name("value")), link))
+        children = node.children
+        if not children:
+            continue
+        inner = nested or kind in _BREAKABLE
+        cond = node.child_by_field_name("condition") if kind in _GUARDS else None
+        if cond is None:
+            stack.extend((c, link, inner) for c in children)
+            continue
+        guarded = guards.link(link, words(src, cond))
+        stack.extend((c, link if c == cond else guarded, inner) for c in children)
+    # The fixpoint: a name the leaving depends on brings in what each assignment to it depends
+    # on, and the guards of that assignment.
+    by_name: dict[str, list[int]] = {}
+    for i, (assigned, _, _) in enumerate(sources):
+        for name in assigned:
+            by_name.setdefault(name, []).append(i)
+    included = [False] * len(guards.words)
+    fired = [False] * len(sources)
+    todo = list(deps)
+
+    def add(found: set[str]) -> None:
+        new = found - deps
+        deps.update(new)
+        todo.extend(new)
+
+    def include(link: int) -> None:
+        while link >= 0 and not included[link]:
+            included[link] = True
+            add(guards.words[link])
+            link = guards.parent[link]
+
+    for link in exits:
+        include(link)
+    while todo:
+        for i in by_name.get(todo.pop(), ()):
+            if not fired[i]:
+                fired[i] = True
+                add(sources[i][1])
+                include(sources[i][2])
     return deps
 
 
-def _waits(src: bytes, loop: Node, waiting: set[str]) -> bool:
-    """Whether `loop` may wait for another thread: its leaving depends on a volatile or atomic
-    read (directly or through a function that makes one), or it pauses with a fence or sleep."""
-    return bool(_exit_words(src, loop) & waiting or _words(src, loop.child_by_field_name("body")) & _PAUSE_WORDS)
+LOOP_NODES = 100_000
+"""Nodes of loop bodies `_Loops` may walk for one file, beyond two per byte of the file: real
+programs walk a fraction of it (each loop's body once, so a node once per loop around it; the
+most, SGEMM's autotuned kernel, about 0.7 per byte); loops nested hundreds deep would walk their
+bodies again for every level."""
+LOOP_TEXT = 1_000_000
+"""Bytes of source `_Loops` may tokenise for one file, beyond eight per byte of the file: an
+assignment nested in another (`a = b = ... = c`) is read again for every level."""
+
+
+class _Spent(Exception):
+    """`_Loops` has used up its budget."""
+
+
+class _Loops:
+    """`_exit_words` and whether a loop waits, for one file's rewrite: each loop's answer is
+    worked out once (the spinners and the spin points ask about the same loops), within a budget
+    (`LOOP_NODES`, `LOOP_TEXT`) that bounds the work on any text to a few passes over it. A loop
+    met once the budget is spent counts as waiting (no exit words known): its threads become
+    fibers with a spin point, which is slower but never wrong, where a loop wrongly judged not to
+    wait could hang its block."""
+
+    def __init__(self, size: int) -> None:
+        self.nodes = LOOP_NODES + 2 * size
+        self.text = LOOP_TEXT + 8 * size
+        self._known: dict[tuple[bytes, int, int, str], tuple[set[str], bool] | None] = {}
+
+    def _words(self, src: bytes, node: Node | None) -> set[str]:
+        if node is not None:
+            if node.end_byte - node.start_byte > self.text:
+                raise _Spent
+            self.text -= node.end_byte - node.start_byte
+        return _words(src, node)
+
+    def _judge(self, src: bytes, loop: Node) -> tuple[set[str], bool] | None:
+        """(exit words, whether the body pauses), or None once the budget is spent."""
+        key = (src, loop.start_byte, loop.end_byte, loop.type)
+        if key in self._known:
+            return self._known[key]
+        body = loop.child_by_field_name("body")
+        cost = body.descendant_count if body is not None else 1
+        judged = None
+        if cost <= self.nodes:
+            self.nodes -= cost
+            try:
+                judged = (_exit_words(src, loop, self._words), bool(self._words(src, body) & _PAUSE_WORDS))
+            except _Spent:
+                pass
+        self._known[key] = judged
+        return judged
+
+    def exit_words(self, src: bytes, loop: Node) -> set[str] | None:
+        judged = self._judge(src, loop)
+        return judged[0] if judged is not None else None
+
+    def waits(self, src: bytes, loop: Node, waiting: set[str]) -> bool:
+        """Whether `loop` may wait for another thread: its leaving depends on a volatile or atomic
+        read (`waiting`: directly or through a function that makes one), or it pauses with a
+        fence or sleep. True once the budget is spent."""
+        judged = self._judge(src, loop)
+        return judged is None or bool(judged[0] & waiting or judged[1])
 
 
 def _spin_point_edit(src: bytes, loop: Node) -> _Edit | None:
@@ -616,7 +792,7 @@ def _macro_params(node: Node, src: bytes) -> list[str]:
 def _parse_macro(src: bytes, value: Node) -> tuple[bytes, Node]:
     """A `#define` body parsed as the statements of a function (wrapped in `_MACRO_PREFIX`)."""
     wrapped = _MACRO_PREFIX + src[value.start_byte : value.end_byte] + b";}"
-    return wrapped, _parser().parse(wrapped).root_node
+    return wrapped, _parse(wrapped).root_node
 
 
 @dataclass
@@ -625,11 +801,13 @@ class _Spinning:
     variables, atomics, and functions or macros that use them). `spinners`: functions and macros
     with a waiting loop, and everything that calls or uses them. `by_argument`: macros whose
     loop waits when one of their arguments does (`SPIN_UNTIL(cond)`), by argument position;
-    `argument_waits`: those of them this file uses with such an argument."""
+    `argument_waits`: those of them this file uses with such an argument. `loops`: the answers
+    about this file's loops (`_Loops`)."""
     reads: set[str]
     spinners: set[str]
     by_argument: dict[str, set[int]]
     argument_waits: set[str]
+    loops: _Loops
 
 
 def _spinning(root: Node, src: bytes, waits_elsewhere: set[str] | frozenset[str]) -> _Spinning:
@@ -637,6 +815,7 @@ def _spinning(root: Node, src: bytes, waits_elsewhere: set[str] | frozenset[str]
 
     bodies = _definition_words(root, src)
     reads = _closure(bodies, SPIN_WORDS | _POLL_WORDS | waits_elsewhere) | _waiting_names(root, src)
+    loops = _Loops(len(src))
     spinners = set(waits_elsewhere)
     by_argument: dict[str, set[int]] = {}
     calls: list[tuple[str, Node]] = []
@@ -646,7 +825,7 @@ def _spinning(root: Node, src: bytes, waits_elsewhere: set[str] | frozenset[str]
             if body is None:
                 continue
             name = _function_name(node, src)[0] or f"<unnamed:{node.start_byte}>"
-            if any(n.type in _LOOP_TYPES and _waits(src, n, reads) for n in _walk(body)):
+            if any(n.type in _LOOP_TYPES and loops.waits(src, n, reads) for n in _walk(body)):
                 spinners.add(name)
             calls.extend((name, n) for n in _walk(body) if n.type == "call_expression")
         elif node.type in ("preproc_def", "preproc_function_def"):
@@ -658,9 +837,9 @@ def _spinning(root: Node, src: bytes, waits_elsewhere: set[str] | frozenset[str]
             for loop in _walk(tree):
                 if loop.type not in _LOOP_TYPES:
                     continue
-                if _waits(wrapped, loop, reads):
+                if loops.waits(wrapped, loop, reads):
                     spinners.add(_text(src, name))
-                elif deps := _exit_words(wrapped, loop) & params:
+                elif deps := (loops.exit_words(wrapped, loop) or set()) & params:
                     by_argument.setdefault(_text(src, name), set()).update(
                         i for i, p in enumerate(_macro_params(node, src)) if p in deps)
     # A use of an argument-waiting macro whose argument reads volatile or atomic memory.
@@ -675,14 +854,14 @@ def _spinning(root: Node, src: bytes, waits_elsewhere: set[str] | frozenset[str]
                 spinners.add(function)
                 argument_waits.add(_text(src, callee))
     return _Spinning(reads=reads, spinners=_closure(bodies, spinners), by_argument=by_argument,
-                     argument_waits=argument_waits)
+                     argument_waits=argument_waits, loops=loops)
 
 
 def _spin_point_edits(root: Node, src: bytes, spin: _Spinning) -> list[_Edit]:
     """A call to `cudashim::spin_point()` in the condition of every loop of device code whose
-    leaving waits on volatile or atomic memory (`_waits`): such a loop may wait for another thread
-    of its block or, in a cooperative launch, another block, which must get to run (the runtime's
-    `_Spin_point_slow`). Inserted on the loop's own line, so line numbers stay. Loops in `#define`
+    leaving waits on volatile or atomic memory (`_Loops.waits`): such a loop may wait for another
+    thread of its block or, in a cooperative launch, another block, which must get to run (the
+    runtime's `_Spin_point_slow`). Inserted on the loop's own line, so line numbers stay. Loops in `#define`
     bodies get theirs in `_macro_body_edit`."""
     edits: list[_Edit] = []
     for fn in _walk(root):
@@ -690,7 +869,7 @@ def _spin_point_edits(root: Node, src: bytes, spin: _Spinning) -> list[_Edit]:
         if body is None or not _DEVICE_WORDS & set(_WORD.findall(_text(src, fn)[: body.start_byte - fn.start_byte])):
             continue
         for loop in _walk(body):
-            if loop.type in _LOOP_TYPES and _waits(src, loop, spin.reads):
+            if loop.type in _LOOP_TYPES and spin.loops.waits(src, loop, spin.reads):
                 edit = _spin_point_edit(src, loop)
                 if edit is not None:
                     edits.append(edit)
@@ -722,15 +901,16 @@ def rewrite(source: str, filename: str = "main.cu", lockstep: bool = True,
 def _rewrite(source: str, filename: str, lockstep: bool,
              waits_elsewhere: set[str] | frozenset[str]) -> RewriteResult:
     src = source.encode("utf-8", "surrogatepass")
-    tree = _parser().parse(src)
+    tree = _parse(src)
     edits: list[_Edit] = []
     result = RewriteResult(text=source)
     spin = _spinning(tree.root_node, src, waits_elsewhere)
     barrier_free = barrier_free_kernels(tree.root_node, src, waits_elsewhere, spin.spinners)
-    kernels = kernel_names(tree.root_node, src)
+    facts = _Facts(tree.root_node)
+    kernels = kernel_names(tree.root_node, src, facts)
     copy_ends: dict[str, int] = {}
     if lockstep:
-        copy_edits, copy_ends = _lockstep_edits(tree.root_node, src, barrier_free, filename, result)
+        copy_edits, copy_ends = _lockstep_edits(tree.root_node, src, barrier_free, filename, result, facts)
         edits.extend(copy_edits)
         from validators.cpu.lockstep import WAITS_REASON
 
@@ -758,13 +938,13 @@ def _rewrite(source: str, filename: str, lockstep: bool,
                     continue
                 edits.append(made[0])
                 result.launches.append(made[1])
-        elif node.type == "declaration" and _has_token(node, "__shared__"):
+        elif node.type == "declaration" and facts.has_token(node, "__shared__"):
             is_extern = any(
                 c.type == "storage_class_specifier" and _text(src, c) == "extern"
                 for c in node.children
             )
             if is_extern:
-                made_shared = _extern_shared_edit(src, node, filename)
+                made_shared = _extern_shared_edit(src, node, filename, facts.inside_function(node))
                 if made_shared is None:
                     result.warnings.append(
                         f"line {node.start_point[0] + 1}: cannot read the declaration {_text(src, node)[:80]!r}"
@@ -773,7 +953,7 @@ def _rewrite(source: str, filename: str, lockstep: bool,
                 edits.append(made_shared[0])
                 result.dynamic_shared.append(made_shared[1])
             else:
-                edits.extend(_static_shared_edits(src, node))
+                edits.extend(_static_shared_edits(src, node, facts.in_block(node)))
         elif node.type in ("preproc_def", "preproc_function_def"):
             value = node.child_by_field_name("value")
             if value is not None:
