@@ -145,6 +145,9 @@ def file_facts(root: Node, src: bytes) -> FileFacts:
     facts = FileFacts()
     macros: list[tuple[str, str]] = []
     bodies: dict[str, set[str]] = {}
+    # The file's own top level, by node id: `Node.parent` walks down from the root every time
+    # (quadratic on a deeply nested file).
+    top = {c.id for c in root.children} if root.type == "translation_unit" else set()
     for node in _walk(root):
         t = node.type
         if t == "preproc_def":
@@ -183,7 +186,7 @@ def file_facts(root: Node, src: bytes) -> FileFacts:
                         if any(m.type == "reference_declarator" for m in _walk(p)) and not \
                                 re.match(r"\s*const\b", _text(src, p)):
                             facts.ref_params.add(name)
-        elif t == "declaration" and node.parent is not None and node.parent.type == "translation_unit":
+        elif t == "declaration" and node.id in top:
             # A file-scope constant (`const int N = 64;`, `__constant__ float k;` is written by
             # the host only): the same value in every thread while a kernel runs.
             words = _text(src, node).split("=", 1)[0]
