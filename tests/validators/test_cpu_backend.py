@@ -288,6 +288,29 @@ int main() {
     assert res.outcome.stdout.split() == ["0", "0", "256"]
 
 
+def test_the_runtime_s_other_cxx_overloads(backend):
+    """`cudaEventCreate(&e, flags)` and a typed `cudaHostGetDevicePointer(&float_ptr, h, 0)`,
+    which nvcc accepts, were compile errors."""
+    from validators.engine import run_program
+
+    src = """
+#include <cstdio>
+__global__ void inc(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }
+int main() {
+  cudaEvent_t e; cudaError_t e1 = cudaEventCreate(&e, cudaEventDisableTiming);
+  float* h; cudaHostAlloc(&h, 64 * sizeof(float), cudaHostAllocMapped);
+  for (int i = 0; i < 64; i++) h[i] = i;
+  float* d = nullptr; cudaError_t e2 = cudaHostGetDevicePointer(&d, h, 0);
+  inc<<<1, 64>>>(d, 64); cudaEventRecord(e); cudaEventSynchronize(e);
+  printf("%d %d %g\\n", e1, e2, h[63]);
+  return 0;
+}
+"""
+    res = run_program(Program(source=src), backend)
+    assert res.status == Status.PASSED, (res.reason, res.compile.diagnostics[-1500:])
+    assert res.outcome.stdout.split() == ["0", "0", "64"]
+
+
 @pytest.mark.skipif(toolchain.cccl_dir() is None, reason="no CCCL (libcu++) headers installed")
 def test_libcuxx_builds_without_thrust(backend):
     """`cuda/std/*` and `cuda/atomic` were found only by programs that used Thrust (7 of 223

@@ -547,6 +547,12 @@ cudaError_t cudaMallocHost(_Tp** p, size_t n, unsigned int flags) {
 template <class _Tp>
 cudaError_t cudaHostAlloc(_Tp** p, size_t n, unsigned int flags) { return cudaHostAlloc(reinterpret_cast<void**>(p), n, flags); }
 template <class _Tp>
+cudaError_t cudaHostGetDevicePointer(_Tp** d, void* h, unsigned int flags) {
+  return cudaHostGetDevicePointer(reinterpret_cast<void**>(d), h, flags);
+}
+// The runtime's C++ form with flags: cudaEventCreateWithFlags under another name.
+inline cudaError_t cudaEventCreate(cudaEvent_t* e, unsigned int flags) { return cudaEventCreateWithFlags(e, flags); }
+template <class _Tp>
 cudaError_t cudaMallocPitch(_Tp** p, size_t* pitch, size_t w, size_t h) {
   return cudaMallocPitch(reinterpret_cast<void**>(p), pitch, w, h);
 }
