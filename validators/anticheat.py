@@ -226,6 +226,10 @@ NO_KERNEL_LAUNCH = "no kernel launch"
 
 
 def no_kernel_launch(text: str, launches: int, features: list[str]) -> str:
+    """A static rejection of a program that launches nothing. A library call may compute on
+    the device without a launch, so a program naming a library is not rejected here; naming
+    one (the features are read from the text) waives nothing at run time: the engine's
+    device-input run judges it as any other (`validators.kernel_work`)."""
     if launches or _LAUNCH_API.search(text) or LIBRARY_FEATURES & set(features):
         return ""
     return f"{NO_KERNEL_LAUNCH}: the program computes nothing on the device"

@@ -327,15 +327,37 @@ class Engine:
         return given
 
     def _kernel_check_plan(self, features: list[str]) -> str:
-        """'' when the no-launch check runs, else why it is skipped."""
+        """'' when the kernel check runs, else why it is skipped.
+
+        A program naming a library (cuBLAS, CUB, Thrust, ...) gets the check too: its library
+        calls may compute without a kernel launch, which only the no-launch run depends on. The
+        device-input run (`validators.kernel_work`) does not: it judges what the device saw,
+        whoever computed on it, so it runs, and only where it cannot tell is the no-launch run
+        left out for such a program (`_library_fallback`). Naming a library (the features are
+        read from the text: an include, a namespace) waives nothing else."""
+        budget = self.__dict__.setdefault("_budget", threading.local())
+        budget.libraries = sorted(anticheat.LIBRARY_FEATURES & set(features))
         if not self.kernel_check:
             return "skipped: disabled"
         if self.backend.no_launch_env() is None:
             return f"skipped: the {self.backend.name} backend cannot turn launches into no-ops"
-        used = sorted(anticheat.LIBRARY_FEATURES & set(features))
-        if used:
-            return f"skipped: library calls ({', '.join(used)}) compute without a kernel launch"
+        if budget.libraries and self.backend.name != "cpu":
+            # The cpu shim's libraries copy through the runtime (cuBLAS Set/Get, Thrust's
+            # storage); a GPU's libcublas copies inside itself, where the interposer does not
+            # see them yet, so an honest program would look as if nothing reached the device.
+            return (f"skipped: library calls ({', '.join(budget.libraries)}) compute without "
+                    f"a kernel launch, and their copies are not followed on {self.backend.name}")
         return ""
+
+    def _library_fallback(self, why: str) -> str:
+        """For a program naming a library, the note that replaces the no-launch run where the
+        device-input run could not tell (`why`); '' for any other program (the no-launch run
+        decides)."""
+        used = getattr(self.__dict__.get("_budget"), "libraries", None)
+        if not used:
+            return ""
+        return (f"skipped: the no-launch run, since library calls ({', '.join(used)}) compute "
+                f"without a kernel launch; the device-input run could not tell ({why})")
 
     def _finish(self, result: ValidationResult, status: Status, started: float, *,
                 reason: str = "") -> ValidationResult:
@@ -552,7 +574,8 @@ class Engine:
         if unusable:  # neither run would see the program's launches: no verdict either way
             return f"{NO_KERNEL_CHECK}{unusable}"
         if not self.kernel_work:
-            return self._without_kernels(task, exe, case, inputs, sizes, outputs, poison)
+            return (self._library_fallback("it is turned off")
+                    or self._without_kernels(task, exe, case, inputs, sizes, outputs, poison))
         why = self._device_inputs_run(task, exe, case, inputs, sizes, poison)
         if isinstance(why, str) and why.startswith(LOG_TAMPERED):
             return why
@@ -562,6 +585,9 @@ class Engine:
             if why.kind == "device":
                 return why.note
             why = why.note
+        skipped = self._library_fallback(why)
+        if skipped:
+            return skipped
         fallback = self._without_kernels(task, exe, case, inputs, sizes, outputs, poison)
         if fallback.startswith(("outputs do not depend", NO_KERNEL_CHECK, LOG_TAMPERED)):
             return fallback

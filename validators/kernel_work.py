@@ -20,7 +20,10 @@ Verdicts (`Verdict.kind`):
   memory, inputs transformed on the host before the upload; the outputs follow neither input
   set: the host uses its inputs too; the program did not finish; the outputs do not change with
   the inputs replaced; the task's answer is a copy of an input that the host read back). The
-  engine then falls back to the no-launch run, and says so.
+  engine then falls back to the no-launch run, and says so; for a program that names a library
+  (`anticheat.LIBRARY_FEATURES`: cuBLAS, CUB, Thrust, ...), whose calls may compute without a
+  launch, it leaves the no-launch run out instead, and says so. Naming a library waives nothing
+  else: this run, and the rejections below, judge such a program as any other.
 
 When no run of an input reached the device (the host converted its inputs before the upload, or
 the device got nothing from them: a mask of ones, a sentinel kernel), the program runs once more
@@ -28,7 +31,13 @@ with the host reading the second draw, and the runtime notes a hash of everythin
 receives (copies, constant-memory copies, kernel arguments passed by value, the memory kernels
 read in place at each launch). If nothing differs while the reference outputs do, the device
 never received anything that depends on the inputs: the host computed the outputs (rejected).
-Otherwise (an honest conversion on the host) the check cannot tell.
+Otherwise (an honest conversion on the host) the check cannot tell. Library copies count as
+uploads where the runtime sees them: the cpu shim's cuBLAS copies (`cublasSetVector`,
+`cublasSetMatrix`, and their reads back) are replaced and noted as `cudaMemcpy`'s are; Thrust's
+device storage, which the shim keeps in host memory filled by host copies, cannot be replaced,
+so what it holds is noted when it is freed (`cpu/include/cudashim/thrust_storage.h`): a Thrust
+program whose device storage holds nothing that depends on its inputs is rejected, one whose
+storage does is one the check cannot tell about.
 
 What stays open, and is said in `ValidationResult.kernel_check` when it happens: a program the
 check cannot tell about is judged by the older no-launch run, which a program can detect (a

@@ -201,36 +201,73 @@ inline const char* cublasGetStatusString(cublasStatus_t __s) { ::cudashim::_Devi
 }
 
 // ---------------------------------------------------------------- host <-> device copies
-inline cublasStatus_t cublasSetVector(int __n, int __es, const void* __x, int __incx, void* __y, int __incy) { ::cudashim::_Device_access __cudashim_da;
+// As cudaMemcpy does (cudashim_runtime.cpp), the host-to-device copies are noted with the uploads
+// and may carry the kernel-work check's second draw of an input to the device
+// (validators/kernel_work.py), and the device-to-host copies give the host its own bytes back.
+namespace cudashim::blas {
+inline void _note_upload(const void* __x, int __n, int __es, int __incx) {
+  if (!::cudashim::uploads_noted()) return;
+  if (__incx == 1) { ::cudashim::note_upload(__x, (size_t)__n * __es); return; }
+  std::vector<char> __bytes((size_t)__n * __es);  // what reaches the device, gathered
+  for (long long __i = 0; __i < __n; ++__i)
+    memcpy(__bytes.data() + __i * __es, static_cast<const char*>(__x) + __i * __incx * __es, __es);
+  ::cudashim::note_upload(__bytes.data(), __bytes.size());
+}
+inline cublasStatus_t _copy_vector(int __n, int __es, const void* __x, int __incx, void* __y, int __incy, bool __up) {
+  ::cudashim::_Device_access __cudashim_da;
   if (__es <= 0 || __incx <= 0 || __incy <= 0) return CUBLAS_STATUS_INVALID_VALUE;
+  if (__n <= 0) return CUBLAS_STATUS_SUCCESS;
+  if (__up) _note_upload(__x, __n, __es, __incx);
   for (long long __i = 0; __i < __n; ++__i)
     memcpy(static_cast<char*>(__y) + __i * __incy * __es, static_cast<const char*>(__x) + __i * __incx * __es, __es);
+  if (__incx == 1 && __incy == 1) {
+    if (__up) ::cudashim::symbol_upload(__x, __y, (size_t)__n * __es);
+    else ::cudashim::symbol_download(__y, (size_t)__n * __es);
+  }
   return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasGetVector(int __n, int __es, const void* __x, int __incx, void* __y, int __incy) { ::cudashim::_Device_access __cudashim_da;
-  return cublasSetVector(__n, __es, __x, __incx, __y, __incy);
-}
-inline cublasStatus_t cublasSetMatrix(int __rows, int __cols, int __es, const void* __a, int __lda, void* __b, int __ldb) { ::cudashim::_Device_access __cudashim_da;
+inline cublasStatus_t _copy_matrix(int __rows, int __cols, int __es, const void* __a, int __lda, void* __b, int __ldb, bool __up) {
+  ::cudashim::_Device_access __cudashim_da;
   if (__rows < 0 || __cols < 0 || __es <= 0 || __lda <= 0 || __ldb <= 0) return CUBLAS_STATUS_INVALID_VALUE;
   if (__rows == 0) return CUBLAS_STATUS_SUCCESS;
-  for (long long __j = 0; __j < __cols; ++__j)
-    memcpy(static_cast<char*>(__b) + __j * __ldb * __es, static_cast<const char*>(__a) + __j * __lda * __es, (size_t)__rows * __es);
+  // Whole columns at once, and the whole matrix when both are packed (one upload, as cudaMemcpy).
+  const bool __packed = __lda == __rows && __ldb == __rows;
+  const long long __runs = __packed ? 1 : __cols;
+  const size_t __len = (size_t)__rows * __es * (__packed ? __cols : 1);
+  for (long long __j = 0; __j < __runs; ++__j) {
+    const char* __src = static_cast<const char*>(__a) + __j * __lda * __es;
+    char* __dst = static_cast<char*>(__b) + __j * __ldb * __es;
+    if (__up) ::cudashim::note_upload(__src, __len);
+    memcpy(__dst, __src, __len);
+    if (__up) ::cudashim::symbol_upload(__src, __dst, __len);
+    else ::cudashim::symbol_download(__dst, __len);
+  }
   return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasGetMatrix(int __rows, int __cols, int __es, const void* __a, int __lda, void* __b, int __ldb) { ::cudashim::_Device_access __cudashim_da;
-  return cublasSetMatrix(__rows, __cols, __es, __a, __lda, __b, __ldb);
+}  // namespace cudashim::blas
+inline cublasStatus_t cublasSetVector(int __n, int __es, const void* __x, int __incx, void* __y, int __incy) {
+  return ::cudashim::blas::_copy_vector(__n, __es, __x, __incx, __y, __incy, true);
+}
+inline cublasStatus_t cublasGetVector(int __n, int __es, const void* __x, int __incx, void* __y, int __incy) {
+  return ::cudashim::blas::_copy_vector(__n, __es, __x, __incx, __y, __incy, false);
+}
+inline cublasStatus_t cublasSetMatrix(int __rows, int __cols, int __es, const void* __a, int __lda, void* __b, int __ldb) {
+  return ::cudashim::blas::_copy_matrix(__rows, __cols, __es, __a, __lda, __b, __ldb, true);
+}
+inline cublasStatus_t cublasGetMatrix(int __rows, int __cols, int __es, const void* __a, int __lda, void* __b, int __ldb) {
+  return ::cudashim::blas::_copy_matrix(__rows, __cols, __es, __a, __lda, __b, __ldb, false);
 }
 inline cublasStatus_t cublasSetVectorAsync(int __n, int __es, const void* __x, int __incx, void* __y, int __incy, cudaStream_t) { ::cudashim::_Device_access __cudashim_da;
   return cublasSetVector(__n, __es, __x, __incx, __y, __incy);
 }
 inline cublasStatus_t cublasGetVectorAsync(int __n, int __es, const void* __x, int __incx, void* __y, int __incy, cudaStream_t) { ::cudashim::_Device_access __cudashim_da;
-  return cublasSetVector(__n, __es, __x, __incx, __y, __incy);
+  return cublasGetVector(__n, __es, __x, __incx, __y, __incy);
 }
 inline cublasStatus_t cublasSetMatrixAsync(int __r, int __c, int __es, const void* __a, int __lda, void* __b, int __ldb, cudaStream_t) { ::cudashim::_Device_access __cudashim_da;
   return cublasSetMatrix(__r, __c, __es, __a, __lda, __b, __ldb);
 }
 inline cublasStatus_t cublasGetMatrixAsync(int __r, int __c, int __es, const void* __a, int __lda, void* __b, int __ldb, cudaStream_t) { ::cudashim::_Device_access __cudashim_da;
-  return cublasSetMatrix(__r, __c, __es, __a, __lda, __b, __ldb);
+  return cublasGetMatrix(__r, __c, __es, __a, __lda, __b, __ldb);
 }
 
 // ---------------------------------------------------------------- implementation

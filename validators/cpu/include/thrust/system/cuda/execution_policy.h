@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 #include <thrust/execution_policy.h>
 #include <thrust/system/cpp/execution_policy.h>
+// Thrust's device storage, noted with the uploads in the kernel-work check's runs.
+#include <cudashim/thrust_storage.h>
 
 THRUST_NAMESPACE_BEGIN
 namespace cuda_cub {
