@@ -334,19 +334,16 @@ class Engine:
         device-input run (`validators.kernel_work`) does not: it judges what the device saw,
         whoever computed on it, so it runs, and only where it cannot tell is the no-launch run
         left out for such a program (`_library_fallback`). Naming a library (the features are
-        read from the text: an include, a namespace) waives nothing else."""
+        read from the text: an include, a namespace) waives nothing else. On a backend whose
+        libraries launch through its runtime (cuda: Thrust, CUB), the executable says instead
+        which copies and launches its runtime cannot follow (`Backend.kernel_work_limits`)."""
         budget = self.__dict__.setdefault("_budget", threading.local())
-        budget.libraries = sorted(anticheat.LIBRARY_FEATURES & set(features))
+        budget.libraries = (sorted(anticheat.LIBRARY_FEATURES & set(features))
+                            if self.backend.library_calls_are_host_code else [])
         if not self.kernel_check:
             return "skipped: disabled"
         if self.backend.no_launch_env() is None:
             return f"skipped: the {self.backend.name} backend cannot turn launches into no-ops"
-        if budget.libraries and self.backend.name != "cpu":
-            # The cpu shim's libraries copy through the runtime (cuBLAS Set/Get, Thrust's
-            # storage); a GPU's libcublas copies inside itself, where the interposer does not
-            # see them yet, so an honest program would look as if nothing reached the device.
-            return (f"skipped: library calls ({', '.join(budget.libraries)}) compute without "
-                    f"a kernel launch, and their copies are not followed on {self.backend.name}")
         return ""
 
     def _library_fallback(self, why: str) -> str:
@@ -573,10 +570,11 @@ class Engine:
         unusable = self.backend.kernel_work_unusable(exe)
         if unusable:  # neither run would see the program's launches: no verdict either way
             return f"{NO_KERNEL_CHECK}{unusable}"
+        copies_unseen, launches_unseen = self.backend.kernel_work_limits(exe)
         if not self.kernel_work:
-            return (self._library_fallback("it is turned off")
-                    or self._without_kernels(task, exe, case, inputs, sizes, outputs, poison))
-        why = self._device_inputs_run(task, exe, case, inputs, sizes, poison)
+            why: object = "it is turned off"
+        else:
+            why = copies_unseen or self._device_inputs_run(task, exe, case, inputs, sizes, poison)
         if isinstance(why, str) and why.startswith(LOG_TAMPERED):
             return why
         if isinstance(why, kernel_work.Verdict):
@@ -585,7 +583,13 @@ class Engine:
             if why.kind == "device":
                 return why.note
             why = why.note
-        skipped = self._library_fallback(why)
+        if launches_unseen:
+            # Kernels the no-launch run cannot stop still run there: only its uploads can tell.
+            uploaded = self._without_kernels(task, exe, case, inputs, sizes, outputs, poison,
+                                             judge_outputs=False)
+            return uploaded or (f"skipped: the no-launch run, since {launches_unseen}; the "
+                                f"device-input run could not tell ({why})")
+        skipped = self._library_fallback(str(why))
         if skipped:
             return skipped
         fallback = self._without_kernels(task, exe, case, inputs, sizes, outputs, poison)
@@ -662,11 +666,13 @@ class Engine:
 
     def _without_kernels(self, task: Task, exe: Executable, case: InputCase,
                          inputs: dict[str, np.ndarray], sizes: dict[str, int],
-                         outputs: dict[str, np.ndarray], poison: int | None = None) -> str:
+                         outputs: dict[str, np.ndarray], poison: int | None = None, *,
+                         judge_outputs: bool = True) -> str:
         """Run the case once with every launch a no-op. A rejection reason when the outputs
         still match the reference, or when an output the program wrote in its real runs was
         uploaded whole by the host before any kernel ran (a kernel only copied it); '' when
-        the kernels matter, or why the check could not decide."""
+        the kernels matter, or why the check could not decide. Without `judge_outputs` (some
+        launches could not be stopped) only the uploads are judged: '' unless they reject."""
         run = self._run_once(task, exe, case, inputs, sizes, exe.variant, "default",
                              extra_env={**self._poison_env(poison),
                                         **(self.backend.no_launch_env() or {})})
@@ -677,10 +683,12 @@ class Engine:
                 return (f"outputs do not depend on the kernels: output {name} was uploaded to the "
                         f"device whole before any kernel ran (computed on the host; a kernel "
                         f"only copied it)")
-        if run.status == Status.ERROR:
-            return f"{NO_KERNEL_CHECK}{run.reason}"
         if run.status is not None and run.reason.startswith(LOG_TAMPERED):
             return run.reason  # a stop of its own making must not read as "the kernels matter"
+        if not judge_outputs:
+            return ""
+        if run.status == Status.ERROR:
+            return f"{NO_KERNEL_CHECK}{run.reason}"
         # Kernels that matter, and how it showed: said, so a surprising pass can be traced.
         if run.status is not None:
             return (f"outputs depend on the kernels (case {case.name}): without them the program "

@@ -70,6 +70,11 @@ class Backend(ABC):
     """Build and launch programs. Subclasses: `cuda` (nvcc + GPU), `cpu` (shim + g++)."""
 
     name: str = "base"
+    library_calls_are_host_code: bool = True
+    """Whether a program's library calls (cuBLAS, Thrust, ... named in its text) may compute
+    without a launch the no-launch run stops: true of the cpu shim, whose libraries are host
+    code. The cuda backend reads which libraries launch unseen from the executable instead
+    (`kernel_work_limits`)."""
     include_dirs: tuple[Path, ...] = ()
     """Folders the compiler may read beside the program: the operator's setting (e.g. the
     program's own folder for `validators run`), exposed read-only to the sandboxed build. An
@@ -161,6 +166,12 @@ class Backend(ABC):
         """Why the no-launch and kernel-work runs cannot be made on `exe` ('' when they can):
         the engine then says the check could not be carried out, never passes or rejects on it."""
         return ""
+
+    def kernel_work_limits(self, exe: Executable) -> tuple[str, str]:
+        """(why the device-input run cannot follow `exe`'s copies, why the no-launch run cannot
+        stop its launches); '' where it can. The engine then leaves that run out and says why,
+        rather than judge a program whose uploads were not replaced, or whose kernels still ran."""
+        return "", ""
 
     def poison_env(self, byte: int, *, only: int | None = None,
                    alt: int | None = None) -> dict[str, str] | None:

@@ -233,27 +233,105 @@ def interposer_library(cache: BuildCache | None = None) -> tuple[Path | None, st
     return path, "" if path is not None else f"the interposed runtime did not build: {info.diagnostics}"
 
 
+@dataclass(frozen=True)
+class Linkage:
+    """What the loader binds for an executable: its NEEDED libraries and the symbols it imports."""
+
+    needed: tuple[str, ...] = ()
+    imports: frozenset[str] = frozenset()
+    dynamic: str = ""
+    """readelf's dynamic section and relocations (for `runtime_linkage`)."""
+    error: str = ""
+
+
+@functools.lru_cache(maxsize=256)
+def _linkage(path: str, stamp: tuple[int, int]) -> Linkage:
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        return Linkage(error="readelf not found (it checks how the program links the CUDA runtime)")
+    try:
+        out = subprocess.run([readelf, "-d", "-r", "--dyn-syms", "-W", path], capture_output=True,
+                             text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Linkage(error=f"readelf failed on the executable: {exc}")
+    if out.returncode != 0:
+        return Linkage(error=f"readelf failed on the executable: {out.stderr.strip()[:200]}")
+    needed = tuple(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out.stdout))
+    imports = set()
+    for line in out.stdout.splitlines():
+        parts = line.split()
+        # "  5: 0000000000000000  0 FUNC GLOBAL DEFAULT UND cudaMemcpy@libcudart.so.13 (2)"
+        if len(parts) >= 8 and parts[0].endswith(":") and parts[6] == "UND":
+            imports.add(parts[7].split("@")[0])
+    return Linkage(needed, frozenset(imports), out.stdout)
+
+
+def linkage(path: Path) -> Linkage:
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return Linkage(error=f"the executable cannot be read: {exc}")
+    return _linkage(str(path), (st.st_mtime_ns, st.st_size))
+
+
 def runtime_linkage(path: Path) -> str:
     """Why the interposed runtime would not see `path`'s CUDA calls ('' when it would): the
     runtime must be a shared library the loader binds (a static one is inside the program), and
     no code of the program may run before the interposer reads its settings."""
-    readelf = shutil.which("readelf")
-    if readelf is None:
-        return "readelf not found (it checks how the program links the CUDA runtime)"
-    try:
-        out = subprocess.run([readelf, "-d", "-r", "-W", str(path)], capture_output=True,
-                             text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"readelf failed on the executable: {exc}"
-    if out.returncode != 0:
-        return f"readelf failed on the executable: {out.stderr.strip()[:200]}"
-    if not re.search(r"\(NEEDED\)\s+Shared library: \[libcudart\.so", out.stdout):
+    found = linkage(path)
+    if found.error:
+        return found.error
+    if not any(n.startswith("libcudart.so") for n in found.needed):
         return ("the program does not link the CUDA runtime dynamically (a static runtime, e.g. "
                 "`-cudart static` among its flags): its calls cannot be interposed")
-    if "(PREINIT_ARRAY)" in out.stdout or "IRELATIV" in out.stdout:
+    if "(PREINIT_ARRAY)" in found.dynamic or "IRELATIV" in found.dynamic:
         return ("the program runs code before the interposed runtime starts (a .preinit_array "
                 "entry or an ifunc resolver): it could read the run's settings")
     return ""
+
+
+_STREAM_SUFFIX = re.compile(r"_(ptds|ptsz)$")
+FOLLOWED_COPIES = frozenset(
+    [f"cudaMemcpy{k}{a}" for k in ("", "2D", "3D", "ToSymbol", "FromSymbol", "2DToArray", "ToArray",
+                                   "2DFromArray", "FromArray") for a in ("", "Async")]
+    + [f"cublas{d}{w}{a}{b}" for d in ("Set", "Get") for w in ("Vector", "Matrix")
+       for a in ("", "Async") for b in ("", "_64")])
+"""The copies `cuda_interposer.cpp` stages (uploads) and patches (reads back)."""
+HOSTLESS_COPIES = frozenset(f"cudaMemcpy{k}{a}" for k in ("Peer", "3DPeer", "ArrayToArray",
+                                                           "2DArrayToArray") for a in ("", "Async"))
+"""Copies between device memories: nothing of the host's goes up or comes back."""
+_COPY = re.compile(r"^(cudaMemcpy|cuMemcpy|cudaGraph\w*Memcpy|cuGraph\w*Memcpy|cudaGraphAddNode|"
+                   r"cuGraphAddNode|cudaGraph(Exec)?NodeSetParams|cuGraph(Exec)?NodeSetParams|"
+                   r"cublas\w*(Set|Get)(Vector|Matrix)|cublasXt|cufftXtMemcpy)")
+_LAUNCH = re.compile(r"^(cuLaunch|cuGraphLaunch|cudaLaunchCooperativeKernelMultiDevice)")
+_LAUNCHING_LIBRARY = re.compile(
+    r"^lib(cublas|cublasLt|cufft|cufftw|curand|cusparse|cusparseLt|cusolver|cusolverMg|npp\w*|"
+    r"nvjpeg|cudnn\w*|nccl|cutensor\w*|nvblas|cudss)\.so")
+
+
+def unfollowed(path: Path) -> tuple[str, str]:
+    """(the copies of `path` the interposed runtime does not follow, the launches it cannot turn
+    into no-ops), each said as a reason, '' when there are none. Read from what the program
+    imports, not its text: a call the loader binds is one the program makes. A call hidden from
+    the loader (dlsym, cudaGetDriverEntryPoint) only hurts its program: an upload the device-input
+    run does not replace, or a launch the no-launch run does not stop, makes the outputs follow
+    the host's inputs, or survive, which is what those runs reject."""
+    found = linkage(path)
+    if found.error:
+        return found.error, found.error
+    names = {_STREAM_SUFFIX.sub("", n) for n in found.imports}
+    copies = sorted(n for n in names if _COPY.match(n) and n not in FOLLOWED_COPIES
+                    and n not in HOSTLESS_COPIES)
+    launches = sorted(n for n in names if _LAUNCH.match(n))
+    libraries = sorted(n for n in found.needed if _LAUNCHING_LIBRARY.match(n))
+    copy_why = (f"the program copies through {', '.join(copies[:4])}"
+                f"{' ...' if len(copies) > 4 else ''}, which the interposed runtime does not "
+                "follow" if copies else "")
+    what = [f"launches through {', '.join(launches[:4])}"] if launches else []
+    what += [f"calls {', '.join(libraries[:4])}, which launch kernels inside themselves"] if libraries else []
+    launch_why = (f"the program {' and '.join(what)}: the interposed runtime cannot turn those "
+                  "launches into no-ops" if what else "")
+    return copy_why, launch_why
 
 
 INTERPOSER_FATAL_EXIT = 97
@@ -289,6 +367,7 @@ class CudaBackend(Backend):
     """nvcc + a real GPU."""
 
     name = "cuda"
+    library_calls_are_host_code = False  # header-only ones (Thrust, CUB) launch through the runtime
 
     def __init__(self, *, options: NvccOptions | None = None, cache: BuildCache | None = None,
                  device: str | None = None, gpu_check: bool = True) -> None:
@@ -384,6 +463,9 @@ class CudaBackend(Backend):
         if exe.path is None:
             return "no executable"
         return runtime_linkage(exe.path)
+
+    def kernel_work_limits(self, exe: Executable) -> tuple[str, str]:
+        return unfollowed(exe.path) if exe.path is not None else ("", "")
 
     def no_launch_env(self) -> dict[str, str] | None:
         return _padded({"CUDASHIM_NO_LAUNCH": "1"})

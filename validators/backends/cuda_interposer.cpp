@@ -40,6 +40,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
 #include <chrono>
 #include <mutex>
@@ -56,6 +57,34 @@ struct dim3 {
   unsigned x, y, z;
 };
 struct cudaLaunchConfig_t;
+typedef void* cudaGraph_t;
+typedef void* cudaGraphExec_t;
+typedef void* cudaArray_t;
+struct cudaPos {
+  size_t x, y, z;
+};
+struct cudaPitchedPtr {
+  void* ptr;
+  size_t pitch, xsize, ysize;
+};
+struct cudaExtent {
+  size_t width, height, depth;
+};
+struct cudaMemcpy3DParms {
+  cudaArray_t srcArray;
+  cudaPos srcPos;
+  cudaPitchedPtr srcPtr;
+  cudaArray_t dstArray;
+  cudaPos dstPos;
+  cudaPitchedPtr dstPtr;
+  cudaExtent extent;
+  int kind;
+};
+struct cudaChannelFormatDesc {
+  int x, y, z, w, f;
+};
+typedef int cublasStatus_t;
+enum { kCublasSuccess = 0, kCublasNotInitialized = 1 };
 enum { kH2H = 0, kH2D = 1, kD2H = 2, kD2D = 3, kDefault = 4 };
 enum { kTypeDevice = 2, kTypeManaged = 3 };
 constexpr cudaError_t kUnknown = 999;  // cudaErrorUnknown: the real runtime is missing
@@ -356,18 +385,73 @@ bool substitutes(int dir, const void* dst) {
   return dir == kH2D && subst().active() && !in_mapped(dst);
 }
 
-// The source an upload is made from: `src`, or `staging` holding the second draw's runs.
-const void* stage(const void* src, size_t n, std::vector<unsigned char>& staging) {
-  if (n < ckd_subst::MIN_RUN) return src;
+// While a stream is captured (cudaStreamBeginCapture ... EndCapture), copies and launches are
+// recorded into a graph, not made: nothing may be waited for (a synchronisation ends the capture
+// with an error), and the graph reads the host's buffers each time it runs. So an upload captured
+// in the device-input run is staged into a buffer kept for the process's life, and a captured
+// read-back is patched after each launch of a graph made from that capture.
+std::atomic<int> g_capturing{0};
+bool capturing() { return g_capturing.load() > 0; }
+
+using Span = std::pair<void*, size_t>;
+std::vector<Span>& pending_reads() {  // read-backs captured so far, not yet in a graph
+  static auto* v = new std::vector<Span>();
+  return *v;
+}
+std::map<void*, std::vector<Span>>& graph_reads() {  // by cudaGraph_t, then by cudaGraphExec_t
+  static auto* m = new std::map<void*, std::vector<Span>>();
+  return *m;
+}
+std::map<void*, std::vector<Span>>& exec_reads() {
+  static auto* m = new std::map<void*, std::vector<Span>>();
+  return *m;
+}
+
+// The source an upload is made from: `src`, or a copy of its first n bytes with the second
+// draw's runs substituted in [lo, n) (the bytes the copy reads; a pitched copy's gaps included).
+const void* stage(const void* src, size_t n, std::vector<unsigned char>& staging, size_t lo = 0) {
+  if (n - lo < ckd_subst::MIN_RUN) return src;
+  const auto* s = static_cast<const unsigned char*>(src);
   std::lock_guard<std::mutex> lk(g_mutex);
-  staging.assign(static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + n);
-  return substitute_upload(src, staging.data(), n) ? staging.data() : src;
+  std::vector<unsigned char>* into = &staging;
+  if (capturing()) into = new std::vector<unsigned char>();  // the graph reads it at each launch
+  into->assign(s, s + n);
+  if (substitute_upload(s + lo, into->data() + lo, n - lo)) return into->data();
+  if (into != &staging) delete into;
+  return src;
+}
+
+// An upload's source, noted in the upload log and staged for the device-input run.
+const void* upload_from(int dir, const void* dst, const void* src, size_t n, std::vector<unsigned char>& staging,
+                        size_t lo = 0) {
+  if (dir != kH2D || !src) return src;
+  note_upload(static_cast<const unsigned char*>(src) + lo, n - lo);
+  return substitutes(dir, dst) ? stage(src, n, staging, lo) : src;
+}
+
+// After an asynchronous copy from staging: the staging buffer is freed on return, so the copy is
+// waited for (a captured one reads kept staging when its graph runs).
+void upload_done(bool async, cudaError_t e, const void* from, const void* src, cudaStream_t stream) {
+  if (async && e == 0 && from != src && !capturing()) synchronize(stream);
 }
 
 void returned(void* dst, size_t n) {
   if (!subst().active() || n < ckd_subst::MIN_RUN) return;
   std::lock_guard<std::mutex> lk(g_mutex);
   substitute_download(dst, n);
+}
+
+// After a read-back into the host's n bytes at dst: give the host its own bytes back there, once
+// the copy is complete (captured: after each launch of the graph).
+void download_done(int dir, bool async, cudaError_t e, void* dst, size_t n, cudaStream_t stream) {
+  if (e != 0 || dir != kD2H || !subst().active() || !dst || n < ckd_subst::MIN_RUN) return;
+  if (capturing()) {
+    std::lock_guard<std::mutex> lk(g_mutex);
+    pending_reads().push_back({dst, n});
+    return;
+  }
+  if (async) synchronize(stream);
+  returned(dst, n);
 }
 
 void track(void** p, size_t n, cudaError_t e) {
@@ -517,6 +601,9 @@ struct CopyTimer {
 template <class F, class... A>
 cudaError_t launch(F f, A... args) {
   if (!f) return kUnknown;
+  // Recorded into a graph, not run: nothing to swap or time now (cudaGraphLaunch is a launch);
+  // in the no-launch run it is left out of the graph as well.
+  if (capturing()) return g_no_launch ? 0 : f(args...);
   bool swapped = before_launch();
   if (g_no_launch) return 0;  // cudaSuccess: the launch is a no-op
   cudaError_t e = timed(f, args...);
@@ -529,18 +616,13 @@ cudaError_t copy1d(F f, void* dst, const void* src, size_t n, int kind, cudaStre
   if (!f) return kUnknown;
   CopyTimer timer{stream, async};
   int dir = direction(kind, dst, src);
-  if (dir == kH2D) note_upload(src, n);
   std::vector<unsigned char> staging;
-  const void* from = substitutes(dir, dst) ? stage(src, n, staging) : src;
+  const void* from = upload_from(dir, dst, src, n, staging);
   cudaError_t e = async ? reinterpret_cast<cudaError_t (*)(void*, const void*, size_t, int, cudaStream_t)>(f)(
                               dst, from, n, kind, stream)
                         : reinterpret_cast<cudaError_t (*)(void*, const void*, size_t, int)>(f)(dst, from, n, kind);
-  bool waited = false;
-  if (async && e == 0 && (from != src || (dir == kD2H && subst().active()))) {
-    synchronize(stream);  // the staging buffer is freed, and the read-back patched, only after
-    waited = true;
-  }
-  if (e == 0 && dir == kD2H && (waited || !async)) returned(dst, n);
+  upload_done(async, e, from, src, stream);
+  download_done(dir, async, e, dst, n, stream);
   return e;
 }
 
@@ -551,19 +633,14 @@ cudaError_t copy2d(F f, void* dst, size_t dpitch, const void* src, size_t spitch
   CopyTimer timer{stream, async};
   int dir = direction(kind, dst, src);
   size_t sspan = height ? spitch * (height - 1) + width : 0, dspan = height ? dpitch * (height - 1) + width : 0;
-  if (dir == kH2D) note_upload(src, sspan);
   std::vector<unsigned char> staging;
-  const void* from = substitutes(dir, dst) ? stage(src, sspan, staging) : src;
+  const void* from = upload_from(dir, dst, src, sspan, staging);
   using Sync = cudaError_t (*)(void*, size_t, const void*, size_t, size_t, size_t, int);
   using Async = cudaError_t (*)(void*, size_t, const void*, size_t, size_t, size_t, int, cudaStream_t);
   cudaError_t e = async ? reinterpret_cast<Async>(f)(dst, dpitch, from, spitch, width, height, kind, stream)
                         : reinterpret_cast<Sync>(f)(dst, dpitch, from, spitch, width, height, kind);
-  bool waited = false;
-  if (async && e == 0 && (from != src || (dir == kD2H && subst().active()))) {
-    synchronize(stream);
-    waited = true;
-  }
-  if (e == 0 && dir == kD2H && (waited || !async)) returned(dst, dspan);
+  upload_done(async, e, from, src, stream);
+  download_done(dir, async, e, dst, dspan, stream);
   return e;
 }
 
@@ -573,14 +650,13 @@ cudaError_t to_symbol(F f, const void* symbol, const void* src, size_t n, size_t
   if (!f) return kUnknown;
   CopyTimer timer{stream, async};
   int dir = kind == kDefault ? (on_device(src) ? kD2D : kH2D) : kind;
-  if (dir == kH2D) note_upload(src, n);
   std::vector<unsigned char> staging;
-  const void* from = dir == kH2D && subst().active() ? stage(src, n, staging) : src;
+  const void* from = upload_from(dir, nullptr, src, n, staging);
   using Sync = cudaError_t (*)(const void*, const void*, size_t, size_t, int);
   using Async = cudaError_t (*)(const void*, const void*, size_t, size_t, int, cudaStream_t);
   cudaError_t e = async ? reinterpret_cast<Async>(f)(symbol, from, n, offset, kind, stream)
                         : reinterpret_cast<Sync>(f)(symbol, from, n, offset, kind);
-  if (async && e == 0 && from != src) synchronize(stream);
+  upload_done(async, e, from, src, stream);
   return e;
 }
 
@@ -594,11 +670,149 @@ cudaError_t from_symbol(F f, void* dst, const void* symbol, size_t n, size_t off
   using Async = cudaError_t (*)(void*, const void*, size_t, size_t, int, cudaStream_t);
   cudaError_t e = async ? reinterpret_cast<Async>(f)(dst, symbol, n, offset, kind, stream)
                         : reinterpret_cast<Sync>(f)(dst, symbol, n, offset, kind);
-  if (e == 0 && dir == kD2H && subst().active()) {
-    if (async) synchronize(stream);
-    returned(dst, n);
+  download_done(dir, async, e, dst, n, stream);
+  return e;
+}
+
+// CUDA arrays (textures, surfaces) on one side: only the host's side is ours to stage or patch.
+// A 3D copy's extent and positions count the array's elements when an array takes part, bytes
+// otherwise; a host pointer's position is in bytes.
+size_t array_element(cudaArray_t a) {
+  static auto info = real<cudaError_t (*)(cudaChannelFormatDesc*, cudaExtent*, unsigned*, cudaArray_t)>(
+      "cudaArrayGetInfo");
+  cudaChannelFormatDesc d{};
+  cudaExtent x{};
+  unsigned flags = 0;
+  if (!a || !info || info(&d, &x, &flags, a) != 0) return 1;
+  int bits = d.x + d.y + d.z + d.w;
+  return bits > 0 ? (size_t)bits / 8 : 1;
+}
+
+// [lo, hi): the bytes of a pitched host pointer a 3D copy touches, from its base.
+void span3d(const cudaPitchedPtr& p, const cudaPos& pos, const cudaExtent& x, size_t elem, size_t& lo, size_t& hi) {
+  lo = hi = 0;
+  if (!x.width || !x.height || !x.depth) return;
+  size_t slice = p.pitch * p.ysize;
+  lo = pos.z * slice + pos.y * p.pitch + pos.x;
+  hi = lo + (x.depth - 1) * slice + (x.height - 1) * p.pitch + x.width * elem;
+}
+
+template <class F>
+cudaError_t copy3d(F f, const cudaMemcpy3DParms* p, cudaStream_t stream, bool async) {
+  using Sync = cudaError_t (*)(const cudaMemcpy3DParms*);
+  using Async = cudaError_t (*)(const cudaMemcpy3DParms*, cudaStream_t);
+  if (!f) return kUnknown;
+  if (!p) return async ? reinterpret_cast<Async>(f)(p, stream) : reinterpret_cast<Sync>(f)(p);
+  CopyTimer timer{stream, async};
+  size_t elem = array_element(p->srcArray ? p->srcArray : p->dstArray);
+  bool src_dev = p->srcArray || on_device(p->srcPtr.ptr), dst_dev = p->dstArray || on_device(p->dstPtr.ptr);
+  int dir = p->kind != kDefault ? p->kind : src_dev == dst_dev ? (src_dev ? kD2D : kH2H) : dst_dev ? kH2D : kD2H;
+  cudaMemcpy3DParms q = *p;
+  std::vector<unsigned char> staging;
+  const void* src = p->srcPtr.ptr;
+  const void* from = src;
+  if (dir == kH2D && !p->srcArray && src) {
+    size_t lo, hi;
+    span3d(p->srcPtr, p->srcPos, p->extent, elem, lo, hi);
+    if (hi > lo) from = upload_from(dir, p->dstArray ? nullptr : p->dstPtr.ptr, src, hi, staging, lo);
+    q.srcPtr.ptr = const_cast<void*>(from);
+  }
+  cudaError_t e = async ? reinterpret_cast<Async>(f)(&q, stream) : reinterpret_cast<Sync>(f)(&q);
+  upload_done(async, e, from, src, stream);
+  if (dir == kD2H && !p->dstArray && p->dstPtr.ptr) {
+    size_t lo, hi;
+    span3d(p->dstPtr, p->dstPos, p->extent, elem, lo, hi);
+    if (hi > lo) download_done(dir, async, e, static_cast<unsigned char*>(p->dstPtr.ptr) + lo, hi - lo, stream);
   }
   return e;
+}
+
+// cudaMemcpy2DToArray (height rows of width bytes, spitch apart) and cudaMemcpyToArray (one row).
+template <class F>
+cudaError_t to_array(F f, cudaArray_t a, size_t wo, size_t ho, const void* src, size_t spitch, size_t width,
+                     size_t height, int kind, cudaStream_t stream, bool async, bool two_d) {
+  if (!f) return kUnknown;
+  CopyTimer timer{stream, async};
+  int dir = kind == kDefault ? (on_device(src) ? kD2D : kH2D) : kind;
+  std::vector<unsigned char> staging;
+  const void* from = upload_from(dir, nullptr, src, height ? spitch * (height - 1) + width : 0, staging);
+  using Sync2 = cudaError_t (*)(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, int);
+  using Async2 = cudaError_t (*)(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, int, cudaStream_t);
+  using Sync1 = cudaError_t (*)(cudaArray_t, size_t, size_t, const void*, size_t, int);
+  using Async1 = cudaError_t (*)(cudaArray_t, size_t, size_t, const void*, size_t, int, cudaStream_t);
+  cudaError_t e = two_d ? (async ? reinterpret_cast<Async2>(f)(a, wo, ho, from, spitch, width, height, kind, stream)
+                                 : reinterpret_cast<Sync2>(f)(a, wo, ho, from, spitch, width, height, kind))
+                        : (async ? reinterpret_cast<Async1>(f)(a, wo, ho, from, width, kind, stream)
+                                 : reinterpret_cast<Sync1>(f)(a, wo, ho, from, width, kind));
+  upload_done(async, e, from, src, stream);
+  return e;
+}
+
+template <class F>
+cudaError_t from_array(F f, void* dst, size_t dpitch, cudaArray_t a, size_t wo, size_t ho, size_t width,
+                       size_t height, int kind, cudaStream_t stream, bool async, bool two_d) {
+  if (!f) return kUnknown;
+  CopyTimer timer{stream, async};
+  int dir = kind == kDefault ? (on_device(dst) ? kD2D : kD2H) : kind;
+  using Sync2 = cudaError_t (*)(void*, size_t, cudaArray_t, size_t, size_t, size_t, size_t, int);
+  using Async2 = cudaError_t (*)(void*, size_t, cudaArray_t, size_t, size_t, size_t, size_t, int, cudaStream_t);
+  using Sync1 = cudaError_t (*)(void*, cudaArray_t, size_t, size_t, size_t, int);
+  using Async1 = cudaError_t (*)(void*, cudaArray_t, size_t, size_t, size_t, int, cudaStream_t);
+  cudaError_t e = two_d ? (async ? reinterpret_cast<Async2>(f)(dst, dpitch, a, wo, ho, width, height, kind, stream)
+                                 : reinterpret_cast<Sync2>(f)(dst, dpitch, a, wo, ho, width, height, kind))
+                        : (async ? reinterpret_cast<Async1>(f)(dst, a, wo, ho, width, kind, stream)
+                                 : reinterpret_cast<Sync1>(f)(dst, a, wo, ho, width, kind));
+  download_done(dir, async, e, dst, height ? dpitch * (height - 1) + width : 0, stream);
+  return e;
+}
+
+// cuBLAS's own copies (cublasSetVector/Matrix, their reads back, Async and _64 forms): libcublas
+// copies inside itself, past the runtime's entry points, so they are followed here. A strided
+// host side is packed first, so the device gets the same elements from contiguous staging.
+template <class I>
+const void* pack(const void* host, I count, I elem, I stride, I run, std::vector<unsigned char>& packed) {
+  // `count` runs of `run` elements, `stride` elements apart -> contiguous.
+  const auto* h = static_cast<const unsigned char*>(host);
+  size_t r = (size_t)run * (size_t)elem;
+  std::vector<unsigned char>* into = &packed;
+  if (capturing()) into = new std::vector<unsigned char>();  // an Async copy a graph reads later
+  into->resize((size_t)count * r);
+  for (I i = 0; i < count; i++) memcpy(into->data() + (size_t)i * r, h + (size_t)i * (size_t)stride * (size_t)elem, r);
+  return into->data();
+}
+
+// The read-back into `count` runs of `run` elements, `stride` apart, patched as a contiguous copy.
+template <class I>
+void returned_strided(void* host, I count, I elem, I stride, I run, bool async, cudaStream_t stream) {
+  if (!subst().active() || count <= 0 || capturing()) return;
+  if (async) synchronize(stream);
+  std::vector<unsigned char> packed;
+  pack<I>(host, count, elem, stride, run, packed);
+  returned(packed.data(), packed.size());
+  size_t r = (size_t)run * (size_t)elem;
+  auto* h = static_cast<unsigned char*>(host);
+  for (I i = 0; i < count; i++) memcpy(h + (size_t)i * (size_t)stride * (size_t)elem, packed.data() + (size_t)i * r, r);
+}
+
+// Set: `count` runs of `run` elements of the host, `stride` apart, to the device at `dev`.
+template <class I, class Call>
+cublasStatus_t cublas_set(const void* host, I count, I elem, I stride, I run, void* dev, cudaStream_t stream,
+                          bool async, Call call) {
+  if (count <= 0 || run <= 0 || elem <= 0 || stride < run || !host) return call(host, stride);
+  std::vector<unsigned char> packed, staging;
+  const void* src = stride == run ? host : pack<I>(host, count, elem, stride, run, packed);
+  size_t n = (size_t)count * (size_t)run * (size_t)elem;
+  const void* from = upload_from(kH2D, dev, src, n, staging);
+  cublasStatus_t st = call(from, run);
+  if (async && st == kCublasSuccess && (from != host) && !capturing()) synchronize(stream);
+  return st;
+}
+
+template <class I>
+void cublas_got(cublasStatus_t st, void* host, I count, I elem, I stride, I run, cudaStream_t stream, bool async) {
+  if (st != kCublasSuccess || count <= 0 || run <= 0 || elem <= 0 || stride < run || !host) return;
+  if (stride == run) download_done(kD2H, async, 0, host, (size_t)count * (size_t)run * (size_t)elem, stream);
+  else returned_strided<I>(host, count, elem, stride, run, async, stream);
 }
 
 void* sym(const char* name) { return dlsym(RTLD_NEXT, name); }
@@ -643,6 +857,53 @@ void* sym(const char* name) { return dlsym(RTLD_NEXT, name); }
                                                       cudaStream_t st) {                                       \
     static void* f = sym("cudaMemcpyFromSymbolAsync" #SUFFIX_ASYNC);                                         \
     return from_symbol(f, d, y, n, o, k, st, true);                                                            \
+  }                                                                                                            \
+  cudaError_t cudaMemcpy3D##SUFFIX_SYNC(const cudaMemcpy3DParms* p) {                                          \
+    static void* f = sym("cudaMemcpy3D" #SUFFIX_SYNC);                                                       \
+    return copy3d(f, p, nullptr, false);                                                                       \
+  }                                                                                                            \
+  cudaError_t cudaMemcpy3DAsync##SUFFIX_ASYNC(const cudaMemcpy3DParms* p, cudaStream_t st) {                   \
+    static void* f = sym("cudaMemcpy3DAsync" #SUFFIX_ASYNC);                                                 \
+    return copy3d(f, p, st, true);                                                                             \
+  }                                                                                                            \
+  cudaError_t cudaMemcpy2DToArray##SUFFIX_SYNC(cudaArray_t a, size_t wo, size_t ho, const void* s, size_t sp,  \
+                                               size_t w, size_t h, int k) {                                    \
+    static void* f = sym("cudaMemcpy2DToArray" #SUFFIX_SYNC);                                                \
+    return to_array(f, a, wo, ho, s, sp, w, h, k, nullptr, false, true);                                       \
+  }                                                                                                            \
+  cudaError_t cudaMemcpy2DToArrayAsync##SUFFIX_ASYNC(cudaArray_t a, size_t wo, size_t ho, const void* s,       \
+                                                     size_t sp, size_t w, size_t h, int k, cudaStream_t st) {  \
+    static void* f = sym("cudaMemcpy2DToArrayAsync" #SUFFIX_ASYNC);                                          \
+    return to_array(f, a, wo, ho, s, sp, w, h, k, st, true, true);                                             \
+  }                                                                                                            \
+  cudaError_t cudaMemcpyToArray##SUFFIX_SYNC(cudaArray_t a, size_t wo, size_t ho, const void* s, size_t n,     \
+                                             int k) {                                                          \
+    static void* f = sym("cudaMemcpyToArray" #SUFFIX_SYNC);                                                  \
+    return to_array(f, a, wo, ho, s, n, n, 1, k, nullptr, false, false);                                       \
+  }                                                                                                            \
+  cudaError_t cudaMemcpyToArrayAsync##SUFFIX_ASYNC(cudaArray_t a, size_t wo, size_t ho, const void* s,         \
+                                                   size_t n, int k, cudaStream_t st) {                         \
+    static void* f = sym("cudaMemcpyToArrayAsync" #SUFFIX_ASYNC);                                            \
+    return to_array(f, a, wo, ho, s, n, n, 1, k, st, true, false);                                             \
+  }                                                                                                            \
+  cudaError_t cudaMemcpy2DFromArray##SUFFIX_SYNC(void* d, size_t dp, cudaArray_t a, size_t wo, size_t ho,      \
+                                                 size_t w, size_t h, int k) {                                  \
+    static void* f = sym("cudaMemcpy2DFromArray" #SUFFIX_SYNC);                                              \
+    return from_array(f, d, dp, a, wo, ho, w, h, k, nullptr, false, true);                                     \
+  }                                                                                                            \
+  cudaError_t cudaMemcpy2DFromArrayAsync##SUFFIX_ASYNC(void* d, size_t dp, cudaArray_t a, size_t wo,           \
+                                                       size_t ho, size_t w, size_t h, int k, cudaStream_t st) { \
+    static void* f = sym("cudaMemcpy2DFromArrayAsync" #SUFFIX_ASYNC);                                        \
+    return from_array(f, d, dp, a, wo, ho, w, h, k, st, true, true);                                           \
+  }                                                                                                            \
+  cudaError_t cudaMemcpyFromArray##SUFFIX_SYNC(void* d, cudaArray_t a, size_t wo, size_t ho, size_t n, int k) { \
+    static void* f = sym("cudaMemcpyFromArray" #SUFFIX_SYNC);                                                \
+    return from_array(f, d, n, a, wo, ho, n, 1, k, nullptr, false, false);                                     \
+  }                                                                                                            \
+  cudaError_t cudaMemcpyFromArrayAsync##SUFFIX_ASYNC(void* d, cudaArray_t a, size_t wo, size_t ho, size_t n,   \
+                                                     int k, cudaStream_t st) {                                 \
+    static void* f = sym("cudaMemcpyFromArrayAsync" #SUFFIX_ASYNC);                                          \
+    return from_array(f, d, n, a, wo, ho, n, 1, k, st, true, false);                                           \
   }
 
 #define CKD_LAUNCHES(SUFFIX)                                                                                   \
@@ -727,4 +988,177 @@ cudaError_t cudaFreeHost(void* p) {
   untrack(p);
   return f(p);
 }
+}
+
+// Stream capture: counted, so copies and launches made meanwhile are recorded, not waited for.
+#define CKD_CAPTURE(SUFFIX)                                                                                    \
+  cudaError_t cudaStreamBeginCapture##SUFFIX(cudaStream_t s, int mode) {                                       \
+    static auto f = real<cudaError_t (*)(cudaStream_t, int)>("cudaStreamBeginCapture" #SUFFIX);              \
+    if (!f) return kUnknown;                                                                                   \
+    cudaError_t e = f(s, mode);                                                                                \
+    if (e == 0) g_capturing++;                                                                                 \
+    return e;                                                                                                  \
+  }                                                                                                            \
+  cudaError_t cudaStreamBeginCaptureToGraph##SUFFIX(cudaStream_t s, cudaGraph_t g, const void* deps,           \
+                                                    const void* data, size_t n, int mode) {                    \
+    using F = cudaError_t (*)(cudaStream_t, cudaGraph_t, const void*, const void*, size_t, int);               \
+    static F f = real<F>("cudaStreamBeginCaptureToGraph" #SUFFIX);                                           \
+    if (!f) return kUnknown;                                                                                   \
+    cudaError_t e = f(s, g, deps, data, n, mode);                                                              \
+    if (e == 0) g_capturing++;                                                                                 \
+    return e;                                                                                                  \
+  }                                                                                                            \
+  cudaError_t cudaStreamEndCapture##SUFFIX(cudaStream_t s, cudaGraph_t* g) {                                   \
+    static auto f = real<cudaError_t (*)(cudaStream_t, cudaGraph_t*)>("cudaStreamEndCapture" #SUFFIX);       \
+    if (!f) return kUnknown;                                                                                   \
+    cudaError_t e = f(s, g);                                                                                   \
+    captured(e == 0 && g ? *g : nullptr);                                                                      \
+    return e;                                                                                                  \
+  }                                                                                                            \
+  cudaError_t cudaGraphLaunch##SUFFIX(cudaGraphExec_t x, cudaStream_t s) {                                     \
+    static auto f = real<cudaError_t (*)(cudaGraphExec_t, cudaStream_t)>("cudaGraphLaunch" #SUFFIX);         \
+    return graph_launch(f, x, s);                                                                              \
+  }
+
+namespace {
+// A capture ended (its graph, or null when it failed): its read-backs belong to that graph.
+void captured(cudaGraph_t g) {
+  std::lock_guard<std::mutex> lk(g_mutex);
+  if (g_capturing.load() > 0) g_capturing--;
+  if (g && !pending_reads().empty()) graph_reads()[g] = pending_reads();
+  pending_reads().clear();
+}
+
+void instantiated(cudaError_t e, cudaGraphExec_t* x, cudaGraph_t g) {
+  if (e != 0 || !x || !*x) return;
+  std::lock_guard<std::mutex> lk(g_mutex);
+  auto it = graph_reads().find(g);
+  if (it != graph_reads().end()) exec_reads()[*x] = it->second;
+}
+
+// A graph runs its kernels (a launch: left out in the no-launch run, timed for the speed term,
+// mapped memory swapped around it) and its captured copies; its read-backs are patched after it.
+template <class F>
+cudaError_t graph_launch(F f, cudaGraphExec_t x, cudaStream_t s) {
+  cudaError_t e = launch(f, x, s);
+  if (e != 0 || g_no_launch || !subst().active() || capturing()) return e;
+  std::vector<Span> reads;
+  {
+    std::lock_guard<std::mutex> lk(g_mutex);
+    auto it = exec_reads().find(x);
+    if (it != exec_reads().end()) reads = it->second;
+  }
+  if (reads.empty()) return e;
+  synchronize(s);
+  for (auto& r : reads) returned(r.first, r.second);
+  return e;
+}
+
+template <class F>
+F cublas_fn(const char* name) {
+  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+}
+}  // namespace
+
+extern "C" {
+CKD_CAPTURE()
+CKD_CAPTURE(_ptsz)
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* x, cudaGraph_t g, unsigned long long flags) {
+  static auto f = real<cudaError_t (*)(cudaGraphExec_t*, cudaGraph_t, unsigned long long)>("cudaGraphInstantiate");
+  if (!f) return kUnknown;
+  cudaError_t e = f(x, g, flags);
+  instantiated(e, x, g);
+  return e;
+}
+
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* x, cudaGraph_t g, unsigned long long flags) {
+  static auto f =
+      real<cudaError_t (*)(cudaGraphExec_t*, cudaGraph_t, unsigned long long)>("cudaGraphInstantiateWithFlags");
+  if (!f) return kUnknown;
+  cudaError_t e = f(x, g, flags);
+  instantiated(e, x, g);
+  return e;
+}
+
+#define CKD_INSTANTIATE_PARAMS(SUFFIX)                                                                         \
+  cudaError_t cudaGraphInstantiateWithParams##SUFFIX(cudaGraphExec_t* x, cudaGraph_t g, void* params) {        \
+    static auto f = real<cudaError_t (*)(cudaGraphExec_t*, cudaGraph_t, void*)>(                               \
+        "cudaGraphInstantiateWithParams" #SUFFIX);                                                             \
+    if (!f) return kUnknown;                                                                                   \
+    cudaError_t e = f(x, g, params);                                                                           \
+    instantiated(e, x, g);                                                                                     \
+    return e;                                                                                                  \
+  }
+CKD_INSTANTIATE_PARAMS()
+CKD_INSTANTIATE_PARAMS(_ptsz)
+
+// cuBLAS (the functions exist only where the program links libcublas; dlsym finds them there).
+#define CKD_CUBLAS(I, SUFFIX)                                                                                  \
+  cublasStatus_t cublasSetVector##SUFFIX(I n, I e, const void* x, I incx, void* y, I incy) {                   \
+    using F = cublasStatus_t (*)(I, I, const void*, I, void*, I);                                              \
+    static F f = cublas_fn<F>("cublasSetVector" #SUFFIX);                                                    \
+    if (!f) return kCublasNotInitialized;                                                                      \
+    return cublas_set<I>(x, n, e, incx, I(1), y, nullptr, false,                                               \
+                         [&](const void* s, I inc) { return f(n, e, s, inc, y, incy); });                      \
+  }                                                                                                            \
+  cublasStatus_t cublasSetVectorAsync##SUFFIX(I n, I e, const void* x, I incx, void* y, I incy,                \
+                                              cudaStream_t st) {                                               \
+    using F = cublasStatus_t (*)(I, I, const void*, I, void*, I, cudaStream_t);                                \
+    static F f = cublas_fn<F>("cublasSetVectorAsync" #SUFFIX);                                               \
+    if (!f) return kCublasNotInitialized;                                                                      \
+    return cublas_set<I>(x, n, e, incx, I(1), y, st, true,                                                     \
+                         [&](const void* s, I inc) { return f(n, e, s, inc, y, incy, st); });                  \
+  }                                                                                                            \
+  cublasStatus_t cublasGetVector##SUFFIX(I n, I e, const void* x, I incx, void* y, I incy) {                   \
+    using F = cublasStatus_t (*)(I, I, const void*, I, void*, I);                                              \
+    static F f = cublas_fn<F>("cublasGetVector" #SUFFIX);                                                    \
+    if (!f) return kCublasNotInitialized;                                                                      \
+    cublasStatus_t s = f(n, e, x, incx, y, incy);                                                              \
+    cublas_got<I>(s, y, n, e, incy, I(1), nullptr, false);                                                     \
+    return s;                                                                                                  \
+  }                                                                                                            \
+  cublasStatus_t cublasGetVectorAsync##SUFFIX(I n, I e, const void* x, I incx, void* y, I incy,                \
+                                              cudaStream_t st) {                                               \
+    using F = cublasStatus_t (*)(I, I, const void*, I, void*, I, cudaStream_t);                                \
+    static F f = cublas_fn<F>("cublasGetVectorAsync" #SUFFIX);                                               \
+    if (!f) return kCublasNotInitialized;                                                                      \
+    cublasStatus_t s = f(n, e, x, incx, y, incy, st);                                                          \
+    cublas_got<I>(s, y, n, e, incy, I(1), st, true);                                                           \
+    return s;                                                                                                  \
+  }                                                                                                            \
+  cublasStatus_t cublasSetMatrix##SUFFIX(I r, I c, I e, const void* a, I lda, void* b, I ldb) {                \
+    using F = cublasStatus_t (*)(I, I, I, const void*, I, void*, I);                                           \
+    static F f = cublas_fn<F>("cublasSetMatrix" #SUFFIX);                                                    \
+    if (!f) return kCublasNotInitialized;                                                                      \
+    return cublas_set<I>(a, c, e, lda, r, b, nullptr, false,                                                   \
+                         [&](const void* s, I ld) { return f(r, c, e, s, ld, b, ldb); });                      \
+  }                                                                                                            \
+  cublasStatus_t cublasSetMatrixAsync##SUFFIX(I r, I c, I e, const void* a, I lda, void* b, I ldb,             \
+                                              cudaStream_t st) {                                               \
+    using F = cublasStatus_t (*)(I, I, I, const void*, I, void*, I, cudaStream_t);                             \
+    static F f = cublas_fn<F>("cublasSetMatrixAsync" #SUFFIX);                                               \
+    if (!f) return kCublasNotInitialized;                                                                      \
+    return cublas_set<I>(a, c, e, lda, r, b, st, true,                                                         \
+                         [&](const void* s, I ld) { return f(r, c, e, s, ld, b, ldb, st); });                 \
+  }                                                                                                            \
+  cublasStatus_t cublasGetMatrix##SUFFIX(I r, I c, I e, const void* a, I lda, void* b, I ldb) {                \
+    using F = cublasStatus_t (*)(I, I, I, const void*, I, void*, I);                                           \
+    static F f = cublas_fn<F>("cublasGetMatrix" #SUFFIX);                                                    \
+    if (!f) return kCublasNotInitialized;                                                                      \
+    cublasStatus_t s = f(r, c, e, a, lda, b, ldb);                                                             \
+    cublas_got<I>(s, b, c, e, ldb, r, nullptr, false);                                                         \
+    return s;                                                                                                  \
+  }                                                                                                            \
+  cublasStatus_t cublasGetMatrixAsync##SUFFIX(I r, I c, I e, const void* a, I lda, void* b, I ldb,             \
+                                              cudaStream_t st) {                                               \
+    using F = cublasStatus_t (*)(I, I, I, const void*, I, void*, I, cudaStream_t);                             \
+    static F f = cublas_fn<F>("cublasGetMatrixAsync" #SUFFIX);                                               \
+    if (!f) return kCublasNotInitialized;                                                                      \
+    cublasStatus_t s = f(r, c, e, a, lda, b, ldb, st);                                                         \
+    cublas_got<I>(s, b, c, e, ldb, r, st, true);                                                               \
+    return s;                                                                                                  \
+  }
+CKD_CUBLAS(int, )
+CKD_CUBLAS(int64_t, _64)
 }
