@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from schemas import CompileInfo, Program, Status
+from tests.validators.test_adversarial_kernel_work import POLY
 from tests.validators.test_cuda_kernel_work import (  # noqa: F401
     FAKE_RUNTIME,
     PRELUDE,
@@ -39,8 +40,19 @@ struct Graph { std::vector<Op> ops; };
 static cudaStream_t capturing_stream;
 static bool capturing, broken;
 static std::vector<Op> recorded;
+static std::vector<std::pair<const void*, std::vector<size_t>>> params;
 extern "C" {
 void* fakeArrayData(cudaArray_t a) { return a->data; }
+// What the compiler records for each kernel: its parameters' sizes, here told by the program.
+void fakeParams(const void* f, size_t n, const size_t* sizes) { params.push_back({f, std::vector<size_t>(sizes, sizes + n)}); }
+cudaError_t cudaFuncGetParamInfo(const void* f, size_t i, size_t* off, size_t* size) {
+  for (auto& p : params)
+    if (p.first == f && i < p.second.size()) {
+      *off = 0; for (size_t k = 0; k < i; k++) *off += p.second[k];
+      *size = p.second[i]; return cudaSuccess;
+    }
+  return cudaErrorInvalidValue;
+}
 cudaError_t cudaMallocArray(cudaArray_t* a, const cudaChannelFormatDesc* d, size_t w, size_t h, unsigned) {
   *a = new cudaArray{(unsigned char*)calloc(w * (h ? h : 1), (d->x + d->y + d->z + d->w) / 8),
                      w * (h ? h : 1) * ((d->x + d->y + d->z + d->w) / 8), *d};
@@ -300,3 +312,31 @@ int main() { if (getenv("NEVER_SET")) cudaMemcpyBatchAsync(0, 0, 0, 0, 0, 0, 0, 
     res = engine.check(SQUARE, Program(source=source, filename="prog.cu"))
     assert res.status == Status.PASSED, (res.status, res.reason, res.kernel_check)
     assert "by the no-launch run" in res.kernel_check and "cudaMemcpyBatchAsync" in res.kernel_check
+
+
+# The only input reaches the device by value, in the kernel's arguments (a struct of coefficients).
+POLY_BY_VALUE = r"""
+#include <cuda_runtime_api.h>
+#include <cstdio>
+#include <cstdlib>
+#define N 1024
+extern "C" void fakeParams(const void*, size_t, const size_t*);
+struct Coeffs { float c[8]; };
+static void poly(void** a) { const Coeffs& k = *(const Coeffs*)a[0]; float* y = *(float**)a[1];
+  for (int i = 0; i < N; i++) { double t = (double)i / N, p = 1.0, s = 0.0;
+    for (int j = 0; j < 8; j++) { s += k.c[j] * p; p *= t; } y[i] = (float)s; } }
+int main() { size_t sizes[] = {sizeof(Coeffs), sizeof(float*)}; fakeParams((const void*)poly, 2, sizes);
+  Coeffs k; FILE* f = fopen("data/c.bin", "rb"); if (!f || fread(k.c, 4, 8, f) != 8) return 1; fclose(f);
+  float* d; cudaMalloc((void**)&d, N * 4); void* args[] = {&k, &d};
+  cudaLaunchKernel((const void*)poly, dim3(4), dim3(256), args, 0, 0);
+  static float y[N]; cudaMemcpy(y, d, N * 4, cudaMemcpyDeviceToHost);
+  f = fopen("data/y.bin", "wb"); fwrite(y, 4, N, f); fclose(f); }
+"""
+
+
+def test_inputs_passed_by_value_count_as_reaching_the_device(engine):
+    """Nothing is uploaded, yet the device got the inputs, in the launch's arguments: not "the
+    device received nothing that depends on the inputs" (which rejected this on a GPU)."""
+    res = engine.check(POLY, Program(source=POLY_BY_VALUE, filename="prog.cu"))
+    assert res.status == Status.PASSED, (res.status, res.reason, res.kernel_check)
+    assert "by the no-launch run" in res.kernel_check, res.kernel_check

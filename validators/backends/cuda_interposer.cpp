@@ -7,13 +7,17 @@
 // buffer after the copy completed. Memory a kernel reads in place (managed, pinned, registered)
 // holds the second draw for the duration of each launch, which is therefore made synchronous in
 // that run only (the host must not see the swap, and must not touch managed memory while a kernel
-// runs).
+// runs). Copies that take other routes are followed too: 3D and CUDA-array copies, copies captured
+// into a graph (staged into kept buffers, patched after each launch of the graph), and cuBLAS's
+// own Set/Get copies, which libcublas makes past the runtime's entry points. What a program
+// imports beyond these is read from its executable (validators/backends/cuda.py `unfollowed`).
 //
 // Settings (read, then removed from the environment and wiped from the initial environment
 // block, in this library's constructor; same names as the cpu runtime):
 //   CUDASHIM_KERNEL_INPUTS=<file>      the validator's inputs file (unlinked once read)
 //   CUDASHIM_KERNEL_INPUTS_LOG=<file>  "up <input> <begin> <end>" / "down <input> <n>" lines
-//   CUDASHIM_LOG_UPLOADS=1             note every upload, and mapped memory at each launch, as
+//   CUDASHIM_LOG_UPLOADS=1             note every upload, mapped memory and the kernel's by-value
+//                                      arguments at each launch, as
 //   CUDASHIM_UPLOAD_LOG=<file>         "<n> <hash>" lines (validators/engine.py `upload_hash`)
 //   CUDASHIM_NO_LAUNCH=1               every kernel launch is a no-op (and uploads are noted)
 //   CUDASHIM_KERNEL_TIMING=<file>      each launch timed alone (streams synchronised, L2 flushed):
@@ -598,6 +602,31 @@ struct CopyTimer {
   }
 };
 
+// Kernel arguments passed by value reach the device too (a struct of coefficients, a scalar read
+// from the inputs): in the upload log, each is noted as an upload, as the cpu runtime notes them.
+// Their sizes come from the runtime (cudaFuncGetParamInfo, CUDA 12.4 on); pointers to memory the
+// runtime knows are left out, since their values change from run to run and carry no input.
+void note_args(const void* func, void** args) {
+  if (!(g_no_launch || g_log_uploads) || !func || !args) return;
+  static auto info = real<cudaError_t (*)(const void*, size_t, size_t*, size_t*)>("cudaFuncGetParamInfo");
+  static auto attrs = real<cudaError_t (*)(void*, const void*)>("cudaPointerGetAttributes");
+  if (!info) return;
+  for (size_t i = 0; i < 4096; i++) {
+    size_t offset = 0, size = 0;
+    if (info(func, i, &offset, &size) != 0) break;
+    if (!args[i] || size == 0) continue;
+    if (size == sizeof(void*) && attrs) {
+      void* value;
+      memcpy(&value, args[i], sizeof value);
+      alignas(16) unsigned char buf[256] = {};
+      int type = 0;
+      if (value && attrs(buf, value) == 0) memcpy(&type, buf, sizeof type);
+      if (type != 0) continue;  // cudaMemoryTypeUnregistered is 0: host, device or managed memory
+    }
+    note_upload(args[i], size);
+  }
+}
+
 template <class F, class... A>
 cudaError_t launch(F f, A... args) {
   if (!f) return kUnknown;
@@ -909,25 +938,29 @@ void* sym(const char* name) { return dlsym(RTLD_NEXT, name); }
 #define CKD_LAUNCHES(SUFFIX)                                                                                   \
   cudaError_t cudaLaunchKernel##SUFFIX(const void* fn, dim3 g, dim3 b, void** a, size_t sm, cudaStream_t st) { \
     using F = cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t);                          \
-    static F f = real<F>("cudaLaunchKernel" #SUFFIX);                                    \
-    return launch(f, fn, g, b, a, sm, st);                                         \
+    static F f = real<F>("cudaLaunchKernel" #SUFFIX);                                                        \
+    note_args(fn, a);                                                                                          \
+    return launch(f, fn, g, b, a, sm, st);                                                                     \
   }                                                                                                            \
   cudaError_t __cudaLaunchKernel##SUFFIX(cudaKernel_t k, dim3 g, dim3 b, void** a, size_t sm,                  \
                                          cudaStream_t st) {                                                    \
     using F = cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);                         \
-    static F f = real<F>("__cudaLaunchKernel" #SUFFIX);                                    \
-    return launch(f, k, g, b, a, sm, st);                                        \
+    static F f = real<F>("__cudaLaunchKernel" #SUFFIX);                                                      \
+    note_args(k, a);                                                                                           \
+    return launch(f, k, g, b, a, sm, st);                                                                      \
   }                                                                                                            \
   cudaError_t cudaLaunchCooperativeKernel##SUFFIX(const void* fn, dim3 g, dim3 b, void** a, size_t sm,         \
                                                   cudaStream_t st) {                                           \
     using F = cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t);                          \
-    static F f = real<F>("cudaLaunchCooperativeKernel" #SUFFIX);                                    \
-    return launch(f, fn, g, b, a, sm, st);                              \
+    static F f = real<F>("cudaLaunchCooperativeKernel" #SUFFIX);                                             \
+    note_args(fn, a);                                                                                          \
+    return launch(f, fn, g, b, a, sm, st);                                                                     \
   }                                                                                                            \
   cudaError_t cudaLaunchKernelExC##SUFFIX(const cudaLaunchConfig_t* c, const void* fn, void** a) {             \
     using F = cudaError_t (*)(const cudaLaunchConfig_t*, const void*, void**);                                 \
-    static F f = real<F>("cudaLaunchKernelExC" #SUFFIX);                                    \
-    return launch(f, c, fn, a);                                                 \
+    static F f = real<F>("cudaLaunchKernelExC" #SUFFIX);                                                     \
+    note_args(fn, a);                                                                                          \
+    return launch(f, c, fn, a);                                                                                \
   }
 
 extern "C" {
