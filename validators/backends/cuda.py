@@ -20,19 +20,28 @@ host's bytes, then the real copy; an async copy waits for its stream before the 
 goes), read-backs are patched in the host's buffer after the copy, `cudaMemcpyDefault` is
 resolved with `cudaPointerGetAttributes`, and managed, pinned and registered memory holds the
 second draw while each launch runs (that run's launches are then synchronous). Wrapped: the
-1-D, 2-D and symbol copies (sync, async, per-thread-stream forms), `cudaLaunchKernel`,
+1-D, 2-D, 3-D, symbol and CUDA-array copies (sync, async, per-thread-stream forms), cuBLAS's own
+`cublasSet/Get{Vector,Matrix}` (libcublas copies past the runtime's entry points), stream capture
+(copies captured into a graph are staged into buffers kept for the process, read-backs patched
+after each `cudaGraphLaunch`; nothing is synchronised while a stream captures),
+`cudaGraphLaunch` (a launch: left out in the no-launch run, timed), `cudaLaunchKernel`,
 `__cudaLaunchKernel` (what CUDA 13's `<<<>>>` stubs call), `cudaLaunchKernelExC` and
-`cudaLaunchCooperativeKernel`. nvcc links the runtime shared (`-cudart shared`, run path to the
+`cudaLaunchCooperativeKernel`, whose by-value arguments are noted with the uploads
+(`cudaFuncGetParamInfo`). nvcc links the runtime shared (`-cudart shared`, run path to the
 toolkit's library folder) so the interposer sees those calls. Where it cannot (the program's
 own flags link the runtime statically; a `.preinit_array` entry or an ifunc resolver runs code
 before the interposer reads its settings; the interposer did not build) the check is not made
 and the case is an `error` saying so: never a pass, never a rejection on it.
 
-What it leaves open on cuda: copies it does not wrap (3-D, array, peer, graph memcpy nodes), the
-driver API (`cuMemcpy*`, `cuLaunchKernel`) and entry points fetched with
-`cudaGetDriverEntryPoint`/`cudaGetProcAddress` bypass it (a program that uploads its inputs that
-way looks as if nothing reached the device, and is rejected when its outputs follow the host's
-inputs); graph launches get no swap of managed memory; the interposer shows in
+What the executable imports says what the interposer cannot follow (`unfollowed`): other copies
+(graph memcpy nodes, batched copies, the driver API's `cuMemcpy*`, `cublasXt`) leave the
+device-input run out, since an upload it does not replace would read as host work; launches it
+cannot stop (`cuLaunchKernel`, `cuGraphLaunch`, and the kernels of a library it links, such as
+libcublas or libcufft) leave the no-launch run to its uploads alone (an output the host uploaded
+whole is still rejected). Either way `ValidationResult.kernel_check` says which run was left out
+and why. Entry points fetched with `cudaGetDriverEntryPoint`/`dlsym` bypass both the interposer
+and this reading; that only hurts the program (its upload is not replaced, so its outputs follow
+the host's inputs; its launch still runs in the no-launch run). The interposer shows in
 `/proc/self/maps`, but in every run alike. On an H100 (driver 580, CUDA 13.0) it substituted
 uploads (whole, in pieces, padded, into managed memory) and rejected five of the six
 host-computing programs of tests/validators/test_adversarial_kernel_work.py; the sixth (uploads
