@@ -118,6 +118,38 @@ int main() { load(); float *a, *b; cudaMallocManaged(&a, N * 4); cudaMallocManag
   memcpy(a, x, N * 4); sq<<<N / 256, 256>>>(a, b, N); cudaDeviceSynchronize();
   memcpy(y, b, N * 4); save(); }
 """,
+    # Other ways up and back (on a GPU, copies the interposed runtime stages and patches too).
+    "memcpy3d_pitched": IO + r"""
+int main() { load(); cudaPitchedPtr d; cudaMalloc3D(&d, make_cudaExtent(64 * 4, 16, 1));
+  static float padded[16][80]; for (int r = 0; r < 16; r++) memcpy(&padded[r][8], x + r * 64, 256);
+  cudaMemcpy3DParms p = {}; p.srcPtr = make_cudaPitchedPtr(padded, 80 * 4, 80, 16);
+  p.srcPos = make_cudaPos(8 * 4, 0, 0); p.dstPtr = d; p.extent = make_cudaExtent(64 * 4, 16, 1);
+  p.kind = cudaMemcpyHostToDevice; cudaMemcpy3D(&p); float* out; cudaMalloc(&out, N * 4);
+  for (int r = 0; r < 16; r++) sq<<<1, 64>>>((float*)((char*)d.ptr + r * d.pitch), out + r * 64, 64);
+  cudaMemcpy3DParms q = {}; q.srcPtr = make_cudaPitchedPtr(out, 64 * 4, 64, 16);
+  q.dstPtr = make_cudaPitchedPtr(y, 64 * 4, 64, 16); q.extent = make_cudaExtent(64 * 4, 16, 1);
+  q.kind = cudaMemcpyDeviceToHost; cudaMemcpy3D(&q); save(); }
+""",
+    "texture_array": IO + r"""
+__global__ void sq_tex(cudaTextureObject_t t, float* b, int w) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y;
+  float v = tex2D<float>(t, i + 0.5f, j + 0.5f); b[j * w + i] = v * v; }
+int main() { load(); cudaChannelFormatDesc f = cudaCreateChannelDesc<float>(); cudaArray_t arr;
+  cudaMallocArray(&arr, &f, 64, 16); cudaMemcpy2DToArray(arr, 0, 0, x, 64 * 4, 64 * 4, 16, cudaMemcpyHostToDevice);
+  cudaResourceDesc r = {}; r.resType = cudaResourceTypeArray; r.res.array.array = arr;
+  cudaTextureDesc t = {}; t.filterMode = cudaFilterModePoint; t.readMode = cudaReadModeElementType;
+  cudaTextureObject_t tex; cudaCreateTextureObject(&tex, &r, &t, nullptr); dev();
+  sq_tex<<<dim3(1, 16), 64>>>(tex, db, 64); cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save(); }
+""",
+    "graph_captured": IO + r"""
+int main() { load(); dev(); cudaStream_t s; cudaStreamCreate(&s);
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  cudaMemcpyAsync(da, x, N * 4, cudaMemcpyHostToDevice, s); sq<<<N / 256, 256, 0, s>>>(da, db, N);
+  cudaMemcpyAsync(y, db, N * 4, cudaMemcpyDeviceToHost, s);
+  cudaGraph_t g; if (cudaStreamEndCapture(s, &g) != cudaSuccess) return 3;
+  cudaGraphExec_t e; if (cudaGraphInstantiate(&e, g, 0) != cudaSuccess) return 4;
+  cudaGraphLaunch(e, s); cudaStreamSynchronize(s); save(); }
+""",
     "transformed_on_the_host": IO + r"""
 int main() { load(); static double xd[N]; for (int i = 0; i < N; i++) xd[i] = x[i];
   double* d; cudaMalloc(&d, N * 8); cudaMalloc(&db, N * 4);

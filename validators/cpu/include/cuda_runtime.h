@@ -141,37 +141,59 @@ extern __thread dim3 gridDim;
 static constexpr int warpSize = 32;
 
 // ---------------------------------------------------------------- errors and runtime types
+// Every value of CUDA 13's enum (driver_types.h): a program may compare with any of them.
 enum cudaError {
-  cudaSuccess = 0,
-  cudaErrorInvalidValue = 1,
-  cudaErrorMemoryAllocation = 2,
-  cudaErrorInitializationError = 3,
-  cudaErrorCudartUnloading = 4,
-  cudaErrorInvalidConfiguration = 9,
-  cudaErrorInvalidPitchValue = 12,
-  cudaErrorInvalidSymbol = 13,
-  cudaErrorInvalidHostPointer = 16,
-  cudaErrorInvalidDevicePointer = 17,
-  cudaErrorInvalidTexture = 18,
-  cudaErrorInvalidMemcpyDirection = 21,
-  cudaErrorInsufficientDriver = 35,
-  cudaErrorInvalidDeviceFunction = 98,
-  cudaErrorNoDevice = 100,
-  cudaErrorInvalidDevice = 101,
-  cudaErrorInvalidResourceHandle = 400,
-  cudaErrorIllegalState = 401,
-  cudaErrorNotReady = 600,
-  cudaErrorIllegalAddress = 700,
-  cudaErrorLaunchOutOfResources = 701,
-  cudaErrorLaunchTimeout = 702,
-  cudaErrorAssert = 710,
-  cudaErrorLaunchFailure = 719,
-  cudaErrorCooperativeLaunchTooLarge = 720,
-  cudaErrorNotSupported = 801,
-  cudaErrorStreamCaptureUnsupported = 900,
-  cudaErrorStreamCaptureInvalidated = 901,
-  cudaErrorStreamCaptureUnmatched = 903,
-  cudaErrorUnknown = 999,
+  cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2,
+  cudaErrorInitializationError = 3, cudaErrorCudartUnloading = 4, cudaErrorProfilerDisabled = 5,
+  cudaErrorProfilerNotInitialized = 6, cudaErrorProfilerAlreadyStarted = 7,
+  cudaErrorProfilerAlreadyStopped = 8, cudaErrorInvalidConfiguration = 9, cudaErrorInvalidPitchValue = 12,
+  cudaErrorInvalidSymbol = 13, cudaErrorInvalidHostPointer = 16, cudaErrorInvalidDevicePointer = 17,
+  cudaErrorInvalidTexture = 18, cudaErrorInvalidTextureBinding = 19, cudaErrorInvalidChannelDescriptor = 20,
+  cudaErrorInvalidMemcpyDirection = 21, cudaErrorAddressOfConstant = 22, cudaErrorTextureFetchFailed = 23,
+  cudaErrorTextureNotBound = 24, cudaErrorSynchronizationError = 25, cudaErrorInvalidFilterSetting = 26,
+  cudaErrorInvalidNormSetting = 27, cudaErrorMixedDeviceExecution = 28, cudaErrorNotYetImplemented = 31,
+  cudaErrorMemoryValueTooLarge = 32, cudaErrorStubLibrary = 34, cudaErrorInsufficientDriver = 35,
+  cudaErrorCallRequiresNewerDriver = 36, cudaErrorInvalidSurface = 37, cudaErrorDuplicateVariableName = 43,
+  cudaErrorDuplicateTextureName = 44, cudaErrorDuplicateSurfaceName = 45, cudaErrorDevicesUnavailable = 46,
+  cudaErrorIncompatibleDriverContext = 49, cudaErrorMissingConfiguration = 52,
+  cudaErrorPriorLaunchFailure = 53, cudaErrorLaunchMaxDepthExceeded = 65, cudaErrorLaunchFileScopedTex = 66,
+  cudaErrorLaunchFileScopedSurf = 67, cudaErrorSyncDepthExceeded = 68,
+  cudaErrorLaunchPendingCountExceeded = 69, cudaErrorInvalidDeviceFunction = 98, cudaErrorNoDevice = 100,
+  cudaErrorInvalidDevice = 101, cudaErrorDeviceNotLicensed = 102,
+  cudaErrorSoftwareValidityNotEstablished = 103, cudaErrorStartupFailure = 127,
+  cudaErrorInvalidKernelImage = 200, cudaErrorDeviceUninitialized = 201,
+  cudaErrorMapBufferObjectFailed = 205, cudaErrorUnmapBufferObjectFailed = 206, cudaErrorArrayIsMapped = 207,
+  cudaErrorAlreadyMapped = 208, cudaErrorNoKernelImageForDevice = 209, cudaErrorAlreadyAcquired = 210,
+  cudaErrorNotMapped = 211, cudaErrorNotMappedAsArray = 212, cudaErrorNotMappedAsPointer = 213,
+  cudaErrorECCUncorrectable = 214, cudaErrorUnsupportedLimit = 215, cudaErrorDeviceAlreadyInUse = 216,
+  cudaErrorPeerAccessUnsupported = 217, cudaErrorInvalidPtx = 218, cudaErrorInvalidGraphicsContext = 219,
+  cudaErrorNvlinkUncorrectable = 220, cudaErrorJitCompilerNotFound = 221,
+  cudaErrorUnsupportedPtxVersion = 222, cudaErrorJitCompilationDisabled = 223,
+  cudaErrorUnsupportedExecAffinity = 224, cudaErrorUnsupportedDevSideSync = 225, cudaErrorContained = 226,
+  cudaErrorInvalidSource = 300, cudaErrorFileNotFound = 301, cudaErrorSharedObjectSymbolNotFound = 302,
+  cudaErrorSharedObjectInitFailed = 303, cudaErrorOperatingSystem = 304,
+  cudaErrorInvalidResourceHandle = 400, cudaErrorIllegalState = 401, cudaErrorLossyQuery = 402,
+  cudaErrorSymbolNotFound = 500, cudaErrorNotReady = 600, cudaErrorIllegalAddress = 700,
+  cudaErrorLaunchOutOfResources = 701, cudaErrorLaunchTimeout = 702,
+  cudaErrorLaunchIncompatibleTexturing = 703, cudaErrorPeerAccessAlreadyEnabled = 704,
+  cudaErrorPeerAccessNotEnabled = 705, cudaErrorSetOnActiveProcess = 708, cudaErrorContextIsDestroyed = 709,
+  cudaErrorAssert = 710, cudaErrorTooManyPeers = 711, cudaErrorHostMemoryAlreadyRegistered = 712,
+  cudaErrorHostMemoryNotRegistered = 713, cudaErrorHardwareStackError = 714,
+  cudaErrorIllegalInstruction = 715, cudaErrorMisalignedAddress = 716, cudaErrorInvalidAddressSpace = 717,
+  cudaErrorInvalidPc = 718, cudaErrorLaunchFailure = 719, cudaErrorCooperativeLaunchTooLarge = 720,
+  cudaErrorTensorMemoryLeak = 721, cudaErrorNotPermitted = 800, cudaErrorNotSupported = 801,
+  cudaErrorSystemNotReady = 802, cudaErrorSystemDriverMismatch = 803,
+  cudaErrorCompatNotSupportedOnDevice = 804, cudaErrorMpsConnectionFailed = 805,
+  cudaErrorMpsRpcFailure = 806, cudaErrorMpsServerNotReady = 807, cudaErrorMpsMaxClientsReached = 808,
+  cudaErrorMpsMaxConnectionsReached = 809, cudaErrorMpsClientTerminated = 810,
+  cudaErrorCdpNotSupported = 811, cudaErrorCdpVersionMismatch = 812, cudaErrorStreamCaptureUnsupported = 900,
+  cudaErrorStreamCaptureInvalidated = 901, cudaErrorStreamCaptureMerge = 902,
+  cudaErrorStreamCaptureUnmatched = 903, cudaErrorStreamCaptureUnjoined = 904,
+  cudaErrorStreamCaptureIsolation = 905, cudaErrorStreamCaptureImplicit = 906, cudaErrorCapturedEvent = 907,
+  cudaErrorStreamCaptureWrongThread = 908, cudaErrorTimeout = 909, cudaErrorGraphExecUpdateFailure = 910,
+  cudaErrorExternalDevice = 911, cudaErrorInvalidClusterSize = 912, cudaErrorFunctionNotLoaded = 913,
+  cudaErrorInvalidResourceType = 914, cudaErrorInvalidResourceConfiguration = 915, cudaErrorUnknown = 999,
+  cudaErrorApiFailureBase = 10000,
 };
 typedef enum cudaError cudaError_t;
 
@@ -201,6 +223,26 @@ typedef CUevent_st* cudaEvent_t;
 #define cudaHostRegisterDefault 0x00
 #define cudaMemAttachGlobal 0x01
 #define cudaMemAttachHost 0x02
+#define cudaMemAttachSingle 0x04
+#define cudaHostRegisterPortable 0x01
+#define cudaHostRegisterMapped 0x02
+#define cudaHostRegisterIoMemory 0x04
+#define cudaHostRegisterReadOnly 0x08
+#define cudaEventInterprocess 0x04
+#define cudaEventRecordDefault 0x00
+#define cudaEventRecordExternal 0x01
+#define cudaEventWaitDefault 0x00
+#define cudaEventWaitExternal 0x01
+#define cudaOccupancyDefault 0x00
+#define cudaOccupancyDisableCachingOverride 0x01
+#define cudaInitDeviceFlagsAreValid 0x01
+#define cudaArrayDefault 0x00
+#define cudaPeerAccessDefault 0x00
+#define cudaDeviceBlockingSync 0x04
+#define cudaDeviceScheduleMask 0x07
+#define cudaDeviceLmemResizeToMax 0x10
+#define cudaDeviceSyncMemops 0x80
+#define cudaDeviceMask 0xff
 #define cudaDeviceScheduleAuto 0x00
 #define cudaDeviceScheduleSpin 0x01
 #define cudaDeviceScheduleYield 0x02
@@ -211,24 +253,92 @@ typedef CUevent_st* cudaEvent_t;
 
 enum cudaFuncCache { cudaFuncCachePreferNone, cudaFuncCachePreferShared, cudaFuncCachePreferL1, cudaFuncCachePreferEqual };
 enum cudaSharedMemConfig { cudaSharedMemBankSizeDefault, cudaSharedMemBankSizeFourByte, cudaSharedMemBankSizeEightByte };
-enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
-enum cudaLimit { cudaLimitStackSize = 0, cudaLimitPrintfFifoSize = 1, cudaLimitMallocHeapSize = 2 };
+enum cudaFuncAttribute {
+  cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+  cudaFuncAttributeClusterDimMustBeSet = 10, cudaFuncAttributeRequiredClusterWidth = 11,
+  cudaFuncAttributeRequiredClusterHeight = 12, cudaFuncAttributeRequiredClusterDepth = 13,
+  cudaFuncAttributeNonPortableClusterSizeAllowed = 14, cudaFuncAttributeClusterSchedulingPolicyPreference = 15,
+  cudaFuncAttributeMax
+};
+enum cudaLimit {
+  cudaLimitStackSize = 0, cudaLimitPrintfFifoSize = 1, cudaLimitMallocHeapSize = 2, cudaLimitDevRuntimeSyncDepth = 3,
+  cudaLimitDevRuntimePendingLaunchCount = 4, cudaLimitMaxL2FetchGranularity = 5, cudaLimitPersistingL2CacheSize = 6
+};
+enum cudaComputeMode {
+  cudaComputeModeDefault = 0, cudaComputeModeExclusive = 1, cudaComputeModeProhibited = 2,
+  cudaComputeModeExclusiveProcess = 3
+};
+enum cudaSharedCarveout { cudaSharedmemCarveoutDefault = -1, cudaSharedmemCarveoutMaxShared = 100, cudaSharedmemCarveoutMaxL1 = 0 };
+enum cudaDeviceP2PAttr {
+  cudaDevP2PAttrPerformanceRank = 1, cudaDevP2PAttrAccessSupported = 2, cudaDevP2PAttrNativeAtomicSupported = 3,
+  cudaDevP2PAttrCudaArrayAccessSupported = 4, cudaDevP2PAttrOnlyPartialNativeAtomicSupported = 5
+};
 enum cudaMemoryAdvise { cudaMemAdviseSetReadMostly = 1, cudaMemAdviseUnsetReadMostly, cudaMemAdviseSetPreferredLocation, cudaMemAdviseUnsetPreferredLocation, cudaMemAdviseSetAccessedBy, cudaMemAdviseUnsetAccessedBy };
 enum cudaMemoryType { cudaMemoryTypeUnregistered = 0, cudaMemoryTypeHost = 1, cudaMemoryTypeDevice = 2, cudaMemoryTypeManaged = 3 };
-struct cudaPointerAttributes { enum cudaMemoryType type; int device; void* devicePointer; void* hostPointer; };
+struct cudaPointerAttributes { enum cudaMemoryType type; int device; void* devicePointer; void* hostPointer; long reserved[8]; };
 
+// Every attribute of CUDA 13's enum (driver_types.h); the runtime answers each (0 where the
+// emulated device lacks the feature).
 enum cudaDeviceAttr {
   cudaDevAttrMaxThreadsPerBlock = 1, cudaDevAttrMaxBlockDimX = 2, cudaDevAttrMaxBlockDimY = 3,
   cudaDevAttrMaxBlockDimZ = 4, cudaDevAttrMaxGridDimX = 5, cudaDevAttrMaxGridDimY = 6,
   cudaDevAttrMaxGridDimZ = 7, cudaDevAttrMaxSharedMemoryPerBlock = 8, cudaDevAttrTotalConstantMemory = 9,
   cudaDevAttrWarpSize = 10, cudaDevAttrMaxPitch = 11, cudaDevAttrMaxRegistersPerBlock = 12,
-  cudaDevAttrClockRate = 13, cudaDevAttrMultiProcessorCount = 16, cudaDevAttrComputeMode = 20,
-  cudaDevAttrConcurrentKernels = 31, cudaDevAttrMemoryClockRate = 36, cudaDevAttrGlobalMemoryBusWidth = 37,
-  cudaDevAttrL2CacheSize = 38, cudaDevAttrMaxThreadsPerMultiProcessor = 39,
+  cudaDevAttrClockRate = 13, cudaDevAttrTextureAlignment = 14, cudaDevAttrGpuOverlap = 15,
+  cudaDevAttrMultiProcessorCount = 16, cudaDevAttrKernelExecTimeout = 17, cudaDevAttrIntegrated = 18,
+  cudaDevAttrCanMapHostMemory = 19, cudaDevAttrComputeMode = 20, cudaDevAttrMaxTexture1DWidth = 21,
+  cudaDevAttrMaxTexture2DWidth = 22, cudaDevAttrMaxTexture2DHeight = 23, cudaDevAttrMaxTexture3DWidth = 24,
+  cudaDevAttrMaxTexture3DHeight = 25, cudaDevAttrMaxTexture3DDepth = 26,
+  cudaDevAttrMaxTexture2DLayeredWidth = 27, cudaDevAttrMaxTexture2DLayeredHeight = 28,
+  cudaDevAttrMaxTexture2DLayeredLayers = 29, cudaDevAttrSurfaceAlignment = 30,
+  cudaDevAttrConcurrentKernels = 31, cudaDevAttrEccEnabled = 32, cudaDevAttrPciBusId = 33,
+  cudaDevAttrPciDeviceId = 34, cudaDevAttrTccDriver = 35, cudaDevAttrMemoryClockRate = 36,
+  cudaDevAttrGlobalMemoryBusWidth = 37, cudaDevAttrL2CacheSize = 38,
+  cudaDevAttrMaxThreadsPerMultiProcessor = 39, cudaDevAttrAsyncEngineCount = 40,
+  cudaDevAttrUnifiedAddressing = 41, cudaDevAttrMaxTexture1DLayeredWidth = 42,
+  cudaDevAttrMaxTexture1DLayeredLayers = 43, cudaDevAttrMaxTexture2DGatherWidth = 45,
+  cudaDevAttrMaxTexture2DGatherHeight = 46, cudaDevAttrMaxTexture3DWidthAlt = 47,
+  cudaDevAttrMaxTexture3DHeightAlt = 48, cudaDevAttrMaxTexture3DDepthAlt = 49, cudaDevAttrPciDomainId = 50,
+  cudaDevAttrTexturePitchAlignment = 51, cudaDevAttrMaxTextureCubemapWidth = 52,
+  cudaDevAttrMaxTextureCubemapLayeredWidth = 53, cudaDevAttrMaxTextureCubemapLayeredLayers = 54,
+  cudaDevAttrMaxSurface1DWidth = 55, cudaDevAttrMaxSurface2DWidth = 56, cudaDevAttrMaxSurface2DHeight = 57,
+  cudaDevAttrMaxSurface3DWidth = 58, cudaDevAttrMaxSurface3DHeight = 59, cudaDevAttrMaxSurface3DDepth = 60,
+  cudaDevAttrMaxSurface1DLayeredWidth = 61, cudaDevAttrMaxSurface1DLayeredLayers = 62,
+  cudaDevAttrMaxSurface2DLayeredWidth = 63, cudaDevAttrMaxSurface2DLayeredHeight = 64,
+  cudaDevAttrMaxSurface2DLayeredLayers = 65, cudaDevAttrMaxSurfaceCubemapWidth = 66,
+  cudaDevAttrMaxSurfaceCubemapLayeredWidth = 67, cudaDevAttrMaxSurfaceCubemapLayeredLayers = 68,
+  cudaDevAttrMaxTexture1DLinearWidth = 69, cudaDevAttrMaxTexture2DLinearWidth = 70,
+  cudaDevAttrMaxTexture2DLinearHeight = 71, cudaDevAttrMaxTexture2DLinearPitch = 72,
+  cudaDevAttrMaxTexture2DMipmappedWidth = 73, cudaDevAttrMaxTexture2DMipmappedHeight = 74,
   cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrComputeCapabilityMinor = 76,
-  cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81, cudaDevAttrManagedMemory = 83,
-  cudaDevAttrConcurrentManagedAccess = 89, cudaDevAttrCooperativeLaunch = 95,
-  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+  cudaDevAttrMaxTexture1DMipmappedWidth = 77, cudaDevAttrStreamPrioritiesSupported = 78,
+  cudaDevAttrGlobalL1CacheSupported = 79, cudaDevAttrLocalL1CacheSupported = 80,
+  cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81, cudaDevAttrMaxRegistersPerMultiprocessor = 82,
+  cudaDevAttrManagedMemory = 83, cudaDevAttrIsMultiGpuBoard = 84, cudaDevAttrMultiGpuBoardGroupID = 85,
+  cudaDevAttrHostNativeAtomicSupported = 86, cudaDevAttrSingleToDoublePrecisionPerfRatio = 87,
+  cudaDevAttrPageableMemoryAccess = 88, cudaDevAttrConcurrentManagedAccess = 89,
+  cudaDevAttrComputePreemptionSupported = 90, cudaDevAttrCanUseHostPointerForRegisteredMem = 91,
+  cudaDevAttrReserved92 = 92, cudaDevAttrReserved93 = 93, cudaDevAttrReserved94 = 94,
+  cudaDevAttrCooperativeLaunch = 95, cudaDevAttrReserved96 = 96,
+  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97, cudaDevAttrCanFlushRemoteWrites = 98,
+  cudaDevAttrHostRegisterSupported = 99, cudaDevAttrPageableMemoryAccessUsesHostPageTables = 100,
+  cudaDevAttrDirectManagedMemAccessFromHost = 101, cudaDevAttrMaxBlocksPerMultiprocessor = 106,
+  cudaDevAttrMaxPersistingL2CacheSize = 108, cudaDevAttrMaxAccessPolicyWindowSize = 109,
+  cudaDevAttrReservedSharedMemoryPerBlock = 111, cudaDevAttrSparseCudaArraySupported = 112,
+  cudaDevAttrHostRegisterReadOnlySupported = 113, cudaDevAttrTimelineSemaphoreInteropSupported = 114,
+  cudaDevAttrMemoryPoolsSupported = 115, cudaDevAttrGPUDirectRDMASupported = 116,
+  cudaDevAttrGPUDirectRDMAFlushWritesOptions = 117, cudaDevAttrGPUDirectRDMAWritesOrdering = 118,
+  cudaDevAttrMemoryPoolSupportedHandleTypes = 119, cudaDevAttrClusterLaunch = 120,
+  cudaDevAttrDeferredMappingCudaArraySupported = 121, cudaDevAttrReserved122 = 122,
+  cudaDevAttrReserved123 = 123, cudaDevAttrReserved124 = 124, cudaDevAttrIpcEventSupport = 125,
+  cudaDevAttrMemSyncDomainCount = 126, cudaDevAttrReserved127 = 127, cudaDevAttrReserved128 = 128,
+  cudaDevAttrReserved129 = 129, cudaDevAttrNumaConfig = 130, cudaDevAttrNumaId = 131,
+  cudaDevAttrReserved132 = 132, cudaDevAttrMpsEnabled = 133, cudaDevAttrHostNumaId = 134,
+  cudaDevAttrD3D12CigSupported = 135, cudaDevAttrVulkanCigSupported = 138, cudaDevAttrGpuPciDeviceId = 139,
+  cudaDevAttrGpuPciSubsystemId = 140, cudaDevAttrReserved141 = 141,
+  cudaDevAttrHostNumaMemoryPoolsSupported = 142, cudaDevAttrHostNumaMultinodeIpcSupported = 143,
+  cudaDevAttrHostMemoryPoolsSupported = 144, cudaDevAttrReserved145 = 145,
+  cudaDevAttrOnlyPartialHostNativeAtomicSupported = 147,
 };
 
 struct cudaDeviceProp {
@@ -282,6 +392,57 @@ struct cudaDeviceProp {
   int maxBlocksPerMultiProcessor;
   int accessPolicyMaxWindowSize;
   size_t reservedSharedMemPerBlock;
+  // The rest of CUDA 13's fields (a program may print any of them).
+  char luid[8];
+  unsigned int luidDeviceNodeMask;
+  size_t texturePitchAlignment;
+  int maxTexture1D;
+  int maxTexture1DMipmap;
+  int maxTexture2D[2];
+  int maxTexture2DMipmap[2];
+  int maxTexture2DLinear[3];
+  int maxTexture2DGather[2];
+  int maxTexture3D[3];
+  int maxTexture3DAlt[3];
+  int maxTextureCubemap;
+  int maxTexture1DLayered[2];
+  int maxTexture2DLayered[3];
+  int maxTextureCubemapLayered[2];
+  int maxSurface1D;
+  int maxSurface2D[2];
+  int maxSurface3D[3];
+  int maxSurface1DLayered[2];
+  int maxSurface2DLayered[3];
+  int maxSurfaceCubemap;
+  int maxSurfaceCubemapLayered[2];
+  size_t surfaceAlignment;
+  int tccDriver;
+  int hostNativeAtomicSupported;
+  int singleToDoublePrecisionPerfRatio;
+  int canUseHostPointerForRegisteredMem;
+  int pageableMemoryAccessUsesHostPageTables;
+  int directManagedMemAccessFromHost;
+  int hostRegisterSupported;
+  int sparseCudaArraySupported;
+  int hostRegisterReadOnlySupported;
+  int timelineSemaphoreInteropSupported;
+  int memoryPoolsSupported;
+  int gpuDirectRDMASupported;
+  unsigned int gpuDirectRDMAFlushWritesOptions;
+  int gpuDirectRDMAWritesOrdering;
+  unsigned int memoryPoolSupportedHandleTypes;
+  int deferredMappingCudaArraySupported;
+  int ipcEventSupported;
+  int clusterLaunch;
+  int unifiedFunctionPointers;
+  int deviceNumaConfig;
+  int deviceNumaId;
+  int mpsEnabled;
+  int hostNumaId;
+  unsigned int gpuPciDeviceID;
+  unsigned int gpuPciSubsystemID;
+  int hostNumaMultinodeIpcSupported;
+  int reserved[56];
 };
 
 struct cudaFuncAttributes {
@@ -295,6 +456,13 @@ struct cudaFuncAttributes {
   int cacheModeCA;
   int maxDynamicSharedSizeBytes;
   int preferredShmemCarveout;
+  int clusterDimMustBeSet;
+  int requiredClusterWidth;
+  int requiredClusterHeight;
+  int requiredClusterDepth;
+  int clusterSchedulingPolicyPreference;
+  int nonPortableClusterSizeAllowed;
+  int reserved[16];
 };
 
 struct cudaPitchedPtr { void* ptr; size_t pitch; size_t xsize; size_t ysize; };
@@ -464,6 +632,99 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 cudaError_t cudaProfilerStart();
 cudaError_t cudaProfilerStop();
 
+// More of the runtime API (CUDA 13's cuda_runtime_api.h) that the one emulated device answers
+// faithfully: device queries and flags, stream and event variants, 2D/3D fills, peer copies on
+// the one device, stream-ordered memory pools, unified-memory hints (no-ops: it is host memory).
+cudaError_t cudaChooseDevice(int* device, const cudaDeviceProp* prop);
+cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags);
+cudaError_t cudaGetDeviceFlags(unsigned int* flags);
+cudaError_t cudaSetValidDevices(int* devices, int n);
+cudaError_t cudaDeviceGetByPCIBusId(int* device, const char* pciBusId);
+cudaError_t cudaDeviceGetPCIBusId(char* pciBusId, int len, int device);
+cudaError_t cudaDeviceGetCacheConfig(cudaFuncCache* c);
+cudaError_t cudaDeviceGetSharedMemConfig(cudaSharedMemConfig* c);
+cudaError_t cudaDeviceDisablePeerAccess(int peer);
+cudaError_t cudaDeviceGetP2PAttribute(int* value, cudaDeviceP2PAttr attr, int src, int dst);
+cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* maxWidth, const struct cudaChannelFormatDesc* desc, int device);
+cudaError_t cudaCtxResetPersistingL2Cache();
+cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned int* flags);
+cudaError_t cudaStreamGetPriority(cudaStream_t s, int* priority);
+cudaError_t cudaStreamGetDevice(cudaStream_t s, int* device);
+cudaError_t cudaStreamGetId(cudaStream_t s, unsigned long long* id);
+// Unified memory is host memory here: attaching it to a stream changes nothing.
+cudaError_t cudaStreamAttachMemAsync(cudaStream_t s, void* p, size_t length = 0, unsigned int flags = cudaMemAttachSingle);
+template <class _Tp>
+cudaError_t cudaStreamAttachMemAsync(cudaStream_t s, _Tp* p, size_t length = 0, unsigned int flags = cudaMemAttachSingle) {
+  return cudaStreamAttachMemAsync(s, (void*)p, length, flags);
+}
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, cudaStreamCaptureStatus* status, unsigned long long* id = 0,
+                                     cudaGraph_t* graph = 0, const cudaGraphNode_t** deps = 0,
+                                     const cudaGraphEdgeData** edgeData = 0, size_t* numDeps = 0);
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s = 0, unsigned int flags = 0);
+cudaError_t cudaHostGetFlags(unsigned int* flags, void* p);
+cudaError_t cudaMemcpyPeerAsync(void* dst, int dd, const void* src, int sd, size_t n, cudaStream_t s = 0);
+cudaError_t cudaMemset2DAsync(void* p, size_t pitch, int v, size_t width, size_t height, cudaStream_t s = 0);
+cudaError_t cudaMemset3D(cudaPitchedPtr p, int v, cudaExtent e);
+cudaError_t cudaMemset3DAsync(cudaPitchedPtr p, int v, cudaExtent e, cudaStream_t s = 0);
+enum cudaMemRangeAttribute {
+  cudaMemRangeAttributeReadMostly = 1, cudaMemRangeAttributePreferredLocation = 2, cudaMemRangeAttributeAccessedBy = 3,
+  cudaMemRangeAttributeLastPrefetchLocation = 4, cudaMemRangeAttributePreferredLocationType = 5,
+  cudaMemRangeAttributePreferredLocationId = 6, cudaMemRangeAttributeLastPrefetchLocationType = 7,
+  cudaMemRangeAttributeLastPrefetchLocationId = 8
+};
+// Stream-ordered allocation pools: every pool hands out the emulator's device allocations (as
+// cudaMallocAsync does) and counts what it holds; the release threshold and reuse policies
+// change no result here.
+struct CUmemPoolHandle_st;
+typedef CUmemPoolHandle_st* cudaMemPool_t;
+enum cudaMemPoolAttr {
+  cudaMemPoolReuseFollowEventDependencies = 0x1, cudaMemPoolReuseAllowOpportunistic = 0x2,
+  cudaMemPoolReuseAllowInternalDependencies = 0x3, cudaMemPoolAttrReleaseThreshold = 0x4,
+  cudaMemPoolAttrReservedMemCurrent = 0x5, cudaMemPoolAttrReservedMemHigh = 0x6,
+  cudaMemPoolAttrUsedMemCurrent = 0x7, cudaMemPoolAttrUsedMemHigh = 0x8
+};
+enum cudaMemAllocationType { cudaMemAllocationTypeInvalid = 0x0, cudaMemAllocationTypePinned = 0x1,
+                             cudaMemAllocationTypeManaged = 0x2, cudaMemAllocationTypeMax = 0x7FFFFFFF };
+enum cudaMemAllocationHandleType { cudaMemHandleTypeNone = 0x0, cudaMemHandleTypePosixFileDescriptor = 0x1,
+                                   cudaMemHandleTypeWin32 = 0x2, cudaMemHandleTypeWin32Kmt = 0x4,
+                                   cudaMemHandleTypeFabric = 0x8 };
+enum cudaMemAccessFlags { cudaMemAccessFlagsProtNone = 0, cudaMemAccessFlagsProtRead = 1, cudaMemAccessFlagsProtReadWrite = 3 };
+struct cudaMemPoolProps {
+  enum cudaMemAllocationType allocType;
+  enum cudaMemAllocationHandleType handleTypes;
+  struct cudaMemLocation location;
+  void* win32SecurityAttributes;
+  size_t maxSize;
+  unsigned short usage;
+  unsigned char reserved[54];
+};
+struct cudaMemAccessDesc { struct cudaMemLocation location; enum cudaMemAccessFlags flags; };
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device);
+cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int device);
+cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t pool);
+cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t* pool, cudaMemLocation* location, cudaMemAllocationType type);
+cudaError_t cudaMemGetMemPool(cudaMemPool_t* pool, cudaMemLocation* location, cudaMemAllocationType type);
+cudaError_t cudaMemSetMemPool(cudaMemLocation* location, cudaMemAllocationType type, cudaMemPool_t pool);
+cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* props);
+cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool);
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void* value);
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void* value);
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t minBytesToKeep);
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const cudaMemAccessDesc* descs, size_t count);
+cudaError_t cudaMemPoolGetAccess(cudaMemAccessFlags* flags, cudaMemPool_t pool, cudaMemLocation* location);
+cudaError_t cudaMallocFromPoolAsync(void** p, size_t n, cudaMemPool_t pool, cudaStream_t s);
+template <class _Tp>
+cudaError_t cudaMallocFromPoolAsync(_Tp** p, size_t n, cudaMemPool_t pool, cudaStream_t s) {
+  return cudaMallocFromPoolAsync(reinterpret_cast<void**>(p), n, pool, s);
+}
+inline cudaError_t cudaMallocAsync(void** p, size_t n, cudaMemPool_t pool, cudaStream_t s) {
+  return cudaMallocFromPoolAsync(p, n, pool, s);
+}
+template <class _Tp>
+cudaError_t cudaMallocAsync(_Tp** p, size_t n, cudaMemPool_t pool, cudaStream_t s) {
+  return cudaMallocFromPoolAsync(reinterpret_cast<void**>(p), n, pool, s);
+}
+
 namespace cudashim {
 void* dyn_smem();
 void shared_decl(void* p, size_t n, const char* name, unsigned line);
@@ -558,8 +819,40 @@ cudaError_t cudaMallocPitch(_Tp** p, size_t* pitch, size_t w, size_t h) {
 }
 template <class _Tp>
 cudaError_t cudaMallocAsync(_Tp** p, size_t n, cudaStream_t s) { return cudaMallocAsync(reinterpret_cast<void**>(p), n, s); }
+namespace cudashim {
+// Dynamic shared memory a launch may ask for: 48 KiB, or up to the opt-in maximum (163 KiB, as
+// an A100) once the program raised a kernel's cudaFuncAttributeMaxDynamicSharedMemorySize. The
+// launch does not know which kernel pointer it runs, so the largest opt-in of the process holds
+// for every kernel (runtime).
+inline constexpr size_t kSmemPerBlock = 48 * 1024;
+inline constexpr size_t kSmemPerBlockOptin = 163 * 1024;
+inline constexpr size_t kSmemPerSM = 164 * 1024;
+void note_smem_optin(size_t bytes);
+size_t smem_optin();
+}  // namespace cudashim
 template <class _Tp>
-cudaError_t cudaFuncSetAttribute(_Tp*, cudaFuncAttribute, int) { return cudaSuccess; }
+cudaError_t cudaFuncSetAttribute(_Tp*, cudaFuncAttribute attr, int value) {
+  switch (attr) {
+    case cudaFuncAttributeMaxDynamicSharedMemorySize:
+      if (value < 0 || size_t(value) > cudashim::kSmemPerBlockOptin) break;
+      cudashim::note_smem_optin(size_t(value));
+      return cudaSuccess;
+    case cudaFuncAttributePreferredSharedMemoryCarveout:
+      if (value < -1 || value > 100) break;
+      return cudaSuccess;
+    case cudaFuncAttributeRequiredClusterWidth:
+    case cudaFuncAttributeRequiredClusterHeight:
+    case cudaFuncAttributeRequiredClusterDepth:
+      if (value < 0 || value > 8) break;
+      return cudaSuccess;
+    case cudaFuncAttributeNonPortableClusterSizeAllowed:
+    case cudaFuncAttributeClusterSchedulingPolicyPreference:
+      return cudaSuccess;
+    default: break;
+  }
+  cudashim::set_error(cudaErrorInvalidValue);
+  return cudaErrorInvalidValue;
+}
 template <class _Tp>
 cudaError_t cudaFuncSetCacheConfig(_Tp*, cudaFuncCache) { return cudaSuccess; }
 template <class _Tp>
@@ -571,7 +864,8 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, _Tp*) {
   a->numRegs = 32;
   a->ptxVersion = 80;
   a->binaryVersion = 80;
-  a->maxDynamicSharedSizeBytes = 48 * 1024;
+  a->maxDynamicSharedSizeBytes = int(cudashim::smem_optin());
+  a->preferredShmemCarveout = -1;
   return cudaSuccess;
 }
 namespace cudashim {
@@ -581,26 +875,72 @@ namespace cudashim {
 // CUDA thread of the grid is a live fiber at once (at most 8192).
 inline constexpr int kEmulatedSMs = 4;
 inline constexpr int kBlocksPerSM = 8;
+inline constexpr int kThreadsPerSM = 2048;
 inline int max_blocks_per_sm(long long threads, size_t smem) {
   if (threads <= 0 || threads > 1024) return 0;
-  int b = int(2048 / ((threads + 31) / 32 * 32));
-  if (smem > 0) b = std::min<int>(b, int((164 * 1024) / smem));
+  int b = int(kThreadsPerSM / ((threads + 31) / 32 * 32));
+  if (smem > 0) b = std::min<int>(b, int(kSmemPerSM / smem));
   return std::min(b, kBlocksPerSM);
+}
+// cudaOccupancyMaxPotentialBlockSize*: CUDA's own search (cuda_runtime.h), over the emulated
+// device: every block size from the largest down by warps, keeping the one with the most
+// resident threads per SM; the grid that fills the device is that many blocks per SM.
+template <class _Fn>
+cudaError_t _Potential_block_size(int* grid, int* block, _Fn&& smem_for, int limit) {
+  if (!grid || !block) return cudaErrorInvalidValue;
+  if (limit <= 0 || limit > 1024) limit = 1024;
+  int best_block = 0, best_blocks = 0, best = 0;
+  for (int aligned = (limit + 31) / 32 * 32; aligned > 0; aligned -= 32) {
+    const int b = std::min(limit, aligned);
+    const size_t smem = size_t(smem_for(b));
+    const int blocks = smem > smem_optin() ? 0 : max_blocks_per_sm(b, smem);
+    if (b * blocks > best) {
+      best_block = b;
+      best_blocks = blocks;
+      best = b * blocks;
+    }
+    if (best == kThreadsPerSM) break;
+  }
+  *grid = best_blocks * kEmulatedSMs;
+  *block = best_block;
+  return cudaSuccess;
 }
 }  // namespace cudashim
 template <class _Tp>
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, _Tp, int block, size_t smem) {
-  *n = cudashim::max_blocks_per_sm(block, smem);
+  if (!n) return cudaErrorInvalidValue;
+  *n = smem > cudashim::smem_optin() ? 0 : cudashim::max_blocks_per_sm(block, smem);
   return cudaSuccess;
 }
 template <class _Tp>
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* n, _Tp k, int block, size_t smem, unsigned) {
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, k, block, smem);
 }
+template <class _Fn, class _Tp>
+cudaError_t cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(int* grid, int* block, _Tp, _Fn smem_for,
+                                                                    int limit = 0, unsigned int = 0) {
+  return cudashim::_Potential_block_size(grid, block, smem_for, limit);
+}
+template <class _Fn, class _Tp>
+cudaError_t cudaOccupancyMaxPotentialBlockSizeVariableSMem(int* grid, int* block, _Tp func, _Fn smem_for, int limit = 0) {
+  return cudaOccupancyMaxPotentialBlockSizeVariableSMemWithFlags(grid, block, func, smem_for, limit, 0);
+}
 template <class _Tp>
-cudaError_t cudaOccupancyMaxPotentialBlockSize(int* grid, int* block, _Tp, size_t = 0, int limit = 0) {
-  *block = limit > 0 ? std::min(limit, 1024) : 1024;
-  *grid = 2 * 80;
+cudaError_t cudaOccupancyMaxPotentialBlockSizeWithFlags(int* grid, int* block, _Tp, size_t smem = 0, int limit = 0,
+                                                        unsigned int = 0) {
+  return cudashim::_Potential_block_size(grid, block, [smem](int) { return smem; }, limit);
+}
+template <class _Tp>
+cudaError_t cudaOccupancyMaxPotentialBlockSize(int* grid, int* block, _Tp func, size_t smem = 0, int limit = 0) {
+  return cudaOccupancyMaxPotentialBlockSizeWithFlags(grid, block, func, smem, limit, 0);
+}
+// The most dynamic shared memory each of `blocks` blocks of `threads` threads may use and still
+// be resident on one SM together (0 when the threads or the block count alone do not fit).
+template <class _Tp>
+cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* bytes, _Tp*, int blocks, int threads) {
+  if (!bytes || blocks <= 0 || threads <= 0 || threads > 1024) return cudaErrorInvalidValue;
+  *bytes = blocks > cudashim::max_blocks_per_sm(threads, 0)
+               ? 0 : std::min(cudashim::kSmemPerSM / size_t(blocks), cudashim::kSmemPerBlockOptin);
   return cudaSuccess;
 }
 
@@ -871,8 +1211,19 @@ enum cudaLaunchAttributeID {
   cudaLaunchAttributeLaunchCompletionEvent = 12,
   cudaLaunchAttributeDeviceUpdatableKernelNode = 13,
 };
+enum cudaAccessProperty { cudaAccessPropertyNormal = 0, cudaAccessPropertyStreaming = 1, cudaAccessPropertyPersisting = 2 };
+struct cudaAccessPolicyWindow {
+  void* base_ptr;
+  size_t num_bytes;
+  float hitRatio;
+  enum cudaAccessProperty hitProp;
+  enum cudaAccessProperty missProp;
+};
+enum cudaSynchronizationPolicy { cudaSyncPolicyAuto = 1, cudaSyncPolicySpin = 2, cudaSyncPolicyYield = 3, cudaSyncPolicyBlockingSync = 4 };
 union cudaLaunchAttributeValue {
   char pad[64];
+  struct cudaAccessPolicyWindow accessPolicyWindow;
+  enum cudaSynchronizationPolicy syncPolicy;
   int cooperative;
   struct { unsigned int x, y, z; } clusterDim;
   int clusterSchedulingPolicyPreference;
@@ -890,6 +1241,18 @@ struct cudaLaunchAttribute {
   cudaLaunchAttributeValue val;
 };
 typedef cudaLaunchAttribute cudaLaunchAttribute_st;
+// Stream attributes (CUDA's aliases of the launch attributes): an L2 access policy window and a
+// synchronisation policy are hints that change no result here; they are kept and read back.
+typedef cudaLaunchAttributeID cudaStreamAttrID;
+typedef cudaLaunchAttributeValue cudaStreamAttrValue;
+#define cudaStreamAttributeAccessPolicyWindow cudaLaunchAttributeAccessPolicyWindow
+#define cudaStreamAttributeSynchronizationPolicy cudaLaunchAttributeSynchronizationPolicy
+#define cudaStreamAttributeMemSyncDomainMap cudaLaunchAttributeMemSyncDomainMap
+#define cudaStreamAttributeMemSyncDomain cudaLaunchAttributeMemSyncDomain
+#define cudaStreamAttributePriority cudaLaunchAttributePriority
+cudaError_t cudaStreamSetAttribute(cudaStream_t s, cudaStreamAttrID attr, const cudaStreamAttrValue* value);
+cudaError_t cudaStreamGetAttribute(cudaStream_t s, cudaStreamAttrID attr, cudaStreamAttrValue* value);
+cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src);
 struct cudaLaunchConfig_t {
   dim3 gridDim;
   dim3 blockDim;

@@ -1850,6 +1850,17 @@ static int device_fault(siginfo_t* info);
 
 static std::atomic<long long> g_launches{0};
 
+// Dynamic shared memory a launch may use: 48 KiB until the program opts a kernel in to more
+// (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, n), n up to 163 KiB);
+// a launch names no kernel pointer, so the largest opt-in holds for every kernel.
+static std::atomic<size_t> g_smem_optin{kSmemPerBlock};
+void note_smem_optin(size_t bytes) {
+  size_t cur = g_smem_optin.load();
+  while (bytes > cur && !g_smem_optin.compare_exchange_weak(cur, bytes)) {
+  }
+}
+size_t smem_optin() { return g_smem_optin.load(); }
+
 void run_kernel(const LaunchSpec& s) {
   RunSpan span(RunSpan::Kernels);
   g_launches.fetch_add(1, std::memory_order_relaxed);
@@ -1858,7 +1869,7 @@ void run_kernel(const LaunchSpec& s) {
     set_error(cudaErrorInvalidConfiguration);
     return;
   }
-  if (s.shmem > 48 * 1024) {
+  if (s.shmem > smem_optin()) {
     set_error(cudaErrorInvalidValue);
     return;
   }
@@ -2398,6 +2409,8 @@ struct EventImpl {
 
 struct CUstream_st {
   int flags;
+  int priority = 0;
+  unsigned long long id = 0;  // cudaStreamGetId
   CUgraph_st* capture = nullptr;  // the graph its work goes to while it captures
 };
 struct CUevent_st {
@@ -2669,13 +2682,50 @@ const char* cudaGetErrorName(cudaError_t e) {
 #define N(x) \
   case x: return #x;
     N(cudaSuccess) N(cudaErrorInvalidValue) N(cudaErrorMemoryAllocation) N(cudaErrorInitializationError)
-    N(cudaErrorCudartUnloading) N(cudaErrorInvalidConfiguration) N(cudaErrorInvalidPitchValue)
-    N(cudaErrorInvalidSymbol) N(cudaErrorInvalidHostPointer) N(cudaErrorInvalidDevicePointer)
-    N(cudaErrorInvalidTexture) N(cudaErrorInvalidMemcpyDirection) N(cudaErrorInsufficientDriver)
+    N(cudaErrorCudartUnloading) N(cudaErrorProfilerDisabled) N(cudaErrorProfilerNotInitialized)
+    N(cudaErrorProfilerAlreadyStarted) N(cudaErrorProfilerAlreadyStopped) N(cudaErrorInvalidConfiguration)
+    N(cudaErrorInvalidPitchValue) N(cudaErrorInvalidSymbol) N(cudaErrorInvalidHostPointer)
+    N(cudaErrorInvalidDevicePointer) N(cudaErrorInvalidTexture) N(cudaErrorInvalidTextureBinding)
+    N(cudaErrorInvalidChannelDescriptor) N(cudaErrorInvalidMemcpyDirection) N(cudaErrorAddressOfConstant)
+    N(cudaErrorTextureFetchFailed) N(cudaErrorTextureNotBound) N(cudaErrorSynchronizationError)
+    N(cudaErrorInvalidFilterSetting) N(cudaErrorInvalidNormSetting) N(cudaErrorMixedDeviceExecution)
+    N(cudaErrorNotYetImplemented) N(cudaErrorMemoryValueTooLarge) N(cudaErrorStubLibrary)
+    N(cudaErrorInsufficientDriver) N(cudaErrorCallRequiresNewerDriver) N(cudaErrorInvalidSurface)
+    N(cudaErrorDuplicateVariableName) N(cudaErrorDuplicateTextureName) N(cudaErrorDuplicateSurfaceName)
+    N(cudaErrorDevicesUnavailable) N(cudaErrorIncompatibleDriverContext) N(cudaErrorMissingConfiguration)
+    N(cudaErrorPriorLaunchFailure) N(cudaErrorLaunchMaxDepthExceeded) N(cudaErrorLaunchFileScopedTex)
+    N(cudaErrorLaunchFileScopedSurf) N(cudaErrorSyncDepthExceeded) N(cudaErrorLaunchPendingCountExceeded)
     N(cudaErrorInvalidDeviceFunction) N(cudaErrorNoDevice) N(cudaErrorInvalidDevice)
-    N(cudaErrorInvalidResourceHandle) N(cudaErrorNotReady) N(cudaErrorIllegalAddress)
-    N(cudaErrorLaunchOutOfResources) N(cudaErrorLaunchTimeout) N(cudaErrorAssert) N(cudaErrorLaunchFailure)
-    N(cudaErrorNotSupported) N(cudaErrorUnknown) N(cudaErrorCooperativeLaunchTooLarge)
+    N(cudaErrorDeviceNotLicensed) N(cudaErrorSoftwareValidityNotEstablished) N(cudaErrorStartupFailure)
+    N(cudaErrorInvalidKernelImage) N(cudaErrorDeviceUninitialized) N(cudaErrorMapBufferObjectFailed)
+    N(cudaErrorUnmapBufferObjectFailed) N(cudaErrorArrayIsMapped) N(cudaErrorAlreadyMapped)
+    N(cudaErrorNoKernelImageForDevice) N(cudaErrorAlreadyAcquired) N(cudaErrorNotMapped)
+    N(cudaErrorNotMappedAsArray) N(cudaErrorNotMappedAsPointer) N(cudaErrorECCUncorrectable)
+    N(cudaErrorUnsupportedLimit) N(cudaErrorDeviceAlreadyInUse) N(cudaErrorPeerAccessUnsupported)
+    N(cudaErrorInvalidPtx) N(cudaErrorInvalidGraphicsContext) N(cudaErrorNvlinkUncorrectable)
+    N(cudaErrorJitCompilerNotFound) N(cudaErrorUnsupportedPtxVersion) N(cudaErrorJitCompilationDisabled)
+    N(cudaErrorUnsupportedExecAffinity) N(cudaErrorUnsupportedDevSideSync) N(cudaErrorContained)
+    N(cudaErrorInvalidSource) N(cudaErrorFileNotFound) N(cudaErrorSharedObjectSymbolNotFound)
+    N(cudaErrorSharedObjectInitFailed) N(cudaErrorOperatingSystem) N(cudaErrorInvalidResourceHandle)
+    N(cudaErrorIllegalState) N(cudaErrorLossyQuery) N(cudaErrorSymbolNotFound) N(cudaErrorNotReady)
+    N(cudaErrorIllegalAddress) N(cudaErrorLaunchOutOfResources) N(cudaErrorLaunchTimeout)
+    N(cudaErrorLaunchIncompatibleTexturing) N(cudaErrorPeerAccessAlreadyEnabled)
+    N(cudaErrorPeerAccessNotEnabled) N(cudaErrorSetOnActiveProcess) N(cudaErrorContextIsDestroyed)
+    N(cudaErrorAssert) N(cudaErrorTooManyPeers) N(cudaErrorHostMemoryAlreadyRegistered)
+    N(cudaErrorHostMemoryNotRegistered) N(cudaErrorHardwareStackError) N(cudaErrorIllegalInstruction)
+    N(cudaErrorMisalignedAddress) N(cudaErrorInvalidAddressSpace) N(cudaErrorInvalidPc)
+    N(cudaErrorLaunchFailure) N(cudaErrorCooperativeLaunchTooLarge) N(cudaErrorTensorMemoryLeak)
+    N(cudaErrorNotPermitted) N(cudaErrorNotSupported) N(cudaErrorSystemNotReady)
+    N(cudaErrorSystemDriverMismatch) N(cudaErrorCompatNotSupportedOnDevice) N(cudaErrorMpsConnectionFailed)
+    N(cudaErrorMpsRpcFailure) N(cudaErrorMpsServerNotReady) N(cudaErrorMpsMaxClientsReached)
+    N(cudaErrorMpsMaxConnectionsReached) N(cudaErrorMpsClientTerminated) N(cudaErrorCdpNotSupported)
+    N(cudaErrorCdpVersionMismatch) N(cudaErrorStreamCaptureUnsupported) N(cudaErrorStreamCaptureInvalidated)
+    N(cudaErrorStreamCaptureMerge) N(cudaErrorStreamCaptureUnmatched) N(cudaErrorStreamCaptureUnjoined)
+    N(cudaErrorStreamCaptureIsolation) N(cudaErrorStreamCaptureImplicit) N(cudaErrorCapturedEvent)
+    N(cudaErrorStreamCaptureWrongThread) N(cudaErrorTimeout) N(cudaErrorGraphExecUpdateFailure)
+    N(cudaErrorExternalDevice) N(cudaErrorInvalidClusterSize) N(cudaErrorFunctionNotLoaded)
+    N(cudaErrorInvalidResourceType) N(cudaErrorInvalidResourceConfiguration) N(cudaErrorUnknown)
+    N(cudaErrorApiFailureBase)
 #undef N
   }
   return "cudaErrorUnknown";
@@ -2703,6 +2753,24 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorNotSupported: return "operation not supported";
     case cudaErrorCooperativeLaunchTooLarge:
       return "too many blocks in cooperative launch";
+    case cudaErrorInvalidPitchValue: return "invalid pitch argument";
+    case cudaErrorInvalidHostPointer: return "invalid host pointer";
+    case cudaErrorInvalidResourceType: return "invalid resource type";
+    case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
+    case cudaErrorPeerAccessUnsupported: return "peer access is not supported between these two devices";
+    case cudaErrorPeerAccessAlreadyEnabled: return "peer access is already enabled";
+    case cudaErrorPeerAccessNotEnabled: return "peer access has not been enabled";
+    case cudaErrorHostMemoryAlreadyRegistered: return "part or all of the requested memory range is already mapped";
+    case cudaErrorHostMemoryNotRegistered: return "pointer does not correspond to a registered memory region";
+    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+    case cudaErrorStreamCaptureUnmatched: return "capture was not ended in the same stream as it began";
+    case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
+    case cudaErrorInvalidKernelImage: return "device kernel image is invalid";
+    case cudaErrorNoKernelImageForDevice: return "no kernel image is available for execution on the device";
+    case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
+    case cudaErrorUnsupportedLimit: return "limit is not supported on this architecture";
+    case cudaErrorMissingConfiguration: return "__global__ function call is not configured";
     default: return "unknown error";
   }
 }
@@ -2723,13 +2791,22 @@ cudaError_t cudaMallocManaged(void** p, size_t n, unsigned int) {
   cudaError_t r = alloc_into(device_allocs(), p, n);  // before *p is read
   return mapped(r, p ? *p : nullptr, n);
 }
-cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t) { return alloc_into(device_allocs(), p, n, true); }
-cudaError_t cudaMallocHost(void** p, size_t n) {
-  cudaError_t r = alloc_into(host_allocs(), p, n);  // before *p is read
-  return mapped(r, p ? *p : nullptr, n);
+cudaError_t cudashim_pool_alloc(void** p, size_t n, CUmemPoolHandle_st* pool);
+void cudashim_pool_free(void* p);
+static CUmemPoolHandle_st* current_pool();
+cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t) { return cudashim_pool_alloc(p, n, current_pool()); }
+// cudaHostGetFlags: the flags each page-locked allocation was made with.
+static std::unordered_map<void*, unsigned>& host_alloc_flags() {
+  static auto* m = new std::unordered_map<void*, unsigned>;
+  return *m;
 }
-cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int) {
+cudaError_t cudaMallocHost(void** p, size_t n) { return cudaHostAlloc(p, n, cudaHostAllocDefault); }
+cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int flags) {
   cudaError_t r = alloc_into(host_allocs(), p, n);  // before *p is read
+  if (r == cudaSuccess && *p) {
+    std::lock_guard<std::mutex> lk(g_alloc_mutex);
+    host_alloc_flags()[*p] = flags;
+  }
   return mapped(r, p ? *p : nullptr, n);
 }
 cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
@@ -2744,9 +2821,23 @@ cudaError_t cudaMalloc3D(cudaPitchedPtr* p, cudaExtent e) {
   *p = cudaPitchedPtr{m, pitch, e.width, e.height};
   return r;
 }
-cudaError_t cudaFree(void* p) { unmapped(p); return free_from(device_allocs(), p); }
-cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return free_from(device_allocs(), p); }
-cudaError_t cudaFreeHost(void* p) { unmapped(p); return free_from(host_allocs(), p); }
+cudaError_t cudaFree(void* p) {
+  unmapped(p);
+  cudashim_pool_free(p);
+  return free_from(device_allocs(), p);
+}
+cudaError_t cudaFreeAsync(void* p, cudaStream_t) {
+  cudashim_pool_free(p);
+  return free_from(device_allocs(), p);
+}
+cudaError_t cudaFreeHost(void* p) {
+  unmapped(p);
+  {
+    std::lock_guard<std::mutex> lk(g_alloc_mutex);
+    host_alloc_flags().erase(p);
+  }
+  return free_from(host_allocs(), p);
+}
 cudaError_t cudaHostRegister(void* p, size_t n, unsigned int) { return mapped(cudaSuccess, p, n); }
 cudaError_t cudaHostUnregister(void* p) { unmapped(p); return cudaSuccess; }
 cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned int) {
@@ -2869,7 +2960,12 @@ cudaError_t cudaGetDeviceCount(int* n) {
   *n = 1;
   return cudaSuccess;
 }
-cudaError_t cudaSetDeviceFlags(unsigned int) { return cudaSuccess; }
+static std::atomic<unsigned> g_device_flags{0};
+cudaError_t cudaSetDeviceFlags(unsigned int flags) {
+  if (flags & ~0xffu) return ret(cudaErrorInvalidValue);
+  g_device_flags.store(flags);
+  return cudaSuccess;
+}
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
   if (d != 0) return ret(cudaErrorInvalidDevice);
   memset(p, 0, sizeof *p);
@@ -2911,6 +3007,30 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
   p->cooperativeLaunch = 1;
   p->globalL1CacheSupported = 1;
   p->localL1CacheSupported = 1;
+  p->sharedMemPerBlockOptin = kSmemPerBlockOptin;
+  p->streamPrioritiesSupported = 1;
+  p->computePreemptionSupported = 1;
+  p->texturePitchAlignment = 32;
+  p->surfaceAlignment = 512;
+  p->maxTexture1D = 131072;
+  p->maxTexture2D[0] = 131072;
+  p->maxTexture2D[1] = 65536;
+  p->maxTexture3D[0] = p->maxTexture3D[1] = p->maxTexture3D[2] = 16384;
+  p->maxSurface1D = 32768;
+  p->maxSurface2D[0] = 131072;
+  p->maxSurface2D[1] = 65536;
+  p->maxSurface3D[0] = p->maxSurface3D[1] = p->maxSurface3D[2] = 16384;
+  p->hostNativeAtomicSupported = 1;  // one memory: host and device atomics are the same
+  p->singleToDoublePrecisionPerfRatio = 2;
+  p->canUseHostPointerForRegisteredMem = 1;
+  p->pageableMemoryAccessUsesHostPageTables = 1;
+  p->directManagedMemAccessFromHost = 1;
+  p->hostRegisterSupported = 1;
+  p->hostRegisterReadOnlySupported = 1;
+  p->memoryPoolsSupported = 1;
+  p->unifiedFunctionPointers = 1;
+  p->deviceNumaId = -1;
+  p->hostNumaId = -1;
   return cudaSuccess;
 }
 cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int d) {
@@ -2943,6 +3063,47 @@ cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int d) {
     case cudaDevAttrCooperativeLaunch: *v = 1; break;
     case cudaDevAttrManagedMemory: *v = 1; break;
     case cudaDevAttrConcurrentManagedAccess: *v = 1; break;
+    case cudaDevAttrMaxPitch: *v = INT_MAX; break;
+    case cudaDevAttrTextureAlignment: *v = (int)p.textureAlignment; break;
+    case cudaDevAttrTexturePitchAlignment: *v = (int)p.texturePitchAlignment; break;
+    case cudaDevAttrSurfaceAlignment: *v = (int)p.surfaceAlignment; break;
+    case cudaDevAttrGpuOverlap: *v = p.deviceOverlap; break;
+    case cudaDevAttrCanMapHostMemory: *v = p.canMapHostMemory; break;
+    case cudaDevAttrComputeMode: *v = cudaComputeModeDefault; break;
+    case cudaDevAttrAsyncEngineCount: *v = p.asyncEngineCount; break;
+    case cudaDevAttrUnifiedAddressing: *v = p.unifiedAddressing; break;
+    case cudaDevAttrStreamPrioritiesSupported: *v = p.streamPrioritiesSupported; break;
+    case cudaDevAttrGlobalL1CacheSupported: *v = p.globalL1CacheSupported; break;
+    case cudaDevAttrLocalL1CacheSupported: *v = p.localL1CacheSupported; break;
+    case cudaDevAttrMaxRegistersPerMultiprocessor: *v = p.regsPerMultiprocessor; break;
+    case cudaDevAttrPageableMemoryAccess: *v = p.pageableMemoryAccess; break;
+    case cudaDevAttrComputePreemptionSupported: *v = p.computePreemptionSupported; break;
+    case cudaDevAttrCanUseHostPointerForRegisteredMem: *v = p.canUseHostPointerForRegisteredMem; break;
+    case cudaDevAttrHostNativeAtomicSupported: *v = p.hostNativeAtomicSupported; break;
+    case cudaDevAttrSingleToDoublePrecisionPerfRatio: *v = p.singleToDoublePrecisionPerfRatio; break;
+    case cudaDevAttrPageableMemoryAccessUsesHostPageTables: *v = p.pageableMemoryAccessUsesHostPageTables; break;
+    case cudaDevAttrDirectManagedMemAccessFromHost: *v = p.directManagedMemAccessFromHost; break;
+    case cudaDevAttrHostRegisterSupported: *v = p.hostRegisterSupported; break;
+    case cudaDevAttrHostRegisterReadOnlySupported: *v = p.hostRegisterReadOnlySupported; break;
+    case cudaDevAttrMaxBlocksPerMultiprocessor: *v = p.maxBlocksPerMultiProcessor; break;
+    case cudaDevAttrMemoryPoolsSupported: *v = p.memoryPoolsSupported; break;
+    case cudaDevAttrMaxTexture1DWidth: *v = p.maxTexture1D; break;
+    case cudaDevAttrMaxTexture2DWidth: *v = p.maxTexture2D[0]; break;
+    case cudaDevAttrMaxTexture2DHeight: *v = p.maxTexture2D[1]; break;
+    case cudaDevAttrMaxTexture3DWidth: *v = p.maxTexture3D[0]; break;
+    case cudaDevAttrMaxTexture3DHeight: *v = p.maxTexture3D[1]; break;
+    case cudaDevAttrMaxTexture3DDepth: *v = p.maxTexture3D[2]; break;
+    case cudaDevAttrMaxSurface1DWidth: *v = p.maxSurface1D; break;
+    case cudaDevAttrMaxSurface2DWidth: *v = p.maxSurface2D[0]; break;
+    case cudaDevAttrMaxSurface2DHeight: *v = p.maxSurface2D[1]; break;
+    case cudaDevAttrMaxSurface3DWidth: *v = p.maxSurface3D[0]; break;
+    case cudaDevAttrMaxSurface3DHeight: *v = p.maxSurface3D[1]; break;
+    case cudaDevAttrMaxSurface3DDepth: *v = p.maxSurface3D[2]; break;
+    case cudaDevAttrMemSyncDomainCount: *v = 1; break;
+    case cudaDevAttrNumaId: *v = p.deviceNumaId; break;
+    case cudaDevAttrHostNumaId: *v = p.hostNumaId; break;
+    // Everything else is a feature the emulated device lacks (integrated memory, ECC, TCC,
+    // clusters, IPC events, GPUDirect RDMA, MPS, ...): 0, as such a GPU answers.
     default: *v = 0;
   }
   return cudaSuccess;
@@ -2967,16 +3128,23 @@ cudaError_t cudaDeviceCanAccessPeer(int* can, int, int) {
   return cudaSuccess;
 }
 cudaError_t cudaDeviceEnablePeerAccess(int, unsigned int) { return cudaSuccess; }
-cudaError_t cudaStreamCreate(cudaStream_t* s) {
-  *s = new CUstream_st{0};
-  return cudaSuccess;
+// cudaStreamSetAttribute's values, by stream and attribute.
+static std::mutex g_stream_attr_mutex;
+static std::map<std::pair<cudaStream_t, int>, cudaLaunchAttributeValue>& stream_attrs() {
+  static auto* m = new std::map<std::pair<cudaStream_t, int>, cudaLaunchAttributeValue>;
+  return *m;
 }
+static std::atomic<unsigned long long> g_stream_ids{2};  // 1, 2: the legacy and per-thread streams
+cudaError_t cudaStreamCreate(cudaStream_t* s) { return cudaStreamCreateWithPriority(s, 0, 0); }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
-  *s = new CUstream_st{(int)flags};
-  return cudaSuccess;
+  return cudaStreamCreateWithPriority(s, flags, 0);
 }
-cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int flags, int) {
-  return cudaStreamCreateWithFlags(s, flags);
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int flags, int priority) {
+  if (!s) return ret(cudaErrorInvalidValue);
+  *s = new CUstream_st{(int)flags};
+  (*s)->priority = std::clamp(priority, -5, 0);  // cudaDeviceGetStreamPriorityRange: [-5, 0]
+  (*s)->id = ++g_stream_ids;
+  return cudaSuccess;
 }
 cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
   if (least) *least = 0;
@@ -2985,6 +3153,11 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
 }
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
   if (builtin_stream(s)) return ret(cudaErrorInvalidResourceHandle);
+  {
+    std::lock_guard<std::mutex> lk(g_stream_attr_mutex);
+    for (auto it = stream_attrs().begin(); it != stream_attrs().end();)
+      it = it->first.first == s ? stream_attrs().erase(it) : std::next(it);
+  }
   delete s;
   return cudaSuccess;
 }
@@ -3043,6 +3216,353 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
 }
 cudaError_t cudaProfilerStart() { return cudaSuccess; }
 cudaError_t cudaProfilerStop() { return cudaSuccess; }
+
+// ---------------------------------------------------------------- more of the runtime API
+cudaError_t cudaChooseDevice(int* device, const cudaDeviceProp* prop) {
+  if (!device || !prop) return ret(cudaErrorInvalidValue);
+  *device = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) {
+  if (device != 0) return ret(cudaErrorInvalidDevice);
+  if (flags & cudaInitDeviceFlagsAreValid) return cudaSetDeviceFlags(deviceFlags);
+  return cudaSuccess;
+}
+cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
+  if (!flags) return ret(cudaErrorInvalidValue);
+  *flags = g_device_flags.load() | cudaDeviceMapHost;  // host memory is always mapped (UVA)
+  return cudaSuccess;
+}
+cudaError_t cudaSetValidDevices(int* devices, int n) {
+  if (n < 0 || (n > 0 && !devices)) return ret(cudaErrorInvalidValue);
+  for (int i = 0; i < n; ++i)
+    if (devices[i] != 0) return ret(cudaErrorInvalidDevice);
+  return cudaSuccess;
+}
+// The one device sits at PCI 0000:00:00.0 (cudaDeviceProp's pciDomainID/pciBusID/pciDeviceID).
+cudaError_t cudaDeviceGetByPCIBusId(int* device, const char* id) {
+  if (!device || !id) return ret(cudaErrorInvalidValue);
+  unsigned dom = 0, bus = 0, dev = 0, fn = 0;
+  int n = sscanf(id, "%x:%x:%x.%x", &dom, &bus, &dev, &fn);
+  if (n < 3) {
+    dom = 0;
+    n = sscanf(id, "%x:%x.%x", &bus, &dev, &fn);
+    if (n < 2) return ret(cudaErrorInvalidValue);
+  }
+  if (dom != 0 || bus != 0 || dev != 0) return ret(cudaErrorInvalidDevice);
+  *device = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetPCIBusId(char* id, int len, int device) {
+  if (device != 0) return ret(cudaErrorInvalidDevice);
+  if (!id || len <= 0) return ret(cudaErrorInvalidValue);
+  snprintf(id, (size_t)len, "0000:00:00.0");
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetCacheConfig(cudaFuncCache* c) {
+  if (!c) return ret(cudaErrorInvalidValue);
+  *c = cudaFuncCachePreferNone;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetSharedMemConfig(cudaSharedMemConfig* c) {
+  if (!c) return ret(cudaErrorInvalidValue);
+  *c = cudaSharedMemBankSizeFourByte;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceDisablePeerAccess(int) { return cudaSuccess; }  // as cudaDeviceEnablePeerAccess
+// One device: no pair of distinct devices to describe.
+cudaError_t cudaDeviceGetP2PAttribute(int* value, cudaDeviceP2PAttr, int src, int dst) {
+  if (!value) return ret(cudaErrorInvalidValue);
+  (void)src;
+  (void)dst;
+  return ret(cudaErrorInvalidDevice);
+}
+cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* w, const cudaChannelFormatDesc*, int device) {
+  if (device != 0) return ret(cudaErrorInvalidDevice);
+  if (!w) return ret(cudaErrorInvalidValue);
+  *w = (size_t)1 << 28;
+  return cudaSuccess;
+}
+cudaError_t cudaCtxResetPersistingL2Cache() { return cudaSuccess; }
+cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned int* flags) {
+  if (!flags) return ret(cudaErrorInvalidValue);
+  *flags = builtin_stream(s) ? cudaStreamDefault : (unsigned)s->flags;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamGetPriority(cudaStream_t s, int* priority) {
+  if (!priority) return ret(cudaErrorInvalidValue);
+  *priority = builtin_stream(s) ? 0 : s->priority;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamGetDevice(cudaStream_t, int* device) {
+  if (!device) return ret(cudaErrorInvalidValue);
+  *device = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamGetId(cudaStream_t s, unsigned long long* id) {
+  if (!id) return ret(cudaErrorInvalidValue);
+  *id = s == nullptr || s == cudaStreamLegacy ? 1 : s == cudaStreamPerThread ? 2 : s->id;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamAttachMemAsync(cudaStream_t, void*, size_t, unsigned int flags) {
+  if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost && flags != cudaMemAttachSingle)
+    return ret(cudaErrorInvalidValue);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, cudaStreamCaptureStatus* status, unsigned long long* id,
+                                     cudaGraph_t* graph, const cudaGraphNode_t** deps, const cudaGraphEdgeData** edges,
+                                     size_t* ndeps) {
+  if (!status) return ret(cudaErrorInvalidValue);
+  cudaError_t e = cudaStreamIsCapturing(s, status);
+  if (e != cudaSuccess) return e;
+  CUgraph_st* g = nullptr;
+  if (*status == cudaStreamCaptureStatusActive) {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);
+    g = s->capture;
+  }
+  // The capture's id: its graph's address, the same for every stream that joined it.
+  if (id) *id = g ? (unsigned long long)reinterpret_cast<uintptr_t>(g) : 0;
+  if (graph) *graph = g;
+  static thread_local cudaGraphNode_t last;
+  last = g ? g->last : nullptr;
+  if (deps) *deps = last ? &last : nullptr;
+  if (edges) *edges = nullptr;
+  if (ndeps) *ndeps = last ? 1 : 0;
+  return cudaSuccess;
+}
+static bool stream_attr_ok(cudaStreamAttrID a) {
+  return a == cudaLaunchAttributeAccessPolicyWindow || a == cudaLaunchAttributeSynchronizationPolicy ||
+         a == cudaLaunchAttributeMemSyncDomainMap || a == cudaLaunchAttributeMemSyncDomain ||
+         a == cudaLaunchAttributePriority;
+}
+cudaError_t cudaStreamSetAttribute(cudaStream_t s, cudaStreamAttrID a, const cudaStreamAttrValue* v) {
+  if (!v || !stream_attr_ok(a)) return ret(cudaErrorInvalidValue);
+  if (a == cudaLaunchAttributePriority) {
+    if (builtin_stream(s)) return cudaSuccess;
+    s->priority = std::clamp(v->priority, -5, 0);
+    return cudaSuccess;
+  }
+  if (a == cudaLaunchAttributeAccessPolicyWindow && (v->accessPolicyWindow.hitRatio < 0.0f ||
+                                                     v->accessPolicyWindow.hitRatio > 1.0f))
+    return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_stream_attr_mutex);
+  stream_attrs()[{s, (int)a}] = *v;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamGetAttribute(cudaStream_t s, cudaStreamAttrID a, cudaStreamAttrValue* v) {
+  if (!v || !stream_attr_ok(a)) return ret(cudaErrorInvalidValue);
+  memset(v, 0, sizeof *v);
+  if (a == cudaLaunchAttributePriority) {
+    v->priority = builtin_stream(s) ? 0 : s->priority;
+    return cudaSuccess;
+  }
+  if (a == cudaLaunchAttributeSynchronizationPolicy) v->syncPolicy = cudaSyncPolicyAuto;
+  std::lock_guard<std::mutex> lk(g_stream_attr_mutex);
+  auto it = stream_attrs().find({s, (int)a});
+  if (it != stream_attrs().end()) *v = it->second;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) {
+  std::lock_guard<std::mutex> lk(g_stream_attr_mutex);
+  for (auto it = stream_attrs().begin(); it != stream_attrs().end(); ++it)
+    if (it->first.first == src) stream_attrs()[{dst, it->first.second}] = it->second;
+  if (!builtin_stream(dst) && !builtin_stream(src)) dst->priority = src->priority;
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int) { return cudaEventRecord(e, s); }
+cudaError_t cudaHostGetFlags(unsigned int* flags, void* p) {
+  if (!flags) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_alloc_mutex);
+  auto it = host_alloc_flags().find(p);
+  if (it == host_alloc_flags().end()) return ret(cudaErrorInvalidValue);
+  *flags = it->second | cudaHostAllocMapped;  // page-locked memory is mapped (UVA)
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpyPeerAsync(void* dst, int dd, const void* src, int sd, size_t n, cudaStream_t s) {
+  if (dd != 0 || sd != 0) return ret(cudaErrorInvalidDevice);
+  return cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s);
+}
+cudaError_t cudaMemset2DAsync(void* p, size_t pitch, int v, size_t width, size_t height, cudaStream_t s) {
+  if (capturing(s)) {
+    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset2D(p, pitch, v, width, height); }));
+    return cudaSuccess;
+  }
+  return cudaMemset2D(p, pitch, v, width, height);
+}
+// A pitched 3D box: `depth` slices of `height` rows of `pitch` bytes (p.ysize rows per slice).
+cudaError_t cudaMemset3D(cudaPitchedPtr p, int v, cudaExtent e) {
+  if (e.width == 0 || e.height == 0 || e.depth == 0) return cudaSuccess;
+  const size_t rows = p.ysize ? p.ysize : e.height;
+  if (e.height > rows) return ret(cudaErrorInvalidValue);
+  for (size_t z = 0; z < e.depth; ++z) {
+    cudaError_t r = cudaMemset2D(static_cast<char*>(p.ptr) + z * rows * p.pitch, p.pitch, v, e.width, e.height);
+    if (r != cudaSuccess) return r;
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaMemset3DAsync(cudaPitchedPtr p, int v, cudaExtent e, cudaStream_t s) {
+  if (capturing(s)) {
+    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset3D(p, v, e); }));
+    return cudaSuccess;
+  }
+  return cudaMemset3D(p, v, e);
+}
+
+// Stream-ordered memory pools. Every pool's memory is the emulator's device memory, allocated at
+// the call (as cudaMallocAsync's is); a pool counts what it holds for its attributes.
+struct CUmemPoolHandle_st {
+  bool is_default = false;
+  unsigned long long threshold = 0, used = 0, used_high = 0, reserved_high = 0;
+  int reuse[3] = {1, 1, 1};
+  cudaMemAccessFlags access = cudaMemAccessFlagsProtReadWrite;
+};
+static CUmemPoolHandle_st* default_pool() {
+  static CUmemPoolHandle_st* p = [] {
+    auto* q = new CUmemPoolHandle_st;
+    q->is_default = true;
+    return q;
+  }();
+  return p;
+}
+static std::atomic<CUmemPoolHandle_st*> g_current_pool{nullptr};
+static CUmemPoolHandle_st* current_pool() {
+  CUmemPoolHandle_st* p = g_current_pool.load();
+  return p ? p : default_pool();
+}
+static std::unordered_map<void*, std::pair<CUmemPoolHandle_st*, size_t>>& pool_allocs() {
+  static auto* m = new std::unordered_map<void*, std::pair<CUmemPoolHandle_st*, size_t>>;
+  return *m;
+}
+cudaError_t cudashim_pool_alloc(void** p, size_t n, CUmemPoolHandle_st* pool) {
+  cudaError_t r = alloc_into(device_allocs(), p, n, true);
+  if (r != cudaSuccess || !*p) return r;
+  std::lock_guard<std::mutex> lk(g_alloc_mutex);
+  pool_allocs()[*p] = {pool, n};
+  pool->used += n;
+  pool->used_high = std::max(pool->used_high, pool->used);
+  pool->reserved_high = std::max(pool->reserved_high, pool->used);
+  return cudaSuccess;
+}
+void cudashim_pool_free(void* p) {
+  std::lock_guard<std::mutex> lk(g_alloc_mutex);
+  auto it = pool_allocs().find(p);
+  if (it == pool_allocs().end()) return;
+  it->second.first->used -= it->second.second;
+  pool_allocs().erase(it);
+}
+static bool device_location(const cudaMemLocation* l) {
+  return l && l->type == cudaMemLocationTypeDevice && l->id == 0;
+}
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
+  if (device != 0) return ret(cudaErrorInvalidDevice);
+  if (!pool) return ret(cudaErrorInvalidValue);
+  *pool = default_pool();
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int device) {
+  if (device != 0) return ret(cudaErrorInvalidDevice);
+  if (!pool) return ret(cudaErrorInvalidValue);
+  *pool = current_pool();
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t pool) {
+  if (device != 0) return ret(cudaErrorInvalidDevice);
+  if (!pool) return ret(cudaErrorInvalidValue);
+  g_current_pool.store(pool);
+  return cudaSuccess;
+}
+cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t* pool, cudaMemLocation* l, cudaMemAllocationType t) {
+  if (!pool || !device_location(l) || t != cudaMemAllocationTypePinned) return ret(cudaErrorInvalidValue);
+  *pool = default_pool();
+  return cudaSuccess;
+}
+cudaError_t cudaMemGetMemPool(cudaMemPool_t* pool, cudaMemLocation* l, cudaMemAllocationType t) {
+  if (!pool || !device_location(l) || t != cudaMemAllocationTypePinned) return ret(cudaErrorInvalidValue);
+  *pool = current_pool();
+  return cudaSuccess;
+}
+cudaError_t cudaMemSetMemPool(cudaMemLocation* l, cudaMemAllocationType t, cudaMemPool_t pool) {
+  if (!pool || !device_location(l) || t != cudaMemAllocationTypePinned) return ret(cudaErrorInvalidValue);
+  g_current_pool.store(pool);
+  return cudaSuccess;
+}
+cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* props) {
+  if (!pool || !props || props->allocType != cudaMemAllocationTypePinned) return ret(cudaErrorInvalidValue);
+  if (props->location.type != cudaMemLocationTypeDevice) return ret(cudaErrorInvalidValue);
+  if (props->location.id != 0) return ret(cudaErrorInvalidDevice);
+  *pool = new CUmemPoolHandle_st;
+  return cudaSuccess;
+}
+cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool) {
+  if (!pool || pool->is_default) return ret(cudaErrorInvalidValue);
+  CUmemPoolHandle_st* expected = pool;
+  g_current_pool.compare_exchange_strong(expected, nullptr);  // the device's pool reverts to the default
+  std::lock_guard<std::mutex> lk(g_alloc_mutex);
+  for (auto it = pool_allocs().begin(); it != pool_allocs().end();) {
+    if (it->second.first == pool) it = pool_allocs().erase(it);  // still valid memory, now unowned
+    else ++it;
+  }
+  delete pool;
+  return cudaSuccess;
+}
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr a, void* value) {
+  if (!pool || !value) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_alloc_mutex);
+  switch (a) {
+    case cudaMemPoolReuseFollowEventDependencies:
+    case cudaMemPoolReuseAllowOpportunistic:
+    case cudaMemPoolReuseAllowInternalDependencies:
+      pool->reuse[a - 1] = *static_cast<int*>(value) != 0;
+      return cudaSuccess;
+    case cudaMemPoolAttrReleaseThreshold: pool->threshold = *static_cast<unsigned long long*>(value); return cudaSuccess;
+    case cudaMemPoolAttrReservedMemHigh:  // may only be reset to 0 (to the current value)
+      if (*static_cast<unsigned long long*>(value) != 0) break;
+      pool->reserved_high = pool->used;
+      return cudaSuccess;
+    case cudaMemPoolAttrUsedMemHigh:
+      if (*static_cast<unsigned long long*>(value) != 0) break;
+      pool->used_high = pool->used;
+      return cudaSuccess;
+    default: break;
+  }
+  return ret(cudaErrorInvalidValue);
+}
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr a, void* value) {
+  if (!pool || !value) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_alloc_mutex);
+  unsigned long long* v = static_cast<unsigned long long*>(value);
+  switch (a) {
+    case cudaMemPoolReuseFollowEventDependencies:
+    case cudaMemPoolReuseAllowOpportunistic:
+    case cudaMemPoolReuseAllowInternalDependencies: *static_cast<int*>(value) = pool->reuse[a - 1]; return cudaSuccess;
+    case cudaMemPoolAttrReleaseThreshold: *v = pool->threshold; return cudaSuccess;
+    // Freed memory goes back at once here: what a pool reserves is what it holds.
+    case cudaMemPoolAttrReservedMemCurrent: *v = pool->used; return cudaSuccess;
+    case cudaMemPoolAttrReservedMemHigh: *v = pool->reserved_high; return cudaSuccess;
+    case cudaMemPoolAttrUsedMemCurrent: *v = pool->used; return cudaSuccess;
+    case cudaMemPoolAttrUsedMemHigh: *v = pool->used_high; return cudaSuccess;
+  }
+  return ret(cudaErrorInvalidValue);
+}
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t) { return pool ? cudaSuccess : ret(cudaErrorInvalidValue); }
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const cudaMemAccessDesc* descs, size_t count) {
+  if (!pool || (count && !descs)) return ret(cudaErrorInvalidValue);
+  for (size_t i = 0; i < count; ++i) {
+    if (descs[i].location.type != cudaMemLocationTypeDevice) return ret(cudaErrorInvalidValue);
+    if (descs[i].location.id != 0) return ret(cudaErrorInvalidDevice);
+    pool->access = descs[i].flags;
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaMemPoolGetAccess(cudaMemAccessFlags* flags, cudaMemPool_t pool, cudaMemLocation* l) {
+  if (!flags || !pool || !device_location(l)) return ret(cudaErrorInvalidValue);
+  *flags = pool->access;
+  return cudaSuccess;
+}
+cudaError_t cudaMallocFromPoolAsync(void** p, size_t n, cudaMemPool_t pool, cudaStream_t) {
+  if (!pool) return ret(cudaErrorInvalidValue);
+  return cudashim_pool_alloc(p, n, pool);
+}
 
 #if defined(CUDASHIM_FIBER_ASAN)
 // AddressSanitizer enforces C11's rule that aligned_alloc's size be a multiple of the alignment
