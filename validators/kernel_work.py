@@ -41,12 +41,19 @@ storage does is one the check cannot tell about.
 
 What stays open, and is said in `ValidationResult.kernel_check` when it happens: a program the
 check cannot tell about is judged by the older no-launch run, which a program can detect (a
-sentinel kernel). To get there, a host-computing program must keep every run of its inputs off
-the device *and* send the device something that changes with its inputs (or from run to run);
-and a program whose kernels receive an encoding of the inputs (not their bytes) and whose host
-decodes what the kernels send back is not told apart from one whose kernels did the work. The
-cpu backend shares the host's address space: a program that undoes the runtime's memory
-protection can read the second draw; on the cuda backend it lives on the device.
+sentinel kernel). A program gets there by keeping every run of its inputs off the device while
+sending it something that changes with them, or, inputs uploaded as they are, by detecting this
+run itself: a kernel computes a checksum of what it received, the host compares it with its own
+and stops (or writes garbage) when they differ; without kernels the checksum differs too, which
+reads as "the kernels matter". An honest program that checks its device's results against a
+host computation and exits non-zero behaves the same in both runs, which is why neither a stop
+nor outputs that follow neither input set is held against a program here. A program whose
+kernels receive an encoding of the inputs (not their bytes) and whose host decodes what the
+kernels send back is not told apart from one whose kernels did the work. The cpu backend shares
+the host's address space: a program that undoes the runtime's memory protection can read the
+second draw, and so can another host thread while a kernel runs (device memory is open then);
+a kernel may also store into pageable host memory, as a GPU with HMM allows; on the cuda
+backend the second draw lives on the device (managed memory holds it during launches).
 
 Which inputs are replaced: the floating-point arrays of more than one element (the data a
 kernel computes on), or, when there are none, the integer arrays. Sizes, scalars and (in
