@@ -198,6 +198,31 @@ def define_flags(defines: dict[str, int | str]) -> list[str]:
     return [f"-D{k}={v}" for k, v in sorted(defines.items())]
 
 
+_LIBRARY_HEADERS = {
+    "cublas_v2.h": "cublas", "cublas.h": "cublas", "cublas_api.h": "cublas", "cublasXt.h": "cublas",
+    "cublasLt.h": "cublasLt", "curand.h": "curand", "cufft.h": "cufft", "cufftXt.h": "cufft",
+    "cufftw.h": "cufftw", "cusparse.h": "cusparse", "cusparse_v2.h": "cusparse",
+    "cusolverDn.h": "cusolver", "cusolverSp.h": "cusolver", "cusolverRf.h": "cusolver",
+    "cusolver_common.h": "cusolver", "nvrtc.h": "nvrtc", "cuda.h": "cuda",
+}
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.MULTILINE)
+
+
+def library_link_flags(source: str, flags: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """`-l` flags for the CUDA libraries whose headers `source` includes and `flags` does not
+    already link: nvcc links none of them by itself, and a program written for a harness that
+    does (CUDABench, an LLM's answer that includes <cublas_v2.h>) would fail to link on a GPU
+    where the cpu backend's header-only shim builds it. `curand_kernel.h` is device code: no
+    library."""
+    given = {f[2:] for f in flags if f.startswith("-l")}
+    libs = []
+    for header in _INCLUDE.findall(source):
+        lib = _LIBRARY_HEADERS.get(header.strip().rsplit("/", 1)[-1])
+        if lib and lib not in given and lib not in libs:
+            libs.append(lib)
+    return [f"-l{lib}" for lib in libs]
+
+
 def nvcc_command(program: Program, defines: dict[str, int | str], options: NvccOptions,
                  output: str = "a.out") -> list[str]:
     cmd = [_real_nvcc(nvcc_path()), options.opt, f"-arch={options.arch}"]
@@ -210,6 +235,7 @@ def nvcc_command(program: Program, defines: dict[str, int | str], options: NvccO
             cmd += [f"-Xlinker=-rpath={_toolkit_lib(cmd[0])}"]
     cmd += define_flags(defines)
     cmd += [*options.extra_flags, *program.extra_flags, "-o", output, program.filename]
+    cmd += library_link_flags(program.source, [*options.extra_flags, *program.extra_flags])
     return cmd
 
 

@@ -120,3 +120,24 @@ def test_the_interposed_runtimes_own_failure_is_an_error_not_a_verdict():
                    "cuda_interposer[0123]: cannot read settings\n"):
         plain = be.classify(_exe(), RunOutcome(exit_code=97, stderr=stderr))
         assert plain.status == Status.RUNTIME_ERROR, (stderr, plain)
+
+
+def test_nvcc_links_the_libraries_whose_headers_a_program_includes():
+    """nvcc links no CUDA library by itself: a cuBLAS program the cpu shim builds from its
+    headers alone failed to link on a GPU ("undefined reference to cublasCreate_v2")."""
+    from validators.nvcc import library_link_flags
+
+    source = ('#include <cublas_v2.h>\n  #  include "curand.h"\n#include <curand_kernel.h>\n'
+              "#include <cufft.h>\n#include <cuda_runtime.h>\n// #include <cusparse.h> is text\n")
+    assert library_link_flags(source) == ["-lcublas", "-lcurand", "-lcufft"]
+    assert library_link_flags(source, ["-lcublas", "-O2"]) == ["-lcurand", "-lcufft"]
+    assert library_link_flags("#include <curand_kernel.h>\n#include <cuda_fp16.h>\n") == []
+    assert library_link_flags("#include <cuda.h>\n") == ["-lcuda"]  # the driver API
+    from schemas import Program
+    from validators.nvcc import NvccOptions, NvccUnavailable, nvcc_command
+
+    try:
+        cmd = nvcc_command(Program(source=source, extra_flags=["-lcurand"]), {}, NvccOptions())
+    except NvccUnavailable:
+        return
+    assert cmd[-2:] == ["-lcublas", "-lcufft"], cmd  # after the source, as the linker needs
