@@ -30,7 +30,7 @@ from tests.validators.test_cuda_kernel_work import (  # noqa: F401
     pytestmark,
 )
 from validators.backends.base import Executable
-from validators.backends.cuda import unfollowed
+from validators.backends.cuda import library_compute_calls, unfollowed
 
 EXTRA_RUNTIME = r"""
 #include <vector>
@@ -136,14 +136,17 @@ cublasStatus_t cublasSetMatrix(int r, int c, int e, const void* a, int lda, void
   for (int j = 0; j < c; j++) memcpy((char*)b + (size_t)j * ldb * e, (const char*)a + (size_t)j * lda * e, (size_t)r * e);
   return 0;
 }
-cublasStatus_t cublasSetVector(int n, int e, const void* x, int incx, void* y, int incy) {
+static void strided(int n, int e, const void* x, int incx, void* y, int incy) {
   for (int i = 0; i < n; i++) memcpy((char*)y + (size_t)i * incy * e, (const char*)x + (size_t)i * incx * e, e);
-  return 0;
+}
+cublasStatus_t cublasSetVector(int n, int e, const void* x, int incx, void* y, int incy) {
+  strided(n, e, x, incx, y, incy); return 0;
 }
 cublasStatus_t cublasGetVector(int n, int e, const void* x, int incx, void* y, int incy) {
-  return cublasSetVector(n, e, x, incx, y, incy);
+  strided(n, e, x, incx, y, incy); return 0;
 }
 cublasStatus_t cublasFakeSquare(const float* x, float* y, int n) { for (int i = 0; i < n; i++) y[i] = x[i] * x[i]; return 0; }
+cublasStatus_t cublasFakeSquareD(const double* x, float* y, int n) { for (int i = 0; i < n; i++) y[i] = (float)(x[i] * x[i]); return 0; }
 }
 """
 
@@ -153,6 +156,7 @@ int cublasSetMatrix(int, int, int, const void*, int, void*, int);
 int cublasSetVector(int, int, const void*, int, void*, int);
 int cublasGetVector(int, int, const void*, int, void*, int);
 int cublasFakeSquare(const float*, float*, int);
+int cublasFakeSquareD(const double*, float*, int);
 }
 """
 
@@ -200,6 +204,15 @@ int main() { load(); float *da, *db; cudaMalloc((void**)&da, N * 4); cudaMalloc(
 """,
 }
 
+# cuBLAS on inputs the host converted to double first: no run of their bytes reaches the device,
+# so the no-launch run decides, with the library's compute calls made no-ops there by the stubs.
+CUBLAS_ON_CONVERTED_INPUTS = PRELUDE + CUBLAS_DECLS + r"""
+int main() { load(); static double xd[N]; for (int i = 0; i < N; i++) xd[i] = x[i];
+  double* da; float* db; cudaMalloc((void**)&da, N * 8); cudaMalloc((void**)&db, N * 4);
+  cublasSetVector(N, 8, xd, 1, da, 1); cublasFakeSquareD(da, db, N);
+  cublasGetVector(N, 4, db, 1, y, 1); save(); }
+"""
+
 CHEATS = {
     # The host squares what a captured graph brought back from the device.
     "graph_reads_the_inputs_back": PRELUDE + r"""
@@ -217,6 +230,13 @@ int main() { load(); float *da, *db; cudaMalloc((void**)&da, N * 4); cudaMalloc(
 int main() { load(); float *da; cudaMalloc((void**)&da, N * 4); static float h[N];
   for (int i = 0; i < N; i++) h[i] = x[i] * x[i];
   cublasSetVector(N, 4, h, 1, da, 1); cublasGetVector(N, 4, da, 1, y, 1); save(); }
+""",
+    # A library call for show, the inputs converted before they go up, the host computes.
+    "cublas_called_for_show": PRELUDE + CUBLAS_DECLS + r"""
+int main() { load(); static double xd[N]; for (int i = 0; i < N; i++) xd[i] = x[i];
+  double* da; float* db; cudaMalloc((void**)&da, N * 8); cudaMalloc((void**)&db, N * 4);
+  cublasSetVector(N, 8, xd, 1, da, 1); cublasFakeSquareD(da, db, 1);
+  for (int i = 0; i < N; i++) y[i] = x[i] * x[i]; save(); }
 """,
     # The host's answer computed from the inputs read back through a CUDA array.
     "array_round_trip": PRELUDE + r"""
@@ -301,6 +321,9 @@ int main() { return (int)cudaMemcpyBatchAsync(0, 0, 0, 0, 0, 0, 0, 0); }
     lib = FakeGpuWithLibraries(runtime).build(Program(source=HONEST["cublas"], filename="prog.cu"), {})
     copies, launches = unfollowed(lib.path)
     assert copies == "" and "libcublas.so.13" in launches  # its Set/Get are followed
+    # Its compute calls, made no-ops in the no-launch run by stubs: then no launch is unseen.
+    assert library_compute_calls(lib.path) == ["cublasFakeSquare"]
+    assert unfollowed(lib.path, stubbed=True) == ("", "")
 
 
 def test_a_copy_the_runtime_does_not_follow_is_no_evidence_of_host_work(engine, runtime):
@@ -340,3 +363,12 @@ def test_inputs_passed_by_value_count_as_reaching_the_device(engine):
     res = engine.check(POLY, Program(source=POLY_BY_VALUE, filename="prog.cu"))
     assert res.status == Status.PASSED, (res.status, res.reason, res.kernel_check)
     assert "by the no-launch run" in res.kernel_check, res.kernel_check
+
+
+def test_library_compute_calls_are_no_ops_in_the_no_launch_run(engine):
+    """Before the stubs, libcublas's kernels ran in the no-launch run, so only its uploads were
+    judged there, and a program calling cuBLAS for show while its host computed passed."""
+    res = engine.check(SQUARE, Program(source=CUBLAS_ON_CONVERTED_INPUTS, filename="prog.cu"))
+    assert res.status == Status.PASSED, (res.status, res.reason, res.kernel_check)
+    assert res.kernel_check.startswith("outputs depend on the kernels (case"), res.kernel_check
+    assert "by the no-launch run (without them y differs" in res.kernel_check, res.kernel_check

@@ -35,10 +35,13 @@ and the case is an `error` saying so: never a pass, never a rejection on it.
 
 What the executable imports says what the interposer cannot follow (`unfollowed`): other copies
 (graph memcpy nodes, batched copies, the driver API's `cuMemcpy*`, `cublasXt`) leave the
-device-input run out, since an upload it does not replace would read as host work; launches it
-cannot stop (`cuLaunchKernel`, `cuGraphLaunch`, and the kernels of a library it links, such as
-libcublas or libcufft) leave the no-launch run to its uploads alone (an output the host uploaded
-whole is still rejected). Either way `ValidationResult.kernel_check` says which run was left out
+device-input run out, since an upload it does not replace would read as host work. A CUDA
+library's compute calls (`cublasSgemm_v2`, `cufftExecC2C`, `curandGenerateUniform`, ...: every
+imported library function that is not a handle, plan, setting or copy) get a per-program stub
+library (`library_stubs`, x86-64): trampolines that jump to the library, or return success without
+computing in the no-launch run, so its kernels stop there as launches do. Launches it still
+cannot stop (`cuLaunchKernel`, `cuGraphLaunch`, a library without stubs) leave the no-launch run
+to its uploads alone (an output the host uploaded whole is still rejected). Either way `ValidationResult.kernel_check` says which run was left out
 and why. Entry points fetched with `cudaGetDriverEntryPoint`/`dlsym` bypass both the interposer
 and this reading; that only hurts the program (its upload is not replaced, so its outputs follow
 the host's inputs; its launch still runs in the no-launch run). The interposer shows in
@@ -318,7 +321,67 @@ _LAUNCHING_LIBRARY = re.compile(
     r"nvjpeg|cudnn\w*|nccl|cutensor\w*|nvblas|cudss)\.so")
 
 
-def unfollowed(path: Path) -> tuple[str, str]:
+_LIBRARY_CALL = re.compile(r"^(cublas|cufft|curand|cusparse|cusolver|cudnn|nccl|npp|cutensor|nvjpeg)")
+_SETUP_CALL = re.compile(
+    r"(Create|Destroy|Set|Get|Plan|Make|Estimate|Version|Error|Status|Logger|Workspace|Stream|"
+    r"Mode|Property|Attribute|Alloc|Free|Init|Finalize|Seed|Offset|Ordering|Descr|BufferSize|"
+    r"Query|Info|Name|String|Heuristic|Preference|Count|Memcpy)", re.IGNORECASE)
+
+
+def library_compute_calls(path: Path) -> list[str]:
+    """The CUDA-library functions `path` imports that compute (a GEMM, an FFT, a generator's
+    numbers), as opposed to handles, plans, settings and copies: what the no-launch run must
+    turn into no-ops, since their kernels launch inside the library."""
+    found = linkage(path)
+    return sorted(n for n in found.imports if _LIBRARY_CALL.match(n) and not _SETUP_CALL.search(n))
+
+
+def library_stubs(names: list[str], cache: BuildCache | None = None) -> tuple[Path | None, str]:
+    """A preload library with one trampoline per name: it jumps to the library's own function,
+    or, in the no-launch run (the interposer's `ckd_no_launch_flag`), returns 0 (every CUDA
+    library's success status) without computing. A jump, not a call, so one stub serves any
+    signature. x86-64 only (None elsewhere: those libraries' launches then stay unseen)."""
+    import platform
+
+    if not names:
+        return None, "no library compute calls"
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return None, f"library stubs are written for x86-64, not {platform.machine()}"
+    gxx = shutil.which("g++")
+    if gxx is None:
+        return None, "g++ not found (it builds the library stubs)"
+    lines = ['#include <dlfcn.h>',
+             f'extern "C" {{ __attribute__((visibility("hidden"))) void* ckd_real[{len(names)}]; }}',
+             f'static const char* const kNames[{len(names)}] = {{',
+             *[f'  "{n}",' for n in names], "};",
+             "__attribute__((constructor)) static void ckd_resolve() {",
+             f"  for (int i = 0; i < {len(names)}; i++) ckd_real[i] = dlsym(RTLD_NEXT, kNames[i]);", "}",
+             "asm(R\"(", ".text"]
+    for i, n in enumerate(names):
+        lines += [f".globl {n}", f".type {n}, @function", f"{n}:",
+                  "  movq ckd_no_launch_flag@GOTPCREL(%rip), %r11", "  cmpl $0, (%r11)",
+                  f"  jne .Lnoop{i}", f"  movq ckd_real+{8 * i}(%rip), %r11", "  testq %r11, %r11",
+                  f"  jz .Lmissing{i}", "  jmpq *%r11", f".Lnoop{i}:", "  xorl %eax, %eax", "  ret",
+                  f".Lmissing{i}:", "  movl $1, %eax", "  ret", f".size {n}, .-{n}"]
+    lines += [')");', ""]
+    source = "\n".join(lines)
+    version = subprocess.run([gxx, "--version"], capture_output=True, text=True).stdout
+    cache = cache or BuildCache()
+    key = BuildCache.key(kind="cuda-library-stubs", source=source, compiler=version)
+
+    def build(tmp: Path) -> CompileInfo:
+        (tmp / "stubs.cpp").write_text(source)
+        cmd = [gxx, "-O2", "-shared", "-fPIC", "-o", "libckdstubs.so", "stubs.cpp", "-ldl"]
+        out = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=300)
+        (tmp / "stubs.cpp").unlink()
+        return CompileInfo(compiler="g++", command=cmd, ok=out.returncode == 0,
+                           diagnostics=out.stderr[-2000:])
+
+    path, info = cache.get_or_build(key, build, artifact="libckdstubs.so")
+    return path, "" if path is not None else f"the library stubs did not build: {info.diagnostics}"
+
+
+def unfollowed(path: Path, *, stubbed: bool = False) -> tuple[str, str]:
     """(the copies of `path` the interposed runtime does not follow, the launches it cannot turn
     into no-ops), each said as a reason, '' when there are none. Read from what the program
     imports, not its text: a call the loader binds is one the program makes. A call hidden from
@@ -332,7 +395,9 @@ def unfollowed(path: Path) -> tuple[str, str]:
     copies = sorted(n for n in names if _COPY.match(n) and n not in FOLLOWED_COPIES
                     and n not in HOSTLESS_COPIES)
     launches = sorted(n for n in names if _LAUNCH.match(n))
-    libraries = sorted(n for n in found.needed if _LAUNCHING_LIBRARY.match(n))
+    # With the library stubs preloaded (`stubbed`), the libraries' compute calls are no-ops in
+    # the no-launch run, as launches are: their kernels no longer run unseen.
+    libraries = [] if stubbed else sorted(n for n in found.needed if _LAUNCHING_LIBRARY.match(n))
     copy_why = (f"the program copies through {', '.join(copies[:4])}"
                 f"{' ...' if len(copies) > 4 else ''}, which the interposed runtime does not "
                 "follow" if copies else "")
@@ -463,7 +528,19 @@ class CudaBackend(Backend):
         # Every run, not only the kernel-work one: a program cannot tell them apart by what the
         # loader mapped. Without settings the interposer only forwards each call.
         path, _ = self.interposer()
-        return [path] if path is not None else []
+        if path is None:
+            return []
+        stubs = self._library_stubs(exe)
+        return [path, stubs] if stubs is not None else [path]
+
+    def _library_stubs(self, exe: Executable) -> Path | None:
+        if exe.path is None:
+            return None
+        names = library_compute_calls(exe.path)
+        if not names:
+            return None
+        stubs, _ = library_stubs(names, self.cache)
+        return stubs
 
     def kernel_work_unusable(self, exe: Executable) -> str:
         path, why = self.interposer()
@@ -474,7 +551,10 @@ class CudaBackend(Backend):
         return runtime_linkage(exe.path)
 
     def kernel_work_limits(self, exe: Executable) -> tuple[str, str]:
-        return unfollowed(exe.path) if exe.path is not None else ("", "")
+        if exe.path is None:
+            return "", ""
+        return unfollowed(exe.path, stubbed=self._library_stubs(exe) is not None
+                          or not library_compute_calls(exe.path))
 
     def no_launch_env(self) -> dict[str, str] | None:
         return _padded({"CUDASHIM_NO_LAUNCH": "1"})

@@ -92,6 +92,9 @@ enum { kCublasSuccess = 0, kCublasNotInitialized = 1 };
 enum { kH2H = 0, kH2D = 1, kD2H = 2, kD2D = 3, kDefault = 4 };
 enum { kTypeDevice = 2, kTypeManaged = 3 };
 constexpr cudaError_t kUnknown = 999;  // cudaErrorUnknown: the real runtime is missing
+// Read by the per-program library stubs (validators/backends/cuda.py `library_stubs`): in the
+// no-launch run, a library's compute calls return success without computing, as launches do.
+__attribute__((visibility("default"))) volatile int ckd_no_launch_flag;
 }
 
 namespace {
@@ -273,6 +276,7 @@ __attribute__((constructor(101))) void capture_settings() {
   *out = nullptr;
   run_timing_start();
   g_no_launch = flag("CUDASHIM_NO_LAUNCH");
+  ckd_no_launch_flag = g_no_launch ? 1 : 0;
   g_log_uploads = flag("CUDASHIM_LOG_UPLOADS");
   load_inputs();
   open_held_logs();
