@@ -347,14 +347,22 @@ class Engine:
         return ""
 
     def _library_fallback(self, why: str) -> str:
-        """For a program naming a library, the note that replaces the no-launch run where the
-        device-input run could not tell (`why`); '' for any other program (the no-launch run
-        decides)."""
-        used = getattr(self.__dict__.get("_budget"), "libraries", None)
+        """For a program naming a library whose last run did library work, the note that
+        replaces the no-launch run where the device-input run could not tell (`why`); '' for any
+        other program (the no-launch run decides). Library work is what the cpu runtime notes
+        (`_read_library_work`): a call of cuBLAS, cuSPARSE, CUB's device-wide algorithms,
+        cuRAND's host API or Thrust's device system that computes; a program that only names a
+        library, or only moves data with it, gets the no-launch run. Where the last run left no
+        such note (it did not finish), naming the library is taken at its word."""
+        budget = self.__dict__.get("_budget")
+        used = getattr(budget, "libraries", None)
         if not used:
             return ""
-        return (f"skipped: the no-launch run, since library calls ({', '.join(used)}) compute "
-                f"without a kernel launch; the device-input run could not tell ({why})")
+        worked = getattr(budget, "library_work", None)
+        if worked is not None and not worked:
+            return ""
+        return (f"skipped: the no-launch run, since library calls ({', '.join(sorted(worked or used))}) "
+                f"compute without a kernel launch; the device-input run could not tell ({why})")
 
     def _finish(self, result: ValidationResult, status: Status, started: float, *,
                 reason: str = "") -> ValidationResult:
@@ -758,6 +766,8 @@ class Engine:
             limits = limits.with_overrides(
                 wall_seconds=cap, cpu_seconds=min(limits.cpu_seconds or cap, cap))
         reserve = sum(int(a.nbytes) for a in inputs.values())
+        budget = self.__dict__.setdefault("_budget", threading.local())
+        budget.library_work = None  # `_library_fallback`: this run's, once it finished
         with workspace(limits, reserve_bytes=reserve) as root:
             work = root / "work"
             work.mkdir()
@@ -849,6 +859,7 @@ class Engine:
                 return run
             self._compare(task, work, sizes, run)
             run.uploads = _read_uploads(work)
+            budget.library_work = _read_library_work(work, nonce) if nonce else None
             run.poison_log = _read_poison_log(work)
             if logs is not None:
                 from .safe_fs import read_regular
@@ -1057,6 +1068,22 @@ def _read_uploads(work: Path) -> set[tuple[int, int]]:
         if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
             out.add((int(parts[0]), int(parts[1])))
     return out
+
+
+def _read_library_work(work: Path, nonce: str) -> set[str] | None:
+    """The libraries whose calls computed in a run: the "library <name> <first call>" lines the
+    cpu runtime writes in its upload log (`_Note_library_work` in validators/cpu/runtime); None
+    when the log is not the runtime's of this run."""
+    from .safe_fs import read_regular
+
+    try:
+        text = read_regular(work, UPLOAD_LOG, 1 << 25).decode("ascii", "replace")
+    except OSError:
+        return None
+    lines = text.splitlines()
+    if not lines or lines[0] != f"{LOG_HEADER} {nonce}":
+        return None
+    return {ln.split()[1] for ln in lines[1:] if ln.startswith("library ") and len(ln.split()) > 1}
 
 
 def _read_poison_log(work: Path) -> dict[int, str]:

@@ -22,7 +22,8 @@ Verdicts (`Verdict.kind`):
   the inputs replaced; the task's answer is a copy of an input that the host read back). The
   engine then falls back to the no-launch run, and says so; for a program that names a library
   (`anticheat.LIBRARY_FEATURES`: cuBLAS, CUB, Thrust, ...), whose calls may compute without a
-  launch, it leaves the no-launch run out instead, and says so. Naming a library waives nothing
+  launch, it leaves the no-launch run out instead, and says so, where the run did library work
+  (the cpu runtime notes it: `Engine._library_fallback`). Naming a library waives nothing
   else: this run, and the rejections below, judge such a program as any other.
 
 When no run of an input reached the device (the host converted its inputs before the upload, or

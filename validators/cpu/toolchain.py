@@ -437,7 +437,8 @@ def thrust_flags() -> list[str]:
         "-DTHRUST_HOST_SYSTEM=THRUST_HOST_SYSTEM_CPP",
         "-idirafter",
         str(cccl),
-        # thrust::cuda::par / par_nosync (.on(stream)) as policies of the CPP system.
+        # Thrust's device system, the shim's own (thrust::system::cuda over the CPP system's
+        # algorithms), with thrust::cuda::par / par_nosync (.on(stream)).
         "-include",
         str(THRUST_CUDA_POLICY),
     ]

@@ -628,36 +628,36 @@ inline void require_real(const char* __fn, cudaDataType __a, cudaDataType __b, c
 // ---------------------------------------------------------------- level 1
 #define CUDASHIM_BLAS_L1(_Sx, _Lx, _Tp)                                                                                             \
   inline cublasStatus_t cublas##_Sx##dot(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, const _Tp* __y, int __incy,     \
-                                         _Tp* __r) { ::cudashim::_Device_access __cudashim_da;                                                                           \
+                                         _Tp* __r) { ::cudashim::_Library_access __cudashim_da("cublas");                                                                           \
     return cudashim::blas::dot(__h, __n, __x, __incx, __y, __incy, __r);                                                       \
   }                                                                                                                            \
-  inline cublasStatus_t cublas##_Sx##nrm2(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __r) { ::cudashim::_Device_access __cudashim_da;                 \
+  inline cublasStatus_t cublas##_Sx##nrm2(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __r) { ::cudashim::_Library_access __cudashim_da("cublas");                 \
     return cudashim::blas::nrm2(__h, __n, __x, __incx, __r);                                                                   \
   }                                                                                                                            \
-  inline cublasStatus_t cublas##_Sx##asum(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __r) { ::cudashim::_Device_access __cudashim_da;                 \
+  inline cublasStatus_t cublas##_Sx##asum(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __r) { ::cudashim::_Library_access __cudashim_da("cublas");                 \
     return cudashim::blas::asum(__h, __n, __x, __incx, __r);                                                                   \
   }                                                                                                                            \
   inline cublasStatus_t cublas##_Sx##axpy(cublasHandle_t __h, int __n, const _Tp* __a, const _Tp* __x, int __incx, _Tp* __y,    \
-                                          int __incy) { ::cudashim::_Device_access __cudashim_da;                                                                        \
+                                          int __incy) { ::cudashim::_Library_access __cudashim_da("cublas");                                                                        \
     return cudashim::blas::axpy(__h, __n, __a, __x, __incx, __y, __incy);                                                      \
   }                                                                                                                            \
-  inline cublasStatus_t cublas##_Sx##scal(cublasHandle_t __h, int __n, const _Tp* __a, _Tp* __x, int __incx) { ::cudashim::_Device_access __cudashim_da;                  \
+  inline cublasStatus_t cublas##_Sx##scal(cublasHandle_t __h, int __n, const _Tp* __a, _Tp* __x, int __incx) { ::cudashim::_Library_access __cudashim_da("cublas");                  \
     return cudashim::blas::scal(__h, __n, __a, __x, __incx);                                                                   \
   }                                                                                                                            \
-  inline cublasStatus_t cublas##_Sx##copy(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __y, int __incy) { ::cudashim::_Device_access __cudashim_da;      \
+  inline cublasStatus_t cublas##_Sx##copy(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __y, int __incy) { ::cudashim::_Library_access __cudashim_da("cublas");      \
     return cudashim::blas::copy(__h, __n, __x, __incx, __y, __incy);                                                           \
   }                                                                                                                            \
-  inline cublasStatus_t cublas##_Sx##swap(cublasHandle_t __h, int __n, _Tp* __x, int __incx, _Tp* __y, int __incy) { ::cudashim::_Device_access __cudashim_da;            \
+  inline cublasStatus_t cublas##_Sx##swap(cublasHandle_t __h, int __n, _Tp* __x, int __incx, _Tp* __y, int __incy) { ::cudashim::_Library_access __cudashim_da("cublas");            \
     return cudashim::blas::swap(__h, __n, __x, __incx, __y, __incy);                                                           \
   }                                                                                                                            \
   inline cublasStatus_t cublas##_Sx##rot(cublasHandle_t __h, int __n, _Tp* __x, int __incx, _Tp* __y, int __incy, const _Tp* __c, \
-                                         const _Tp* __s) { ::cudashim::_Device_access __cudashim_da;                                                                     \
+                                         const _Tp* __s) { ::cudashim::_Library_access __cudashim_da("cublas");                                                                     \
     return cudashim::blas::rot(__h, __n, __x, __incx, __y, __incy, __c, __s);                                                  \
   }                                                                                                                            \
-  inline cublasStatus_t cublasI##_Lx##amax(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, int* __r) { ::cudashim::_Device_access __cudashim_da;                 \
+  inline cublasStatus_t cublasI##_Lx##amax(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, int* __r) { ::cudashim::_Library_access __cudashim_da("cublas");                 \
     return cudashim::blas::iamax(__h, __n, __x, __incx, __r, true);                                                            \
   }                                                                                                                            \
-  inline cublasStatus_t cublasI##_Lx##amin(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, int* __r) { ::cudashim::_Device_access __cudashim_da;                 \
+  inline cublasStatus_t cublasI##_Lx##amin(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, int* __r) { ::cudashim::_Library_access __cudashim_da("cublas");                 \
     return cudashim::blas::iamax(__h, __n, __x, __incx, __r, false);                                                           \
   }
 CUDASHIM_BLAS_L1(S, s, float)
@@ -665,7 +665,7 @@ CUDASHIM_BLAS_L1(D, d, double)
 #undef CUDASHIM_BLAS_L1
 
 inline cublasStatus_t cublasDotEx(cublasHandle_t __h, int __n, const void* __x, cudaDataType __xt, int __incx, const void* __y,
-                                  cudaDataType __yt, int __incy, void* __r, cudaDataType __rt, cudaDataType __et) { ::cudashim::_Device_access __cudashim_da;
+                                  cudaDataType __yt, int __incy, void* __r, cudaDataType __rt, cudaDataType __et) { ::cudashim::_Library_access __cudashim_da("cublas");
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!__r) return CUBLAS_STATUS_INVALID_VALUE;
   cudashim::blas::require_real("cublasDotEx", __xt, __yt, __rt);
@@ -678,11 +678,11 @@ inline cublasStatus_t cublasDotEx(cublasHandle_t __h, int __n, const void* __x, 
   return CUBLAS_STATUS_SUCCESS;
 }
 inline cublasStatus_t cublasDotcEx(cublasHandle_t __h, int __n, const void* __x, cudaDataType __xt, int __incx, const void* __y,
-                                   cudaDataType __yt, int __incy, void* __r, cudaDataType __rt, cudaDataType __et) { ::cudashim::_Device_access __cudashim_da;
+                                   cudaDataType __yt, int __incy, void* __r, cudaDataType __rt, cudaDataType __et) { ::cudashim::_Library_access __cudashim_da("cublas");
   return cublasDotEx(__h, __n, __x, __xt, __incx, __y, __yt, __incy, __r, __rt, __et);  // conjugation is a no-op on reals
 }
 inline cublasStatus_t cublasNrm2Ex(cublasHandle_t __h, int __n, const void* __x, cudaDataType __xt, int __incx, void* __r,
-                                   cudaDataType __rt, cudaDataType __et) { ::cudashim::_Device_access __cudashim_da;
+                                   cudaDataType __rt, cudaDataType __et) { ::cudashim::_Library_access __cudashim_da("cublas");
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!__r) return CUBLAS_STATUS_INVALID_VALUE;
   cudashim::blas::require_real("cublasNrm2Ex", __xt, __rt, __et);
@@ -696,7 +696,7 @@ inline cublasStatus_t cublasNrm2Ex(cublasHandle_t __h, int __n, const void* __x,
   return CUBLAS_STATUS_SUCCESS;
 }
 inline cublasStatus_t cublasAxpyEx(cublasHandle_t __h, int __n, const void* __alpha, cudaDataType __alt, const void* __x,
-                                   cudaDataType __xt, int __incx, void* __y, cudaDataType __yt, int __incy, cudaDataType __et) { ::cudashim::_Device_access __cudashim_da;
+                                   cudaDataType __xt, int __incx, void* __y, cudaDataType __yt, int __incy, cudaDataType __et) { ::cudashim::_Library_access __cudashim_da("cublas");
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (__n <= 0) return CUBLAS_STATUS_SUCCESS;
   if (!__alpha) return CUBLAS_STATUS_INVALID_VALUE;
@@ -714,7 +714,7 @@ inline cublasStatus_t cublasAxpyEx(cublasHandle_t __h, int __n, const void* __al
   return CUBLAS_STATUS_SUCCESS;
 }
 inline cublasStatus_t cublasScalEx(cublasHandle_t __h, int __n, const void* __alpha, cudaDataType __alt, void* __x, cudaDataType __xt,
-                                   int __incx, cudaDataType __et) { ::cudashim::_Device_access __cudashim_da;
+                                   int __incx, cudaDataType __et) { ::cudashim::_Library_access __cudashim_da("cublas");
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (__n <= 0 || __incx <= 0) return CUBLAS_STATUS_SUCCESS;
   if (!__alpha) return CUBLAS_STATUS_INVALID_VALUE;
@@ -732,11 +732,11 @@ inline cublasStatus_t cublasScalEx(cublasHandle_t __h, int __n, const void* __al
 #define CUDASHIM_BLAS_L2(_Sx, _Tp)                                                                                             \
   inline cublasStatus_t cublas##_Sx##gemv(cublasHandle_t __h, cublasOperation_t __tr, int __m, int __n, const _Tp* __alpha,    \
                                           const _Tp* __a, int __lda, const _Tp* __x, int __incx, const _Tp* __beta, _Tp* __y,   \
-                                          int __incy) { ::cudashim::_Device_access __cudashim_da;                                                                        \
+                                          int __incy) { ::cudashim::_Library_access __cudashim_da("cublas");                                                                        \
     return cudashim::blas::gemv(__h, __tr, __m, __n, __alpha, __a, __lda, __x, __incx, __beta, __y, __incy);                    \
   }                                                                                                                            \
   inline cublasStatus_t cublas##_Sx##ger(cublasHandle_t __h, int __m, int __n, const _Tp* __alpha, const _Tp* __x, int __incx,  \
-                                         const _Tp* __y, int __incy, _Tp* __a, int __lda) { ::cudashim::_Device_access __cudashim_da;                                    \
+                                         const _Tp* __y, int __incy, _Tp* __a, int __lda) { ::cudashim::_Library_access __cudashim_da("cublas");                                    \
     return cudashim::blas::ger(__h, __m, __n, __alpha, __x, __incx, __y, __incy, __a, __lda);                                  \
   }
 CUDASHIM_BLAS_L2(S, float)
@@ -747,27 +747,27 @@ CUDASHIM_BLAS_L2(D, double)
 #define CUDASHIM_BLAS_L3(_Sx, _Tp)                                                                                             \
   inline cublasStatus_t cublas##_Sx##gemm(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, \
                                           int __k, const _Tp* __alpha, const _Tp* __a, int __lda, const _Tp* __b, int __ldb,    \
-                                          const _Tp* __beta, _Tp* __c, int __ldc) { ::cudashim::_Device_access __cudashim_da;                                            \
+                                          const _Tp* __beta, _Tp* __c, int __ldc) { ::cudashim::_Library_access __cudashim_da("cublas");                                            \
     return cudashim::blas::gemm_strided(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __lda, 0, __b, __ldb, 0, __beta, __c,     \
                                         __ldc, 0, 1);                                                                          \
   }                                                                                                                            \
   inline cublasStatus_t cublas##_Sx##gemmStridedBatched(                                                                       \
       cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k, const _Tp* __alpha,       \
       const _Tp* __a, int __lda, long long int __sa, const _Tp* __b, int __ldb, long long int __sb, const _Tp* __beta, _Tp* __c, \
-      int __ldc, long long int __sc, int __batch) { ::cudashim::_Device_access __cudashim_da;                                                                            \
+      int __ldc, long long int __sc, int __batch) { ::cudashim::_Library_access __cudashim_da("cublas");                                                                            \
     return cudashim::blas::gemm_strided(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __lda, __sa, __b, __ldb, __sb, __beta,    \
                                         __c, __ldc, __sc, __batch);                                                            \
   }                                                                                                                            \
   inline cublasStatus_t cublas##_Sx##gemmBatched(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m,  \
                                                  int __n, int __k, const _Tp* __alpha, const _Tp* const __a[], int __lda,       \
                                                  const _Tp* const __b[], int __ldb, const _Tp* __beta, _Tp* const __c[],        \
-                                                 int __ldc, int __batch) { ::cudashim::_Device_access __cudashim_da;                                                     \
+                                                 int __ldc, int __batch) { ::cudashim::_Library_access __cudashim_da("cublas");                                                     \
     return cudashim::blas::gemm_batched(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __lda, __b, __ldb, __beta, __c, __ldc,    \
                                         __batch);                                                                              \
   }                                                                                                                            \
   inline cublasStatus_t cublas##_Sx##geam(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, \
                                           const _Tp* __alpha, const _Tp* __a, int __lda, const _Tp* __beta, const _Tp* __b,     \
-                                          int __ldb, _Tp* __c, int __ldc) { ::cudashim::_Device_access __cudashim_da;                                                    \
+                                          int __ldb, _Tp* __c, int __ldc) { ::cudashim::_Library_access __cudashim_da("cublas");                                                    \
     return cudashim::blas::geam(__h, __ta, __tb, __m, __n, __alpha, __a, __lda, __beta, __b, __ldb, __c, __ldc);               \
   }
 CUDASHIM_BLAS_L3(S, float)
@@ -776,13 +776,13 @@ CUDASHIM_BLAS_L3(D, double)
 
 inline cublasStatus_t cublasHgemm(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
                                   const __half* __alpha, const __half* __a, int __lda, const __half* __b, int __ldb, const __half* __beta,
-                                  __half* __c, int __ldc) { ::cudashim::_Device_access __cudashim_da;
+                                  __half* __c, int __ldc) { ::cudashim::_Library_access __cudashim_da("cublas");
   return cudashim::blas::gemm_strided(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __lda, 0, __b, __ldb, 0, __beta, __c, __ldc, 0, 1);
 }
 inline cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n,
                                                 int __k, const __half* __alpha, const __half* __a, int __lda, long long int __sa,
                                                 const __half* __b, int __ldb, long long int __sb, const __half* __beta, __half* __c,
-                                                int __ldc, long long int __sc, int __batch) { ::cudashim::_Device_access __cudashim_da;
+                                                int __ldc, long long int __sc, int __batch) { ::cudashim::_Library_access __cudashim_da("cublas");
   return cudashim::blas::gemm_strided(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __lda, __sa, __b, __ldb, __sb, __beta, __c, __ldc,
                                       __sc, __batch);
 }
@@ -790,7 +790,7 @@ inline cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t __h, cublasOperat
 inline cublasStatus_t cublasGemmEx(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
                                    const void* __alpha, const void* __a, cudaDataType __at, int __lda, const void* __b, cudaDataType __bt,
                                    int __ldb, const void* __beta, void* __c, cudaDataType __ct, int __ldc, cublasComputeType_t __cmp,
-                                   cublasGemmAlgo_t) { ::cudashim::_Device_access __cudashim_da;
+                                   cublasGemmAlgo_t) { ::cudashim::_Library_access __cudashim_da("cublas");
   return cudashim::blas::gemm_ex("cublasGemmEx", __h, __ta, __tb, __m, __n, __k, __alpha, &__a, __at, __lda, 0, &__b, __bt, __ldb, 0,
                                  __beta, &__c, __ct, __ldc, 0, 1, __cmp, false);
 }
@@ -798,14 +798,14 @@ inline cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t __h, cublasOpera
                                                  int __k, const void* __alpha, const void* __a, cudaDataType __at, int __lda,
                                                  long long int __sa, const void* __b, cudaDataType __bt, int __ldb, long long int __sb,
                                                  const void* __beta, void* __c, cudaDataType __ct, int __ldc, long long int __sc,
-                                                 int __batch, cublasComputeType_t __cmp, cublasGemmAlgo_t) { ::cudashim::_Device_access __cudashim_da;
+                                                 int __batch, cublasComputeType_t __cmp, cublasGemmAlgo_t) { ::cudashim::_Library_access __cudashim_da("cublas");
   return cudashim::blas::gemm_ex("cublasGemmStridedBatchedEx", __h, __ta, __tb, __m, __n, __k, __alpha, &__a, __at, __lda, __sa, &__b,
                                  __bt, __ldb, __sb, __beta, &__c, __ct, __ldc, __sc, __batch, __cmp, false);
 }
 inline cublasStatus_t cublasGemmBatchedEx(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
                                           const void* __alpha, const void* const __a[], cudaDataType __at, int __lda,
                                           const void* const __b[], cudaDataType __bt, int __ldb, const void* __beta, void* const __c[],
-                                          cudaDataType __ct, int __ldc, int __batch, cublasComputeType_t __cmp, cublasGemmAlgo_t) { ::cudashim::_Device_access __cudashim_da;
+                                          cudaDataType __ct, int __ldc, int __batch, cublasComputeType_t __cmp, cublasGemmAlgo_t) { ::cudashim::_Library_access __cudashim_da("cublas");
   return cudashim::blas::gemm_ex("cublasGemmBatchedEx", __h, __ta, __tb, __m, __n, __k, __alpha, __a, __at, __lda, 0, __b, __bt, __ldb,
                                  0, __beta, __c, __ct, __ldc, 0, __batch, __cmp, true);
 }
@@ -813,7 +813,7 @@ inline cublasStatus_t cublasGemmBatchedEx(cublasHandle_t __h, cublasOperation_t 
 inline cublasStatus_t cublasGemmEx(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
                                    const void* __alpha, const void* __a, cudaDataType __at, int __lda, const void* __b, cudaDataType __bt,
                                    int __ldb, const void* __beta, void* __c, cudaDataType __ct, int __ldc, cudaDataType __cmp,
-                                   cublasGemmAlgo_t __algo) { ::cudashim::_Device_access __cudashim_da;
+                                   cublasGemmAlgo_t __algo) { ::cudashim::_Library_access __cudashim_da("cublas");
   return cublasGemmEx(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __at, __lda, __b, __bt, __ldb, __beta, __c, __ct, __ldc,
                       cudashim::blas::migrate(__cmp), __algo);
 }
@@ -821,20 +821,20 @@ inline cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t __h, cublasOpera
                                                  int __k, const void* __alpha, const void* __a, cudaDataType __at, int __lda,
                                                  long long int __sa, const void* __b, cudaDataType __bt, int __ldb, long long int __sb,
                                                  const void* __beta, void* __c, cudaDataType __ct, int __ldc, long long int __sc,
-                                                 int __batch, cudaDataType __cmp, cublasGemmAlgo_t __algo) { ::cudashim::_Device_access __cudashim_da;
+                                                 int __batch, cudaDataType __cmp, cublasGemmAlgo_t __algo) { ::cudashim::_Library_access __cudashim_da("cublas");
   return cublasGemmStridedBatchedEx(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __at, __lda, __sa, __b, __bt, __ldb, __sb, __beta,
                                     __c, __ct, __ldc, __sc, __batch, cudashim::blas::migrate(__cmp), __algo);
 }
 inline cublasStatus_t cublasGemmBatchedEx(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
                                           const void* __alpha, const void* const __a[], cudaDataType __at, int __lda,
                                           const void* const __b[], cudaDataType __bt, int __ldb, const void* __beta, void* const __c[],
-                                          cudaDataType __ct, int __ldc, int __batch, cudaDataType __cmp, cublasGemmAlgo_t __algo) { ::cudashim::_Device_access __cudashim_da;
+                                          cudaDataType __ct, int __ldc, int __batch, cudaDataType __cmp, cublasGemmAlgo_t __algo) { ::cudashim::_Library_access __cudashim_da("cublas");
   return cublasGemmBatchedEx(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __at, __lda, __b, __bt, __ldb, __beta, __c, __ct, __ldc,
                              __batch, cudashim::blas::migrate(__cmp), __algo);
 }
 inline cublasStatus_t cublasSgemmEx(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
                                     const float* __alpha, const void* __a, cudaDataType __at, int __lda, const void* __b,
-                                    cudaDataType __bt, int __ldb, const float* __beta, void* __c, cudaDataType __ct, int __ldc) { ::cudashim::_Device_access __cudashim_da;
+                                    cudaDataType __bt, int __ldb, const float* __beta, void* __c, cudaDataType __ct, int __ldc) { ::cudashim::_Library_access __cudashim_da("cublas");
   return cudashim::blas::gemm_ex("cublasSgemmEx", __h, __ta, __tb, __m, __n, __k, __alpha, &__a, __at, __lda, 0, &__b, __bt, __ldb, 0,
                                  __beta, &__c, __ct, __ldc, 0, 1, CUBLAS_COMPUTE_32F, false);
 }

@@ -739,18 +739,22 @@ void symbol_download(void* dst, size_t n);
 // these lives (nested, from any thread).
 void _Open_device_memory();
 void _Close_device_memory();
-void _Leave_device_memory_open();
 struct _Device_access {
   _Device_access() { _Open_device_memory(); }
   ~_Device_access() { _Close_device_memory(); }
   _Device_access(const _Device_access&) = delete;
   _Device_access& operator=(const _Device_access&) = delete;
 };
-#ifdef CUDASHIM_HOST_LIBRARY_MODE
-// Thrust's CPP system runs device algorithms as host code over device pointers, inlined into the
-// program's own functions: no fault can tell them apart, so Thrust builds leave device memory open.
-inline const bool _Device_memory_open_for_thrust = (_Leave_device_memory_open(), true);
-#endif
+// The headers' library calls that compute (cuBLAS, cuSPARSE, CUB device-wide algorithms, cuRAND's
+// host API): device memory open, and the call noted as library work (a line of the upload log,
+// which the kernel-work check reads: work done without a launch). Thrust's device algorithms do
+// the same through cudashim/thrust_device.h.
+void _Note_library_work(const char* library, const char* call);
+struct _Library_access : _Device_access {
+  explicit _Library_access(const char* library, const char* call = __builtin_FUNCTION()) {
+    _Note_library_work(library, call);
+  }
+};
 }  // namespace cudashim
 
 template <class _Tp>

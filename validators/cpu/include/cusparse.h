@@ -325,11 +325,11 @@ inline int64_t dense_at(const cusparseDnMatDescr* __d, int64_t __r, int64_t __c)
 }  // namespace cudashim::sparse
 
 inline cusparseStatus_t cusparseSnnz(cusparseHandle_t __h, cusparseDirection_t __dir, int __m, int __n, const cusparseMatDescr_t __d,
-                                     const float* __a, int __lda, int* __per, int* __total) { ::cudashim::_Device_access __cudashim_da;
+                                     const float* __a, int __lda, int* __per, int* __total) { ::cudashim::_Library_access __cudashim_da("cusparse");
   return cudashim::sparse::nnz(__h, __dir, __m, __n, __d, __a, __lda, __per, __total);
 }
 inline cusparseStatus_t cusparseDnnz(cusparseHandle_t __h, cusparseDirection_t __dir, int __m, int __n, const cusparseMatDescr_t __d,
-                                     const double* __a, int __lda, int* __per, int* __total) { ::cudashim::_Device_access __cudashim_da;
+                                     const double* __a, int __lda, int* __per, int* __total) { ::cudashim::_Library_access __cudashim_da("cusparse");
   return cudashim::sparse::nnz(__h, __dir, __m, __n, __d, __a, __lda, __per, __total);
 }
 
@@ -453,7 +453,7 @@ inline cusparseStatus_t cusparseDnMatGetValues(cusparseDnMatDescr_t __d, void** 
 // y = alpha op(A) x + beta y, accumulated in double; beta == 0 means y is not read.
 inline cusparseStatus_t cusparseSpMV(cusparseHandle_t __h, cusparseOperation_t __op, const void* __alpha, cusparseConstSpMatDescr_t __a,
                                      cusparseConstDnVecDescr_t __x, const void* __beta, cusparseDnVecDescr_t __y, cudaDataType __ct,
-                                     cusparseSpMVAlg_t, void*) { ::cudashim::_Device_access __cudashim_da;
+                                     cusparseSpMVAlg_t, void*) { ::cudashim::_Library_access __cudashim_da("cusparse");
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   if (!__alpha || !__beta || !__a || !__x || !__y || cudashim::sparse::bad_op(__op)) return CUSPARSE_STATUS_INVALID_VALUE;
   const bool __tr = __op != CUSPARSE_OPERATION_NON_TRANSPOSE;
@@ -485,7 +485,7 @@ inline cusparseStatus_t cusparseSpMV_bufferSize(cusparseHandle_t __h, cusparseOp
 // C = alpha op(A) op(B) + beta C with A sparse, B and C dense (either order).
 inline cusparseStatus_t cusparseSpMM(cusparseHandle_t __h, cusparseOperation_t __opa, cusparseOperation_t __opb, const void* __alpha,
                                      cusparseConstSpMatDescr_t __a, cusparseConstDnMatDescr_t __b, const void* __beta,
-                                     cusparseDnMatDescr_t __c, cudaDataType __ct, cusparseSpMMAlg_t, void*) { ::cudashim::_Device_access __cudashim_da;
+                                     cusparseDnMatDescr_t __c, cudaDataType __ct, cusparseSpMMAlg_t, void*) { ::cudashim::_Library_access __cudashim_da("cusparse");
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   if (!__alpha || !__beta || !__a || !__b || !__c || cudashim::sparse::bad_op(__opa) || cudashim::sparse::bad_op(__opb))
     return CUSPARSE_STATUS_INVALID_VALUE;

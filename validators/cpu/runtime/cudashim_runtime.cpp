@@ -2076,6 +2076,12 @@ static int g_prot_open = 0;
 // Thrust builds: Thrust's CPP system runs device algorithms as inlined host code over device
 // pointers, which no fault can tell from the program's own host code (see README).
 static bool g_prot_off = false;
+// Thrust's device-system calls (`_Thrust_device_call`): while any runs, device memory opens at the
+// first fault on it (device_fault) rather than at each call, which costs two mprotect calls per
+// region: a host loop over a device_vector's elements makes a device call per element and never
+// touches cudaMalloc'd memory. Closed again when the last of them returns.
+static int g_prot_lazy = 0;
+static bool g_lazy_opened = false;
 struct DeviceRegion {
   uintptr_t base;
   size_t size;
@@ -2097,7 +2103,7 @@ static std::map<uintptr_t, std::pair<size_t, size_t>>& protected_ranges() {
   static auto* m = new std::map<uintptr_t, std::pair<size_t, size_t>>();
   return *m;
 }
-static bool device_open() { return g_prot_open > 0 || g_prot_off; }
+static bool device_open() { return g_prot_open > 0 || g_prot_off || g_lazy_opened; }
 static void set_access(uintptr_t lo, uintptr_t hi, bool open) {
   // Best effort: a failure (the kernel's limit on mappings) leaves the range as it was.
   if (hi > lo) own_mprotect(reinterpret_cast<void*>(lo), hi - lo, open ? PROT_READ | PROT_WRITE : PROT_NONE);
@@ -2280,16 +2286,64 @@ static bool device_drain_quarantine() {
 }
 void _Open_device_memory() {
   std::lock_guard<std::mutex> lk(g_prot_mutex);
-  if (g_prot_open++ == 0 && !g_prot_off) set_all_access(true);
+  if (g_prot_open++ == 0 && !g_prot_off && !g_lazy_opened) set_all_access(true);
 }
 void _Close_device_memory() {
   std::lock_guard<std::mutex> lk(g_prot_mutex);
-  if (--g_prot_open == 0 && !g_prot_off) set_all_access(false);
+  if (--g_prot_open == 0 && !g_prot_off && !g_lazy_opened) set_all_access(false);
 }
-void _Leave_device_memory_open() {
+// Library work: a call of a library that computes without a kernel launch on this backend
+// (cuBLAS, cuSPARSE, CUB device-wide, cuRAND host API: `_Library_access` in the headers; Thrust's
+// device system: `_Thrust_device_call`), noted once per library as "library <name> <first call>"
+// in CUDASHIM_UPLOAD_LOG. The engine leaves out the no-launch run of a program naming a library
+// only when its run did such work (validators/engine.py `_library_fallback`).
+static std::atomic<unsigned> g_library_noted{0};
+void _Note_library_work(const char* library, const char* call) {
+  static const char* const kLibraries[] = {"thrust", "cub", "cublas", "cusparse", "curand"};
+  unsigned bit = 1u << 5;  // another name: noted under "other"
+  for (unsigned i = 0; i < 5; i++)
+    if (strcmp(library, kLibraries[i]) == 0) bit = 1u << i;
+  if (g_library_noted.load(std::memory_order_relaxed) & bit) return;
+  if (g_library_noted.fetch_or(bit) & bit) return;
+  static const char* path = shim_env("CUDASHIM_UPLOAD_LOG");
+  if (!path || !*path) return;
+  char line[160];
+  int n = snprintf(line, sizeof line, "library %.31s %.100s\n", library, call && *call ? call : "?");
+  if (n > 0) shim_log(path, line, std::min<size_t>((size_t)n, sizeof line - 1));
+}
+// A call of Thrust's device system, by the Thrust function that made it (cudashim/thrust_device.h;
+// GCC names a function template with its arguments, "reduce<...>"): whether device memory opens
+// for it (not for system selection and temporary storage, which touch none); noted as library
+// work unless it only moves data (copies, fills, element access).
+bool _Thrust_device_call(const char* fn) {
+  if (!fn) fn = "?";
+  size_t n = strcspn(fn, "<(");
+  auto is = [&](const char* name) { return strlen(name) == n && strncmp(fn, name, n) == 0; };
+  for (const char* p : {"select_system", "min_system", "malloc", "free", "get_temporary_buffer",
+                        "return_temporary_buffer", "temporary_allocator", "get_per_device_resource"})
+    if (is(p)) return false;
+  {
+    std::lock_guard<std::mutex> lk(g_prot_mutex);
+    g_prot_lazy++;
+  }
+  for (const char* m : {"copy", "copy_n", "two_system_copy", "two_system_copy_n", "fill", "fill_n",
+                        "uninitialized_copy", "uninitialized_copy_n", "uninitialized_fill",
+                        "uninitialized_fill_n", "strip_const_get_value", "strip_const_assign_value",
+                        "get_iterator_value", "get_value", "assign_value", "iter_swap", "swap_ranges",
+                        "destroy_range"})
+    if (is(m)) return true;
+  char name[101];
+  snprintf(name, sizeof name, "%.*s", (int)std::min<size_t>(n, 100), fn);
+  _Note_library_work("thrust", name);
+  return true;
+}
+// The end of a device-system call for which `_Thrust_device_call` returned true.
+void _Thrust_device_return() {
   std::lock_guard<std::mutex> lk(g_prot_mutex);
-  if (!g_prot_off && g_prot_open == 0) set_all_access(true);
-  g_prot_off = true;
+  if (--g_prot_lazy == 0 && g_lazy_opened) {
+    g_lazy_opened = false;
+    if (g_prot_open == 0 && !g_prot_off) set_all_access(false);
+  }
 }
 // 0: not a fault this handles; 1: device memory opened since the fault (retry the access); 2: host
 // code touched closed device memory (reported). Runs in the signal handler: try_lock, never wait
@@ -2311,7 +2365,11 @@ static int device_fault(siginfo_t* info) {
     base = it->first;
     n = it->second.first;
   }
-  const bool open = device_open();
+  bool open = device_open();
+  if (openable && !open && g_prot_lazy > 0) {  // a Thrust device-system call is running
+    set_all_access(true);
+    g_lazy_opened = open = true;
+  }
   g_prot_mutex.unlock();
   if (!openable) return 0;
   if (open) return 1;

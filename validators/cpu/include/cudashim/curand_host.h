@@ -53,7 +53,7 @@ inline curandStatus_t _Create(curandGenerator_t* __g, curandRngType_t __t) {
 template <class _Fn>
 inline curandStatus_t _With_state(curandGenerator_t __g, _Fn&& __f) {
   if (__g == nullptr) return CURAND_STATUS_NOT_INITIALIZED;
-  ::cudashim::_Device_access __da;
+  ::cudashim::_Library_access __da("curand");
   switch (__g->__type) {
     case CURAND_RNG_PSEUDO_PHILOX4_32_10:
       if (__g->__fresh) ::curand_init(__g->__seed, 0, __g->__offset, &__g->__philox);

@@ -11,21 +11,22 @@
 // Thrust's storage sends the same nothing whatever its inputs (rejected); one whose device data
 // lives there sends bytes that change with its inputs (the check cannot tell, and says so).
 //
-// The hooks: the CPP system's two memory resources (cpp::memory_resource, behind
-// thrust::device_allocator and cpp::allocator, and cpp::universal_memory_resource) are
-// fancy_pointer_resource specialisations over new_delete_resource; their do_allocate and
-// do_deallocate are specialised here, before any use, to do what Thrust's do and keep the list.
-// thrust::device_malloc/device_free (device_new, the algorithms' temporary storage) reach the
-// sequential system's malloc/free with the device system's tag: overloads for that tag, found
-// by the same lookup and preferred to the templates, do the same.
+// The hooks: the device system's two memory resources (cuda::memory_resource, behind
+// thrust::device_allocator and cuda::allocator, and cuda::universal_memory_resource; see
+// thrust/system/cuda/execution_policy.h) are fancy_pointer_resource specialisations over
+// new_delete_resource; their do_allocate and do_deallocate are specialised here, before any use,
+// to do what Thrust's do and keep the list. thrust::device_malloc/device_free (device_new, the
+// device algorithms' temporary storage) reach the sequential system's malloc/free with the device
+// system's tag: overloads for that tag, found by the same lookup and preferred to the templates,
+// do the same.
 #ifndef CUDASHIM_THRUST_STORAGE_H
 #define CUDASHIM_THRUST_STORAGE_H
 
 #include <cuda_runtime.h>
 #include <thrust/mr/fancy_pointer_resource.h>
 #include <thrust/mr/new.h>
-#include <thrust/system/cpp/detail/execution_policy.h>
-#include <thrust/system/cpp/memory_resource.h>
+#include <thrust/system/cuda/detail/execution_policy.h>
+#include <thrust/system/cuda/memory_resource.h>
 #include <thrust/system/detail/sequential/malloc_and_free.h>
 
 #include <cstddef>
@@ -99,8 +100,8 @@ namespace mr {
     m_upstream->do_deallocate(__raw, __bytes, __alignment);                                          \
   }
 
-CUDASHIM_THRUST_STORAGE(thrust::system::cpp::pointer<void>)
-CUDASHIM_THRUST_STORAGE(thrust::system::cpp::universal_pointer<void>)
+CUDASHIM_THRUST_STORAGE(thrust::system::cuda::pointer<void>)
+CUDASHIM_THRUST_STORAGE(thrust::system::cuda::universal_pointer<void>)
 #undef CUDASHIM_THRUST_STORAGE
 
 }  // namespace mr
@@ -108,13 +109,13 @@ CUDASHIM_THRUST_STORAGE(thrust::system::cpp::universal_pointer<void>)
 namespace system {
 namespace detail {
 namespace sequential {
-inline void* malloc(execution_policy<thrust::system::cpp::detail::tag>&, std::size_t __n) {
+inline void* malloc(execution_policy<thrust::system::cuda::detail::tag>&, std::size_t __n) {
   void* __p = std::malloc(__n);
   ::cudashim::thrust_storage::allocated(__p, __n);
   return __p;
 }
 template <typename _Pointer>
-inline void free(execution_policy<thrust::system::cpp::detail::tag>&, _Pointer __ptr) {
+inline void free(execution_policy<thrust::system::cuda::detail::tag>&, _Pointer __ptr) {
   void* __p = thrust::raw_pointer_cast(__ptr);
   ::cudashim::thrust_storage::freed(__p);
   std::free(__p);

@@ -176,7 +176,7 @@ namespace __cd = cudashim_detail;
 struct DeviceScan {
   template <class _In, class _Out, class _Np>
     requires __cd::iterator_like<_Out> && __cd::count_like<_Np>
-  static cudaError_t ExclusiveSum(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+  static cudaError_t ExclusiveSum(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Vt = __cd::value_t<_In>;
     __cd::exclusive_scan(__in, __out, Sum{}, __cd::accum_t<Sum, _Vt, _Vt>(), __n);
@@ -184,12 +184,12 @@ struct DeviceScan {
   }
   template <class _Io, class _Np>
     requires __cd::count_like<_Np>
-  static cudaError_t ExclusiveSum(CUDASHIM_TEMP_PARAMS, _Io __data, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+  static cudaError_t ExclusiveSum(CUDASHIM_TEMP_PARAMS, _Io __data, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     return ExclusiveSum(__d_temp_storage, __temp_storage_bytes, __data, __data, __n, __stream);
   }
   template <class _In, class _Out, class _Np>
     requires __cd::iterator_like<_Out> && __cd::count_like<_Np>
-  static cudaError_t InclusiveSum(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+  static cudaError_t InclusiveSum(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Vt = __cd::value_t<_In>;
     __cd::inclusive_scan<__cd::accum_t<Sum, _Vt, _Vt>>(__in, __out, Sum{}, __n);
@@ -197,13 +197,13 @@ struct DeviceScan {
   }
   template <class _Io, class _Np>
     requires __cd::count_like<_Np>
-  static cudaError_t InclusiveSum(CUDASHIM_TEMP_PARAMS, _Io __data, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+  static cudaError_t InclusiveSum(CUDASHIM_TEMP_PARAMS, _Io __data, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     return InclusiveSum(__d_temp_storage, __temp_storage_bytes, __data, __data, __n, __stream);
   }
   template <class _In, class _Out, class _Op, class _Init, class _Np>
     requires __cd::iterator_like<_Out> && __cd::count_like<_Np>
   static cudaError_t ExclusiveScan(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Op __op, _Init __init, _Np __n,
-                                   CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                                   CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
     __cd::exclusive_scan(__in, __out, __op, static_cast<_Acc>(__init), __n);
@@ -212,13 +212,13 @@ struct DeviceScan {
   template <class _Io, class _Op, class _Init, class _Np>
     requires(!__cd::iterator_like<_Op>) && __cd::count_like<_Np>
   static cudaError_t ExclusiveScan(CUDASHIM_TEMP_PARAMS, _Io __data, _Op __op, _Init __init, _Np __n,
-                                   CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                                   CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     return ExclusiveScan(__d_temp_storage, __temp_storage_bytes, __data, __data, __op, __init, __n, __stream);
   }
   template <class _In, class _Out, class _Op, class _Np>
     requires __cd::iterator_like<_Out> && __cd::count_like<_Np>
   static cudaError_t InclusiveScan(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Op __op, _Np __n,
-                                   CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                                   CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Vt = __cd::value_t<_In>;
     __cd::inclusive_scan<__cd::accum_t<_Op, _Vt, _Vt>>(__in, __out, __op, __n);
@@ -226,13 +226,13 @@ struct DeviceScan {
   }
   template <class _Io, class _Op, class _Np>
     requires(!__cd::iterator_like<_Op>) && __cd::count_like<_Np>
-  static cudaError_t InclusiveScan(CUDASHIM_TEMP_PARAMS, _Io __data, _Op __op, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+  static cudaError_t InclusiveScan(CUDASHIM_TEMP_PARAMS, _Io __data, _Op __op, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     return InclusiveScan(__d_temp_storage, __temp_storage_bytes, __data, __data, __op, __n, __stream);
   }
   template <class _In, class _Out, class _Op, class _Init, class _Np>
     requires __cd::iterator_like<_Out> && __cd::count_like<_Np>
   static cudaError_t InclusiveScanInit(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Op __op, _Init __init, _Np __n,
-                                       CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                                       CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
     __cd::inclusive_scan_init(__in, __out, __op, static_cast<_Acc>(__init), __n);
@@ -242,7 +242,7 @@ struct DeviceScan {
   template <class _Keys, class _In, class _Out, class _Np, class _Eq = Equality>
     requires __cd::count_like<_Np>
   static cudaError_t ExclusiveSumByKey(CUDASHIM_TEMP_PARAMS, _Keys __keys, _In __in, _Out __out, _Np __n,
-                                       _Eq __eq = _Eq(), CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                                       _Eq __eq = _Eq(), CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Vt = __cd::value_t<_In>;
     using _Acc = __cd::accum_t<Sum, _Vt, _Vt>;
@@ -253,7 +253,7 @@ struct DeviceScan {
   template <class _Keys, class _In, class _Out, class _Np, class _Eq = Equality>
     requires __cd::count_like<_Np>
   static cudaError_t InclusiveSumByKey(CUDASHIM_TEMP_PARAMS, _Keys __keys, _In __in, _Out __out, _Np __n,
-                                       _Eq __eq = _Eq(), CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                                       _Eq __eq = _Eq(), CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Vt = __cd::value_t<_In>;
     __cd::scan_by_key<__cd::accum_t<Sum, _Vt, _Vt>, false>(__keys, __in, __out, Sum{}, nullptr, __n, __eq);
@@ -262,7 +262,7 @@ struct DeviceScan {
   template <class _Keys, class _In, class _Out, class _Op, class _Init, class _Np, class _Eq = Equality>
     requires __cd::count_like<_Np>
   static cudaError_t ExclusiveScanByKey(CUDASHIM_TEMP_PARAMS, _Keys __keys, _In __in, _Out __out, _Op __op,
-                                        _Init __init, _Np __n, _Eq __eq = _Eq(), CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                                        _Init __init, _Np __n, _Eq __eq = _Eq(), CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
     const _Acc __first = static_cast<_Acc>(__init);
@@ -272,7 +272,7 @@ struct DeviceScan {
   template <class _Keys, class _In, class _Out, class _Op, class _Np, class _Eq = Equality>
     requires __cd::count_like<_Np>
   static cudaError_t InclusiveScanByKey(CUDASHIM_TEMP_PARAMS, _Keys __keys, _In __in, _Out __out, _Op __op, _Np __n,
-                                        _Eq __eq = _Eq(), CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                                        _Eq __eq = _Eq(), CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Vt = __cd::value_t<_In>;
     __cd::scan_by_key<__cd::accum_t<_Op, _Vt, _Vt>, false>(__keys, __in, __out, __op, nullptr, __n, __eq);
@@ -285,7 +285,7 @@ struct DeviceReduce {
   template <class _In, class _Out, class _Np, class _Op, class _Init>
     requires __cd::count_like<_Np>
   static cudaError_t Reduce(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, _Op __op, _Init __init,
-                            CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                            CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
     *__out = __cd::reduce(__in, __n, __op, static_cast<_Acc>(__init));
@@ -293,20 +293,20 @@ struct DeviceReduce {
   }
   template <class _In, class _Out, class _Np>
     requires __cd::count_like<_Np>
-  static cudaError_t Sum(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+  static cudaError_t Sum(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     using _Vt = __cd::value_t<_In>;
     using _Init = __cd::out_value_t<_Out, _Vt>;
     return Reduce(__d_temp_storage, __temp_storage_bytes, __in, __out, __n, ::cub::Sum{}, _Init{}, __stream);
   }
   template <class _In, class _Out, class _Np>
     requires __cd::count_like<_Np>
-  static cudaError_t Min(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+  static cudaError_t Min(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     using _Vt = __cd::value_t<_In>;
     return Reduce(__d_temp_storage, __temp_storage_bytes, __in, __out, __n, ::cub::Min{}, Traits<_Vt>::Max(), __stream);
   }
   template <class _In, class _Out, class _Np>
     requires __cd::count_like<_Np>
-  static cudaError_t Max(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+  static cudaError_t Max(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     using _Vt = __cd::value_t<_In>;
     return Reduce(__d_temp_storage, __temp_storage_bytes, __in, __out, __n, ::cub::Max{}, Traits<_Vt>::Lowest(),
                   __stream);
@@ -315,7 +315,7 @@ struct DeviceReduce {
   // for an empty input), or the value and the index to two outputs (the CCCL 3 overloads).
   template <class _In, class _Out, class _Np>
     requires __cd::count_like<_Np>
-  static cudaError_t ArgMin(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+  static cudaError_t ArgMin(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Kv = __cd::value_t<_Out>;
     *__out = __cd::make_kv<_Kv>(__cd::arg_extreme<false, typename _Kv::Value>(__in, __n));
@@ -323,7 +323,7 @@ struct DeviceReduce {
   }
   template <class _In, class _Out, class _Np>
     requires __cd::count_like<_Np>
-  static cudaError_t ArgMax(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+  static cudaError_t ArgMax(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Kv = __cd::value_t<_Out>;
     *__out = __cd::make_kv<_Kv>(__cd::arg_extreme<true, typename _Kv::Value>(__in, __n));
@@ -332,7 +332,7 @@ struct DeviceReduce {
   template <class _In, class _Vo, class _Io, class _Np>
     requires __cd::iterator_like<_Io> && __cd::count_like<_Np>
   static cudaError_t ArgMin(CUDASHIM_TEMP_PARAMS, _In __in, _Vo __val_out, _Io __idx_out, _Np __n,
-                            CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                            CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     auto __r = __cd::arg_extreme<false, __cd::value_t<_In>>(__in, __n);
     *__val_out = __r.second;
@@ -342,7 +342,7 @@ struct DeviceReduce {
   template <class _In, class _Vo, class _Io, class _Np>
     requires __cd::iterator_like<_Io> && __cd::count_like<_Np>
   static cudaError_t ArgMax(CUDASHIM_TEMP_PARAMS, _In __in, _Vo __val_out, _Io __idx_out, _Np __n,
-                            CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                            CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     auto __r = __cd::arg_extreme<true, __cd::value_t<_In>>(__in, __n);
     *__val_out = __r.second;
@@ -352,7 +352,7 @@ struct DeviceReduce {
   template <class _Keys, class _UniqOut, class _Vals, class _AggOut, class _NumRuns, class _Op, class _Np>
     requires __cd::count_like<_Np>
   static cudaError_t ReduceByKey(CUDASHIM_TEMP_PARAMS, _Keys __keys, _UniqOut __uniq, _Vals __vals, _AggOut __aggs,
-                                 _NumRuns __num_runs, _Op __op, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                                 _NumRuns __num_runs, _Op __op, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Kt = __cd::value_t<_Keys>;
     using _Vt = __cd::value_t<_Vals>;
@@ -383,7 +383,7 @@ struct DeviceSegmentedReduce {
   template <class _In, class _Out, class _Beg, class _End, class _Op, class _Init, class _Sn>
     requires __cd::count_like<_Sn>
   static cudaError_t Reduce(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Sn __segments, _Beg __begins, _End __ends,
-                            _Op __op, _Init __init, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                            _Op __op, _Init __init, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
     for (_Sn __s = 0; __s < __segments; ++__s) {
@@ -395,7 +395,7 @@ struct DeviceSegmentedReduce {
   template <class _In, class _Out, class _Beg, class _End, class _Sn>
     requires __cd::count_like<_Sn>
   static cudaError_t Sum(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Sn __segments, _Beg __begins, _End __ends,
-                         CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                         CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     using _Init = __cd::out_value_t<_Out, __cd::value_t<_In>>;
     return Reduce(__d_temp_storage, __temp_storage_bytes, __in, __out, __segments, __begins, __ends, ::cub::Sum{},
                   _Init{}, __stream);
@@ -403,14 +403,14 @@ struct DeviceSegmentedReduce {
   template <class _In, class _Out, class _Beg, class _End, class _Sn>
     requires __cd::count_like<_Sn>
   static cudaError_t Min(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Sn __segments, _Beg __begins, _End __ends,
-                         CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                         CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     return Reduce(__d_temp_storage, __temp_storage_bytes, __in, __out, __segments, __begins, __ends, ::cub::Min{},
                   Traits<__cd::value_t<_In>>::Max(), __stream);
   }
   template <class _In, class _Out, class _Beg, class _End, class _Sn>
     requires __cd::count_like<_Sn>
   static cudaError_t Max(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Sn __segments, _Beg __begins, _End __ends,
-                         CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                         CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     return Reduce(__d_temp_storage, __temp_storage_bytes, __in, __out, __segments, __begins, __ends, ::cub::Max{},
                   Traits<__cd::value_t<_In>>::Lowest(), __stream);
   }
@@ -418,7 +418,7 @@ struct DeviceSegmentedReduce {
   template <class _In, class _Out, class _Beg, class _End, class _Sn>
     requires __cd::count_like<_Sn>
   static cudaError_t ArgMin(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Sn __segments, _Beg __begins, _End __ends,
-                            CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                            CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Kv = __cd::value_t<_Out>;
     for (_Sn __s = 0; __s < __segments; ++__s) {
@@ -430,7 +430,7 @@ struct DeviceSegmentedReduce {
   template <class _In, class _Out, class _Beg, class _End, class _Sn>
     requires __cd::count_like<_Sn>
   static cudaError_t ArgMax(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Sn __segments, _Beg __begins, _End __ends,
-                            CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                            CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Kv = __cd::value_t<_Out>;
     for (_Sn __s = 0; __s < __segments; ++__s) {
@@ -450,7 +450,7 @@ struct DeviceRadixSort {
   template <class _Kp, class _Np>                                                                              \
     requires __cd::count_like<_Np>                                                                             \
   static cudaError_t NAME(CUDASHIM_TEMP_PARAMS, const _Kp* __keys_in, _Kp* __keys_out, _Np __n,                 \
-                          CUDASHIM_RADIX_BITS, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;                                       \
+                          CUDASHIM_RADIX_BITS, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");                                       \
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);                                                 \
     __cd::radix_sort<DESC, _Kp, NullType>(__keys_in, __keys_out, nullptr, nullptr, __n, __begin_bit, __end_bit); \
     return cudaSuccess;                                                                                        \
@@ -458,7 +458,7 @@ struct DeviceRadixSort {
   template <class _Kp, class _Np>                                                                              \
     requires __cd::count_like<_Np>                                                                             \
   static cudaError_t NAME(CUDASHIM_TEMP_PARAMS, DoubleBuffer<_Kp>& __keys, _Np __n, CUDASHIM_RADIX_BITS,        \
-                          CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;                                                            \
+                          CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");                                                            \
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);                                                 \
     __cd::radix_sort<DESC, _Kp, NullType>(__keys.Current(), __keys.Alternate(), nullptr, nullptr, __n,          \
                                           __begin_bit, __end_bit);                                             \
@@ -469,7 +469,7 @@ struct DeviceRadixSort {
   template <class _Kp, class _Vp, class _Np>                                                                   \
     requires __cd::count_like<_Np>                                                                             \
   static cudaError_t NAME(CUDASHIM_TEMP_PARAMS, const _Kp* __keys_in, _Kp* __keys_out, const _Vp* __vals_in,    \
-                          _Vp* __vals_out, _Np __n, CUDASHIM_RADIX_BITS, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;             \
+                          _Vp* __vals_out, _Np __n, CUDASHIM_RADIX_BITS, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");             \
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);                                                 \
     __cd::radix_sort<DESC>(__keys_in, __keys_out, __vals_in, __vals_out, __n, __begin_bit, __end_bit);          \
     return cudaSuccess;                                                                                        \
@@ -477,7 +477,7 @@ struct DeviceRadixSort {
   template <class _Kp, class _Vp, class _Np>                                                                   \
     requires __cd::count_like<_Np>                                                                             \
   static cudaError_t NAME(CUDASHIM_TEMP_PARAMS, DoubleBuffer<_Kp>& __keys, DoubleBuffer<_Vp>& __vals, _Np __n,  \
-                          CUDASHIM_RADIX_BITS, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;                                       \
+                          CUDASHIM_RADIX_BITS, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");                                       \
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);                                                 \
     __cd::radix_sort<DESC>(__keys.Current(), __keys.Alternate(), __vals.Current(), __vals.Alternate(), __n,     \
                            __begin_bit, __end_bit);                                                            \
@@ -499,7 +499,7 @@ struct DeviceSelect {
   template <class _In, class _Out, class _NumSel, class _Np, class _Pred>
     requires __cd::iterator_like<_Out> && __cd::iterator_like<_NumSel> && __cd::count_like<_Np>
   static cudaError_t If(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _NumSel __num_selected, _Np __n, _Pred __pred,
-                        CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                        CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     std::vector<__cd::value_t<_In>> __kept;
     for (_Np __i = 0; __i < __n; ++__i, ++__in) {
@@ -513,13 +513,13 @@ struct DeviceSelect {
   template <class _Io, class _NumSel, class _Np, class _Pred>
     requires __cd::iterator_like<_NumSel> && __cd::count_like<_Np>
   static cudaError_t If(CUDASHIM_TEMP_PARAMS, _Io __data, _NumSel __num_selected, _Np __n, _Pred __pred,
-                        CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                        CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     return If(__d_temp_storage, __temp_storage_bytes, __data, __data, __num_selected, __n, __pred, __stream);
   }
   template <class _In, class _Flags, class _Out, class _NumSel, class _Np>
     requires __cd::iterator_like<_Out> && __cd::iterator_like<_NumSel> && __cd::count_like<_Np>
   static cudaError_t Flagged(CUDASHIM_TEMP_PARAMS, _In __in, _Flags __flags, _Out __out, _NumSel __num_selected,
-                             _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                             _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     std::vector<__cd::value_t<_In>> __kept;
     for (_Np __i = 0; __i < __n; ++__i, ++__in, ++__flags)
@@ -531,13 +531,13 @@ struct DeviceSelect {
   template <class _Io, class _Flags, class _NumSel, class _Np>
     requires __cd::iterator_like<_NumSel> && __cd::count_like<_Np>
   static cudaError_t Flagged(CUDASHIM_TEMP_PARAMS, _Io __data, _Flags __flags, _NumSel __num_selected, _Np __n,
-                             CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                             CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     return Flagged(__d_temp_storage, __temp_storage_bytes, __data, __flags, __data, __num_selected, __n, __stream);
   }
   template <class _In, class _Out, class _NumSel, class _Np>
     requires __cd::iterator_like<_NumSel> && __cd::count_like<_Np>
   static cudaError_t Unique(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _NumSel __num_selected, _Np __n,
-                            CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                            CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     std::vector<__cd::value_t<_In>> __kept;
     for (_Np __i = 0; __i < __n; ++__i, ++__in) {
@@ -551,7 +551,7 @@ struct DeviceSelect {
   template <class _Kin, class _Vin, class _Kout, class _Vout, class _NumSel, class _Np>
     requires __cd::iterator_like<_NumSel> && __cd::count_like<_Np>
   static cudaError_t UniqueByKey(CUDASHIM_TEMP_PARAMS, _Kin __keys_in, _Vin __vals_in, _Kout __keys_out,
-                                 _Vout __vals_out, _NumSel __num_selected, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                                 _Vout __vals_out, _NumSel __num_selected, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     std::vector<__cd::value_t<_Kin>> __ks;
     std::vector<__cd::value_t<_Vin>> __vs;
@@ -574,7 +574,7 @@ struct DeviceRunLengthEncode {
   template <class _In, class _UniqOut, class _CountOut, class _NumRuns, class _Np>
     requires __cd::count_like<_Np>
   static cudaError_t Encode(CUDASHIM_TEMP_PARAMS, _In __in, _UniqOut __uniq, _CountOut __counts, _NumRuns __num_runs,
-                            _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                            _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _Ct = __cd::out_value_t<_CountOut, int>;
     long long __runs = 0;
@@ -596,7 +596,7 @@ struct DeviceRunLengthEncode {
   template <class _In, class _OffOut, class _LenOut, class _NumRuns, class _Np>
     requires __cd::count_like<_Np>
   static cudaError_t NonTrivialRuns(CUDASHIM_TEMP_PARAMS, _In __in, _OffOut __offsets, _LenOut __lengths,
-                                    _NumRuns __num_runs, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                                    _NumRuns __num_runs, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     long long __runs = 0, __start = 0;
     for (long long __i = 1; __i <= (long long)__n; ++__i) {
@@ -631,7 +631,7 @@ struct DeviceHistogram {
   template <class _Samples, class _Counter, class _Lp, class _Np>
     requires __cd::count_like<_Np>
   static cudaError_t HistogramEven(CUDASHIM_TEMP_PARAMS, _Samples __samples, _Counter* __hist, int __num_levels,
-                                   _Lp __lower, _Lp __upper, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                                   _Lp __lower, _Lp __upper, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     const long long __bins = __num_levels - 1;
     for (long long __b = 0; __b < __bins; ++__b) __hist[__b] = _Counter(0);
@@ -645,7 +645,7 @@ struct DeviceHistogram {
     requires __cd::count_like<_Np> && __cd::count_like<_Rp>
   static cudaError_t HistogramEven(CUDASHIM_TEMP_PARAMS, _Samples __samples, _Counter* __hist, int __num_levels,
                                    _Lp __lower, _Lp __upper, _Np __row_samples, _Rp __rows, size_t __row_stride_bytes,
-                                   CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                                   CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     using _St = __cd::value_t<_Samples>;
     const long long __bins = __num_levels - 1;
@@ -662,7 +662,7 @@ struct DeviceHistogram {
   template <class _Samples, class _Counter, class _Lp, class _Np>
     requires __cd::count_like<_Np>
   static cudaError_t HistogramRange(CUDASHIM_TEMP_PARAMS, _Samples __samples, _Counter* __hist, int __num_levels,
-                                    const _Lp* __levels, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Device_access __cudashim_da;
+                                    const _Lp* __levels, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
     const long long __bins = __num_levels - 1;
     for (long long __b = 0; __b < __bins; ++__b) __hist[__b] = _Counter(0);

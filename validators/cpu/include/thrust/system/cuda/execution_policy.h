@@ -1,77 +1,33 @@
-// cudashim: Thrust's CUDA execution policies on Thrust's CPP system (the shim runs Thrust on
-// the host, from the toolkit's CCCL headers). Force-included (-include) into every program that
-// uses Thrust, and found first for <thrust/system/cuda/execution_policy.h>, which would
-// otherwise pull in Thrust's CUDA backend.
+// cudashim: Thrust's device system on the shim. Force-included (-include) into every program that
+// uses Thrust (toolchain.thrust_flags()), and found first for <thrust/system/cuda/...>, which
+// would otherwise pull in Thrust's CUDA backend.
 //
-// thrust::cuda::par / par_nosync (also under thrust::cuda_cub and thrust::system::cuda) are
-// thrust::cpp::par with `.on(stream)` (the stream is ignored: the shim runs everything in issue
-// order, so a nosync algorithm simply runs synchronously) and `(allocator)`, which keeps `.on`.
+// The toolkit's Thrust runs with THRUST_DEVICE_SYSTEM_CPP, but its device system's namespace (the
+// one thrust::device, device_vector, device_ptr and device_system_tag name) is set here to
+// `cuda` before any Thrust header uses it: thrust::system::cuda, a system of the shim's own
+// (thrust/system/cuda/detail/) whose tag and policies derive from the CPP system's, so that every
+// algorithm runs as the CPP system's, on the host, while a device-system call can be told apart
+// from a host one. thrust/detail/execution_policy.h (the shim's, wrapping Thrust's) opens device
+// memory for each device-system algorithm call and notes it as library work
+// (cudashim/thrust_device.h). thrust::cuda::par / par_nosync (also under thrust::cuda_cub and
+// thrust::system::cuda) are its policies, with `.on(stream)`; thrust::cuda::pointer, vector,
+// allocator, malloc/free, universal_vector are its storage (host memory, as the CPP system's).
 #ifndef CUDASHIM_THRUST_CUDA_EXECUTION_POLICY_H
 #define CUDASHIM_THRUST_CUDA_EXECUTION_POLICY_H
 
+#include <thrust/detail/config.h>
+#if THRUST_DEVICE_SYSTEM != THRUST_DEVICE_SYSTEM_CPP
+#  error "cudashim: Thrust builds run the toolkit's Thrust with THRUST_DEVICE_SYSTEM_CPP"
+#endif
+#undef __THRUST_DEVICE_SYSTEM_NAMESPACE
+#define __THRUST_DEVICE_SYSTEM_NAMESPACE cuda
+
 #include <cuda_runtime.h>
+#include <thrust/system/cuda/detail/execution_policy.h>
+#include <thrust/system/cuda/detail/par.h>
 #include <thrust/execution_policy.h>
 #include <thrust/system/cpp/execution_policy.h>
 // Thrust's device storage, noted with the uploads in the kernel-work check's runs.
 #include <cudashim/thrust_storage.h>
-
-THRUST_NAMESPACE_BEGIN
-namespace cuda_cub {
-
-template <class _Base>
-struct __cudashim_on_stream : _Base {
-  using _Base::_Base;
-  __cudashim_on_stream(const _Base& __b) : _Base(__b) {}
-  __cudashim_on_stream on(cudaStream_t) const { return *this; }
-  cudaStream_t stream() const { return 0; }
-};
-
-template <class _Derived>
-struct __cudashim_policy : thrust::system::cpp::detail::par_t {
-  constexpr __cudashim_policy() = default;
-  _Derived on(cudaStream_t) const { return _Derived(); }
-  cudaStream_t stream() const { return 0; }
-  // par(allocator): Thrust's execute_with_allocator on the CPP system, still with `.on`.
-  template <class _Alloc>
-  auto operator()(_Alloc&& __a) const {
-    using _Ret = decltype(thrust::system::cpp::detail::par_t{}(std::forward<_Alloc>(__a)));
-    return __cudashim_on_stream<_Ret>(thrust::system::cpp::detail::par_t{}(std::forward<_Alloc>(__a)));
-  }
-};
-
-struct par_t : __cudashim_policy<par_t> {
-  constexpr par_t() = default;
-};
-struct par_nosync_t : __cudashim_policy<par_nosync_t> {
-  constexpr par_nosync_t() = default;
-};
-inline constexpr par_t par{};
-inline constexpr par_nosync_t par_nosync{};
-
-using tag = thrust::system::cpp::tag;
-template <class _Derived>
-using execution_policy = thrust::system::cpp::execution_policy<_Derived>;
-}  // namespace cuda_cub
-
-namespace system {
-namespace cuda {
-using thrust::cuda_cub::execution_policy;
-using thrust::cuda_cub::par;
-using thrust::cuda_cub::par_nosync;
-using thrust::cuda_cub::tag;
-namespace detail {
-using thrust::cuda_cub::par_nosync_t;
-using thrust::cuda_cub::par_t;
-}  // namespace detail
-}  // namespace cuda
-}  // namespace system
-
-namespace cuda {
-using thrust::cuda_cub::execution_policy;
-using thrust::cuda_cub::par;
-using thrust::cuda_cub::par_nosync;
-using thrust::cuda_cub::tag;
-}  // namespace cuda
-THRUST_NAMESPACE_END
 
 #endif
