@@ -2,15 +2,38 @@
 
     python -m benchmarks.bench_device_memory [--before REV] [--allocs 1,8,64] [--launches 2000]
         [--variant plain]
+    python -m benchmarks.bench_device_memory --before 3b738f1 --allocs 1,100,1000,5000
 
 Every launch, copy and memset opens device memory to the runtime and closes it again
 (validators/cpu/README.md, "Device memory is closed to host code"). This program keeps K device
 allocations live and times, inside the program (steady clock around the loop), an empty
-one-block launch, a 4-byte host-to-device `cudaMemcpy` and a `cudaMalloc`/`cudaFree` pair of
-4 KiB; it is built twice, against the runtime of this working tree and against the one of
+one-block launch, a 4-byte and a 16 KiB host-to-device `cudaMemcpy` (K live allocations of
+16 KiB each, copied round robin) and a `cudaMalloc`/`cudaFree` pair of 4 KiB; it is built twice, against the runtime of this working tree and against the one of
 `--before` (default b109c25, one mprotect per live allocation for each opening and closing,
 taken with `git archive` into a temporary folder, nothing checked out), and both run one after
 the other for each K. Prints microseconds per operation side by side.
+
+Copies and memsets open only their own pages (`_Device_range_access`) since a launch's window
+spans the arena up to its highest live allocation, and mprotect's cost grows with the pages it
+spans. Measured on the 2-core KVM guest, plain build, one worker, `--before 3b738f1` (whole-arena
+copy windows), microseconds per 16 KiB `cudaMemcpy` (`/tmp/regress/arena/main.cu`, 2000 copies):
+
+    live allocs    3b738f1 | this tree
+              1        5.6 |   7.5
+            100       62.0 |   8.0
+           1000      485.3 |  11.4
+           5000      603.6 |  14.6
+
+and this program with `--launches 1000`, same machine (launch | 4-byte copy | 16 KiB copy):
+
+    live allocs        launch |  4-byte copy | 16 KiB copy
+              1     2.8 | 4.7 |   4.8 | 7.0 |   5.6 |  7.5
+            100     3.5 | 3.4 |  20.7 | 5.8 |  66.8 |  6.9
+           1000     3.2 | 3.7 |  93.1 | 7.7 | 417.0 | 12.7
+           5000     6.7 | 7.3 |  95.0 | 7.3 | 425.8 | 12.4
+
+(the launches run before the 16 KiB copies write the live buffers' pages, so they span mostly
+untouched pages; a whole-arena window over written pages costs what the 16 KiB column shows).
 """
 
 from __future__ import annotations
@@ -37,7 +60,7 @@ static double us_since(std::chrono::steady_clock::time_point t0, int n) {
 }
 int main() {
   std::vector<float*> live(ALLOCS);
-  for (auto& p : live) if (cudaMalloc(&p, 1000 * sizeof(float)) != cudaSuccess) return 1;
+  for (auto& p : live) if (cudaMalloc(&p, 4096 * sizeof(float)) != cudaSuccess) return 1;
   for (int i = 0; i < 50; ++i) empty<<<1, 1>>>();  // workers started, pages touched
   cudaDeviceSynchronize();
   auto t0 = std::chrono::steady_clock::now();
@@ -48,6 +71,10 @@ int main() {
   t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < LAUNCHES; ++i) cudaMemcpy(live[i % ALLOCS], &x, sizeof x, cudaMemcpyHostToDevice);
   const double copy = us_since(t0, LAUNCHES);
+  std::vector<float> h(4096, 1.f);
+  t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < LAUNCHES; ++i) cudaMemcpy(live[i % ALLOCS], h.data(), 4096 * sizeof(float), cudaMemcpyHostToDevice);
+  const double copy16k = us_since(t0, LAUNCHES);
   t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < LAUNCHES; ++i) {
     void* q = nullptr;
@@ -55,7 +82,8 @@ int main() {
   }
   const double alloc = us_since(t0, LAUNCHES);
   for (auto p : live) cudaFree(p);
-  printf("{\"launch\": %.3f, \"copy\": %.3f, \"alloc_free\": %.3f}\n", launch, copy, alloc);
+  printf("{\"launch\": %.3f, \"copy\": %.3f, \"copy16k\": %.3f, \"alloc_free\": %.3f}\n", launch, copy, copy16k,
+         alloc);
   return 0;
 }
 """
@@ -119,12 +147,12 @@ def main() -> None:
         print(f"device memory windows, {args.variant} build, {args.launches} operations per figure, "
               f"microseconds per operation ({args.before} | this tree)")
         print(f"{'live allocs':>11} | {'launch':>17} | {'4-byte H2D copy':>17} | "
-              f"{'malloc+free 4K':>17}")
+              f"{'16K H2D copy':>17} | {'malloc+free 4K':>17}")
         for k in counts:
             defines = {"ALLOCS": k, "LAUNCHES": args.launches}
             old = run(build(before_tree, Path(tmp) / f"before{k}", defines, args.variant))
             new = run(build(REPO, Path(tmp) / f"after{k}", defines, args.variant))
-            cells = [f"{old[c]:>7.1f} | {new[c]:>7.1f}" for c in ("launch", "copy", "alloc_free")]
+            cells = [f"{old[c]:>7.1f} | {new[c]:>7.1f}" for c in ("launch", "copy", "copy16k", "alloc_free")]
             print(f"{k:>11} | " + " | ".join(cells))
 
 

@@ -745,6 +745,20 @@ struct _Device_access {
   _Device_access(const _Device_access&) = delete;
   _Device_access& operator=(const _Device_access&) = delete;
 };
+// A copy's or memset's window: only the pages of its device operand(s) (a and/or b, n bytes each;
+// a pointer outside device memory opens nothing), so its cost follows its own bytes, not the
+// number of live allocations. Nothing more when a whole window is open.
+void _Open_device_range(const void* a, size_t an, const void* b, size_t bn, uintptr_t* spans);
+void _Close_device_range(const uintptr_t* spans);
+struct _Device_range_access {
+  uintptr_t __spans[4];
+  explicit _Device_range_access(const void* a, size_t an, const void* b = nullptr, size_t bn = 0) {
+    _Open_device_range(a, an, b, bn, __spans);
+  }
+  ~_Device_range_access() { _Close_device_range(__spans); }
+  _Device_range_access(const _Device_range_access&) = delete;
+  _Device_range_access& operator=(const _Device_range_access&) = delete;
+};
 // The headers' library calls that compute (cuBLAS, cuSPARSE, CUB device-wide algorithms, cuRAND's
 // host API): device memory open, and the call noted as library work (a line of the upload log,
 // which the kernel-work check reads: work done without a launch). Thrust's device algorithms do
@@ -762,7 +776,7 @@ cudaError_t cudaMemcpyToSymbol(const _Tp& symbol, const void* src, size_t n, siz
                                cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
   if (offset + n > sizeof(_Tp)) { cudashim::set_error(cudaErrorInvalidValue); return cudaErrorInvalidValue; }
   cudashim::note_upload(src, n);
-  cudashim::_Device_access __da;  // a device source (cudaMemcpyDeviceToDevice)
+  cudashim::_Device_range_access __da(src, n);  // a device source (cudaMemcpyDeviceToDevice)
   memcpy(reinterpret_cast<char*>(const_cast<_Tp*>(&symbol)) + offset, src, n);
   cudashim::symbol_upload(src, reinterpret_cast<char*>(const_cast<_Tp*>(&symbol)) + offset, n);
   (void)kind;
@@ -777,7 +791,7 @@ template <class _Tp>
 cudaError_t cudaMemcpyFromSymbol(void* dst, const _Tp& symbol, size_t n, size_t offset = 0,
                                  cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
   if (offset + n > sizeof(_Tp)) { cudashim::set_error(cudaErrorInvalidValue); return cudaErrorInvalidValue; }
-  cudashim::_Device_access __da;  // a device destination (cudaMemcpyDeviceToDevice)
+  cudashim::_Device_range_access __da(dst, n);  // a device destination (cudaMemcpyDeviceToDevice)
   memcpy(dst, reinterpret_cast<const char*>(&symbol) + offset, n);
   cudashim::symbol_download(dst, n);
   (void)kind;

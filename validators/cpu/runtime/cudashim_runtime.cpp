@@ -1846,6 +1846,7 @@ static bool valid_config(const LaunchSpec& s) {
 static void launch_memory(bool before);
 // Device memory is open to the runtime's own work while one lives (see "device memory protection").
 using DeviceWindow = _Device_access;
+using DeviceRangeWindow = _Device_range_access;  // copies and memsets: their own pages only
 static int device_fault(siginfo_t* info);
 
 static std::atomic<long long> g_launches{0};
@@ -2104,12 +2105,42 @@ static std::map<uintptr_t, std::pair<size_t, size_t>>& protected_ranges() {
   return *m;
 }
 static bool device_open() { return g_prot_open > 0 || g_prot_off || g_lazy_opened; }
+// Range windows (copies, memsets, the poison fill: _Device_range_access): the page spans
+// [lo, hi) of the device operands of each one that lives, whether or not a whole window was open
+// when it began. Without a whole window only these spans are open, so a copy costs mprotect calls
+// over its own pages, not over the arena (which grows with the live allocations). Closing
+// anything (a span, or the whole arena) never closes a page that a living span still covers.
+// (Never destroyed, like the arena's other tables: a program's static constructors and exit
+// handlers may copy.)
+static std::vector<std::pair<uintptr_t, uintptr_t>>& range_windows() {
+  static auto* v = new std::vector<std::pair<uintptr_t, uintptr_t>>();
+  return *v;
+}
 static void set_access(uintptr_t lo, uintptr_t hi, bool open) {
   // Best effort: a failure (the kernel's limit on mappings) leaves the range as it was.
   if (hi > lo) own_mprotect(reinterpret_cast<void*>(lo), hi - lo, open ? PROT_READ | PROT_WRITE : PROT_NONE);
 }
+// Closes [lo, hi) except the pages of the living range windows.
+static void close_except_ranges(uintptr_t lo, uintptr_t hi) {
+  if (hi <= lo) return;
+  if (range_windows().empty()) return set_access(lo, hi, false);
+  std::vector<std::pair<uintptr_t, uintptr_t>> keep;
+  for (auto& s : range_windows())
+    if (s.first < hi && s.second > lo) keep.push_back(s);
+  std::sort(keep.begin(), keep.end());
+  uintptr_t cur = lo;
+  for (auto& s : keep) {
+    if (s.first > cur) set_access(cur, std::min(s.first, hi), false);
+    cur = std::max(cur, s.second);
+    if (cur >= hi) return;
+  }
+  set_access(cur, hi, false);
+}
 static void set_all_access(bool open) {
-  for (auto& r : device_regions()) set_access(r.base + kPage, r.open_end, open);
+  for (auto& r : device_regions()) {
+    if (open) set_access(r.base + kPage, r.open_end, true);
+    else close_except_ranges(r.base + kPage, r.open_end);
+  }
 }
 static DeviceRegion* region_of(uintptr_t a) {
   for (auto& r : device_regions())
@@ -2284,6 +2315,53 @@ static bool device_drain_quarantine() {
   g_quarantined = 0;
   return true;
 }
+// The pages of n bytes at p that a window may open: those of a device region's openable part.
+static std::pair<uintptr_t, uintptr_t> device_span(const void* p, size_t n) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  if (!p || n == 0) return {0, 0};
+  const DeviceRegion* r = region_of(a);
+  if (!r) return {0, 0};
+  const uintptr_t lo = std::max(a / kPage * kPage, r->base + kPage);
+  const uintptr_t end = n > r->base + r->size - a ? r->base + r->size : a + n;
+  const uintptr_t hi = std::min((end + kPage - 1) / kPage * kPage, r->open_end);
+  return hi > lo ? std::make_pair(lo, hi) : std::make_pair(uintptr_t(0), uintptr_t(0));
+}
+static bool range_covered(uintptr_t lo, uintptr_t hi) {
+  for (auto& s : range_windows())
+    if (s.first <= lo && hi <= s.second) return true;
+  return false;
+}
+void _Open_device_range(const void* a, size_t an, const void* b, size_t bn, uintptr_t* spans) {
+  spans[0] = spans[1] = spans[2] = spans[3] = 0;
+  if (!a && !b) return;
+  std::lock_guard<std::mutex> lk(g_prot_mutex);
+  if (device_regions().empty()) return;
+  const auto sa = device_span(a, an), sb = device_span(b, bn);
+  spans[0] = sa.first, spans[1] = sa.second, spans[2] = sb.first, spans[3] = sb.second;
+  for (int i = 0; i < 4; i += 2) {
+    if (spans[i + 1] <= spans[i]) continue;
+    // Under a whole window the span is open already, and stays open when that window closes.
+    if (!device_open() && !range_covered(spans[i], spans[i + 1])) set_access(spans[i], spans[i + 1], true);
+    range_windows().emplace_back(spans[i], spans[i + 1]);
+  }
+}
+void _Close_device_range(const uintptr_t* spans) {
+  if (spans[1] <= spans[0] && spans[3] <= spans[2]) return;
+  std::lock_guard<std::mutex> lk(g_prot_mutex);
+  for (int i = 0; i < 4; i += 2) {
+    if (spans[i + 1] <= spans[i]) continue;
+    auto it = std::find(range_windows().begin(), range_windows().end(), std::make_pair(spans[i], spans[i + 1]));
+    if (it != range_windows().end()) range_windows().erase(it);
+  }
+  if (device_open()) return;  // the whole window closes them when it ends
+  for (int i = 0; i < 4; i += 2) {
+    if (spans[i + 1] <= spans[i]) continue;
+    // Only what is still a device region (a region emptied meanwhile may have been unmapped).
+    const DeviceRegion* r = region_of(spans[i]);
+    if (!r) continue;
+    close_except_ranges(std::max(spans[i], r->base + kPage), std::min(spans[i + 1], r->base + r->size));
+  }
+}
 void _Open_device_memory() {
   std::lock_guard<std::mutex> lk(g_prot_mutex);
   if (g_prot_open++ == 0 && !g_prot_off && !g_lazy_opened) set_all_access(true);
@@ -2424,7 +2502,7 @@ static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n
     static std::atomic<unsigned long long> count{0};
     const std::string desc = "device allocation #" + std::to_string(++count) + " (" + std::to_string(n) + " bytes)";
     if (device_only && poison_byte() >= 0) {
-      DeviceWindow window;  // the fill stands for the device's own leftovers
+      DeviceRangeWindow window(m, n);  // the fill stands for the device's own leftovers
       poison_fill(m, n, desc);
     } else {
       poison_fill(m, n, desc);
@@ -2927,7 +3005,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind kind
   }
   if (!device_span_ok(dst, n) || !device_span_ok(src, n)) return ret(cudaErrorInvalidValue);
   if (kind == cudaMemcpyHostToDevice) note_upload_impl(src, n);
-  DeviceWindow window;
+  DeviceRangeWindow window(dst, n, src, n);
   memmove(dst, src, n);
   // Memory the host reads in place (managed) gets the second draw only while kernels run
   // (launch_memory): a copy into it must not hand the host the device's inputs.
@@ -2952,7 +3030,8 @@ cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitc
                          cudaMemcpyKind kind) {
   RunSpan span(RunSpan::Copies);
   if (width > dpitch || width > spitch) return ret(cudaErrorInvalidPitchValue);
-  DeviceWindow window;  // one window for all rows
+  // One window for all rows.
+  DeviceRangeWindow window(dst, height ? (height - 1) * dpitch + width : 0, src, height ? (height - 1) * spitch + width : 0);
   for (size_t r = 0; r < height; ++r) {
     cudaError_t e = cudaMemcpy(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width, kind);
     if (e != cudaSuccess) return e;
@@ -2975,7 +3054,7 @@ cudaError_t cudaMemset(void* p, int v, size_t n) {
   RunSpan span(RunSpan::Copies);
   if (n == 0) return cudaSuccess;
   if (!p || !device_span_ok(p, n)) return ret(cudaErrorInvalidValue);
-  DeviceWindow window;
+  DeviceRangeWindow window(p, n);
   memset(p, v, n);
   return cudaSuccess;
 }
@@ -2990,7 +3069,7 @@ cudaError_t cudaMemset2D(void* p, size_t pitch, int v, size_t width, size_t heig
   RunSpan span(RunSpan::Copies);
   if (width > pitch) return ret(cudaErrorInvalidValue);
   if (height && !device_span_ok(p, (height - 1) * pitch + width)) return ret(cudaErrorInvalidValue);
-  DeviceWindow window;
+  DeviceRangeWindow window(p, height ? (height - 1) * pitch + width : 0);
   for (size_t r = 0; r < height; ++r) memset(static_cast<char*>(p) + r * pitch, v, width);
   return cudaSuccess;
 }
