@@ -2424,10 +2424,19 @@ void _Thrust_device_return() {
   }
 }
 // 0: not a fault this handles; 1: device memory opened since the fault (retry the access); 2: host
-// code touched closed device memory (reported). Runs in the signal handler: try_lock, never wait
-// (the faulting thread may hold the lock).
+// code touched closed device memory (reported). Runs in the signal handler: try_lock, retried for
+// up to a second, since another thread holds the lock only briefly (opening or closing a window;
+// giving up at once made a fault beside another thread's copy read as an unexplained invalid
+// access, and a Thrust call's lazy open fail); never an unbounded wait, since the faulting
+// thread may hold the lock itself.
 static int device_fault(siginfo_t* info) {
-  if (!g_prot_mutex.try_lock()) return 0;
+  bool locked = g_prot_mutex.try_lock();
+  for (int i = 0; !locked && i < 20000; i++) {
+    struct timespec pause = {0, 50000};  // 50 us; nanosleep is async-signal-safe
+    nanosleep(&pause, nullptr);
+    locked = g_prot_mutex.try_lock();
+  }
+  if (!locked) return 0;
   const uintptr_t a = reinterpret_cast<uintptr_t>(info->si_addr);
   const DeviceRegion* r = region_of(a);
   // Pages that windows open; the rest of a region faults in kernels too (0: reported as usual).
