@@ -13,7 +13,6 @@ no kernel check at all.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -277,14 +276,9 @@ class FakeGpuWithLibraries(FakeGpuBackend):
     def build(self, program: Program, defines: dict[str, int], *, variant: str = "plain") -> Executable:
         if "cublas" not in program.source:
             return super().build(program, defines, variant=variant)
-        d = self.runtime / f"engine-{program.digest()[:16]}"
-        d.mkdir(exist_ok=True)
-        (d / "prog.cpp").write_text(program.source)
-        for lib in ("libcudart.so.13", "libcublas.so.13"):
-            shutil.copy(self.runtime / lib, d / lib)
-        _gxx("-o", "a.out", "prog.cpp", "-L.", "-l:libcudart.so.13", "-l:libcublas.so.13",
-             "-Wl,-rpath,$ORIGIN", cwd=d)
-        return Executable(path=d / "a.out", compile=CompileInfo(compiler="g++", command=["g++"], ok=True),
+        path = _program(self.runtime, program.source, f"engine-{program.digest()[:16]}",
+                        libs=("libcublas.so.13",))
+        return Executable(path=path, compile=CompileInfo(compiler="g++", command=["g++"], ok=True),
                           backend=self.name, variant=variant)
 
 

@@ -205,17 +205,21 @@ def interposer() -> Path:
     return path
 
 
-def _program(runtime: Path, source: str, name: str, *, static: bool = False) -> Path:
+def _program(runtime: Path, source: str, name: str, *, static: bool = False,
+             libs: tuple[str, ...] = ()) -> Path:
     """A program linked against the stand-in (dynamically, as nvcc -cudart shared links the
-    toolkit's), or with it compiled in (as a static runtime is)."""
+    toolkit's), or with it compiled in (as a static runtime is); `libs`: other stand-in
+    libraries in `runtime` it links too."""
     d = runtime / name
     d.mkdir(exist_ok=True)
     (d / "prog.cpp").write_text(source)
     if static:
         _gxx("-o", "a.out", "prog.cpp", runtime / "fake.cpp", cwd=d)
     else:
-        shutil.copy(runtime / "libcudart.so.13", d / "libcudart.so.13")
-        _gxx("-o", "a.out", "prog.cpp", "-L.", "-l:libcudart.so.13", "-Wl,-rpath,$ORIGIN", cwd=d)
+        for lib in ("libcudart.so.13", *libs):
+            shutil.copy(runtime / lib, d / lib)
+        _gxx("-o", "a.out", "prog.cpp", "-L.", *(f"-l:{lib}" for lib in ("libcudart.so.13", *libs)),
+             "-Wl,-rpath,$ORIGIN", cwd=d)
     return d / "a.out"
 
 

@@ -451,6 +451,7 @@ class CudaBackend(Backend):
         self.gpu_check = gpu_check
         """False only to run host-only programs on a GPU-less machine (tests of the engine)."""
         self._interposer: tuple[Path | None, str] | None = None
+        self._stubs: dict[tuple[str, ...], Path | None] = {}
         self._fatal_tag = secrets.token_hex(16)
         """Tags the interposer's own failure (`_interposer_failure`); given only to the runs that
         can fail so (the kernel-work runs), whose programs load the interposer before their own
@@ -534,13 +535,15 @@ class CudaBackend(Backend):
         return [path, stubs] if stubs is not None else [path]
 
     def _library_stubs(self, exe: Executable) -> Path | None:
+        """Built once per executable: every run of a check asks (`preloads`)."""
         if exe.path is None:
             return None
-        names = library_compute_calls(exe.path)
+        names = tuple(library_compute_calls(exe.path))
         if not names:
             return None
-        stubs, _ = library_stubs(names, self.cache)
-        return stubs
+        if names not in self._stubs:
+            self._stubs[names] = library_stubs(list(names), self.cache)[0]
+        return self._stubs[names]
 
     def kernel_work_unusable(self, exe: Executable) -> str:
         path, why = self.interposer()
