@@ -20,7 +20,7 @@ from pathlib import Path
 from schemas import CompileInfo, KernelResources, Program
 
 from .build_cache import BuildCache, TransientBuildError
-from .sandbox import GIB, Limits, run_sandboxed
+from .sandbox import BUILD_DEVICES, GIB, Limits, run_sandboxed
 
 DEFAULT_ARCH = "sm_90"
 """One current architecture; `$CKD_CUDA_ARCH` overrides it (read when options are made)."""
@@ -47,7 +47,7 @@ class NvccOptions:
     `static` or '' (nvcc's default, static) leaves those runs impossible."""
     limits: Limits = field(default_factory=lambda: Limits(
         cpu_seconds=300, wall_seconds=600, memory_bytes=16 * GIB, file_size_bytes=1 * GIB,
-        max_processes=128, output_bytes=4 << 20, disk_bytes=4 * GIB))
+        max_processes=128, output_bytes=4 << 20, disk_bytes=4 * GIB, devices=BUILD_DEVICES))
 
 
 def nvcc_path() -> str:

@@ -28,7 +28,8 @@ The program CANNOT:
   topology; plus what the caller exposes: the executable's folder, the Python prefix of a
   reference, the shim's build folder, operator-given include folders), its own work folder,
   a private `/tmp` and `/dev/shm` (tmpfs, `tmp_bytes`/`tmp_files`), a `/dev` of null, zero, full,
-  random, urandom (and, for a run given a GPU, that GPU's nodes only: `Limits.gpu`), and a
+  random, urandom (a compiler's: null only, `Limits.devices`; and, for a run given a GPU, that
+  GPU's nodes only: `Limits.gpu`), and a
   `/proc` of its own PID namespace. `/root`,
   `/home`, `/run` (and its unix sockets), `/etc/passwd`, other projects, the caches of the
   validator and other runs do not exist there. -> mount namespace + allow-list launcher.
@@ -224,6 +225,10 @@ class Limits:
     """A private network namespace whose loopback is up, and internet sockets allowed in it
     (nothing else is reachable): for tools that talk to their target over 127.0.0.1, such as
     compute-sanitizer. Off for everything else."""
+    devices: tuple[str, ...] = ("null", "zero", "full", "random", "urandom")
+    """The plain device nodes of the run's `/dev` (allow-list view; a subset of `DEVICES`).
+    Builds get `null` only: a source that includes `/dev/zero` or `/dev/urandom` would feed the
+    compiler an endless file (GiBs of memory before any limit stops it)."""
     gpu: str | None = None
     """The GPU a run may use (`CUDA_VISIBLE_DEVICES`' value: indices, or a UUID/MIG name): only
     runs given one see the driver's nodes, and only that GPU's (`/dev/nvidiaN`, `nvidiactl`,
@@ -352,7 +357,7 @@ def _launcher_cmd(launcher: Path, workdir: Path, uid: int, limits: Limits, expos
             cmd += ["--ro", p]
         for link in _system_view()[1]:
             cmd += ["--symlink", link]
-        for src, name in _devices(limits.gpu):
+        for src, name in _devices(limits.gpu, limits.devices):
             cmd += ["--dev", f"{src}={name}"]
     else:
         for h in _effective_hides(hide, expose, workdir):
@@ -501,6 +506,11 @@ thread pools from. `CKD_SANDBOX_RO` (colon-separated) adds paths: the operator's
 a program's."""
 TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 DEVICES = ("null", "zero", "full", "random", "urandom")
+BUILD_DEVICES = ("null",)
+"""A compiler's `/dev`: an `#include` of any other node would be an endless file."""
+BUILD_MEMORY_BYTES = 6 * GIB
+"""A compiler's address space: g++ on `<torch/extension.h>` peaks at 1.5 GB resident; an include
+of an endless file (`/proc/self/pagemap` reads as 256 GiB of zeros) stops here."""
 
 
 @functools.cache
@@ -532,10 +542,10 @@ def device_root() -> str:
     return os.environ.get("CKD_DEVICE_ROOT", "/dev").rstrip("/") or "/"
 
 
-def _devices(gpu: str | None = None) -> list[tuple[str, str]]:
+def _devices(gpu: str | None = None, names: tuple[str, ...] = DEVICES) -> list[tuple[str, str]]:
     """(source path, name under the run's /dev) of the nodes a run gets."""
     root = device_root()
-    found = [(f"/dev/{d}", d) for d in DEVICES if os.path.exists("/dev/" + d)]
+    found = [(f"/dev/{d}", d) for d in names if d in DEVICES and os.path.exists("/dev/" + d)]
     if gpu is None:
         return found
     try:

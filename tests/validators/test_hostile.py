@@ -297,6 +297,20 @@ def test_program_flags_cannot_expose_a_folder_to_the_compiler(tmp_path):
         shutil.rmtree(secret_dir)
 
 
+@pytest.mark.skipif(sandbox_mode() == "rlimits", reason="needs the allow-list view")
+@pytest.mark.parametrize("node", ["zero", "urandom"])
+def test_an_endless_device_file_is_no_header(node):
+    # g++ reads an included /dev/zero into memory until a limit stops it (GiBs per build, and
+    # builds run side by side): a compiler's /dev holds null only.
+    from validators.backends import get_backend
+    from validators.engine import run_program
+
+    prog = Program(source=f'#include "/dev/{node}"\nint main() {{ return 0; }}\n')
+    run = run_program(prog, get_backend("cpu"))
+    assert run.status == Status.COMPILE_ERROR, run.reason
+    assert f"/dev/{node}: No such file" in run.reason
+
+
 # --- 3. an allow-list view, a system-call filter ----------------------------------------------
 
 @needs_uid_mode

@@ -275,13 +275,14 @@ class CpuBackend(Backend):
     def _runner(self) -> toolchain.Runner:
         if not self.sandboxed_build:
             return toolchain.run_local
-        from ..sandbox import Limits, run_sandboxed
+        from ..sandbox import BUILD_DEVICES, BUILD_MEMORY_BYTES, Limits, run_sandboxed
 
         limits = Limits(
             cpu_seconds=COMPILE_SECONDS,
             wall_seconds=COMPILE_SECONDS,
-            memory_bytes=None,
+            memory_bytes=BUILD_MEMORY_BYTES,
             file_size_bytes=1 << 30,
+            devices=BUILD_DEVICES,
         )
 
         def run(cmd: list[str], cwd: Path, expose: list[Path]) -> toolchain.CommandResult:

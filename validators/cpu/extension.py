@@ -600,10 +600,11 @@ def _host_flags(flags: list[str], notes: list[str]) -> list[str]:
 
 
 def _sandbox_runner() -> toolchain.Runner:
-    from ..sandbox import Limits, run_sandboxed
+    from ..sandbox import BUILD_DEVICES, BUILD_MEMORY_BYTES, Limits, run_sandboxed
 
-    limits = Limits(cpu_seconds=COMPILE_SECONDS, wall_seconds=COMPILE_SECONDS, memory_bytes=None,
-                    file_size_bytes=1 << 30)
+    limits = Limits(cpu_seconds=COMPILE_SECONDS, wall_seconds=COMPILE_SECONDS,
+                    memory_bytes=BUILD_MEMORY_BYTES, file_size_bytes=1 << 30,
+                    devices=BUILD_DEVICES)
 
     def run(cmd: list[str], cwd: Path, expose: list[Path]) -> toolchain.CommandResult:
         bindir = os.path.dirname(cmd[0])
