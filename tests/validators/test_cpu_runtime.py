@@ -196,3 +196,46 @@ def test_launch_after_a_construct_the_grammar_misparses_is_still_rewritten():
             assert after == before
         else:
             assert before[: before.index(before.strip())] + "::cudashim::launch" in after
+
+
+def test_a_template_kernel_spread_over_lines_launches_in_a_macro_and_outside(tmp_path):
+    """The kernel expression appears twice in a launch's replacement; spread over lines (with
+    comments, or line continuations in a macro body) it made the rewrite fail outright."""
+    src = r"""
+#include <cstdio>
+#include <cuda_runtime.h>
+template <typename T, int K>
+__global__ void scale(T* out, const T* in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i] * K;
+}
+#define LAUNCH(T, K)            \
+  scale<                        \
+      T,                        \
+      K><<<(n + 63) / 64, 64>>>( \
+      d_out, d_in, n);          \
+  cudaDeviceSynchronize()
+int main() {
+  const int n = 100;
+  float h[n], *d_in, *d_out;
+  for (int i = 0; i < n; i++) h[i] = i;
+  cudaMalloc(&d_in, n * sizeof(float));
+  cudaMalloc(&d_out, n * sizeof(float));
+  cudaMemcpy(d_in, h, sizeof h, cudaMemcpyHostToDevice);
+  LAUNCH(float, 3);
+  cudaMemcpy(h, d_out, sizeof h, cudaMemcpyDeviceToHost);
+  float sum = h[99];
+  scale<float,  // the type
+        2 /* the factor */><<<(n + 63) / 64,
+                               64>>>(d_out, d_in, n);
+  cudaMemcpy(h, d_out, sizeof h, cudaMemcpyDeviceToHost);
+  printf("%g %g line %d\n", sum, h[99], __LINE__);
+  return 0;
+}
+"""
+    out = compile_program(src, tmp_path / "multi-line")
+    assert out.ok, out.diagnostics
+    res = run(out.exe)
+    assert res.returncode == 0, res.stderr
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "__LINE__" in t)
+    assert res.stdout.strip() == f"297 198 line {line}"  # the rewrite kept every line

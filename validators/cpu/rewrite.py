@@ -379,6 +379,23 @@ def _callee(func: Node) -> Node:
     return func
 
 
+_FLAT_TOKENS = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/|\\\n|\s+|.',
+                          re.S)
+
+
+def _flat(text: str) -> str:
+    """`text` on one line: comments dropped, line continuations and newlines made spaces. A
+    launch's kernel expression appears twice in its replacement, which may not add lines (a
+    template kernel's arguments spread over lines, in a macro body or not)."""
+    out = []
+    for tok in _FLAT_TOKENS.findall(text):
+        if tok.startswith(("//", "/*")) or tok.isspace() or tok == "\\\n":
+            out.append(" ")
+        else:
+            out.append(tok)
+    return re.sub(r"\s+", " ", "".join(out)).strip()
+
+
 def _launch_edit(
     src: bytes,
     call: Node,
@@ -397,7 +414,7 @@ def _launch_edit(
         return None
     while len(config) < 4:
         config.append("0")
-    kernel = _text(src, func)
+    kernel = _flat(_text(src, func))
     inner = _launch_arguments(src, args)
     name = " ".join(kernel.split()).replace("\\", "\\\\").replace('"', '\\"')
     rest = f", {inner}" if inner.strip() else inner
