@@ -239,3 +239,41 @@ int main() {
     assert res.returncode == 0, res.stderr
     line = next(i for i, t in enumerate(src.splitlines(), 1) if "__LINE__" in t)
     assert res.stdout.strip() == f"297 198 line {line}"  # the rewrite kept every line
+
+
+@pytest.mark.parametrize("variant", ["plain", "asan", "race"])
+def test_half_warp_rows_of_different_lengths_shuffle_within_their_segments(tmp_path, variant):
+    """Width-16 shuffles under a full mask, each half-warp on its own row with its own trip
+    count (HeCBench's jaccard): the halves reach different shuffles, and each segment exchanges
+    within itself, as GPUs since Volta do. It was a deadlock; under ASan, a lane exiting while
+    the other half waited then hit stale stack poison in the runtime (a memory error)."""
+    exe = build(tmp_path, "warp_segments.cu", variant)
+    for schedule in ("forward", "reverse", "random:5"):
+        proc = run(exe, schedule)
+        assert proc.returncode == 0 and proc.stdout.strip() == "PASS 0", (schedule, proc.stderr)
+    assert "each segment exchanges within itself" in proc.stderr
+
+
+def test_lanes_of_one_segment_at_different_shuffles_are_still_a_deadlock(tmp_path):
+    src = r"""
+#include <cstdio>
+__global__ void k(int* x) {
+  int v = x[threadIdx.x];
+  if (threadIdx.x < 8) v += __shfl_xor_sync(0xffffffff, v, 1, 16);
+  else v += __shfl_xor_sync(0xffffffff, v, 2, 16);
+  x[threadIdx.x] = v;
+}
+int main() {
+  int* d;
+  cudaMalloc(&d, 32 * sizeof(int));
+  cudaMemset(d, 0, 32 * sizeof(int));
+  k<<<1, 32>>>(d);
+  printf("%d\n", (int)cudaDeviceSynchronize());
+  return 0;
+}
+"""
+    out = compile_program(src, tmp_path / "split-segment")
+    assert out.ok, out.diagnostics
+    proc = run(out.exe)
+    assert proc.returncode != 0
+    assert "lanes of warp 0 meet at different warp operations" in proc.stderr

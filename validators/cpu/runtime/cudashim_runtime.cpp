@@ -796,6 +796,19 @@ static void release_warp_waiters(Worker* w, int warp, int lane) {
 // Inlined into fiber_main: a call to it would be a call to a function that never returns, before
 // which AddressSanitizer unpoisons "the rest of the stack" it cannot find on a fiber's stack.
 __attribute__((always_inline)) static inline void exit_fiber(Worker* w, Fiber* f) {
+#if defined(CUDASHIM_FIBER_ASAN)
+  {
+    // The frames below this one are dead, but redzones that AddressSanitizer poisoned in them
+    // were found still poisoned where release_warp_waiters' frame now lies (a false
+    // "stack-buffer-underflow" in the runtime, the program's verdict: a kernel whose lanes exit
+    // while others wait at a shuffle in a device function). Clear the top 4 KiB below us, where
+    // the calls made from here land; deeper stale poison has not been seen.
+    uintptr_t lo = reinterpret_cast<uintptr_t>(f->stack.lo);
+    uintptr_t top = reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) - 16;
+    uintptr_t from = top - lo > 4096 ? top - 4096 : lo;
+    ASAN_UNPOISON_MEMORY_REGION(reinterpret_cast<void*>(from), top - from);
+  }
+#endif
   f->state = DONE;
   w->live--;
   w->exited++;
@@ -946,7 +959,73 @@ static unsigned warp_existing_lanes(Worker* w, int warp) {
   return n >= 32 ? 0xffffffffu : ((1u << n) - 1);
 }
 
+static bool same_warp_op(const Fiber& a, const Fiber& b) {
+  return a.kind == b.kind && a.line == b.line && (a.file == b.file || strcmp(a.file, b.file) == 0);
+}
+
+static bool is_shuffle(int kind) {
+  return kind == _Wop_SHFL || kind == _Wop_SHFL_UP || kind == _Wop_SHFL_DOWN || kind == _Wop_SHFL_XOR;
+}
+
+static int shuffle_width(const Fiber& f) {
+  return (f.width <= 0 || f.width > 32 || (f.width & (f.width - 1))) ? 32 : f.width;
+}
+
+// Lanes at different shuffles, each lane's whole segment (`width` < 32) at the same one as itself:
+// every lane reads only within its segment, so each segment's exchange is complete on its own.
+// A warp split into half-warp rows that run different trip counts gets here (HeCBench's jaccard:
+// width 16, full mask); GPUs since Volta complete each shuffle with the lanes that reached it.
+static bool segments_apart(Worker* w, int warp, unsigned group) {
+  const Fiber* lanes = &w->fibers[warp * 32];
+  for (unsigned g = group; g; g &= g - 1) {
+    int l = __builtin_ctz(g);
+    const Fiber& f = lanes[l];
+    int width = shuffle_width(f);
+    if (!is_shuffle(f.kind) || width == 32) return false;
+    unsigned segment = ((1u << width) - 1) << (l & ~(width - 1));
+    for (unsigned m = segment & group; m; m &= m - 1)
+      if (!same_warp_op(lanes[__builtin_ctz(m)], f)) return false;
+  }
+  return true;
+}
+
+static void complete_warp_group(Worker* w, int warp, unsigned group);
+
 static void complete_warp_op(Worker* w, int warp, unsigned group) {
+  Fiber* lanes = &w->fibers[warp * 32];
+  int first = __builtin_ctz(group);
+  const Fiber& f0 = lanes[first];
+  for (unsigned g = group; g; g &= g - 1) {
+    int l = __builtin_ctz(g);
+    const Fiber& f = lanes[l];
+    if (same_warp_op(f, f0)) continue;
+    if (!segments_apart(w, warp, group)) {
+      deadlock(
+          "cudashim: deadlock in %s: lanes of warp %d meet at different warp operations (%s at %s for "
+          "lane %d, %s at %s for lane %d)",
+          block_name(w).c_str(), warp, warp_op_name(f0.kind), where(f0).c_str(), first, warp_op_name(f.kind),
+          where(f).c_str(), l);
+    }
+    portability("lanes of a warp in kernel '%s' reach different shuffles (%s at %s, %s at %s), each "
+                "lane's segment of width %d at the same one: each segment exchanges within itself, as on "
+                "GPUs since Volta (the CUDA guide asks every lane of the mask to run the same intrinsic)",
+                w->spec->name, warp_op_name(f0.kind), where(f0).c_str(), warp_op_name(f.kind), where(f).c_str(),
+                shuffle_width(f0));
+    for (unsigned rest = group; rest;) {
+      const Fiber& head = lanes[__builtin_ctz(rest)];
+      unsigned part = 0;
+      for (unsigned m = rest; m; m &= m - 1)
+        if (same_warp_op(lanes[__builtin_ctz(m)], head)) part |= 1u << __builtin_ctz(m);
+      complete_warp_group(w, warp, part);
+      rest &= ~part;
+    }
+    return;
+  }
+  complete_warp_group(w, warp, group);
+}
+
+// Every lane of `group` is at the same warp operation: compute each lane's result and wake it.
+static void complete_warp_group(Worker* w, int warp, unsigned group) {
 #ifdef CUDASHIM_RACE
   race::warp_op_completes(w, warp, group);
 #endif
@@ -956,22 +1035,13 @@ static void complete_warp_op(Worker* w, int warp, unsigned group) {
   unsigned long long ballot = 0;
   for (unsigned g = group; g; g &= g - 1) {
     int l = __builtin_ctz(g);
-    const Fiber& f = lanes[l];
-    if (f.kind != f0.kind || f.line != f0.line || (f.file != f0.file && strcmp(f.file, f0.file) != 0)) {
-      deadlock(
-          "cudashim: deadlock in %s: lanes of warp %d meet at different warp operations (%s at %s for "
-          "lane %d, %s at %s for lane %d)",
-          block_name(w).c_str(), warp, warp_op_name(f0.kind), where(f0).c_str(), first, warp_op_name(f.kind),
-          where(f).c_str(), l);
-    }
-    if (f.value) ballot |= 1ull << l;
+    if (lanes[l].value) ballot |= 1ull << l;
   }
   for (unsigned g = group; g; g &= g - 1) {
     int l = __builtin_ctz(g);
     Fiber& f = lanes[l];
     unsigned long long r = f.value;
-    int width = f.width;
-    if (width <= 0 || width > 32 || (width & (width - 1))) width = 32;
+    int width = shuffle_width(f);
     int base = l & ~(width - 1);
     int src = l;
     switch (f.kind) {
