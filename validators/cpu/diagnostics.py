@@ -4,6 +4,8 @@ runtime's own failure reports (deadlocks, AddressSanitizer, crashes) as verdict 
 from __future__ import annotations
 
 import re
+from functools import cache
+from pathlib import Path
 
 from ..analysis.features import match_include, match_name
 from .cuda_intrinsics import is_cuda_intrinsic
@@ -73,6 +75,42 @@ _LEGACY_REFERENCE = re.compile(
 )
 
 
+# Half precision and bfloat16 run on the shim (include/cuda_fp16.h, cuda_bf16.h and their helper
+# cudashim/half_common.h, which write out every name of CUDA 13's half and bfloat16 API: none is
+# pasted together by a macro). A name of that API g++ did not know is either one the shim lacks
+# (said so) or one it declares, in a translation unit that did not include the header.
+_HALF_HEADERS = {"cuda_fp16.h": "half", "cudashim/half_common.h": "half", "cuda_bf16.h": "bfloat16"}
+_HALF_APIS = {"half": "half precision", "bfloat16": "bfloat16"}
+_HALF_API_NAME = re.compile(
+    r"__(?:h|float|double|u?int|u?short|u?ll|half|bfloat16|low|high|lows|highs|lowhigh|nv_)\w+"
+    r"|nv_\w+|half2?|make_(?:half2|bfloat162)|CUDART_\w+_(?:FP16|BF16)"
+    r"|h2?(?:sqrt|rsqrt|rcp|exp|exp2|exp10|log|log2|log10|sin|cos|tanh|tanh_approx|floor|ceil|trunc|rint)"
+)
+
+
+@cache
+def half_api_names() -> dict[str, str]:
+    """The half and bfloat16 API names the shim's headers declare, each with its feature."""
+    include = Path(__file__).resolve().parent / "include"
+    names: dict[str, str] = {}
+    for header, feature in _HALF_HEADERS.items():
+        text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", (include / header).read_text(), flags=re.S)
+        for name in re.findall(r"\b[A-Za-z_]\w*", text):
+            if _HALF_API_NAME.fullmatch(name):
+                names.setdefault(name, feature)
+    return names
+
+
+def _half_feature(name: str, feature: str | None) -> str | None:
+    declared = half_api_names().get(name)
+    if declared is None:
+        return f"{feature} ({name} is not in the CPU shim's {_HALF_APIS[feature]} API)" if feature in _HALF_APIS else None
+    if feature in _HALF_APIS or (feature is None and (is_cuda_intrinsic(name) or _CUDA_NAME.match(name))):
+        header = "cuda_bf16.h" if declared == "bfloat16" else "cuda_fp16.h"
+        return f"{declared} ({name}: the CPU shim declares it in {header}; is that header included?)"
+    return None
+
+
 def _feature_for_name(name: str) -> str | None:
     legacy = _LEGACY_REFERENCE.match(name)
     if legacy:
@@ -82,6 +120,9 @@ def _feature_for_name(name: str) -> str | None:
             f" the CPU shim runs {kind} objects)"
         )
     feature = match_name(name) or match_name(name, is_type=True) or _NAME_FEATURES.get(name)
+    half = _half_feature(name, feature)
+    if half:
+        return half
     if feature in _SUBSET_LIBRARIES:
         return f"{feature} ({name} is not in the CPU shim's {_SUBSET_LIBRARIES[feature]} subset)"
     if feature:
