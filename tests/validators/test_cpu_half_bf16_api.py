@@ -1090,3 +1090,48 @@ def test_diagnostics_name_what_the_shim_provides(name, expected):
         assert feature is None
     else:
         assert feature is not None and expected in feature
+
+
+def test_assignment_from_braces_and_from_raw_values(tmp_path):
+    """`res2 = {};` (HeCBench's quant3MatMul) was ambiguous in g++ between the copy assignment
+    and the one from the raw struct; nvcc's front end takes the copy assignment."""
+    from validators.cpu.toolchain import compile_program
+
+    src = r"""
+#include <cstdio>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+__global__ void k(float* out) {
+  half2 h2 = __floats2half2_rn(1.f, 2.f);
+  h2 = {};
+  __half h = 3.f;
+  h = {};
+  __nv_bfloat162 b2 = __floats2bfloat162_rn(1.f, 2.f);
+  b2 = {};
+  __nv_bfloat16 b = 5.f;
+  b = {};
+  __half_raw r;
+  r.x = 0x3C00;  // 1.0
+  volatile __half vh;
+  vh = r;
+  h = r;
+  __nv_bfloat16_raw br;
+  br.x = 0x4000;  // 2.0
+  b = br;
+  out[0] = __low2float(h2) + __high2float(h2) + __bfloat162float(b2.x) + __bfloat162float(b2.y);
+  out[1] = __half2float(h) + __bfloat162float(b) + __half2float(const_cast<__half&>(vh));
+}
+int main() {
+  float* d;
+  cudaMalloc(&d, 2 * sizeof(float));
+  k<<<1, 1>>>(d);
+  float h[2];
+  cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+  printf("%g %g\n", h[0], h[1]);
+  return 0;
+}
+"""
+    out = compile_program(src, tmp_path / "braces")
+    assert out.ok, out.diagnostics
+    proc = subprocess.run([str(out.exe)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.split() == ["0", "4"], proc.stdout + proc.stderr

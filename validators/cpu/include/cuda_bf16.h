@@ -47,15 +47,19 @@ struct __attribute__((aligned(2))) __nv_bfloat16 {
   __nv_bfloat16(unsigned long __i) : x(::cudashim::_F16::_Bf16_of((unsigned long long)__i)) {}
   __nv_bfloat16(long long __i) : x(::cudashim::_F16::_Bf16_of(__i)) {}
   __nv_bfloat16(unsigned long long __i) : x(::cudashim::_F16::_Bf16_of(__i)) {}
-  __nv_bfloat16& operator=(const __nv_bfloat16_raw& __r) {
+  // Templates only the raw type deduces: `h = {}` is then the copy assignment, as nvcc takes it.
+  template <class _Raw, ::std::enable_if_t<::std::is_same_v<_Raw, __nv_bfloat16_raw>, int> = 0>
+  __nv_bfloat16& operator=(const _Raw& __r) {
     x = __r.x;
     return *this;
   }
-  volatile __nv_bfloat16& operator=(const __nv_bfloat16_raw& __r) volatile {
+  template <class _Raw, ::std::enable_if_t<::std::is_same_v<_Raw, __nv_bfloat16_raw>, int> = 0>
+  volatile __nv_bfloat16& operator=(const _Raw& __r) volatile {
     x = __r.x;
     return *this;
   }
-  volatile __nv_bfloat16& operator=(const volatile __nv_bfloat16_raw& __r) volatile {
+  template <class _Raw, ::std::enable_if_t<::std::is_same_v<_Raw, __nv_bfloat16_raw>, int> = 0>
+  volatile __nv_bfloat16& operator=(const volatile _Raw& __r) volatile {
     x = __r.x;
     return *this;
   }
@@ -83,7 +87,8 @@ struct __attribute__((aligned(4))) __nv_bfloat162 {
   __nv_bfloat162() = default;
   constexpr __nv_bfloat162(const __nv_bfloat16& __a, const __nv_bfloat16& __b) : x(__a), y(__b) {}
   constexpr __nv_bfloat162(const __nv_bfloat162_raw& __r) : x(__nv_bfloat16_raw{__r.x}), y(__nv_bfloat16_raw{__r.y}) {}
-  __nv_bfloat162& operator=(const __nv_bfloat162_raw& __r) {
+  template <class _Raw, ::std::enable_if_t<::std::is_same_v<_Raw, __nv_bfloat162_raw>, int> = 0>
+  __nv_bfloat162& operator=(const _Raw& __r) {
     x = __nv_bfloat16_raw{__r.x};
     y = __nv_bfloat16_raw{__r.y};
     return *this;

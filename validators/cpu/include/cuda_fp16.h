@@ -44,15 +44,19 @@ struct __attribute__((aligned(2))) __half {
   __half(unsigned long __i) : v(::cudashim::_F16::_Half_of((unsigned long long)__i)) {}
   __half(long long __i) : v(::cudashim::_F16::_Half_of(__i)) {}
   __half(unsigned long long __i) : v(::cudashim::_F16::_Half_of(__i)) {}
-  __half& operator=(const __half_raw& __r) {
+  // Templates only the raw type deduces: `h = {}` is then the copy assignment, as nvcc takes it.
+  template <class _Raw, ::std::enable_if_t<::std::is_same_v<_Raw, __half_raw>, int> = 0>
+  __half& operator=(const _Raw& __r) {
     v = __builtin_bit_cast(_Float16, __r.x);
     return *this;
   }
-  volatile __half& operator=(const __half_raw& __r) volatile {
+  template <class _Raw, ::std::enable_if_t<::std::is_same_v<_Raw, __half_raw>, int> = 0>
+  volatile __half& operator=(const _Raw& __r) volatile {
     v = __builtin_bit_cast(_Float16, __r.x);
     return *this;
   }
-  volatile __half& operator=(const volatile __half_raw& __r) volatile {
+  template <class _Raw, ::std::enable_if_t<::std::is_same_v<_Raw, __half_raw>, int> = 0>
+  volatile __half& operator=(const volatile _Raw& __r) volatile {
     v = __builtin_bit_cast(_Float16, (unsigned short)__r.x);
     return *this;
   }
@@ -79,7 +83,8 @@ struct __attribute__((aligned(4))) __half2 {
   __half2() = default;
   constexpr __half2(const __half& __a, const __half& __b) : x(__a), y(__b) {}
   constexpr __half2(const __half2_raw& __r) : x(__half_raw{__r.x}), y(__half_raw{__r.y}) {}
-  __half2& operator=(const __half2_raw& __r) {
+  template <class _Raw, ::std::enable_if_t<::std::is_same_v<_Raw, __half2_raw>, int> = 0>
+  __half2& operator=(const _Raw& __r) {
     x = __half_raw{__r.x};
     y = __half_raw{__r.y};
     return *this;
