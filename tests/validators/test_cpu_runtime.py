@@ -289,3 +289,18 @@ int main() {
     proc = run(out.exe)
     assert proc.returncode != 0
     assert "lanes of warp 0 meet at different warp operations" in proc.stderr
+
+
+def test_a_file_scope_extern_shared_name_reused_by_a_parameter_or_local(tmp_path):
+    """The file-scope array is a macro; a function declaring the same name had its parameter and
+    its local array replaced by the macro's expansion (a compile error)."""
+    from validators.cpu.rewrite import rewrite
+
+    src = (PROGRAMS / "extern_shared_shadowed.cu").read_text()
+    exe = build(tmp_path, "extern_shared_shadowed.cu")
+    for schedule in ("forward", "reverse"):
+        proc = run(exe, schedule)
+        assert proc.returncode == 0 and proc.stdout.strip() == "PASS", proc.stderr
+    # Every line keeps its number: the macro is undefined around the two functions only.
+    text = rewrite(src, filename="main.cu").text
+    assert text.count('#pragma push_macro("sdata")') == 2

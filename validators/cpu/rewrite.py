@@ -478,6 +478,39 @@ def _extern_shared_edit(
     return _Edit(decl.start_byte, decl.end_byte, repl.encode()), name
 
 
+def _shadowing_function_edits(root: Node, src: bytes, name: str, after: int, filename: str) -> list[_Edit]:
+    """A file-scope `extern __shared__` array is a macro (every use must see the current block's
+    buffer); a function that declares the same name (a parameter, a local array) would get the
+    macro's expansion in its declarations. Such a function sees the name undefined, and the
+    macro comes back after it, with every line number kept (`#line`)."""
+    edits = []
+    word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    for fn in _walk(root):
+        if fn.type != "function_definition" or fn.start_byte < after:
+            continue
+        if not word.search(src[fn.start_byte : fn.end_byte]):
+            continue
+        declares = any(
+            n.type == "identifier" and _text(src, n) == name
+            and n.parent is not None and n.parent.type in _DECLARATOR_TYPES
+            for n in _walk(fn)
+        )
+        if not declares:
+            continue
+        start_line, end_line = fn.start_point[0] + 1, fn.end_point[0] + 1
+        edits.append(_Edit(fn.start_byte, fn.start_byte, (
+            f'\n#pragma push_macro("{name}")\n#undef {name}\n#line {start_line} "{filename}"\n').encode()))
+        edits.append(_Edit(fn.end_byte, fn.end_byte, (
+            f'\n#pragma pop_macro("{name}")\n#line {end_line} "{filename}"\n').encode()))
+    return edits
+
+
+_DECLARATOR_TYPES = frozenset({
+    "array_declarator", "pointer_declarator", "reference_declarator", "init_declarator",
+    "parameter_declaration", "optional_parameter_declaration", "declaration",
+})
+
+
 def _static_shared_edits(src: bytes, decl: Node, in_block: bool) -> list[_Edit]:
     edits = []
     for c in decl.children:
@@ -936,6 +969,7 @@ def _rewrite(source: str, filename: str, lockstep: bool,
             for name in waiting_only & barrier_free_kernels(tree.root_node, src, waits_elsewhere):
                 result.lockstep_skipped.setdefault(name, WAITS_REASON)
     edits.extend(_spin_point_edits(tree.root_node, src, spin))
+    file_scope_shared: list[tuple[str, int]] = []
     for node in _walk(tree.root_node):
         cast = _kernel_cast_edit(src, node, kernels) if kernels else None
         if cast is not None:
@@ -969,6 +1003,8 @@ def _rewrite(source: str, filename: str, lockstep: bool,
                     continue
                 edits.append(made_shared[0])
                 result.dynamic_shared.append(made_shared[1])
+                if not facts.inside_function(node):
+                    file_scope_shared.append((made_shared[1], node.end_byte))
             else:
                 edits.extend(_static_shared_edits(src, node, facts.in_block(node)))
         elif node.type in ("preproc_def", "preproc_function_def"):
@@ -979,6 +1015,8 @@ def _rewrite(source: str, filename: str, lockstep: bool,
                                               _macro_params(node, src))
                 if made_macro is not None:
                     edits.append(made_macro)
+    for name, after in file_scope_shared:
+        edits.extend(_shadowing_function_edits(tree.root_node, src, name, after, filename))
     # Outermost edits win (a launch nested in another launch's arguments is left as it is).
     edits.sort(key=lambda e: (e.start, -e.end))
     kept: list[_Edit] = []

@@ -566,6 +566,9 @@ def _compile(
         f"-I{INCLUDE_DIR}",
         "-include",
         str(include),
+        # Without the PCH (library-mode builds), the standard headers it carries: programs
+        # that use std::cout without <iostream> build with nvcc, whose Thrust includes it.
+        *([] if pch else [a for h in _PCH_EXTRA for a in ("-include", h.strip("<>"))]),
         *library,
         *(["-include", CASE_DEFINES] if after else []),
         *(["-idirafter", str(nvtx)] if (nvtx := nvtx_dir()) else []),

@@ -10,6 +10,8 @@
 // program's size macros (`-DN=...`) cannot collide with it.
 #pragma once
 #include <cudashim/libdata.h>
+// NVIDIA's cublas_api.h includes cuComplex.h: programs use cuComplex with cuBLAS alone.
+#include <cuComplex.h>
 
 #include <cmath>
 #include <cstring>

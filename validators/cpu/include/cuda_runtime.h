@@ -74,12 +74,15 @@
 #define __maxnreg__(...)
 #define CUDARTAPI
 #define CUDAAPI
+// Aligned to 16 bytes: a GPU places shared variables in the block's window at offsets that
+// vector loads tolerate, and programs carve a byte array into float4 (a movaps on a 1-aligned
+// static faults). The attribute only ever raises a variable's alignment.
 #ifdef CUDASHIM_ASAN
 // One worker thread: a plain static is per block and gets AddressSanitizer red zones.
-#define __shared__ static
+#define __shared__ static __attribute__((aligned(16)))
 #else
 // A block runs start to finish on one worker thread, so per-thread storage is per block.
-#define __shared__ static thread_local
+#define __shared__ static thread_local __attribute__((aligned(16)))
 #endif
 
 // ---------------------------------------------------------------- vector types

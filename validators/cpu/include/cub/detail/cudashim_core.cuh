@@ -137,8 +137,60 @@ struct CastOp {
   constexpr _Bp operator()(const _Ap& __a) const { return (_Bp)__a; }
 };
 
+enum Category { NOT_A_NUMBER, SIGNED_INTEGER, UNSIGNED_INTEGER, FLOATING_POINT };
+
+namespace cudashim_detail {
+template <std::size_t _Sz> struct _Bits_of { using type = void; };
+template <> struct _Bits_of<1> { using type = unsigned char; };
+template <> struct _Bits_of<2> { using type = unsigned short; };
+template <> struct _Bits_of<4> { using type = unsigned int; };
+template <> struct _Bits_of<8> { using type = unsigned long long; };
 template <class _Tp>
-struct Traits {
+constexpr Category _Category_of() {
+  if constexpr (std::is_floating_point_v<_Tp>) return FLOATING_POINT;
+  else if constexpr (std::is_integral_v<_Tp> && std::is_signed_v<_Tp>) return SIGNED_INTEGER;
+  else if constexpr (std::is_integral_v<_Tp>) return UNSIGNED_INTEGER;
+  else return NOT_A_NUMBER;
+}
+}  // namespace cudashim_detail
+
+namespace cudashim_detail {
+// Radix keys as CUB defines them: the key's bits as an unsigned integer, "twiddled" so that
+// unsigned order is the key's order (sign bit flipped for signed integers; for floating point,
+// every bit of a negative and the sign bit of a positive), and the lowest and highest keys.
+template <class _Tp, Category _Cat = _Category_of<_Tp>(),
+          class _Bits = typename _Bits_of<sizeof(_Tp)>::type>
+struct _Radix_traits {
+  static constexpr Category CATEGORY = NOT_A_NUMBER;
+  static constexpr bool PRIMITIVE = false;
+};
+template <class _Tp, Category _Cat, class _Bits>
+  requires(_Cat != NOT_A_NUMBER && !std::is_void_v<_Bits>)
+struct _Radix_traits<_Tp, _Cat, _Bits> {
+  static constexpr Category CATEGORY = _Cat;
+  static constexpr bool PRIMITIVE = true;
+  using UnsignedBits = _Bits;
+  static constexpr UnsignedBits ALL = UnsignedBits(~UnsignedBits(0));
+  static constexpr UnsignedBits HIGH_BIT = UnsignedBits(UnsignedBits(1) << (sizeof(UnsignedBits) * 8 - 1));
+  static constexpr UnsignedBits LOWEST_KEY =
+      _Cat == UNSIGNED_INTEGER ? UnsignedBits(0) : _Cat == SIGNED_INTEGER ? HIGH_BIT : ALL;
+  static constexpr UnsignedBits MAX_KEY = _Cat == UNSIGNED_INTEGER ? ALL : UnsignedBits(ALL ^ HIGH_BIT);
+  static UnsignedBits TwiddleIn(UnsignedBits __key) {
+    if constexpr (_Cat == SIGNED_INTEGER) return __key ^ HIGH_BIT;
+    else if constexpr (_Cat == FLOATING_POINT) return __key ^ ((__key & HIGH_BIT) ? ALL : HIGH_BIT);
+    else return __key;
+  }
+  static UnsignedBits TwiddleOut(UnsignedBits __key) {
+    if constexpr (_Cat == SIGNED_INTEGER) return __key ^ HIGH_BIT;
+    else if constexpr (_Cat == FLOATING_POINT) return __key ^ ((__key & HIGH_BIT) ? HIGH_BIT : ALL);
+    else return __key;
+  }
+};
+}  // namespace cudashim_detail
+
+template <class _Tp>
+struct Traits : cudashim_detail::_Radix_traits<_Tp> {
+  static constexpr bool NULL_TYPE = false;
   static constexpr _Tp Max() { return std::numeric_limits<_Tp>::max(); }
   static constexpr _Tp Lowest() { return std::numeric_limits<_Tp>::lowest(); }
 };
