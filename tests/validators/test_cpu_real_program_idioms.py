@@ -38,3 +38,38 @@ def test_real_program_idiom_runs(name, variant):
     res = run_program(prog, get_backend("cpu"), variant=variant, schedule="reverse")
     assert res.status == Status.PASSED, res.reason
     assert res.outcome is not None and res.outcome.stdout.strip().endswith("PASS")
+
+
+def test_a_null_pointer_fault_says_which_allocation_failed():
+    """GPU-sized inputs: an unchecked allocation that failed leaves a null pointer. The report
+    says so (it was a bare 'exit code 139' before the first CUDA call), and the program's
+    buffered output survives the crash."""
+    host = Program(source=r"""
+#include <cstdio>
+#include <cstdlib>
+int main() {
+  printf("allocating\n");
+  float* volatile h = (float*)malloc((size_t)1 << 36);  // past the run's address-space limit
+  h[0] = 1.f;
+  printf("%f %p\n", h[0], (void*)h);
+}
+""")
+    res = run_program(host, get_backend("cpu"))
+    assert res.status == Status.RUNTIME_ERROR
+    assert "in host code; a null pointer: a malloc or new beyond the run's" in res.reason, res.reason
+    assert res.outcome is not None and "allocating" in res.outcome.stdout
+
+    device = Program(source=r"""
+#include <cstdio>
+__global__ void k(float* x) { x[threadIdx.x] = 1.f; }
+int main() {
+  float* d = nullptr;
+  if (cudaMalloc(&d, (size_t)1 << 40) != cudaSuccess) printf("out of memory\n");
+  k<<<1, 32>>>(d);
+  cudaDeviceSynchronize();
+}
+""")
+    res = run_program(device, get_backend("cpu"))
+    assert res.status == Status.RUNTIME_ERROR
+    assert "a device allocation of 1099511627776 bytes failed earlier" in res.reason, res.reason
+    assert res.outcome is not None and "out of memory" in res.outcome.stdout

@@ -26,6 +26,7 @@
 #include <system_error>
 #include <cerrno>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -426,6 +427,12 @@ __attribute__((constructor)) static void capture_shim_env_library() {
 }
 #else
 __attribute__((section(".preinit_array"), used)) static void (*g_capture_shim_env)(int, char**, char**) = capture_shim_env;
+#if !defined(CUDASHIM_FIBER_ASAN)
+// A host fault before the first CUDA call (a malloc that returned NULL) is reported too, not a
+// bare signal (AddressSanitizer builds have its handler).
+static void install_fault_handlers();
+__attribute__((constructor)) static void install_fault_handlers_at_start() { install_fault_handlers(); }
+#endif
 #endif
 
 // The capture above is worth something only if no code of the program ran before it. The
@@ -2031,6 +2038,35 @@ void assert_fail(const char* expr, const char* file, unsigned line, const char* 
 
 // ---------------------------------------------------------------- crash reports
 static struct sigaction g_prev_segv, g_prev_bus;
+// The size of the last allocation the runtime could not make (cudaMalloc and kin): a program
+// that does not check the error goes on with a null pointer, and its fault says why.
+static std::atomic<unsigned long long> g_failed_alloc_bytes{0};
+
+// What a fault at a null (or nearly null) address most likely means, for the report.
+static void null_pointer_hint(char* out, size_t size, uintptr_t addr) {
+  out[0] = 0;
+  if (addr >= (1u << 16)) return;
+  unsigned long long failed = g_failed_alloc_bytes.load(std::memory_order_relaxed);
+  struct rlimit lim{};
+  if (failed)
+    snprintf(out, size, "; a null pointer: a device allocation of %llu bytes failed earlier "
+             "(cudaErrorMemoryAllocation) and the program went on", failed);
+  else if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+    snprintf(out, size, "; a null pointer: a malloc or new beyond the run's %.1f GiB memory limit "
+             "returns one", (double)lim.rlim_cur / (1024.0 * 1024.0 * 1024.0));
+  else
+    snprintf(out, size, "; a null pointer");
+}
+
+// The program's buffered output (a pipe: fully buffered) would die with it; taken only when no
+// other code holds stdout's lock, so a fault inside printf cannot hang here.
+static void flush_stdout_if_free() {
+  if (ftrylockfile(stdout) == 0) {
+    fflush_unlocked(stdout);
+    funlockfile(stdout);
+  }
+}
+
 static void on_segv(int sig, siginfo_t* info, void*) {
   switch (device_fault(info)) {
     case 1: return;
@@ -2043,10 +2079,19 @@ static void on_segv(int sig, siginfo_t* info, void*) {
   return;
 #endif
   Worker* w = tw;
-  char buf[512];
+  char buf[768];
   int n;
   const char* what = sig == SIGBUS ? "bus error" : "invalid memory access";
   uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
+  char hint[256];
+  null_pointer_hint(hint, sizeof hint, addr);
+  if (sig == SIGSEGV && info->si_code == SI_KERNEL) {
+    // A general-protection fault: the kernel gives no address (si_addr 0), so it is no null
+    // pointer; an aligned vector access to a misaligned address, or a non-canonical pointer.
+    what = "general protection fault (a misaligned vector access or a non-canonical address)";
+    hint[0] = 0;
+  }
+  flush_stdout_if_free();
   if (w && w->cur && addr >= reinterpret_cast<uintptr_t>(w->cur->stack.lo) - kPage &&
       addr < reinterpret_cast<uintptr_t>(w->cur->stack.lo)) {
     n = snprintf(buf, sizeof buf,
@@ -2056,12 +2101,13 @@ static void on_segv(int sig, siginfo_t* info, void*) {
                  w->cur->stack.size / 1024);
   } else if (w && (w->cur || w->direct)) {  // direct: a barrier-free kernel's threads as plain calls
     n = snprintf(buf, sizeof buf,
-                 "cudashim: %s (address %p) in kernel '%s' block (%u,%u,%u) thread (%u,%u,%u)\n", what,
+                 "cudashim: %s (address %p) in kernel '%s' block (%u,%u,%u) thread (%u,%u,%u)%s\n", what,
                  info->si_addr, t_kernel ? t_kernel : "?", blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
-                 threadIdx.y, threadIdx.z);
+                 threadIdx.y, threadIdx.z, hint);
   } else {
-    n = snprintf(buf, sizeof buf, "cudashim: %s (address %p) in host code\n", what, info->si_addr);
+    n = snprintf(buf, sizeof buf, "cudashim: %s (address %p) in host code%s\n", what, info->si_addr, hint);
   }
+  if (n >= (int)sizeof buf) n = (int)sizeof buf - 1;
   ssize_t r = write(2, buf, n);
   (void)r;
   signal(sig, SIG_DFL);  // returning re-executes the access and dies with the signal
@@ -2588,7 +2634,10 @@ static cudaError_t alloc_into(std::unordered_set<void*>& set, void** p, size_t n
   // own (see "device memory protection").
   if (device_only) m = device_carve(n);
   else if (posix_memalign(&m, 256, n) != 0) m = nullptr;
-  if (!m) return ret(cudaErrorMemoryAllocation);
+  if (!m) {
+    g_failed_alloc_bytes.store(n, std::memory_order_relaxed);
+    return ret(cudaErrorMemoryAllocation);
+  }
   if (&set == &device_allocs()) {
     static std::atomic<unsigned long long> count{0};
     const std::string desc = "device allocation #" + std::to_string(++count) + " (" + std::to_string(n) + " bytes)";
