@@ -206,3 +206,45 @@ def test_files_that_are_not_a_problem_or_answer_raise() -> None:
 def test_triton_answer_needs_gpu() -> None:
     r = verify(PROBLEM, "import triton\nimport triton.language as tl\n" + GOOD)
     assert r.status == Status.NEEDS_GPU and "triton" in r.reason
+
+
+BATCHNORM = """import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(features)
+    def forward(self, x):
+        return self.bn(x * 2.0)
+
+batch_size = 16
+features = 32
+
+def get_inputs():
+    return [torch.rand(batch_size, features)]
+
+def get_init_inputs():
+    return [features]
+"""
+
+
+def _bn_answer(body: str) -> str:
+    return (HEADER + "\nclass ModelNew(nn.Module):\n    def __init__(self, features):\n"
+            "        super().__init__()\n        self.bn = nn.BatchNorm1d(features)\n"
+            "    def forward(self, x):\n        y = x * 2.0\n"
+            + "".join(f"        {ln}\n" for ln in body.splitlines()))
+
+
+def test_models_run_in_training_mode_as_kernelbench_runs_them() -> None:
+    """KernelBench never calls eval(): BatchNorm normalises with the batch's statistics. An
+    answer doing that maths was failed here (eval mode: running statistics), and one folding
+    the running statistics, wrong under KernelBench, passed."""
+    batch_stats = _bn_answer(
+        "m = y.mean(0, keepdim=True)\nv = y.var(0, unbiased=False, keepdim=True)\n"
+        "return (y - m) / torch.sqrt(v + self.bn.eps) * self.bn.weight + self.bn.bias")
+    running_stats = _bn_answer(
+        "return (y - self.bn.running_mean) / torch.sqrt(self.bn.running_var + self.bn.eps)"
+        " * self.bn.weight + self.bn.bias")
+    assert check(batch_stats, BATCHNORM).status == Status.PASSED
+    assert check(running_stats, BATCHNORM).status == Status.FAILED
