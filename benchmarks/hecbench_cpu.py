@@ -139,12 +139,18 @@ def _include_problem(name: str) -> str:
     return ""
 
 
-def inline_local_includes(folder: Path | list[Path], text: str, depth: int = 0) -> str:
+_PRAGMA_ONCE = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+once\b", re.M)
+
+
+def inline_local_includes(folder: Path | list[Path], text: str, depth: int = 0,
+                          once: set[tuple[int, str]] | None = None) -> str:
     """`text` with each quoted `#include` replaced by the header's text, looked up beneath the
     include folders only (each path component reached without following a link), recursively
-    up to 8 levels. A header found in none of them stays an `#include` (the compiler reports
-    it); one that would be read from outside them raises `IncludeRefused` naming it."""
+    up to 8 levels. A `#pragma once` header is inlined the first time only (include guards
+    work as they are). A header found in none of them stays an `#include` (the compiler
+    reports it); one that would be read from outside them raises `IncludeRefused` naming it."""
     dirs = folder if isinstance(folder, list) else [folder]
+    once = set() if once is None else once
 
     def repl(m: re.Match[str]) -> str:
         name = m.group(1)
@@ -160,7 +166,13 @@ def inline_local_includes(folder: Path | list[Path], text: str, depth: int = 0) 
                 continue
             except OSError as exc:  # UnsafePath included: a link, a FIFO, a huge file
                 raise IncludeRefused(f'#include "{name}" refused: {exc.strerror or exc}') from None
-            return inline_local_includes(dirs, data.decode(errors="replace"), depth + 1)
+            header = data.decode(errors="replace")
+            if _PRAGMA_ONCE.search(header):
+                key = (dirs.index(d), name)
+                if key in once:
+                    return ""
+                once.add(key)
+            return inline_local_includes(dirs, header, depth + 1, once)
         return m.group(0)
 
     return re.sub(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', repl, text, flags=re.M)

@@ -304,3 +304,25 @@ def test_a_file_scope_extern_shared_name_reused_by_a_parameter_or_local(tmp_path
     # Every line keeps its number: the macro is undefined around the two functions only.
     text = rewrite(src, filename="main.cu").text
     assert text.count('#pragma push_macro("sdata")') == 2
+
+
+def test_a_launch_after_bare_file_scope_macro_calls_is_rewritten_alone():
+    """Two file-scope macro calls with no semicolon (CUB's `__ALIGN_BYTES(double, 8)` lines, in
+    HeCBench's blockAccess) put tree-sitter's recovery off: it glued a loop's `i < n; ...` onto
+    the next template kernel's launch as if `<` opened template arguments, and the launch was
+    left unrewritten (a compile error)."""
+    from validators.cpu.rewrite import rewrite
+
+    src = (
+        "__ALIGN_BYTES(double, 8)\n__ALIGN_BYTES(ulong2, 16)\nvoid f() {}\nint main() {\n"
+        "  for (size_t i = 0; i < n; i++) {\n    A[i] = d(gen);\n  }\n"
+        "  unsigned char *d_out, *d_out_ref;\n"
+        "  kernel<block_size, items_per_thread><<<grid, block>>>(d_A, d_out, n);\n}\n"
+    )
+    out = rewrite(src, filename="main.cu")
+    assert not out.warnings, out.warnings
+    assert [launch.kernel for launch in out.launches] == ["kernel<block_size, items_per_thread>"]
+    text = out.text.splitlines()
+    assert len(text) == len(src.splitlines())
+    assert text[4] == "  for (size_t i = 0; i < n; i++) {"  # the loop is left as it was
+    assert text[8].startswith('  ::cudashim::launch("kernel<block_size, items_per_thread>", grid, block,')

@@ -383,6 +383,10 @@ _FLAT_TOKENS = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|
                           re.S)
 
 
+_TRAILING_KERNEL = re.compile(
+    r"(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*(?:\s*<(?:[^<>;{}]|<[^<>;{}]*>)*>)?\s*$")
+
+
 def _flat(text: str) -> str:
     """`text` on one line: comments dropped, line continuations and newlines made spaces. A
     launch's kernel expression appears twice in its replacement, which may not add lines (a
@@ -414,7 +418,17 @@ def _launch_edit(
         return None
     while len(config) < 4:
         config.append("0")
-    kernel = _flat(_text(src, func))
+    callee = _text(src, func)
+    start = func.start_byte
+    if any(c in callee for c in ";{}"):
+        # Error recovery glued statements onto the callee (a `<` of a loop condition read as a
+        # template's): the kernel is the name (and template arguments) just before `<<<`.
+        m = _TRAILING_KERNEL.search(callee)
+        if m is None:
+            return None
+        start = func.end_byte - len(callee[m.start():].encode())
+        callee = m.group(0)
+    kernel = _flat(callee)
     inner = _launch_arguments(src, args)
     name = " ".join(kernel.split()).replace("\\", "\\\\").replace('"', '\\"')
     rest = f", {inner}" if inner.strip() else inner
@@ -437,8 +451,8 @@ def _launch_edit(
         f"[&](auto&&... cudashim_a) -> decltype({kernel}(cudashim_a...)) "
         f"{{ {kernel}(cudashim_a...); }}{lanes}{rest})"
     )
-    original = src[func.start_byte : call.end_byte]
-    edit = _Edit(func.start_byte, call.end_byte, _pad_lines(original, repl, newline))
+    original = src[start : call.end_byte]
+    edit = _Edit(start, call.end_byte, _pad_lines(original, repl, newline))
     return edit, Launch(
         kernel=name, line=call.start_point[0] + 1, config=config[:4], may_sync=may_sync
     )
