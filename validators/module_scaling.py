@@ -3,8 +3,9 @@ integers are sizes: the scaling rule shared by the builder (`builder.modules.mod
 turns a module into a task) and the KernelBench verifier (which runs a problem and an answer at
 the sizes `scale_module` picks).
 
-Which integers are sizes. A module-level integer constant (`module_constants`) is a *size* when
-doubling it (or adding one) turns some tensor dimension from its value into the new value:
+Which integers are sizes. A module-level integer constant (`module_constants`: `NAME = <int>`,
+also each name of `a, b = <int>, <int>` and of `a = b = <int>`) is a *size* when doubling it
+(or adding one) turns some tensor dimension from its value into the new value:
 `batch_size`, `dim`, `in_channels`, `kernel_size` are sizes; `reduce_dim = 1`, `stride`,
 `groups` are not (they change shapes, but never into themselves). A constant whose change
 alters a dimension in any way *feeds* that dimension. This is decided on the `meta` device, so
@@ -15,13 +16,13 @@ Literal dimensions. Sizes written as integer literals (`torch.rand(batch_size, 8
 `return [3, 96, 11]` in get_init_inputs, `input_shape = (4096,)`) are first named
 (`validators.torch_module.name_literal_sizes`: every literal above 8 in a shape argument of a
 torch factory in get_inputs/get_init_inputs, in the list get_init_inputs returns, or in a
-module-level tuple of integers becomes the constant `literal_<value>`, one per value), then
-analysed like the constants; a named literal that the analysis does not show to be a size
-(a constructor argument that is no dimension) is put back as written. When the sizes stay too
-large because a literal cannot change apart from a size constant of the same value (broadcasting
-ties `torch.rand(batch_size, 2048)` to `torch.rand(batch_size)` with batch_size = 2048), the
-literal is tried written as that constant. What was named, where, is recorded
-(`ScaledModule.literals`, `describe_literals`).
+module-level tuple or list of integers, `[1024] * 16` included, becomes the constant
+`literal_<value>`, one per value), then analysed like the constants; a named literal that the
+analysis does not show to be a size (a constructor argument that is no dimension) is put back
+as written. When the sizes stay too large because a literal cannot change apart from a size
+constant of the same value (broadcasting ties `torch.rand(batch_size, 2048)` to
+`torch.rand(batch_size)` with batch_size = 2048), the literal is tried written as that constant.
+What was named, where, is recorded (`ScaledModule.literals`, `describe_literals`).
 
 Scaling rule: every tensor (forward inputs, parameters and buffers, outputs) must have at most
 `max_elements` elements; the sizes aim at `aim` (the builder: a quarter of the cap, so that a

@@ -9,8 +9,9 @@ a module at other sizes); `describe_module` / `describe_many` run the module in 
 report the forward's argument names and every tensor's shape and dtype, or why it cannot run.
 
 Describing on the `meta` device (`device="meta"`) runs nothing but shape inference: a module
-written for 4096 x 393216 inputs is described in milliseconds and without memory. The `cpu`
-device really computes (at sizes the caller has already scaled down).
+written for 4096 x 393216 inputs is described in milliseconds and without memory (recurrent
+layers run two steps of their sequence there, `SHORT_RNN`: every step costs Python shape rules).
+The `cpu` device really computes (at sizes the caller has already scaled down).
 """
 
 from __future__ import annotations
@@ -90,50 +91,111 @@ def _int_value(node: ast.expr) -> int | None:
     return None
 
 
-def _constant_assignments(tree: ast.Module) -> list[tuple[str, ast.expr, int]]:
+@dataclass(frozen=True)
+class _Binding:
+    """One module-level integer constant as the AST binds it: `name` to the int expression
+    `node` of value `value`. `chained` is the statement `a = b = <int>` it came from, whose one
+    value node all its names share (None for `NAME = <int>`, `NAME: int = <int>` and an element
+    of `a, b = <int>, <int>`, where `node` is this name's own)."""
+
+    name: str
+    node: ast.expr
+    value: int
+    chained: ast.Assign | None = None
+
+
+def _paired(target: ast.expr, value: ast.expr) -> list[tuple[ast.Name, ast.expr]]:
+    """(name, value node) for each name an unpacking assignment binds to a literal element:
+    `a, b = 1, 2`, `[a, b] = (1, 2)`, `(a, b), c = (1, 2), 3`. Names without an element of
+    their own (`a, *b = ...`, `a, b = pair`) bind nothing here."""
+    if isinstance(target, ast.Name):
+        return [(target, value)]
+    if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(value.elts)
+            and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts))):
+        return []
     out = []
+    for t, v in zip(target.elts, value.elts, strict=True):
+        out += _paired(t, v)
+    return out
+
+
+def _constant_assignments(tree: ast.Module) -> list[_Binding]:
+    """Every module-level binding of a name to an integer literal expression, in order:
+    `NAME = <int>`, `NAME: int = <int>`, each name of `a, b = <int>, <int>` (nested and list
+    forms too) and each name of the chained `a = b = <int>`."""
+    out: list[_Binding] = []
     for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            target, value = stmt.targets[0], stmt.value
-        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and stmt.simple:
-            target, value = stmt.target, stmt.value
+        if isinstance(stmt, ast.AnnAssign) and stmt.value is not None and stmt.simple:
+            pairs = _paired(stmt.target, stmt.value)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            pairs = _paired(stmt.targets[0], stmt.value)
+        elif isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+            v = _int_value(stmt.value)
+            if v is not None:
+                out += [_Binding(t.id, stmt.value, v, stmt) for t in stmt.targets
+                        if isinstance(t, ast.Name)]
+            continue
         else:
             continue
-        if isinstance(target, ast.Name):
-            v = _int_value(value)
+        for name, node in pairs:
+            v = _int_value(node)
             if v is not None:
-                out.append((target.id, value, v))
+                out.append(_Binding(name.id, node, v))
     return out
 
 
 def module_constants(code: str) -> dict[str, int]:
-    """Module-level non-negative integer constants (`NAME = <int expression>`), by name, in
-    order of appearance (the last assignment wins). Nothing is executed. Raises SyntaxError."""
+    """Module-level non-negative integer constants (`NAME = <int expression>`, also bound by
+    `a, b = <int>, <int>` or `a = b = <int>`), by name, in order of appearance (the last
+    assignment wins). Nothing is executed. Raises SyntaxError."""
     found: dict[str, int] = {}
-    for name, _, value in _constant_assignments(ast.parse(code)):
-        if value >= 0:
-            found[name] = value
+    for b in _constant_assignments(ast.parse(code)):
+        if b.value >= 0:
+            found[b.name] = b.value
         else:
-            found.pop(name, None)
+            found.pop(b.name, None)
     return found
 
 
 def substitute_constants(code: str, sizes: dict[str, int]) -> str:
     """`code` with the value of every module-level constant named in `sizes` replaced by the
     size (the rest of the text, comments included, untouched). Names in `sizes` that the code
-    does not define are ignored (they are derived sizes the code computes)."""
+    does not define are ignored (they are derived sizes the code computes).
+
+    A chained assignment (`height = width = 256`) gives each name its own statement on the same
+    line when one of them changes (`height = 64; width = 256`), so that the names change apart;
+    line numbers stay as they were."""
     tree = ast.parse(code)
     lines = code.splitlines(keepends=True)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
+
+    def offset(line: int, col: int | None) -> int:
+        return starts[line - 1] + _byte_col(lines[line - 1], col)
+
     edits = []
-    for name, value, _ in _constant_assignments(tree):
-        if name in sizes:
-            begin = starts[value.lineno - 1] + _byte_col(lines[value.lineno - 1], value.col_offset)
-            end = (starts[value.end_lineno - 1]  # type: ignore[operator]
-                   + _byte_col(lines[value.end_lineno - 1], value.end_col_offset))  # type: ignore[index]
-            edits.append((begin, end, str(int(sizes[name]))))
+    chained: dict[int, tuple[ast.Assign, list[_Binding]]] = {}
+    for b in _constant_assignments(tree):
+        if b.chained is not None:
+            chained.setdefault(id(b.chained), (b.chained, []))[1].append(b)
+        elif b.name in sizes:
+            edits.append((offset(b.node.lineno, b.node.col_offset),
+                          offset(b.node.end_lineno or b.node.lineno, b.node.end_col_offset),
+                          str(int(sizes[b.name]))))
+    for stmt, bindings in chained.values():
+        if not any(b.name in sizes for b in bindings):
+            continue
+        begin = offset(stmt.lineno, stmt.col_offset)
+        end = offset(stmt.end_lineno or stmt.lineno, stmt.end_col_offset)
+        # Every name at its value as an int (`1 << 10` becomes 1024 for the names not in sizes).
+        values = [str(int(sizes.get(b.name, b.value))) for b in bindings]
+        lost = code[begin:end].count("\n")
+        if lost:  # a statement over several lines keeps them (inside parentheses)
+            values[-1] = "(" + values[-1] + "\n" * lost + ")"
+        text = "; ".join(f"{b.name} = {v}" for b, v in zip(bindings, values, strict=True))
+        edits.append((begin, end, text))
     for begin, end, text in sorted(edits, reverse=True):
         code = code[:begin] + text + code[end:]
     return code
@@ -264,11 +326,69 @@ def error_kind(exc):
     return "error"
 '''
 
+SHORT_RNN = r'''
+RNN_SHORT_STEPS = 2
+
+class ShortRNN:
+    """torch._VF as nn.RNN, nn.LSTM and nn.GRU call it, for a forward on the meta device: the
+    recurrence runs over the first RNN_SHORT_STEPS steps only, and the output gets the full
+    sequence's shape in the layout the full run gives it. On meta every step costs ~1.5 ms of
+    Python shape rules (512 steps x 6 layers: 5 s a describe); the shapes and dtypes, and every
+    check the op makes (all per step), are those of the full run. Packed sequences, other
+    devices, or an output laid out otherwise than expected run the real op."""
+
+    def __init__(self, vf):
+        self._vf = vf
+
+    def __getattr__(self, name):
+        op = getattr(self._vf, name)
+        if name not in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
+            return op
+
+        def run(*args, **kwargs):
+            # (input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+            # batch_first); the packed form has batch_sizes second and no batch_first.
+            if (kwargs or len(args) != 9 or not isinstance(args[0], torch.Tensor)
+                    or args[0].device.type != "meta" or args[0].dim() != 3
+                    or not isinstance(args[3], bool) or not isinstance(args[8], bool)):
+                return op(*args, **kwargs)
+            x, seq = args[0], (1 if args[8] else 0)
+            steps = x.shape[seq]
+            if steps <= RNN_SHORT_STEPS:
+                return op(*args)
+            short = op(x.narrow(seq, 0, RNN_SHORT_STEPS), *args[1:])
+            out = short[0]
+
+            def layout(n):  # computed time-major, then transposed for batch_first
+                t = torch.empty((n, out.shape[1 - seq], out.shape[-1]), dtype=out.dtype,
+                                device=out.device)
+                return t.transpose(0, 1) if seq else t
+
+            if (out.dim() != 3 or layout(RNN_SHORT_STEPS).shape != out.shape
+                    or layout(RNN_SHORT_STEPS).stride() != out.stride()):
+                return op(*args)
+            return (layout(steps), *short[1:])
+        return run
+
+@contextlib.contextmanager
+def short_rnns(device):
+    import torch.nn.modules.rnn as rnn
+    real = rnn._VF
+    if device == "meta":
+        rnn._VF = ShortRNN(real)
+    try:
+        yield
+    finally:
+        rnn._VF = real
+'''
+"""The describe harness's shortcut for recurrent layers on the meta device (`ShortRNN`,
+`short_rnns`): their shapes without running every step of the sequence."""
+
 _DESCRIBE_FUNCS = COMMON + GUARD + r'''
 import contextlib, inspect, json, os, sys, traceback
 spec = json.load(open("describe.json"))
 _ckd_install_guard(spec["prefixes"])
-''' + READY_LINE + r'''
+''' + READY_LINE + SHORT_RNN + r'''
 
 def jsonable(v):
     if v is None or isinstance(v, (bool, int, float, str)):
@@ -320,7 +440,7 @@ def describe(src, device):
                 inputs.append({"name": names[i], "tensor": False, "constant": c})
         d["inputs"] = inputs
         d["parameters"] = [tensor_info(n, t) for n, t in named_tensors(model).items()]
-        with torch.no_grad(), where:
+        with torch.no_grad(), where, short_rnns(device):
             result = model(*drawn)
         outs = []
         for i, r in enumerate(as_list(result)):
@@ -750,12 +870,32 @@ def _shape_nodes(call: ast.Call) -> list[ast.expr]:
     return out
 
 
+def _sequence_elements(node: ast.expr) -> list[ast.expr]:
+    """The element nodes of a literal tuple or list expression: `(4096,)`, `[64, 128]`, and the
+    repeated or joined forms `[1024] * 16`, `16 * [1024]`, `[64] * 2 + [128]` (each element
+    written once, so naming it names every copy). Anything else has none."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return list(node.elts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        for seq, count in ((node.left, node.right), (node.right, node.left)):
+            if _int_value(count) is not None:
+                found = _sequence_elements(seq)
+                if found:
+                    return found
+        return []
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _sequence_elements(node.left), _sequence_elements(node.right)
+        return left + right if left and right else []
+    return []
+
+
 def _literal_candidates(tree: ast.Module) -> list[tuple[ast.expr, int, str]]:
     """(node, value, where) for every integer literal above LITERAL_MIN that is written as a
     tensor dimension: a shape argument of a torch factory in get_inputs()/get_init_inputs(), an
     element of the list get_init_inputs() returns (constructor arguments: the perturbation
     analysis later keeps only those that turn out to be dimensions), or an element of a
-    module-level tuple of integers (`input_shape = (4096,)`, splatted into a shape)."""
+    module-level tuple or list of integers (`input_shape = (4096,)`, splatted into a shape;
+    `layer_sizes = [1024] * 16`)."""
     found: list[tuple[ast.expr, int, str]] = []
 
     def take(node: ast.expr, where: str) -> None:
@@ -776,8 +916,8 @@ def _literal_candidates(tree: ast.Module) -> list[tuple[ast.expr, int, str]]:
                     for elt in node.value.elts:
                         take(elt, stmt.name)
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
-                stmt.targets[0], ast.Name) and isinstance(stmt.value, (ast.Tuple, ast.List)):
-            for elt in stmt.value.elts:
+                stmt.targets[0], ast.Name):
+            for elt in _sequence_elements(stmt.value):
                 take(elt, stmt.targets[0].id)
     # A node can be reached twice (a factory call inside the returned list).
     seen: set[tuple[int, int]] = set()
