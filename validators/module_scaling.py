@@ -179,10 +179,30 @@ def _sensitivity(original: dict[str, int], run: Callable[..., list[ModuleDescrip
         descs = run([probe, *[p for _, p in pert]], "cpu")
         device = "cpu"
         if not descs[0].ok:
+            kept = _kept_probe(original, probe, descs[0], run)
+            if kept is not None:
+                probe, pert = kept, _perturbations(kept)
+                descs = run([probe, *[p for _, p in pert]], "cpu")
+        if not descs[0].ok:
             raise ModuleTaskError(descs[0].kind or "error", descs[0].reason)
     if check is not None:
         check(descs[0])
     return _analyse(descs[0], [(c, d) for (c, _), d in zip(pert, descs[1:], strict=True)]), device
+
+
+def _kept_probe(original: dict[str, int], probe: dict[str, int], failed: ModuleDescription,
+                run: Callable[..., list[ModuleDescription]]) -> dict[str, int] | None:
+    """The CPU probe with one clamped constant kept at its own value, when the module refused
+    the probe. Some constants are not free: an `image_size` the model also takes from its own
+    default (Swin's "Input image size (32*32) doesn't match model (224*224)") must stay as
+    written; the sensitivity analysis then shows that it cannot be scaled."""
+    if failed.kind in ("syntax_error", "not_a_module", "import_error", "needs_cuda",
+                       "unsupported_dtype", "memory", "timeout"):
+        return None
+    clamped = [c for c, v in original.items() if v > probe[c]]
+    kept = [{**probe, c: original[c]} for c in clamped]
+    fine = [(k, d.max_elements()) for k, d in zip(kept, run(kept, "cpu"), strict=True) if d.ok]
+    return min(fine, key=lambda kd: kd[1])[0] if fine else None
 
 
 def _scale(original: dict[str, int], shapes: ShapeAnalysis, fed: list[str], device: str,
@@ -197,7 +217,7 @@ def _scale(original: dict[str, int], shapes: ShapeAnalysis, fed: list[str], devi
     aim = max(1, aim)
     cur = dict(original)
     if shapes.base_sizes != original:  # a CPU probe: start from the probe, which is known to run
-        cur = {c: min(v, PROBE_LIMIT) for c, v in original.items()}
+        cur = dict(shapes.base_sizes)
     frozen: set[str] = set()
     last: ModuleDescription | None = None
     for _ in range(MAX_ROUNDS):
