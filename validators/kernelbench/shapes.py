@@ -7,9 +7,16 @@ dataset builder uses for KernelBench tasks, so a verdict here and a task there a
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
+import hashlib
+import json
+import os
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from validators.build_cache import cache_root
 from validators.torch_module import DescribeSession, module_constants
 
 DEFAULT_MAX_ELEMENTS = 1 << 18
@@ -38,18 +45,84 @@ class ShapePlan:
     notes: list[str] = field(default_factory=list)
 
 
+STORED_ERRORS = frozenset({"syntax_error", "not_a_module", "import_error", "needs_cuda",
+                           "unsupported_dtype", "too_large"})
+"""Plan failures that are the problem's own and the same on every try, so they are stored.
+A timeout or an out-of-memory describe may be the machine's load, and is tried again."""
+
+
 def plan_sizes(source: str, *, max_elements: int = DEFAULT_MAX_ELEMENTS) -> ShapePlan:
     """The sizes to check `source` at. Raises ShapeError. Remembered per problem text in this
-    process: an evaluation or a reward verifies many answers to one problem, and the plan (the
-    module's own shapes, described at seed 0) is the same for each of them."""
+    process, and on disk under `$CKD_CACHE_DIR/kernelbench-plans`: an evaluation or a reward
+    verifies many answers to one problem, often one `validators check` process each, and the
+    plan (the module's own shapes, described at seed 0, 1-5 s; minutes for some level-3
+    models) is the same for each of them."""
     return copy.deepcopy(_remembered_plan(source, max_elements))
 
 
 @functools.lru_cache(maxsize=128)
 def _remembered_plan(source: str, max_elements: int) -> ShapePlan:
-    # One sandboxed process (torch imported once) for the first look and any scaling after it.
-    with DescribeSession() as session:
-        return _plan_sizes(source, max_elements, session)
+    path = _stored_path(source, max_elements)
+    stored = _load(path)
+    if isinstance(stored, ShapeError):
+        raise stored
+    if stored is not None:
+        return stored
+    try:
+        # One sandboxed process (torch imported once) for the first look and any scaling.
+        with DescribeSession() as session:
+            plan = _plan_sizes(source, max_elements, session)
+    except ShapeError as exc:
+        if exc.kind in STORED_ERRORS:
+            _store(path, {"error": {"kind": exc.kind, "reason": str(exc)}})
+        raise
+    _store(path, {"plan": dataclasses.asdict(plan)})
+    return plan
+
+
+@functools.cache
+def _planner_digest() -> str:
+    """The planner's own code and torch's version: a change to either plans afresh."""
+    import torch
+
+    from validators import module_scaling, torch_module
+
+    h = hashlib.sha256(torch.__version__.encode())
+    for mod in (module_scaling, torch_module):
+        h.update(Path(mod.__file__).read_bytes())
+    h.update(Path(__file__).read_bytes())
+    return h.hexdigest()
+
+
+def _stored_path(source: str, max_elements: int) -> Path:
+    key = hashlib.sha256(json.dumps([source, max_elements, _planner_digest()]).encode())
+    return cache_root() / "kernelbench-plans" / f"{key.hexdigest()}.json"
+
+
+def _load(path: Path) -> ShapePlan | ShapeError | None:
+    """A stored plan or problem failure; None when absent or unreadable (planned again)."""
+    try:
+        data = json.loads(path.read_text())
+        if "error" in data:
+            return ShapeError(str(data["error"]["kind"]), str(data["error"]["reason"]))
+        return ShapePlan(**data["plan"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _store(path: Path, data: dict) -> None:
+    # Written whole and renamed into place: a reader in another process sees all or nothing.
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    except OSError:
+        return  # an unwritable cache only costs the next process a plan
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
 
 
 def _plan_sizes(source: str, max_elements: int, describe: DescribeSession) -> ShapePlan:
