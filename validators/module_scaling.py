@@ -113,7 +113,10 @@ class ShapeAnalysis:
                     continue
                 v = float(d)
                 for f in self.feeds.get((key, i), ()):
-                    v *= sizes[f] / max(self.base_sizes[f], 1)
+                    # A constant left as it was leaves the dimension as it was, whatever its
+                    # value: a `padding = 0` feeding an output length must not zero it.
+                    if sizes[f] != self.base_sizes[f]:
+                        v *= sizes[f] / max(self.base_sizes[f], 1)
                 n *= max(v, 1.0)
             out[key] = n
         return out
