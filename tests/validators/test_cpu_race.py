@@ -46,6 +46,8 @@ RACY = {
     "device_variable": ("global memory (a __device__ variable", "RACE-DEVICE-VAR"),
     "dynamic_shared": ("shared memory: dynamic shared memory", "RACE-DYNAMIC"),
     "lanes_unsynced": ("shared memory: __shared__ s", "RACE-LANES"),
+    # PolyBench-ACC's mvt: a benign first store used to make the location its writer's own.
+    "zero_first_step": ("global memory: device allocation #2 (4096 bytes)", "RACE-ZERO-FIRST"),
 }
 
 

@@ -24,6 +24,12 @@ __global__ void check_then_store_max(const int* in, int* out) {
   int v = in[threadIdx.x];
   if (v > *out) *out = v;  // RACE-MAX
 }
+// Four threads accumulate each out[r]; every thread's first step adds zero, so its first
+// store is the value already there (benign on its own) and the updates after it are lost.
+__global__ void zero_first_step(const int* in, int* out) {
+  for (int j = 0; j < 4; ++j)
+    out[threadIdx.x / 4] += j * in[threadIdx.x / 4 + 1];  // RACE-ZERO-FIRST
+}
 __global__ void device_variable(int* out) {
   counter += 1;  // RACE-DEVICE-VAR
   out[0] = 0;
@@ -145,6 +151,7 @@ int main(int argc, char** argv) {
   if (!strcmp(k, "shared_hist")) shared_hist<<<2, 64>>>(in, out);
   else if (!strcmp(k, "cross_block_sum")) cross_block_sum<<<4, 32>>>(in, out);
   else if (!strcmp(k, "check_then_store_max")) check_then_store_max<<<1, 64>>>(in, out);
+  else if (!strcmp(k, "zero_first_step")) zero_first_step<<<1, 32>>>(in, out);
   else if (!strcmp(k, "device_variable")) device_variable<<<1, 8>>>(out);
   else if (!strcmp(k, "dynamic_shared")) dynamic_shared<<<1, 32, 64>>>(out);
   else if (!strcmp(k, "lanes_unsynced")) lanes_unsynced<<<1, 32>>>(out);

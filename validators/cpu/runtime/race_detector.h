@@ -373,8 +373,18 @@ static inline void resolve(Worker* w) {
   Entry& e = g_tab[g_pend.slot];
   if (e.addr != g_pend.addr) return;
   e.value = v;
-  if (g_pend.conflict && v != g_pend.other.value && counts(w, e.addr, g_pend.other.pc, e.pc))
-    report(w, g_pend.other, e);
+  if (!g_pend.conflict) return;
+  if (v != g_pend.other.value) {
+    if (counts(w, e.addr, g_pend.other.pc, e.pc)) report(w, g_pend.other, e);
+    return;
+  }
+  // A benign write (the value already there) leaves the location the earlier writer's: the
+  // writing thread's next store is still unordered with that writer's. Recording it as the
+  // owner let a read-modify-write loop whose first step adds zero (`x[i] += a[i][0] * y[0]`
+  // with a[i][0] == 0, from several threads of one row) update the location unchecked.
+  e = g_pend.other;
+  e.value = v;
+  g_last.slot = SIZE_MAX;
 }
 
 static inline void on_write(void* p, unsigned size, uintptr_t pc) {
