@@ -168,6 +168,11 @@ class HarnessError(SandboxError):
     did not import, the harness itself crashed. The validator's failure, never the code's."""
 
 
+class CompilerCrash(SandboxError):
+    """The host compiler itself crashed (an internal compiler error) on a program, at every
+    optimisation level tried: our toolchain's failure, so no verdict on the program."""
+
+
 HARNESS_READY = "CKD-HARNESS-READY"
 """Written to stderr by our harnesses just before they hand over to untrusted code: a failed
 run whose stderr lacks it never reached that code (`harness_reached`)."""

@@ -225,6 +225,13 @@ class CpuBackend(Backend):
         toolchain.pch_header(variant)
 
         host_flags, flag_notes = _host_flags(program.extra_flags)
+        if variant != "plain" and any(f.startswith("-O") for f in host_flags):
+            # A checking build's optimisation level is its own: -O1 keeps ASan's reports
+            # readable and GCC 12's instrumented builds clear of its IPA crashes at -O3.
+            levels = " ".join(f for f in host_flags if f.startswith("-O"))
+            host_flags = [f for f in host_flags if not f.startswith("-O")]
+            flag_notes.append(f"cudashim: {levels} applies to the plain build; the {variant} "
+                              "build keeps its own optimisation level")
 
         def build(work: Path) -> CompileInfo:
             started = time.monotonic()
@@ -252,6 +259,13 @@ class CpuBackend(Backend):
             )
             if out.timed_out:
                 raise TransientBuildError(info)
+            if out.compiler_crashed:
+                from ..sandbox import CompilerCrash
+
+                first = next((ln.strip() for ln in out.diagnostics.splitlines()
+                              if "internal compiler error" in ln), "internal compiler error")
+                raise CompilerCrash(f"g++ crashed building the program's {variant} build, "
+                                    f"also at -O0: {first[:300]}")
             for p in work.iterdir():
                 if p.name == "prog":
                     continue

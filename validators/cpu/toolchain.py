@@ -460,6 +460,14 @@ class CompileOutcome:
     seconds: float
     rewrite: RewriteResult | None = None
     timed_out: bool = False
+    compiler_crashed: bool = False
+    """g++ itself failed (an internal compiler error) at every optimisation level tried: no
+    verdict on the program, which nvcc's own front end may well build."""
+
+
+# GCC's own failure, not the program's: "internal compiler error: Segmentation fault" (GCC 12
+# crashes in IPA constant propagation on some sources at -O3 with AddressSanitizer).
+_COMPILER_CRASH = re.compile(r"internal compiler error")
 
 
 def compile_program(
@@ -505,6 +513,21 @@ def compile_program(
         outcome.diagnostics = note + "\n" + outcome.diagnostics
         if outcome.rewrite is not None:
             outcome.rewrite.warnings.append(note)
+    if not outcome.ok and not outcome.timed_out and _COMPILER_CRASH.search(outcome.diagnostics):
+        # A compiler crash is in an optimisation pass almost always: the same sources at -O0
+        # build what the program means. Only when that crashes too is there no build at all.
+        crash = next(ln.strip() for ln in outcome.diagnostics.splitlines()
+                     if _COMPILER_CRASH.search(ln))
+        unoptimised = [f for f in (extra_flags or []) if not f.startswith("-O")] + ["-O0"]
+        outcome = _compile(source, out_dir, defines=defines, variant=variant, filename=filename,
+                           extra_flags=unoptimised, use_pch=use_pch, thrust=thrust,
+                           runner=runner, lockstep=True, files=files, units=units,
+                           runtime=runtime)
+        if outcome.ok:
+            outcome.diagnostics = (f"cudashim: g++ crashed ({crash[:200]}); built again at -O0\n"
+                                   + outcome.diagnostics)
+        else:
+            outcome.compiler_crashed = bool(_COMPILER_CRASH.search(outcome.diagnostics))
     outcome.seconds = time.perf_counter() - started
     return outcome
 
