@@ -115,7 +115,7 @@ def test_an_ordinary_error_is_not_built_again(tmp_path):
     assert "-O0" not in calls[-1] and "was not declared in this scope" in out.diagnostics
 
 
-@pytest.mark.parametrize("variant, level", [("asan", "-O1"), ("race", "-O1"), ("plain", "-O3")])
+@pytest.mark.parametrize("variant, level", [("asan", "-O1"), ("plain", "-O3")])
 def test_a_checking_build_keeps_its_own_optimisation_level(tmp_path, variant, level):
     backend = CpuBackend(cache=BuildCache(tmp_path / "cache"))
     exe = backend.build(Program(source=SOURCE, extra_flags=["-O3"]), {}, variant=variant)
