@@ -223,13 +223,17 @@ def module_problems(code: str, entrypoint: str = "Model") -> str:
 # --- running inside the sandbox -------------------------------------------------------------
 
 GUARD = r'''
-def _ckd_install_guard(prefixes, allow_processes=False):
+def _ckd_install_guard(prefixes, allow_processes=False, libraries=()):
     # Defence in depth on top of the sandbox (which already has no network and hides the
     # caller's files): the module may read the Python installation and its work directory,
     # and may not open sockets, start processes or load other native libraries.
     # allow_processes: torch's real extension builder (the cuda backend) runs ninja and nvcc;
     # the sandbox, not this hook, is what holds those processes.
+    # libraries: the answer's own extensions, which `load_inline(..., is_python_module=False)`
+    # loads through ctypes (torch.ops.load_library): files the verifier built (cpu), or the
+    # folder torch's builder writes them to (cuda: the answer runs nvcc there anyway).
     import os, sys
+    own_libs = tuple(os.path.realpath(p) for p in libraries)
     work = os.path.realpath(os.getcwd()).rstrip("/") + "/"
     readable = tuple(os.path.realpath(p).rstrip("/") + "/" for p in prefixes)
     writing = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -239,7 +243,15 @@ def _ckd_install_guard(prefixes, allow_processes=False):
                "webbrowser.", "urllib.", "http.", "ftplib.", "smtplib.", "os.chroot")
     if not allow_processes:
         blocked += processes
+    def own_library(args):
+        name = args[0] if args else None
+        if not isinstance(name, (str, bytes)):
+            return False
+        p = os.path.realpath(os.fsdecode(name))
+        return any(p == lib or p.startswith(lib + "/") for lib in own_libs)
     def hook(event, args):
+        if event == "ctypes.dlopen" and own_library(args):
+            return
         if event.startswith(blocked):
             raise PermissionError("the reference may not use %s" % event)
         if event == "open":

@@ -109,6 +109,9 @@ def install(build_root: str | None = None, *, poison: int | None = None, variant
     if local:
         _ext.prepare_runtime(root, variant)
     _state.update(root=root, variant=variant, local=local)
+    # The extensions the verifier built for this pass, before the answer runs: the only native
+    # libraries it may load through ctypes (`built_libraries`).
+    _state["built"] = frozenset(str(p) for p in (root / _ext.EXT).rglob("*.so"))
     if poison is not None:
         # The runtime's own device allocations (cudaMalloc in an extension) get the same byte.
         os.environ["CUDASHIM_POISON"] = str(int(poison))
@@ -128,6 +131,7 @@ def install(build_root: str | None = None, *, poison: int | None = None, variant
 
     cpp_extension.load_inline = load_inline
     cpp_extension.load = load
+    _mirror_library_impl(torch)
     _install_torch_cuda(torch)
     sys.meta_path.insert(0, _GpuOnlyImports())
     _CudaAsCpu().__enter__()  # for the rest of the process
@@ -206,16 +210,73 @@ def _serve(req: _ext.BuildRequest) -> Any:
         data = json.loads(failure.read_text())
         raise ExtensionBuildError(req.name, data.get("diagnostics", ""), data.get("needs_gpu"))
     path = done / f"{req.name}.so"
-    if not req.is_python_module:
-        import torch
+    import torch
 
+    before = _cuda_registrations(torch)
+    if not req.is_python_module:
         torch.ops.load_library(str(path))
+        _mirror_cuda_kernels(torch, before)
         return str(path)
     spec = importlib.util.spec_from_file_location(req.name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    _mirror_cuda_kernels(torch, before)
     return module
+
+
+def _mirror_library_impl(torch: Any) -> None:
+    """`torch.library.Library.impl(op, fn, "CUDA")` from the answer's Python: its kernel is
+    mirrored for CPU tensors as an extension's are (`_mirror_cuda_kernels`)."""
+    original = torch.library.Library.impl
+
+    def impl(self: Any, op_name: Any, fn: Any, dispatch_key: str = "", *args: Any,
+             **kwargs: Any) -> Any:
+        before = _cuda_registrations(torch)
+        out = original(self, op_name, fn, dispatch_key, *args, **kwargs)
+        if str(dispatch_key).upper() == "CUDA":
+            _mirror_cuda_kernels(torch, before)
+        return out
+
+    torch.library.Library.impl = impl
+
+
+def _cuda_registrations(torch: Any) -> set[str]:
+    return set(torch._C._dispatch_get_registrations_for_dispatch_key("CUDA"))
+
+
+_MIRRORS: list[Any] = []  # the libraries holding the mirrored kernels: alive as long as the process
+
+
+def _mirror_cuda_kernels(torch: Any, before: set[str] | None = None) -> None:
+    """Operators registered for the CUDA dispatch key (TORCH_LIBRARY_IMPL(ns, CUDA, m), or
+    `torch.library` with "cuda") also run for CPU tensors, which stand for device tensors here:
+    torch dispatches on the tensor's real key, and an answer's CUDA-only operator was "not
+    available for the CPU backend". The CPU entry redispatches to the answer's own CUDA kernel,
+    unless the answer registered a CPU kernel of its own."""
+    cuda = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
+    for name in sorted(_cuda_registrations(torch) - (before or set())):
+        if torch._C._dispatch_has_kernel_for_dispatch_key(name, "CPU"):
+            continue
+        ns, _, op = name.partition("::")
+        op_name, _, overload = op.partition(".")
+        try:
+            target = getattr(getattr(getattr(torch.ops, ns), op_name), overload or "default")
+        except (AttributeError, RuntimeError):
+            continue
+
+        def redispatch(*args: Any, _op: Any = target, **kwargs: Any) -> Any:
+            return _op.redispatch(cuda, *args, **kwargs)
+
+        lib = torch.library.Library(ns, "IMPL")
+        lib.impl(op, redispatch, "CPU")
+        _MIRRORS.append(lib)
+
+
+def built_libraries() -> frozenset[str]:
+    """The extension libraries present when `install` ran (built by the verifier, read-only in
+    the answer's sandbox): the harness's guard lets exactly these through ctypes."""
+    return _state.get("built", frozenset())
 
 
 def _record(root: Path, req: _ext.BuildRequest, key: str) -> None:

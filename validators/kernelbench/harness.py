@@ -141,11 +141,15 @@ from safetensors.torch import load_file, save_file
 _type, _Tensor, _tuple, _list = type, torch.Tensor, tuple, list
 launch_count = None
 not_built = build_error = needs_gpu = ()
+# Native libraries the answer may load through ctypes (an operator library built with
+# is_python_module=False): the verifier's builds (cpu), torch's build folder (cuda).
+own_libraries = ()
 gpu_lost = None
 _runtime_code = frozenset()
 if spec["gpu"]:
     # The real torch on a real GPU: nothing replaced. CUDA starts before the answer is
     # imported, so the caching allocator runs under our settings, not ones the answer sets.
+    own_libraries = _tuple(p for p in [os.environ.get("TORCH_EXTENSIONS_DIR")] if p)
     try:
         torch.cuda.init()
         torch.empty(1, device="cuda")
@@ -159,6 +163,7 @@ elif spec["cuda"]:
     torch_cuda.install(build_root=spec["build_root"], poison=spec["poison"],
                        variant=spec["variant"])
     launch_count = torch_cuda.launch_count
+    own_libraries = _tuple(torch_cuda.built_libraries())
     not_built = (torch_cuda.ExtensionNotBuilt,)
     build_error = (torch_cuda.ExtensionBuildError,)
     needs_gpu = (torch_cuda.NeedsGpu,)
@@ -194,7 +199,7 @@ def unwatch():
                    (torch._C.DispatchKey.Python, torch._C.DispatchKey.PythonTLSSnapshot))
     return on_top and intact and not watch_popped() and not _watch_blinded() and not excluded
 ''' + GUARD + ENCODE + r'''
-_ckd_install_guard(spec["prefixes"], spec["gpu"])
+_ckd_install_guard(spec["prefixes"], spec["gpu"], own_libraries)
 ''' + READY_LINE + r'''
 result = {"status": "running", "calls": [], "inherits": ""}
 
