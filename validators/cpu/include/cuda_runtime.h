@@ -68,7 +68,9 @@
 #define __device_builtin__
 // Empty: libstdc++ writes __attribute__((__noinline__)), which must stay valid.
 #define __noinline__
-#define __forceinline__ inline __attribute__((always_inline))
+// A request, not an order: nvcc gives up inlining a recursion (mutually recursive
+// __forceinline__ device functions build), where g++'s always_inline must inline or fail.
+#define __forceinline__ inline
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
 #define __maxnreg__(...)
@@ -718,14 +720,14 @@ cudaError_t cudaMemPoolGetAccess(cudaMemAccessFlags* flags, cudaMemPool_t pool, 
 cudaError_t cudaMallocFromPoolAsync(void** p, size_t n, cudaMemPool_t pool, cudaStream_t s);
 template <class _Tp>
 cudaError_t cudaMallocFromPoolAsync(_Tp** p, size_t n, cudaMemPool_t pool, cudaStream_t s) {
-  return cudaMallocFromPoolAsync(reinterpret_cast<void**>(p), n, pool, s);
+  return cudaMallocFromPoolAsync((void**)(void*)(p), n, pool, s);
 }
 inline cudaError_t cudaMallocAsync(void** p, size_t n, cudaMemPool_t pool, cudaStream_t s) {
   return cudaMallocFromPoolAsync(p, n, pool, s);
 }
 template <class _Tp>
 cudaError_t cudaMallocAsync(_Tp** p, size_t n, cudaMemPool_t pool, cudaStream_t s) {
-  return cudaMallocFromPoolAsync(reinterpret_cast<void**>(p), n, pool, s);
+  return cudaMallocFromPoolAsync((void**)(void*)(p), n, pool, s);
 }
 
 namespace cudashim {
@@ -812,22 +814,24 @@ cudaError_t cudaGetSymbolAddress(void** p, const _Tp& symbol) {
 }
 template <class _Tp>
 cudaError_t cudaGetSymbolSize(size_t* n, const _Tp&) { *n = sizeof(_Tp); return cudaSuccess; }
+// As CUDA's own templates cast: through void*, so a `const float**` (a buffer the program only
+// reads through) allocates as nvcc allows; reinterpret_cast refused it as casting away const.
 template <class _Tp>
-cudaError_t cudaMalloc(_Tp** p, size_t n) { return cudaMalloc(reinterpret_cast<void**>(p), n); }
+cudaError_t cudaMalloc(_Tp** p, size_t n) { return cudaMalloc((void**)(void*)(p), n); }
 template <class _Tp>
 cudaError_t cudaMallocManaged(_Tp** p, size_t n, unsigned int flags = cudaMemAttachGlobal) {
-  return cudaMallocManaged(reinterpret_cast<void**>(p), n, flags);
+  return cudaMallocManaged((void**)(void*)(p), n, flags);
 }
 template <class _Tp>
-cudaError_t cudaMallocHost(_Tp** p, size_t n) { return cudaMallocHost(reinterpret_cast<void**>(p), n); }
+cudaError_t cudaMallocHost(_Tp** p, size_t n) { return cudaMallocHost((void**)(void*)(p), n); }
 // The runtime's C++ form with flags: cudaHostAlloc under another name.
 inline cudaError_t cudaMallocHost(void** p, size_t n, unsigned int flags) { return cudaHostAlloc(p, n, flags); }
 template <class _Tp>
 cudaError_t cudaMallocHost(_Tp** p, size_t n, unsigned int flags) {
-  return cudaHostAlloc(reinterpret_cast<void**>(p), n, flags);
+  return cudaHostAlloc((void**)(void*)(p), n, flags);
 }
 template <class _Tp>
-cudaError_t cudaHostAlloc(_Tp** p, size_t n, unsigned int flags) { return cudaHostAlloc(reinterpret_cast<void**>(p), n, flags); }
+cudaError_t cudaHostAlloc(_Tp** p, size_t n, unsigned int flags) { return cudaHostAlloc((void**)(void*)(p), n, flags); }
 template <class _Tp>
 cudaError_t cudaHostGetDevicePointer(_Tp** d, void* h, unsigned int flags) {
   return cudaHostGetDevicePointer(reinterpret_cast<void**>(d), h, flags);
@@ -836,10 +840,10 @@ cudaError_t cudaHostGetDevicePointer(_Tp** d, void* h, unsigned int flags) {
 inline cudaError_t cudaEventCreate(cudaEvent_t* e, unsigned int flags) { return cudaEventCreateWithFlags(e, flags); }
 template <class _Tp>
 cudaError_t cudaMallocPitch(_Tp** p, size_t* pitch, size_t w, size_t h) {
-  return cudaMallocPitch(reinterpret_cast<void**>(p), pitch, w, h);
+  return cudaMallocPitch((void**)(void*)(p), pitch, w, h);
 }
 template <class _Tp>
-cudaError_t cudaMallocAsync(_Tp** p, size_t n, cudaStream_t s) { return cudaMallocAsync(reinterpret_cast<void**>(p), n, s); }
+cudaError_t cudaMallocAsync(_Tp** p, size_t n, cudaStream_t s) { return cudaMallocAsync((void**)(void*)(p), n, s); }
 namespace cudashim {
 // Dynamic shared memory a launch may ask for: 48 KiB, or up to the opt-in maximum (163 KiB, as
 // an A100) once the program raised a kernel's cudaFuncAttributeMaxDynamicSharedMemorySize. The
