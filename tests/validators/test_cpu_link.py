@@ -58,3 +58,32 @@ def test_programs_link_with_gold_where_it_is_and_with_the_default_linker_elsewhe
     backend = CpuBackend(cache=BuildCache(tmp_path / "builds"))
     got = run_program(Program(source=SOURCE), backend, variant=variant)
     assert got.status == Status.PASSED and got.outcome.stdout.strip() == str(sum(i * i for i in range(40))), got.reason
+
+
+QUADMATH = r"""
+#include <cstdio>
+#include <quadmath.h>
+__global__ void k(int* o) { o[0] = 2; }
+int main() {
+  int *d, h = 0;
+  cudaMalloc(&d, sizeof h);
+  k<<<1, 1>>>(d);
+  cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);
+  __float128 r = sqrtq((__float128)4.0);
+  printf("%s\n", (int)r == h ? "PASS" : "FAIL");
+  return 0;
+}
+"""
+
+
+def test_host_libraries_are_linked_and_unused_toolkit_ones_dropped(tmp_path):
+    # A Makefile's -lquadmath (a host library, as diamond's -lz) reaches the link; its -lcufft,
+    # a toolkit library the program never calls, is dropped with a note instead of failing it.
+    backend = CpuBackend(cache=BuildCache(tmp_path / "cache"))
+    prog = Program(source=QUADMATH, extra_flags=["-lquadmath", "-lcufft", "-lcublas"])
+    res = run_program(prog, backend)
+    assert res.status == Status.PASSED, res.reason
+    assert res.outcome is not None and res.outcome.stdout.strip() == "PASS"
+    notes = res.compile.diagnostics if res.compile else ""
+    assert "-lcufft not linked (a CUDA toolkit library" in notes
+    assert "-lquadmath" not in notes

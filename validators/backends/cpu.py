@@ -547,6 +547,13 @@ _KEPT_FLAG = re.compile(
 # CUDA libraries the shim carries in its headers (the runtime, cuBLAS, cuSPARSE, cuRAND, NVTX):
 # linking them needs nothing, so their -l is dropped with a note that says so.
 _SHIM_LIBRARY = re.compile(r"^-l(cudart(_static)?|cuda|cublas(Lt)?|cusparse|curand|nvToolsExt)$")
+# The toolkit's other libraries: a program that uses one fails at its header (needs_gpu); a
+# Makefile that links one it never calls (`-lcufft` out of habit) must still build.
+_TOOLKIT_LIBRARY = re.compile(
+    r"^-l(cufft\w*|cudnn\w*|cusolver\w*|nccl\w*|nvrtc\w*|nvjpeg\w*|npp\w*|cupti\w*|"
+    r"nvidia-ml|nvml|cutensor\w*|cufile\w*|cudadevrt|culibos|nvJitLink\w*|nvptxcompiler\w*)$")
+# Any other library is the host's (-lz, -lgsl): kept, as nvcc hands it to the host linker.
+_HOST_LIBRARY = re.compile(r"^-l[\w.+-]+$")
 _HOST_COMPILER_OPTION = re.compile(r"^(?:-Xcompiler|--compiler-options)(?:=(.*))?$")
 
 
@@ -574,10 +581,13 @@ def _host_flags(flags: list[str]) -> tuple[list[str], list[str]]:
         if std is not None and std.group(1) not in _STD_AT_LEAST_20:
             # A Makefile's -std=c++17 is what nvcc was given; the shim itself needs C++20.
             notes.append(f"cudashim: {f} replaced by -std=c++20 (the shim's headers need C++20)")
-        elif std is not None or _KEPT_FLAG.match(f):
-            kept.append(f)
         elif _SHIM_LIBRARY.match(f):
             notes.append(f"cudashim: {f} not needed (the CPU shim provides that library in its headers)")
+        elif _TOOLKIT_LIBRARY.match(f):
+            notes.append(f"cudashim: {f} not linked (a CUDA toolkit library the CPU shim does not "
+                         "provide; a program that calls it needs a GPU)")
+        elif std is not None or _KEPT_FLAG.match(f) or _HOST_LIBRARY.match(f):
+            kept.append(f)
         else:
             notes.append(
                 f"cudashim: flag {f} not passed to g++ (kept: -D, -U, -I, -O, -std, OpenMP,"
