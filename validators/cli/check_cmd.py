@@ -67,8 +67,11 @@ def load_task(path: str) -> Task:
 
 
 def load_program(path: str, extra_flags: list[str] | None = None) -> Program:
+    from validators.project import read_source
+
     p = Path(path)
-    source = p.read_text(encoding="utf-8", errors="surrogateescape")
+    # A byte that is not UTF-8 (a Latin-1 `©` in a comment) is read as Latin-1, not refused.
+    source = read_source(p)
     name = p.name if p.suffix in (".cu", ".cpp", ".cc") and all(
         c.isalnum() or c in "_.-" for c in p.name) else "main.cu"
     return Program(source=source, filename=name, extra_flags=extra_flags or [])
@@ -105,19 +108,19 @@ def main(args: argparse.Namespace) -> int:
     include_dirs: list[Path] = []
     if several:
         from validators.cli.project_args import check_folder_readable, project_program
-        from validators.project import ProjectError
+        from validators.project import ProjectError, exposed_include_dirs
 
         try:
             program, folder, notes = project_program(args)
             check_folder_readable(folder)
         except (ProjectError, OSError, ValueError) as exc:
             return fail(one_line(str(exc)))
-        for note in notes:
-            print(f"note: {note}", file=sys.stderr)
         # As for `validators run`: the folder and the folders its -I flags name outside it are
-        # the operator's choice, so the sandboxed compiler may read them.
-        include_dirs = [folder, *(Path(f[2:]) for f in program.extra_flags if f.startswith("-I")
-                                  and Path(f[2:]).is_absolute() and Path(f[2:]) != folder)]
+        # the operator's choice, so the sandboxed compiler may read them (one that does not
+        # exist is dropped with a note, as nvcc and g++ skip it).
+        include_dirs, missing = exposed_include_dirs(program, folder)
+        for note in [*notes, *missing]:
+            print(f"note: {note}", file=sys.stderr)
     else:
         try:
             program = load_program(args.program)

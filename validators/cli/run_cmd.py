@@ -2,7 +2,10 @@
 
 A program of several files: `--dir DIR --nvcc "nvcc -I include -o t solution.cu test/*.cu"`
 (the sources and flags of its build command, globs expanded in DIR) or `--source PATH` repeated;
-every source is a translation unit (cpu backend; `validators/project.py`).
+every source is a translation unit (cpu backend; `validators/project.py`). As for nvcc run in
+DIR: `-I` folders and `--nvcc` sources outside DIR are used from where they are (read-only),
+an `-I` folder that does not exist is dropped with a build note, and sources that are not UTF-8
+are read with those bytes as Latin-1.
 
 For programs such as HeCBench's: the program's folder is on the include path, extra compiler
 flags from its Makefile go in with `--flag`/`-X` (repeatable; host flags such as `-fopenmp`
@@ -212,7 +215,7 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
     from validators.backends import BackendUnavailable, get_backend
     from validators.cli.check_cmd import load_program
     from validators.engine import DEFAULT_LIMITS, run_program, thorough_plan
-    from validators.project import ProjectError
+    from validators.project import ProjectError, exposed_include_dirs
     from validators.run_outputs import check_destination
     from validators.sandbox import SandboxError
 
@@ -235,10 +238,11 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
             program, folder, nvcc_notes = project_program(args)
         check_folder_readable(folder)
         # The program's folder (and any folder outside it its -I flags name) is on the include
-        # path by the operator's choice (this command), so the sandboxed compiler may read it.
-        outside = [Path(f[2:]) for f in program.extra_flags
-                   if f.startswith("-I") and Path(f[2:]).is_absolute() and Path(f[2:]) != folder]
-        backend = get_backend(args.backend).with_include_dirs([folder, *outside])
+        # path by the operator's choice (this command), so the sandboxed compiler may read it;
+        # an -I folder that does not exist is dropped with a note, as nvcc and g++ skip it.
+        exposed, missing = exposed_include_dirs(program, folder)
+        nvcc_notes += missing
+        backend = get_backend(args.backend).with_include_dirs(exposed)
         if program.units and backend.name != "cpu":
             raise ValueError(f"a program of several files builds on the cpu backend only (not "
                              f"yet on {backend.name})")

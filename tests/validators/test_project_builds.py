@@ -1,0 +1,176 @@
+"""Multi-file builds that nvcc accepts and `validators run --dir/--nvcc` refused (HeCBench sweep
+of multi-file programs): a relative `-I` or a translation unit outside `--dir`, an `-I` folder
+that does not exist, nvcc options whose value is the next word (`--default-stream per-thread`),
+and sources with a byte that is not UTF-8. Real builds on the cpu backend, in subprocesses, as
+`test_cpu_projects.py` runs them; each program is written here."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from validators.project import parse_nvcc_line
+
+REPO = Path(__file__).resolve().parents[2]
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+
+MAIN = """#include <cstdio>
+{includes}
+__global__ void k(int *o) {{ o[0] = 3; }}
+int main() {{
+  int *d, h = 0;
+  cudaMalloc(&d, sizeof h);
+  k<<<1, 1>>>(d);
+  cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);
+  printf("%s\\n", (h == 3 && {check}) ? "PASS" : "FAIL");
+  return 0;
+}}
+"""
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def open_to_all(top: Path) -> None:
+    # The sandbox may build as another uid: the folders it reads must be open to others.
+    for d in [top, *(p for p in top.rglob("*") if p.is_dir())]:
+        d.chmod(0o755)
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    return subprocess.run([sys.executable, "-m", "validators", "run", "--backend", "cpu",
+                           "--json", *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": path}, cwd=cwd)
+
+
+def report(*args: str, cwd: Path | None = None) -> dict:
+    r = run(*args, cwd=cwd)
+    assert r.stdout.startswith("{"), r.stderr
+    return json.loads(r.stdout)
+
+
+@needs_gxx
+def test_relative_include_outside_the_folder_is_used_from_where_it_is(tmp_path):
+    # HeCBench aes, bfs, sobel...: `cd aes-cuda && nvcc -I../include main.cu`.
+    write(tmp_path / "include" / "util.h", "inline int helper() { return 1; }\n")
+    write(tmp_path / "app" / "main.cu", MAIN.format(includes='#include "util.h"',
+                                                    check="helper() == 1"))
+    open_to_all(tmp_path)
+    rep = report("--dir", str(tmp_path / "app"), "--nvcc", "nvcc -I../include main.cu")
+    assert rep["status"] == "passed", rep
+    assert rep["stdout"].split() == ["PASS"]
+    # Resolved as an absolute -I is: the folder itself, not a path relative to the build.
+    line = parse_nvcc_line("nvcc -I ../include main.cu", tmp_path / "app")
+    assert line.flags == [f"-I{(tmp_path / 'include').resolve()}"]
+
+
+@needs_gxx
+def test_units_outside_the_folder_build_and_the_run_stays_in_it(tmp_path):
+    # HeCBench medianfilter, sptrsv, wordcount: `nvcc main.cu ../x-sycl/src/helper.cpp`. The
+    # sibling unit includes a header beside it; main.cu a header of its own -I folder; the
+    # program reads a data file of --dir, so the run directory is still --dir's copy.
+    write(tmp_path / "x-sycl" / "src" / "helper.h", "int helper();\n")
+    write(tmp_path / "x-sycl" / "src" / "helper.cpp",
+          '#include "helper.h"\nint helper() { return 1; }\n')
+    write(tmp_path / "app" / "inc" / "decl.h", "int helper();\n")
+    write(tmp_path / "app" / "data.txt", "7\n")
+    write(tmp_path / "app" / "main.cu", MAIN.format(
+        includes='#include "decl.h"\nstatic int data() { int v = 0; FILE *f = '
+                 'fopen("data.txt", "r"); if (f) { fscanf(f, "%d", &v); fclose(f); } '
+                 'return v; }',
+        check="helper() == 1 && data() == 7"))
+    open_to_all(tmp_path)
+    rep = report("--dir", str(tmp_path / "app"), "--nvcc",
+                 "nvcc -Iinc main.cu ../x-sycl/src/helper.cpp", "--with-dir")
+    assert rep["status"] == "passed", rep
+    assert rep["stdout"].split() == ["PASS"]
+    assert rep["sources"] == ["app/main.cu", "x-sycl/src/helper.cpp"]
+
+
+def test_a_source_outside_the_folder_given_with_source_names_the_fix(tmp_path):
+    write(tmp_path / "shared" / "helper.cpp", "int helper() { return 1; }\n")
+    write(tmp_path / "app" / "main.cu", MAIN.format(includes="", check="1"))
+    r = run("--dir", str(tmp_path / "app"), "--source", "main.cu",
+            "--source", "../shared/helper.cpp")
+    assert r.returncode == 2
+    assert "common parent" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+@needs_gxx
+def test_an_include_folder_that_does_not_exist_is_dropped_with_a_note(tmp_path):
+    # Makefiles name /opt/nvidia/hpc_sdk/..., /path/to/GSL/include: nvcc and g++ skip them.
+    write(tmp_path / "app" / "util.h", "inline int helper() { return 1; }\n")
+    write(tmp_path / "app" / "main.cu", MAIN.format(includes='#include "util.h"',
+                                                    check="helper() == 1"))
+    open_to_all(tmp_path)
+    rep = report("--dir", str(tmp_path / "app"), "--nvcc",
+                 "nvcc -I/opt/does/not/exist/include -I ../nowhere -Inot_here main.cu",
+                 "-X=-I/also/not/there")
+    assert rep["status"] == "passed", rep
+    notes = "\n".join(rep["build_notes"])
+    for gone in ("/opt/does/not/exist/include", "../nowhere", "not_here", "/also/not/there"):
+        assert f"-I {gone} dropped: no such folder" in notes, notes
+
+
+def test_nvcc_options_that_take_a_separate_value_consume_it(tmp_path):
+    write(tmp_path / "main.cu", MAIN.format(includes="", check="1"))
+    line = parse_nvcc_line(
+        "nvcc --default-stream per-thread -default-stream legacy -ccbin g++ "
+        "--compiler-bindir /usr/bin -Xptxas -v -Xlinker -rpath -maxrregcount 32 "
+        "--maxrregcount=32 -rdc true -rdc=true --threads 4 -t 2 -gencode arch=compute_80,code=sm_80 "
+        "--generate-code arch=compute_90,code=sm_90 -arch sm_90 -code sm_90 --std c++17 -x cu "
+        "-o prog -odir obj -diag-suppress 177 -cudart static -G -lineinfo --resource-usage "
+        "-res-usage -Wno-deprecated-gpu-targets -expt-relaxed-constexpr -extended-lambda "
+        "--optimize 3 -use_fast_math main.cu", tmp_path)
+    assert line.sources == ["main.cu"]
+    assert line.flags == ["-std=c++17", "-O3"]
+    dropped = {n.split()[3] for n in line.notes}
+    assert {"--default-stream", "-default-stream", "-ccbin", "-odir", "-diag-suppress",
+            "-cudart", "-res-usage", "-Wno-deprecated-gpu-targets"} <= dropped
+
+
+@needs_gxx
+def test_default_stream_per_thread_builds(tmp_path):
+    # HeCBench bmf, minimap2, qem.
+    write(tmp_path / "main.cu", MAIN.format(includes="", check="1"))
+    open_to_all(tmp_path)
+    rep = report("--dir", str(tmp_path), "--nvcc",
+                 "nvcc --default-stream per-thread -odir obj main.cu")
+    assert rep["status"] == "passed", rep
+    assert any("--default-stream dropped" in n for n in rep["build_notes"])
+
+
+LATIN1 = b"/* Copyright \xa92013 Advanced Micro Devices \xe2\x80\x94 UTF-8 too */\n"
+
+
+@needs_gxx
+def test_a_latin1_byte_in_a_source_or_header_builds(tmp_path):
+    # HeCBench eigenvalue, myocyte, SDKBitMap.h: a Latin-1 (c) in a comment.
+    write(tmp_path / "util.h", LATIN1 + b"inline int helper() { return 1; }\n")
+    write(tmp_path / "other.cu", LATIN1 + b"int other() { return 2; }\n")
+    write(tmp_path / "main.cu", LATIN1 + MAIN.format(
+        includes='#include "util.h"\nint other();',
+        check="helper() == 1 && other() == 2").encode())
+    open_to_all(tmp_path)
+    rep = report("--dir", str(tmp_path), "--nvcc", "nvcc main.cu other.cu")
+    assert rep["status"] == "passed", rep
+    assert rep["stdout"].split() == ["PASS"]
+    # A program of one file too.
+    single = write(tmp_path / "single" / "main.cu", LATIN1 + MAIN.format(
+        includes="", check="1").encode())
+    open_to_all(tmp_path)
+    rep = report(str(single))
+    assert rep["status"] == "passed", rep
