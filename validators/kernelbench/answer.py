@@ -13,6 +13,7 @@ import collections
 import contextlib
 import dataclasses
 import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -105,7 +106,9 @@ class Call:
     """Per output, the nearest result PyTorch computed in the call from data no kernel wrote,
     with its op (`provenance.py`); None where the run did not follow the data."""
     torch_lost: bool = False
-    """The answer moved the dispatch mode that follows the data during this call."""
+    """The answer moved the dispatch mode that follows the data during this call, or changed
+    what the harness runs (`lost_why` says which)."""
+    lost_why: str = ""
 
 
 @dataclass
@@ -140,6 +143,10 @@ class AnswerRun:
     whole process (its report at exit), against which the harness's per-call counts are held."""
     poison_effective: bool | None = None
     """On a GPU: whether new allocations did start as the poison byte (None: not poisoned)."""
+    tampered: list[str] = field(default_factory=list)
+    """What the answer changed of what the harness runs (module and class attributes, the
+    harness's globals, signal handlers, ATen kernels), each put back by the harness: e.g.
+    `harness.launch_count`."""
     poison_log: dict[int, str] = field(default_factory=dict)
     """The runtime's poisoned buffers (shared memory, cudaMalloc) by number, as for programs:
     `run_answer(poison_only=k, poison_alt=B)` starts buffer k with B instead."""
@@ -224,6 +231,10 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
     extension = None
     if emulate:
         from validators.cpu import extension
+    # The answer's process is told it runs the plain build whatever the run's build is (nothing
+    # in it may name the build): its requests carry the plain build's key, under which the
+    # run's own builds are placed for it.
+    aliases: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="ckd-kb-builds-") as kept:
         builds = Path(kept)
         if extension is not None:
@@ -234,6 +245,7 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
                 extension.prepare_runtime(builds, variant)
                 t0 = time.perf_counter()
                 for req in known:
+                    aliases[req.key()] = dataclasses.replace(req, variant="plain").key()
                     o = extension.build_one(req, builds, cache=BuildCache(), sandboxed=True)
                     run.builds.append(BuildInfo(name=o.name, ok=o.ok, seconds=o.seconds, cached=o.cached,
                                                 diagnostics=o.diagnostics or "",
@@ -245,7 +257,8 @@ def run_answer(answer_source: str, groups: list[RefGroup], *, variant: str = "pl
             run.passes += 1
             requested = _one_pass(run, answer_source, groups, builds, limits=limits,
                                   emulate=emulate, gpu=gpu, max_bytes=max_bytes,
-                                  poison_only=poison_only, poison_alt=poison_alt, follow=follow)
+                                  poison_only=poison_only, poison_alt=poison_alt, follow=follow,
+                                  aliases=aliases)
             if extension is None or not requested:
                 break
             pending = extension.pending_requests(builds)
@@ -270,16 +283,25 @@ MAX_REQUEST_BYTES = 16 << 20
 
 def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds: Path, *,
               limits: Limits, emulate: bool, gpu: bool, max_bytes: int,
-              poison_only: int | None, poison_alt: int | None, follow: bool = False) -> bool:
+              poison_only: int | None, poison_alt: int | None, follow: bool = False,
+              aliases: dict[str, str] | None = None) -> bool:
     """One process of the answer in a new workspace; fills `run` from it (what an earlier,
     void pass left there is replaced). True when it recorded extension requests, which are
-    copied into `builds` (the verifier's folder) for `build_pending`."""
+    copied into `builds` (the verifier's folder) for `build_pending`, labelled with the run's
+    build; `aliases` maps their keys to the plain build's, the keys the process asks for.
+
+    What tells this run from the check's others (the build, the poison byte) never reaches
+    the answer's sight: spec.json, the environment and the arguments are alike in every run,
+    the poison byte comes through the harness's pipe with the completion token, and the
+    runtime's marker of its build is removed from the work folder."""
     import secrets
 
     from validators.run_timing import RUN_TIMING_FILE
     from validators.run_timing import parse as parse_run_report
 
-    run.calls, run.poison_log, run.native_launches = [], {}, None
+    aliases = {} if aliases is None else aliases
+
+    run.calls, run.poison_log, run.native_launches, run.tampered = [], {}, None, []
     run.status = run.reason = run.traceback = run.diagnostics = run.needs_gpu = run.inherits = ""
     run.runtime_verdict = run.poison_effective = None
     with workspace(limits, prefix="ckd-kb-answer-") as d:
@@ -308,8 +330,8 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
                        for t in [*c.inputs.values(), *c.outputs]), default=0)
         (work / "spec.json").write_text(json.dumps({
             "package_root": str(pkgs[0].parent), "cuda": emulate or gpu, "gpu": gpu,
-            "build_root": str(build_root), "poison": run.poison, "variant": run.variant,
-            "prefixes": prefixes, "poison_large": poison_large_bytes(largest),
+            "build_root": str(build_root), "prefixes": prefixes,
+            "poison_large": poison_large_bytes(largest),
             "poison_small": POISON_SMALL_BLOCKS, "follow": follow,
             "groups": [{"seed": g.seed, "init": g.init,
                         "cases": [{"name": c.name, "args": c.args} for c in g.cases]}
@@ -318,8 +340,11 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
             from validators.cpu import extension
 
             extension.prepare_runtime(build_root, run.variant)
+            (build_root / extension.LIB / "variant").unlink(missing_ok=True)  # names the build
             if (builds / extension.EXT).is_dir():
-                shutil.copytree(builds / extension.EXT, build_root / extension.EXT)
+                for built_ext in sorted((builds / extension.EXT).iterdir()):
+                    shutil.copytree(built_ext, build_root / extension.EXT
+                                    / aliases.get(built_ext.name, built_ext.name))
             env["CUDASHIM_SCHEDULE"] = run.schedule
             # Set in every run, "0" or "1": the runtime erases its settings from the process's
             # environment when it loads, but an extra variable would still show in its length.
@@ -338,12 +363,12 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
                         "CUDASHIM_POISON_ALT": f"0x{poison_alt:02x}"}
         built = [str(p.relative_to(work)) for sub in ("ext", "lib")
                  for p in sorted((build_root / sub).rglob("*")) if p.is_file()]
-        # The harness's completion token: read from a pipe before the answer's code runs and
-        # written only in the harness's final result (see `ANSWER_HARNESS`).
+        # The harness's completion token, which seals its final result, and the poison byte:
+        # read from a pipe before the answer's code runs (see `ANSWER_HARNESS`).
         token = secrets.token_hex(16)
         r, w = os.pipe()
         try:
-            os.write(w, token.encode())
+            os.write(w, token.encode() + b"\n" + json.dumps({"poison": run.poison}).encode())
             os.close(w)
             w = -1
             left = getattr(_BUDGET, "left", None)
@@ -366,7 +391,8 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
                                                    max_bytes=64 << 20))
         except (OSError, ValueError):
             found = None
-        requested = emulate and _copy_requests(build_root, builds)
+        found, sealed = _unseal(found, token)
+        requested = emulate and _copy_requests(build_root, builds, run.variant, aliases)
         run.stderr_tail = out.stderr[-2000:]
         if found is None:
             if not harness_reached(out.stderr):
@@ -380,7 +406,7 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
             return requested
         assert isinstance(found, dict)
         run.status = found["status"]
-        if run.status != "running" and found.get("token") != token:
+        if run.status != "running" and not sealed:
             run.status = "crashed"
             run.reason = (f"the answer's process reported {found['status']!r} in a result file "
                           "the harness did not complete (no completion token)")
@@ -390,6 +416,7 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
         run.diagnostics = str(found.get("diagnostics", ""))
         run.needs_gpu = str(found.get("needs_gpu", ""))
         run.inherits = str(found.get("inherits", ""))
+        run.tampered = list(found.get("tampered", []))
         if gpu:
             # Torch's builder ran inside the import: its time is the build's.
             run.build_seconds = float(found.get("import_seconds") or 0.0)
@@ -410,7 +437,7 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
         if emulate:
             run.poison_log = _read_poison_log(work)
         for c in found["calls"]:
-            run.calls.append(_read_call(work, c, max_bytes))
+            run.calls.append(_read_call(work, c, max_bytes, sealed=sealed))
         if emulate and run.status == "ok":
             try:
                 report = parse_run_report(read_no_follow(
@@ -425,9 +452,28 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
     return requested
 
 
-def _copy_requests(build_root: Path, builds: Path) -> bool:
-    """Copy the extension requests the pass recorded into the verifier's `builds` (as bytes:
-    `extension.build_pending` parses them there and reports one that is no request)."""
+def _unseal(found: Any, token: str) -> tuple[Any, bool]:
+    """The result inside the harness's sealed file, and whether the seal (HMAC-SHA256 of the
+    body under the completion token) holds; anything else as it is, unsealed (a partial result
+    of a process that died, or a file of the answer's)."""
+    if not (isinstance(found, dict) and set(found) == {"mac", "body"}
+            and isinstance(found["mac"], str) and isinstance(found["body"], str)):
+        return found, False
+    body = found["body"].encode("utf-8", "surrogatepass")
+    want = hmac.new(token.encode(), body, "sha256").hexdigest()
+    try:
+        inner = json.loads(body)
+    except ValueError:
+        return None, False
+    return inner, hmac.compare_digest(found["mac"], want)
+
+
+def _copy_requests(build_root: Path, builds: Path, variant: str = "plain",
+                   aliases: dict[str, str] | None = None) -> bool:
+    """Copy the extension requests the pass recorded into the verifier's `builds`, labelled
+    with the run's build `variant` (the process labels them plain); `aliases` learns the
+    run's key of each, mapped to the process's. A file that is no request is copied as bytes:
+    `extension.build_pending` reports it."""
     from validators.cpu import extension
 
     folder = build_root / extension.REQUESTS
@@ -440,6 +486,15 @@ def _copy_requests(build_root: Path, builds: Path) -> bool:
             data = read_no_follow(p, root=build_root, max_bytes=MAX_REQUEST_BYTES)
         except OSError:
             data = b""  # a link or a huge file: reported as no request
+        try:
+            req = extension.BuildRequest.parse(data.decode("utf-8", "replace"), str(p))
+        except extension.ExtensionError:
+            req = None
+        if req is not None:
+            ours = dataclasses.replace(req, variant=variant)
+            if aliases is not None:
+                aliases[ours.key()] = dataclasses.replace(req, variant="plain").key()
+            data = json.dumps(dataclasses.asdict(ours)).encode()
         target.mkdir(parents=True, exist_ok=True)
         (target / p.name).write_bytes(data)
         found = True
@@ -460,6 +515,9 @@ def _malformed(found: object, expected: list[str], *, gpu: bool) -> str:
     for key in ("reason", "traceback", "diagnostics", "needs_gpu", "inherits", "token"):
         if key in found and not isinstance(found[key], str):
             return f"{key} is not a string"
+    tampered = found.get("tampered", [])
+    if not (isinstance(tampered, list) and all(isinstance(x, str) for x in tampered)):
+        return "tampered is not a list of strings"
     if gpu:
         if not _number(found.get("import_seconds", 0.0)):
             return "import_seconds is not a number"
@@ -493,6 +551,13 @@ def _malformed(found: object, expected: list[str], *, gpu: bool) -> str:
             return f"call {name}: torch_ops is not a map of output numbers to op names"
         if c.get("torch_lost", False) not in (True, False):
             return f"call {name}: torch_lost is not a boolean"
+        if not isinstance(c.get("lost_why", ""), str):
+            return f"call {name}: lost_why is not a string"
+        digests = c.get("digests", {})
+        if not (isinstance(digests, dict) and all(
+                k in ("outputs", "torch", "after") and isinstance(v, str)
+                for k, v in digests.items())):
+            return f"call {name}: digests is not a map of file kinds to digests"
     return ""
 
 
@@ -502,25 +567,38 @@ def _number(v: object) -> bool:
     return type(v) in (int, float) and math.isfinite(v) and v >= 0
 
 
-def _read_call(work: Path, c: dict[str, Any], max_bytes: int) -> Call:
-    """One call of a result file `_malformed` accepted."""
+class _Changed(Exception):
+    """A result file whose bytes are not those the harness recorded."""
+
+
+def _read_call(work: Path, c: dict[str, Any], max_bytes: int, *, sealed: bool = False) -> Call:
+    """One call of a result file `_malformed` accepted. Of a sealed result, every file read
+    must have the digest the harness recorded when it wrote it: the answer's code runs after
+    the harness's (a later call, an exit handler) and can rewrite them."""
     call = Call(name=c["name"], launches=c.get("launches"), error=c.get("error", ""),
                 form=list(c.get("form", [])), seconds=float(c.get("seconds", 0.0)),
-                torch_lost=bool(c.get("torch_lost", False)))
+                torch_lost=bool(c.get("torch_lost", False)), lost_why=c.get("lost_why", ""))
     if call.error:
         return call
+    digests = c.get("digests", {})
+
+    def read(kind: str) -> bytes:
+        data = read_no_follow(work / "out" / f"{kind}-{call.name}.safetensors", root=work,
+                              max_bytes=max_bytes)
+        if (sealed or kind in digests) and hashlib.sha256(data).hexdigest() != digests.get(kind):
+            raise _Changed(f"out/{kind}-{call.name}.safetensors changed after the harness "
+                           "wrote it")
+        return data
+
     # The files were written in the answer's process: a malformed one is the answer's doing.
     try:
         if not call.form:
-            outs = load_tensors(read_no_follow(work / "out" / f"outputs-{call.name}.safetensors",
-                                               root=work, max_bytes=max_bytes))
+            outs = load_tensors(read("outputs"))
             call.outputs = [outs[f"out{k}"] for k in range(len(outs))]
-        call.inputs_after = load_tensors(read_no_follow(
-            work / "out" / f"after-{call.name}.safetensors", root=work, max_bytes=max_bytes))
+        call.inputs_after = load_tensors(read("after"))
         ops = c.get("torch_ops")
         if ops and call.outputs is not None:
-            found = load_tensors(read_no_follow(work / "out" / f"torch-{call.name}.safetensors",
-                                                root=work, max_bytes=max_bytes))
+            found = load_tensors(read("torch"))
             call.torch_results = {int(k): (found[f"out{k}"], op) for k, op in ops.items()
                                   if f"out{k}" in found}
         elif "torch_ops" in c:

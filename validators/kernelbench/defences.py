@@ -61,10 +61,18 @@ def call_rule(call: Call, ref: RefCase, *, count_launches: bool) -> tuple[str, s
 
 
 def launch_rule(run: AnswerRun) -> tuple[str, str] | None:
-    """`torch_fallback` for a run whose calls claim more launches than the emulator's runtime
-    made in the whole process: the per-call counts come from Python in the answer's own
-    interpreter (a global it can rebind), the runtime's from its native counter, written at
-    exit. A run without the runtime's count (not emulated) is not held to it."""
+    """`torch_fallback` for a run whose harness names its launch counter among what the answer
+    rebound, or whose calls claim more launches than the emulator's runtime made in the whole
+    process (its native counter, written at exit).
+
+    Each call's count is the difference of the runtime's native counter across that call, read
+    through a function pointer the harness took before the answer was imported: launches at
+    import or in `__init__` are no call's, and a forward that launches nothing counts none
+    (`call_rule`). The total is defence in depth: the counts still pass through the answer's
+    interpreter. A run without the runtime's count (not emulated) is not held to it."""
+    if "harness.launch_count" in run.tampered:
+        return "torch_fallback", ("the answer rebound the harness's launch counter (the count "
+                                  "was rewritten)")
     if run.native_launches is None:
         return None
     claimed = sum(c.launches or 0 for c in run.calls)
@@ -80,7 +88,9 @@ def torch_result_rule(run: AnswerRun, refs: dict[str, RefCase], atol: float | No
     """`torch_result` for a run that followed the data (`run_answer(follow=True)`) where the
     kernels' work shows in no call while PyTorch's does, or where the calls of one kind of input
     set are the kernels' in one call and PyTorch's in another, or where the answer moved, altered
-    or blinded the dispatch mode that follows it.
+    or blinded the dispatch mode that follows it, or changed what the harness runs (a function
+    or method replaced, a signal handler, a kernel registered for an ATen op: the harness puts
+    it back and names it).
 
     Each call is judged on its own: it is *torch's* when every output matches, to the check's
     tolerance, a result torch computed in the call from data no kernel wrote (or a tensor made
@@ -101,9 +111,10 @@ def torch_result_rule(run: AnswerRun, refs: dict[str, RefCase], atol: float | No
     calls = [c for c in run.calls if c.outputs is not None]
     for c in calls:
         if c.torch_lost:
-            return "torch_result", (f"case {c.name}: the answer took the harness's dispatch mode "
-                                    "off the stack, altered it or hid ops from it during forward "
-                                    "(what PyTorch computed could not be followed)")
+            why = c.lost_why or ("took the harness's dispatch mode off the stack, altered it or "
+                                 "hid ops from it during forward")
+            return "torch_result", (f"case {c.name}: the answer {why} (what PyTorch computed "
+                                    "could not be followed)")
     if not calls or any(c.torch_results is None for c in calls):
         return None
     kinds: dict[str, tuple[str, str]] = {}  # call -> (torch | input | kernels, what it saw)
