@@ -19,7 +19,8 @@ from pathlib import Path, PurePosixPath
 
 from schemas import Program
 
-UNIT_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx")
+UNIT_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c")
+"""`.c` units are C, built by the host C compiler, as nvcc hands them to it."""
 HEADER_LIMIT = 2000
 """Local headers followed at most: a folder's include graph past this is not a program's."""
 PROJECT_BYTES = 64 << 20
@@ -240,7 +241,7 @@ def _source(folder: Path, path: str, line: str | None) -> str:
     if not full.is_file():
         raise ProjectError(f"source {path!r}{where} not found in {folder}")
     if not path.endswith(UNIT_SUFFIXES):
-        kind = "a C source" if path.endswith(".c") else "not a CUDA or C++ source"
+        kind = "not a CUDA, C++ or C source"
         raise ProjectError(f"source {path!r}{where} is {kind} (expected "
                            f"{', '.join(UNIT_SUFFIXES)})")
     if line is not None and not _inside(full.resolve(), folder.resolve()):

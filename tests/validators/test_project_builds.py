@@ -174,3 +174,25 @@ def test_a_latin1_byte_in_a_source_or_header_builds(tmp_path):
     open_to_all(tmp_path)
     rep = report(str(single))
     assert rep["status"] == "passed", rep
+
+
+@needs_gxx
+def test_c_units_are_built_as_c_and_linked(tmp_path):
+    # HeCBench's b+tree, heartwall, leukocyte, ...: `nvcc main.cu timer.c`, where nvcc hands the
+    # .c unit to the host C compiler. Implicit void* conversion is C, not C++.
+    top = tmp_path / "app"
+    write(top / "counter.h", '#ifdef __cplusplus\nextern "C" {\n#endif\n'
+          "long long *make_counter(long long start);\n"
+          "#ifdef __cplusplus\n}\n#endif\n")
+    write(top / "counter.c", '#include <stdlib.h>\n#include "counter.h"\n'
+          "long long *make_counter(long long start) {\n"
+          "  long long *p = malloc(sizeof *p);  /* no cast: C */\n"
+          "  *p = start + BONUS;\n  return p;\n}\n")
+    write(top / "main.cu", MAIN.format(includes='#include "counter.h"',
+                                       check="*make_counter(40) == 42"))
+    open_to_all(tmp_path)
+    for variant in ("plain", "asan"):
+        out = report("--dir", str(top), "--nvcc", "nvcc -DBONUS=2 main.cu counter.c",
+                     "--variant", variant)
+        assert out["status"] == "passed", out
+        assert out["stdout"].strip() == "PASS"

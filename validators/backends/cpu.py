@@ -158,7 +158,8 @@ class CpuBackend(Backend):
         compile the values in."""
         text = program.sources_text()
         uses_thrust = "thrust" in _features(text) or bool(LIBCUXX_INCLUDE.search(text))
-        runtime = None if uses_thrust else toolchain.runtime_sizes(defines, variant)
+        runtime = (None if uses_thrust or _has_c_units(program)
+                   else toolchain.runtime_sizes(defines, variant))
         if runtime is None or self._runtime_failed(program, defines, variant, uses_thrust):
             return None
         return self._key(program, defines, variant, uses_thrust, runtime)
@@ -170,7 +171,8 @@ class CpuBackend(Backend):
         # Thrust and libcu++ build in library mode against the toolkit's CCCL headers.
         uses_thrust = ("thrust" in _features(program.sources_text())
                        or bool(LIBCUXX_INCLUDE.search(program.sources_text())))
-        runtime = None if uses_thrust else toolchain.runtime_sizes(defines, variant)
+        runtime = (None if uses_thrust or _has_c_units(program)
+                   else toolchain.runtime_sizes(defines, variant))
         if runtime is not None and not self._runtime_failed(program, defines, variant, uses_thrust):
             # One build for every case of the task whose sizes fit the same types; a program
             # that needs a size as a constant is built with the values (its failed attempt is
@@ -530,6 +532,11 @@ def _quota_in(folder: Path, files: tuple[str, ...]) -> float | None:
     except (OSError, IndexError, ValueError, ZeroDivisionError):
         return None
     return value if value > 0 else None
+
+
+def _has_c_units(program: Program) -> bool:
+    """C units take sizes as values: the run-time sizes' reads are a C++ force-include."""
+    return any(u.endswith(".c") for u in program.units)
 
 
 def _cxx_name(filename: str) -> str:

@@ -85,6 +85,24 @@ def gxx() -> str:
     return exe
 
 
+def gcc() -> str:
+    """The C compiler beside g++ (`.c` units of a program of several files)."""
+    cxx = gxx()
+    if os.path.basename(cxx).endswith("g++"):
+        cc = cxx[: -len("g++")] + "gcc"
+        if os.path.exists(cc):
+            return cc
+    return shutil.which("gcc") or cxx
+
+
+_C_FLAG = re.compile(r"^-(D\w|U\w|I|O[0-3s]?$|fopenmp$|pthread$)")
+
+
+def _c_flags(flags: list[str]) -> list[str]:
+    """The program's host flags that mean the same to the C compiler (not -std=c++20)."""
+    return [f for f in flags if _C_FLAG.match(f)]
+
+
 @lru_cache(maxsize=1)
 def gxx_version() -> str:
     out = subprocess.run([gxx(), "-dumpfullversion"], capture_output=True, text=True, check=False)
@@ -559,6 +577,22 @@ def _compile(
         src_path.write_text(rw.text, encoding="utf-8", errors="surrogatepass")
         sources = [filename]
     exe = out_dir / "prog"
+    # C units (`nvcc main.cu timer.c`): nvcc hands them to the host C compiler, so they are C
+    # (malloc's void* converts implicitly), compiled apart and linked with the rest.
+    c_units = [s for s in sources if s.endswith(".c")]
+    sources = [s for s in sources if not s.endswith(".c")]
+    c_objects = [f"cudashim_c{i}.o" for i in range(len(c_units))]
+    c_output = ""
+    for src, obj in zip(c_units, c_objects, strict=True):
+        step = [gcc(), "-O2", "-w", *_c_flags(extra_flags or []),
+                *[f"-D{k}={v}" for k, v in sorted((defines or {}).items())],
+                "-x", "c", "-c", src, "-o", obj]
+        done = runner(step, out_dir, shim_paths(variant))
+        c_output += done.output
+        if done.returncode != 0 or done.timed_out:
+            return CompileOutcome(ok=False, exe=None, command=step, diagnostics=c_output,
+                                  seconds=time.perf_counter() - started, rewrite=rw,
+                                  timed_out=done.timed_out)
     library = thrust_flags() if thrust else []
     # The PCH was built without the library-mode macro, so it cannot serve those builds.
     pch = use_pch and not library
@@ -603,7 +637,7 @@ def _compile(
     ]
     # The runtime's object is linked first: its .preinit_array entry, which captures and wipes the
     # shim's settings, then runs before any the program's source could add.
-    link_part = [*link_flags(), "-o", "prog", "-lm"]
+    link_part = [*link_flags(), *c_objects, "-o", "prog", "-lm"]
     if variant in _INSTRUMENT:
         # Instrumented: compile and link apart, so g++ does not link the sanitizer's runtime
         # (the hooks are in ours); host flags such as -fopenmp and -l... also reach the link.
@@ -626,7 +660,7 @@ def _compile(
     else:
         cmd = [compile_part[0], str(runtime_object(variant)), *compile_part[1:], *link_part]
         res = runner(cmd, out_dir, shim_paths(variant))
-    diagnostics = res.output
+    diagnostics = c_output + res.output
     if rw.warnings:
         diagnostics = "\n".join(f"cudashim rewrite: {w}" for w in rw.warnings) + "\n" + diagnostics
     ok = res.returncode == 0 and exe.exists()
