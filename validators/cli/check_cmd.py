@@ -56,6 +56,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     kb.add_argument("--allow-torch-only", action="store_true",
                     help="accept forward calls that launch no custom kernel (the other rules "
                          "still hold)")
+    kb.add_argument("--no-library-calls", action="store_true",
+                    help="refuse forward calls that compute with a CUDA library (cuBLAS, "
+                         "cuSPARSE, CUB, Thrust, cuRAND) instead of only their own kernels; by "
+                         "default such calls are allowed, as KernelBench does, and named in a note")
     kb.add_argument("--atol", type=float, help="absolute tolerance of every float output "
                     "(default per dtype: 1e-2 for float32, as KernelBench)")
     kb.add_argument("--rtol", type=float, help="relative tolerance of every float output")
@@ -191,6 +195,7 @@ def check_kernelbench(args: argparse.Namespace) -> int:
     try:
         result = verify(problem, answer, backend=backend, fast=args.fast, atol=args.atol,
                         rtol=args.rtol, allow_torch_only=args.allow_torch_only,
+                        allow_library=not args.no_library_calls,
                         fresh_seed=args.fresh_seed, task_name=Path(args.task).stem)
     except KernelBenchInputError as exc:
         return fail(str(exc).replace("problem:", f"{args.task}:", 1)

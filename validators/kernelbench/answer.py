@@ -52,6 +52,8 @@ ANSWER_LIMITS = Limits(cpu_seconds=900, wall_seconds=900, memory_bytes=16 * GIB,
 """Emulated kernels are slow: ten forward calls of a matmul take minutes on two cores."""
 
 MAX_PASSES = 5
+LIBRARIES = ("thrust", "cub", "cublas", "cusparse", "curand", "other")
+"""The libraries whose computing calls the emulator's runtime counts (`cudashim_library_calls`)."""
 KNOWN_ANSWERS = 256
 """Answers whose extension requests this process remembers (`_known_requests`)."""
 _KNOWN: collections.OrderedDict[str, list] = collections.OrderedDict()
@@ -105,6 +107,9 @@ class Call:
     torch_results: dict[int, tuple[torch.Tensor, str]] | None = None
     """Per output, the nearest result PyTorch computed in the call from data no kernel wrote,
     with its op (`provenance.py`); None where the run did not follow the data."""
+    library: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Computing library calls the call made, per library (cuBLAS, cuSPARSE, CUB, Thrust,
+    cuRAND: work that no kernel of the answer's did; counted by the emulator's runtime)."""
     torch_lost: bool = False
     """The answer moved the dispatch mode that follows the data during this call, or changed
     what the harness runs (`lost_why` says which)."""
@@ -549,6 +554,10 @@ def _malformed(found: object, expected: list[str], *, gpu: bool) -> str:
         if not (isinstance(ops, dict) and all(isinstance(k, str) and k.isdigit()
                                               and isinstance(v, str) for k, v in ops.items())):
             return f"call {name}: torch_ops is not a map of output numbers to op names"
+        library = c.get("library", {})
+        if not (isinstance(library, dict) and all(
+                k in LIBRARIES and type(v) is int and v > 0 for k, v in library.items())):
+            return f"call {name}: library is not a map of library names to call counts"
         if c.get("torch_lost", False) not in (True, False):
             return f"call {name}: torch_lost is not a boolean"
         if not isinstance(c.get("lost_why", ""), str):
@@ -577,7 +586,8 @@ def _read_call(work: Path, c: dict[str, Any], max_bytes: int, *, sealed: bool = 
     the harness's (a later call, an exit handler) and can rewrite them."""
     call = Call(name=c["name"], launches=c.get("launches"), error=c.get("error", ""),
                 form=list(c.get("form", [])), seconds=float(c.get("seconds", 0.0)),
-                torch_lost=bool(c.get("torch_lost", False)), lost_why=c.get("lost_why", ""))
+                torch_lost=bool(c.get("torch_lost", False)), lost_why=c.get("lost_why", ""),
+                library=dict(c.get("library", {})))
     if call.error:
         return call
     digests = c.get("digests", {})

@@ -14,6 +14,11 @@ start of its reason:
   lifts it.
 - `kernels_not_used`: with every extension kernel launch made a no-op, every output still
   matched the reference: the kernels did not compute them.
+- `library_work`: with `allow_library=False` (`--no-library-calls`), a forward call made a
+  computing call of a CUDA library (cuBLAS, cuSPARSE, CUB's device-wide algorithms, Thrust's
+  device system, cuRAND's host API). KernelBench allows them, so by default they are only
+  named in a note: on the cpu backend the library computes in host code, and its result
+  counts as the answer's, as cuBLAS's would on a GPU.
 - `input_mutation`: a forward call changed an input tensor.
 - `lazy_output`: an output is not a plain dense torch.Tensor (a subclass, a deferred object,
   a sparse or meta tensor).
@@ -29,13 +34,15 @@ from __future__ import annotations
 
 import torch
 
+from schemas import Status, ValidationResult
+
 from .answer import AnswerRun, Call
 from .compare import compare_tensor, same_tensor, tolerance_for
 from .provenance import INPUT
 from .reference import RefCase, RefGroup
 
 RULES = ("torch_fallback", "torch_result", "inherits_model", "kernels_not_used",
-         "input_mutation", "lazy_output", "output_form")
+         "library_work", "input_mutation", "lazy_output", "output_form")
 
 
 def call_rule(call: Call, ref: RefCase, *, count_launches: bool) -> tuple[str, str] | None:
@@ -81,6 +88,36 @@ def launch_rule(run: AnswerRun) -> tuple[str, str] | None:
     return "torch_fallback", (f"the answer's process reported {claimed} kernel launches, the "
                               f"emulator's runtime made {run.native_launches} (the count was "
                               "rewritten)")
+
+
+def library_rule(runs: list[AnswerRun], result: ValidationResult, *, allow: bool
+                 ) -> tuple[Status, str, str] | None:
+    """The libraries the answer's forward calls computed with (counted by the emulator's
+    runtime, per call): a note naming them and the calls, or, where they are not allowed,
+    `library_work`. A library only named, or used only to move data, is no library work."""
+    per_library: dict[str, int] = {}
+    calls: set[str] = set()
+    for run in runs:
+        for call in run.calls:
+            for name, n in call.library.items():
+                per_library[name] = per_library.get(name, 0) + n
+                calls.add(call.name)
+    if not per_library:
+        return None
+    named = ", ".join(f"{LIBRARY_NAMES.get(k, k)} ({n} call{'s' * (n != 1)})"
+                      for k, n in sorted(per_library.items()))
+    if not allow:
+        return (Status.REJECTED, "library_work",
+                f"forward computed with library calls, not only its own kernels: {named}, in "
+                f"{len(calls)} forward call(s) (--no-library-calls)")
+    result.notes.append(f"library work: forward computed with {named} in {len(calls)} forward call(s); "
+                        "their results count as the answer's (KernelBench allows library calls; "
+                        "--no-library-calls refuses them)")
+    return None
+
+
+LIBRARY_NAMES = {"cublas": "cuBLAS", "cusparse": "cuSPARSE", "cub": "CUB", "thrust": "Thrust",
+                 "curand": "cuRAND", "other": "another library"}
 
 
 def torch_result_rule(run: AnswerRun, refs: dict[str, RefCase], atol: float | None = None,

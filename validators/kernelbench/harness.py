@@ -166,6 +166,7 @@ def _harness():
     _format_exception = traceback.format_exception
     _int_to_bytes, _float_repr, _int_repr = int.to_bytes, float.__repr__, int.__repr__
     _dget, _mp_get, _type, _vars, _len = dict.get, type(vars(int)).get, type, vars, len
+    _tuple = tuple
     _type_setattr, _type_delattr = type.__setattr__, type.__delattr__
     _tb_of = vars(BaseException)["__traceback__"].__get__
     _MISSING = object()
@@ -200,7 +201,7 @@ def _harness():
     from safetensors.torch import load_file
     gpu, cuda, follow = bool(spec["gpu"]), bool(spec["cuda"]), bool(spec["follow"])
     G["launch_count"] = None
-    count_native = None
+    count_native = library_native = None
     not_built = build_error = needs_gpu = ()
     # Native libraries the answer may load through ctypes (an operator library built with
     # is_python_module=False): the verifier's builds (cpu), torch's build folder (cuda).
@@ -242,6 +243,8 @@ def _harness():
         if lib is not None:
             count_native = lib["cudashim_launch_count"]
             count_native.restype, count_native.argtypes = ctypes.c_longlong, ()
+            library_native = lib["cudashim_library_calls"]
+            library_native.restype, library_native.argtypes = ctypes.c_longlong, (ctypes.c_int,)
         else:
             def count_native():
                 return 0
@@ -264,6 +267,15 @@ def _harness():
     _DTD = torch._C._DisableTorchDispatch
     _dtd_enter, _dtd_exit = _DTD.__enter__, _DTD.__exit__
     _DTF = torch._C.DisableTorchFunction
+
+    # The runtime's computing library calls, per library (`cudashim_library_calls`'s order);
+    # None where the emulator's runtime is not loaded.
+    LIBRARIES = ("thrust", "cub", "cublas", "cusparse", "curand", "other")
+
+    def library_counts():
+        if library_native is None:
+            return None
+        return _tuple(library_native(i) for i in range(6))
 
     def quietly(fn, *args):
         # The harness's own tensor work, out of reach of any torch function mode, dispatch mode
@@ -800,6 +812,7 @@ def _harness():
                 grad = _grad_enabled()
                 _set_grad(False)
                 before = count_native() if count_native is not None else 0
+                lib_before = library_counts()
                 got = failed = None
                 watched = False
                 t0 = _perf()
@@ -815,6 +828,7 @@ def _harness():
                     failed = exc
                 t1 = _perf()
                 launches = count_native() - before if count_native is not None else None
+                lib_after = library_counts()
                 lost = []
                 if watched and not unwatch():
                     lost.append("took the harness's dispatch mode off the stack, altered it or "
@@ -838,6 +852,10 @@ def _harness():
                     continue
                 if count_native is not None:
                     call["launches"] = launches
+                if lib_before is not None:
+                    call["library"] = {LIBRARIES[i]: lib_after[i] - lib_before[i]
+                                       for i in range(len(LIBRARIES))
+                                       if lib_after[i] > lib_before[i]}
                 if watch is not None:
                     call["torch_lost"] = bool(lost)
                     if lost:

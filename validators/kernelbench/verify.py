@@ -21,7 +21,14 @@ from validators.sandbox import HarnessError, SandboxError
 
 from .answer import AnswerRun, emulation_available, program_budget, run_answer
 from .compare import compare_tensor, same_tensor, tolerance_for
-from .defences import call_rule, inherits_rule, launch_rule, torch_result_rule, weak_task
+from .defences import (
+    call_rule,
+    inherits_rule,
+    launch_rule,
+    library_rule,
+    torch_result_rule,
+    weak_task,
+)
 from .files import extension_answer, read_answer, read_problem
 from .gpu import gpu_unavailable
 from .reference import ReferenceFailed, RefGroup, run_reference
@@ -74,8 +81,8 @@ def draw_seeds(problem_source: str, n: int, fresh: int) -> list[int]:
 
 def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fast: bool = False,
            seeds: int = MIN_SEEDS, atol: float | None = None, rtol: float | None = None,
-           allow_torch_only: bool = False, fresh_seed: int | None = None,
-           max_elements: int = DEFAULT_MAX_ELEMENTS, task_name: str = "kernelbench",
+           allow_torch_only: bool = False, allow_library: bool = True,
+           fresh_seed: int | None = None, max_elements: int = DEFAULT_MAX_ELEMENTS, task_name: str = "kernelbench",
            emulate: bool | None = None, timings: dict[str, float] | None = None,
            program_seconds: float | None = None) -> ValidationResult:
     """Check `answer_source` (ModelNew) against `problem_source` (Model).
@@ -90,13 +97,13 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     with program_budget(program_seconds):
         return _verify(problem_source, answer_source, backend=backend, fast=fast, seeds=seeds,
                        atol=atol, rtol=rtol, allow_torch_only=allow_torch_only,
-                       fresh_seed=fresh_seed, max_elements=max_elements, task_name=task_name,
+                       allow_library=allow_library, fresh_seed=fresh_seed, max_elements=max_elements, task_name=task_name,
                        emulate=emulate, timings=timings)
 
 
 def _verify(problem_source: str, answer_source: str, *, backend: str, fast: bool, seeds: int,
             atol: float | None, rtol: float | None, allow_torch_only: bool,
-            fresh_seed: int | None, max_elements: int, task_name: str, emulate: bool | None,
+            allow_library: bool, fresh_seed: int | None, max_elements: int, task_name: str, emulate: bool | None,
             timings: dict[str, float] | None) -> ValidationResult:
     started = time.perf_counter()
     problem = read_problem(problem_source)
@@ -216,6 +223,8 @@ def _verify(problem_source: str, answer_source: str, *, backend: str, fast: bool
     result.cases = list(cases.values())
     for c in result.cases:
         c.fresh = c.seed == fresh
+    if verdict is None:
+        verdict = library_rule(runs, result, allow=allow_library)
     if gpu and verdict is None:
         result.kernel_check = ("not checked on the cuda backend: the no-launch run needs the "
                                "emulator (--backend cpu makes it)")

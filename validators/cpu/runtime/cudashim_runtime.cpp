@@ -2504,11 +2504,16 @@ void _Close_device_memory() {
 // in CUDASHIM_UPLOAD_LOG. The engine leaves out the no-launch run of a program naming a library
 // only when its run did such work (validators/engine.py `_library_fallback`).
 static std::atomic<unsigned> g_library_noted{0};
+// Every computing call, per library (the order of kLibraries, then "other"): the KernelBench
+// harness reads them across each forward call (`cudashim_library_calls`).
+static std::atomic<long long> g_library_calls[6];
 void _Note_library_work(const char* library, const char* call) {
   static const char* const kLibraries[] = {"thrust", "cub", "cublas", "cusparse", "curand"};
   unsigned bit = 1u << 5;  // another name: noted under "other"
+  unsigned index = 5;
   for (unsigned i = 0; i < 5; i++)
-    if (strcmp(library, kLibraries[i]) == 0) bit = 1u << i;
+    if (strcmp(library, kLibraries[i]) == 0) bit = 1u << i, index = i;
+  g_library_calls[index].fetch_add(1, std::memory_order_relaxed);
   if (g_library_noted.load(std::memory_order_relaxed) & bit) return;
   if (g_library_noted.fetch_or(bit) & bit) return;
   static const char* path = shim_env("CUDASHIM_UPLOAD_LOG");
@@ -3867,5 +3872,11 @@ extern "C" void* aligned_alloc(size_t alignment, size_t size) {
 // requires an answer's forward to launch at least one of its own kernels (torch_cuda.py reads it).
 extern "C" __attribute__((visibility("default"))) long long cudashim_launch_count() {
   return cudashim::g_launches.load();
+}
+// Computing library calls made so far in the process, of library `index` (0 thrust, 1 cub,
+// 2 cublas, 3 cusparse, 4 curand, 5 other; -1 for a bad index): a KernelBench answer's forward
+// that did library work says so in its result.
+extern "C" __attribute__((visibility("default"))) long long cudashim_library_calls(int index) {
+  return index >= 0 && index < 6 ? cudashim::g_library_calls[index].load() : -1;
 }
 #endif
