@@ -12,4 +12,5 @@ python -m pip install --quiet --disable-pip-version-check torch==2.13.0 -e '.[al
 # orders hold within a file; the files with slow end-to-end tests start first, in the order
 # tests/conftest.py gives them (--no-loadscope-reorder: xdist would otherwise sort files by their
 # number of tests). CKD_TEST_WORKERS=0 runs everything in this process.
-python -m pytest -n "${CKD_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder "$@"
+# --durations: the suite's time budget (15 minutes cold on two cores) is watched from CI's log.
+python -m pytest -n "${CKD_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder --durations=25 "$@"
