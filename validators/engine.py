@@ -1234,14 +1234,43 @@ class ProgramRun:
     """What the runtime said without failing the run (`Backend.run_notes`: portability)."""
 
 
+class RunDirError(ValueError):
+    """A run directory `run_program` cannot lay out as asked: two entries of one name, or a
+    start folder (`cwd`) that is not a folder of it. The message names what clashed."""
+
+
+def _check_run_dir_names(paths: list[Path]) -> None:
+    """Every entry copied into the run directory lands at its own name."""
+    seen: dict[str, Path] = {}
+    for p in paths:
+        if p.name in seen:
+            raise RunDirError(f"{seen[p.name]} and {p} would both be copied into the run "
+                              f"directory as {p.name!r}")
+        seen[p.name] = p
+
+
+def check_run_cwd(cwd: str) -> str:
+    """`cwd` as `run_program` takes it: a relative path without `..` (a folder of the run
+    directory), `/`-separated and normalised; RunDirError otherwise."""
+    rel = Path(cwd)
+    if not cwd or rel.is_absolute() or ".." in rel.parts:
+        raise RunDirError(f"bad start folder {cwd!r}: it must be a folder of the run directory, "
+                          "relative to it and without '..'")
+    return rel.as_posix()
+
+
 def run_program(program: Program, backend: str | Backend = "auto", args: list[str] | None = None,
                 *, limits: Limits | None = None, workdir_files: list[Path] | None = None,
                 defines: dict[str, int] | None = None, variant: str = "plain",
                 schedule: str = "default", keep_outputs: Path | None = None,
-                extra_env: dict[str, str] | None = None) -> ProgramRun:
+                extra_env: dict[str, str] | None = None, cwd: str | None = None) -> ProgramRun:
     """Build and run a standalone program once (no task): exit status, output, timings.
 
-    `workdir_files` are copied into the run directory (e.g. input files the program reads).
+    `workdir_files` are copied into the run directory (e.g. input files the program reads),
+    each at its own name (two of one name: RunDirError). `cwd`: the folder of the run directory
+    (relative, e.g. `app`, from a copied folder) the program starts in, as a program run with
+    `cd app && ./a.out` that opens `../data/...`; the run directory stays the run's (what
+    `keep_outputs` looks at, `HOME`). Default: the run directory itself.
     `variant` and `schedule` name one of the backend's builds and thread orders (cpu: `asan`,
     `reverse`, ...), for a caller that runs the program under several. `limits` replace
     `DEFAULT_LIMITS` (the backend may still lift some: ASan needs unlimited address space).
@@ -1251,6 +1280,8 @@ def run_program(program: Program, backend: str | Backend = "auto", args: list[st
     """
     from .run_outputs import copy_outputs, snapshot
 
+    _check_run_dir_names([Path(f) for f in workdir_files or []])
+    start = check_run_cwd(cwd) if cwd is not None else None
     be = _resolve(backend)
     t0 = time.monotonic()
     exe = be.build(program, defines or {}, variant=variant)
@@ -1273,6 +1304,11 @@ def run_program(program: Program, backend: str | Backend = "auto", args: list[st
             report = copy_untrusted(Path(f), work, max_bytes=caps.copy_bytes - copied,
                                     max_files=caps.copy_files)
             copied += report.bytes
+        if start is not None and (not (work / start).is_dir()
+                                  or (work / start).resolve() != work.resolve() / start):
+            raise RunDirError(f"start folder {start!r} is not a folder of the run directory "
+                              "(it holds " + (", ".join(sorted(p.name for p in work.iterdir()))
+                                              or "nothing") + ")")
         argv, env = be.command(exe, list(args or []), schedule=schedule)
         timing_env = be.run_timing_env(str(work / RUN_TIMING_FILE))
         # The split comes from the runtime the program calls (an interposed one on cuda, which
@@ -1283,7 +1319,7 @@ def run_program(program: Program, backend: str | Backend = "auto", args: list[st
         spawned = time.monotonic()
         outcome = run_sandboxed(argv, work, limits=lim,
                                 env={**env, **(extra_env or {}), **(timing_env or {})},
-                                preload=preload, expose=be.expose(exe))
+                                preload=preload, expose=be.expose(exe), cwd=start)
         returned = time.monotonic()
         timing = read_split(work, spawned, returned) if timing_env else None
         kept = copy_outputs(work, Path(keep_outputs), inputs) if keep_outputs else []

@@ -289,11 +289,6 @@ def _root(folder: Path, sources: list[str]) -> Path:
     if not outside:
         return folder
     root = Path(os.path.commonpath([folder, *outside]))
-    # The backend links the executable as `prog` at the top of the build folder: a folder of
-    # that name there would take its place.
-    while root != root.parent and any(p.relative_to(root).parts[0] == "prog"
-                                      for p in [folder, *outside]):
-        root = root.parent
     if root == root.parent:
         raise ProjectError(f"sources {', '.join(map(str, outside))} share no folder with "
                            f"{folder} but /: give --dir a common parent of every source")

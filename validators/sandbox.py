@@ -337,13 +337,16 @@ def _effective_hides(hide: list[str], expose: list[Path], workdir: Path) -> list
 
 def _launcher_cmd(launcher: Path, workdir: Path, uid: int, limits: Limits, expose: list[Path],
                   hide: list[str], preload: str | None, argv: list[str],
-                  cgroup: Path | None = None, report_fd: int | None = None) -> list[str]:
+                  cgroup: Path | None = None, report_fd: int | None = None,
+                  cwd: str | None = None) -> list[str]:
     cmd = [str(launcher), "--work", str(workdir), "--uid", str(uid),
            "--net", "1" if limits.network else "0", "--seccomp", "1" if limits.seccomp else "0",
            "--loopback", "1" if limits.loopback else "0",
            "--allowlist", "1" if limits.allowlist else "0"]
     if report_fd is not None:
         cmd += ["--report-fd", str(report_fd)]
+    if cwd is not None:
+        cmd += ["--cwd", cwd]
     if cgroup is not None:
         cmd += ["--cgroup-procs", str(cgroup / "cgroup.procs")]
     if limits.cpu_seconds is not None:
@@ -381,7 +384,8 @@ def _use_launcher() -> Path | None:
 
 
 def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: list[str],
-                  preload: str | None = None, report_fd: int | None = None) -> str:
+                  preload: str | None = None, report_fd: int | None = None,
+                  start: Path | None = None) -> str:
     """sh run as (namespace) root before the program: mounts, then drop to the sandbox uid.
 
     `report_fd` (10 or above, clear of the descriptors the script opens) receives `exec` as the
@@ -430,7 +434,7 @@ def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: 
     for h in hide:
         if holds_target(h):
             step(f"mount -o remount,ro {q(h)}")
-    step(f"cd {w}")
+    step(f"cd {q(str(start)) if start is not None else w}")
     if report_fd is not None:
         # dash names only descriptors 0-9 in a redirection; /proc (the namespace's own) reaches
         # any. The program inherits this write end (sh cannot close it): it can only add lines
@@ -449,6 +453,19 @@ def _setup_script(workdir: Path, mode: str, uid: int, expose: list[Path], hide: 
         lines.append(f'setpriv --no-new-privs -- {run}"$@"')
     lines.append("exit $?")
     return "\n".join(lines)
+
+
+def _start_folder(workdir: Path, cwd: str) -> Path:
+    """`workdir/cwd`, the folder a run starts in: a folder under `workdir`, reached without
+    `..` or a link (the program's own copy of a folder must not lead it elsewhere)."""
+    rel = Path(cwd)
+    if rel.is_absolute() or ".." in rel.parts:
+        raise ValueError(f"the run's start folder {cwd!r} must be relative to its run "
+                         "directory, without '..'")
+    start = workdir / rel
+    if start.resolve() != Path(os.path.normpath(start)) or not start.is_dir():
+        raise ValueError(f"the run's start folder {cwd!r} is not a folder of its run directory")
+    return start
 
 
 def _prlimit_args(limits: Limits, mode: str) -> list[str]:
@@ -622,6 +639,7 @@ def run_sandboxed(
     stdin: int | None = None,
     cancel: threading.Event | None = None,
     preimport: tuple[str, ...] = (),
+    cwd: str | None = None,
     _mode: str | None = None,
 ) -> RunOutcome:
     """Run `argv` with cwd `workdir` under the sandbox; never raises for what the program does
@@ -639,6 +657,10 @@ def run_sandboxed(
     `stdin` is a descriptor to give the program as its standard input (default: /dev/null), for
     a harness that serves requests; `cancel`, set from another thread, ends the run as one out of
     time (the caller's own deadline for a request that never finishes).
+
+    `cwd`: a folder under `workdir` (relative, no `..`; it must exist) the program starts in
+    instead of `workdir` itself, which stays the run's writable folder and `HOME` (a program
+    run as `cd app && ./a.out` that opens `../data/...`).
 
     `preimport` names modules a `[python, "-I", "-c", code, ...]` run imports first (torch):
     with the C launcher such a run is forked from a zygote that imported them already
@@ -660,6 +682,7 @@ def run_sandboxed(
         if refused:
             raise SandboxError(refused)
     workdir = Path(workdir).resolve()
+    start = workdir if cwd is None else _start_folder(workdir, cwd)
     full_env = scrubbed_env(env, home=str(workdir))
     uid = 0
     cgroup: Path | None = None
@@ -683,11 +706,11 @@ def run_sandboxed(
                 # A zygote's child finds the report descriptor at 3 (`Zygote.spawn`).
                 cmd = _launcher_cmd(launcher, workdir, uid, limits, exposures,
                                     _hidden_dirs(workdir), preload_value, argv, cgroup,
-                                    report_fd=3 if zygote is not None else report[1])
+                                    report_fd=3 if zygote is not None else report[1], cwd=cwd)
             else:
                 report = _high_pipe()
                 script = _setup_script(workdir, mode, uid, exposures, _hidden_dirs(workdir),
-                                       preload_value, report_fd=report[1])
+                                       preload_value, report_fd=report[1], start=start)
                 ns = _ns_prefix(mode)
                 if limits.network:
                     ns.remove("--net")
@@ -710,7 +733,7 @@ def run_sandboxed(
         try:
             if proc is None:
                 proc = subprocess.Popen(
-                    cmd, cwd=workdir, env=full_env,
+                    cmd, cwd=start if mode == "rlimits" else workdir, env=full_env,
                     stdin=subprocess.DEVNULL if stdin is None else stdin, stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
                     pass_fds=(report[1],) if report else (),

@@ -48,7 +48,7 @@ _LAUNCHER_TEMPLATE = r"""
 #include <unistd.h>
 
 #define MAXP 64
-static const char *work, *preload, *tmp_opts = "size=64m,nr_inodes=4096,mode=1777";
+static const char *work, *cwd, *preload, *tmp_opts = "size=64m,nr_inodes=4096,mode=1777";
 static const char *ro[MAXP], *dev[MAXP], *link_at[MAXP], *link_to[MAXP], *hide[MAXP];
 static int nro, ndev, nlink, nhide, net = 1, report_fd = -1, use_seccomp = 1, allowlist = 1, loopback = 0;
 static unsigned uid;
@@ -202,6 +202,7 @@ static int launch(int argc, char **argv, int as_library) {
     const char *v = argv[++i];
     unsigned long long n = strtoull(v, NULL, 10);
     if (!strcmp(a, "--work")) work = v;
+    else if (!strcmp(a, "--cwd")) cwd = v;  /* a folder under --work the program starts in */
     else if (!strcmp(a, "--uid")) uid = (unsigned)n;
     else if (!strcmp(a, "--net")) net = (int)n;
     else if (!strcmp(a, "--loopback")) loopback = (int)n;
@@ -346,6 +347,7 @@ static int launch(int argc, char **argv, int as_library) {
       if (holds[h] && mount(NULL, hide[h], NULL, MS_REMOUNT | MS_RDONLY, NULL)) die("read-only", hide[h]);
   }
   if (chdir(work)) die("chdir", work);
+  if (cwd && chdir(cwd)) die("chdir", cwd);
   pid_t prog = fork();
   if (prog < 0) die("fork", NULL);
   if (prog == 0) {

@@ -196,3 +196,89 @@ def test_c_units_are_built_as_c_and_linked(tmp_path):
                      "--variant", variant)
         assert out["status"] == "passed", out
         assert out["stdout"].strip() == "PASS"
+
+
+def refused(capsys, *args: str) -> str:
+    """The one-line error `validators run` refuses `args` with (before any build; in this
+    process, as a run that is refused builds nothing)."""
+    from validators.cli import main
+
+    assert main(["run", "--backend", "cpu", "--json", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err, err
+    return err
+
+
+READS_INPUT = MAIN.format(
+    includes='static int input(const char *path) { int v = 0; FILE *f = fopen(path, "r"); '
+             'if (!f) { printf("cannot open %s\\n", path); return -1; } fscanf(f, "%d", &v); '
+             'fclose(f); return v; }',
+    check="input(INPUT) == WANT")
+
+
+@needs_gxx
+def test_cwd_starts_the_program_in_a_folder_of_the_run_directory(tmp_path, capsys):
+    # HeCBench srad, lr, snicit: `cd srad-cuda && ./main`, which opens ../data/srad/image.pgm.
+    write(tmp_path / "data" / "input.txt", "42\n")
+    write(tmp_path / "app" / "main.cu", READS_INPUT)
+    open_to_all(tmp_path)
+    build = ("--dir", str(tmp_path), "--nvcc",
+             'nvcc -DINPUT=\\"../data/input.txt\\" -DWANT=42 app/main.cu', "--with-dir")
+    rep = report(*build, "--cwd", "app")
+    assert rep["status"] == "passed", rep
+    assert rep["stdout"].split() == ["PASS"] and rep["cwd"] == "app"
+    # From the top of the run directory, as without --cwd, ../data is not there.
+    assert report(*build)["stdout"].split()[0] == "cannot"
+    # Only a folder of the copy: not out of it, not absolute, not one that is not there.
+    for bad, said in (("../data", "bad --cwd '../data'"), ("app/../..", "bad --cwd 'app/../..'"),
+                      ("/tmp", "bad --cwd '/tmp'"), ("nowhere", "no folder nowhere")):
+        assert said in refused(capsys, *build, "--cwd", bad)
+    assert "needs --with-dir" in refused(capsys, *build[:-1], "--cwd", "app")
+
+
+@needs_gxx
+def test_a_file_named_as_one_of_the_folder_copy_replaces_it_with_a_note(tmp_path, capsys):
+    # --file is the one file asked for, --with-dir the folder wholesale: the named file wins.
+    write(tmp_path / "input.txt", "1\n")
+    write(tmp_path / "sub" / "input.txt", "2\n")
+    write(tmp_path / "other" / "input.txt", "3\n")
+    write(tmp_path / "main.cu", READS_INPUT)
+    open_to_all(tmp_path)
+    build = ("--dir", str(tmp_path), "--nvcc",
+             'nvcc -DINPUT=\\"input.txt\\" -DWANT=2 main.cu', "--with-dir")
+    rep = report(*build, "--file", str(tmp_path / "sub" / "input.txt"))
+    assert rep["status"] == "passed", rep
+    assert rep["stdout"].split() == ["PASS"]
+    assert any("sub/input.txt replaces 'input.txt'" in n for n in rep["notes"]), rep["notes"]
+    # The folder's own file named again is copied once, without a note.
+    rep = report(*build[:-2], 'nvcc -DINPUT=\\"input.txt\\" -DWANT=1 main.cu', "--with-dir",
+                 "--file", str(tmp_path / "input.txt"))
+    assert rep["status"] == "passed" and rep["notes"] == [], rep
+    # Two --file of one name, or a file in place of a folder of the copy: refused, both named.
+    one, two = tmp_path / "sub" / "input.txt", tmp_path / "other" / "input.txt"
+    said = refused(capsys, *build, "--file", str(one), "--file", str(two))
+    assert "would both be copied" in said and str(one) in said and str(two) in said
+    write(tmp_path / "elsewhere" / "sub", "not a folder\n")
+    said = refused(capsys, *build, "--file", str(tmp_path / "elsewhere" / "sub"))
+    assert "take the place of the folder" in said and str(tmp_path / "sub") in said
+
+
+@needs_gxx
+def test_project_paths_do_not_collide_with_the_builds_own_files(tmp_path):
+    # Sources in a folder `prog/` (the executable's name in the build folder) and a header
+    # `cudashim_defines.h` (the file the build writes a case's sizes to) build; `__FILE__` and
+    # g++'s messages name the program's own paths.
+    write(tmp_path / "cudashim_defines.h", "inline int own() { return 5; }\n")
+    write(tmp_path / "prog" / "inc" / "where.h", "inline const char *where() { return __FILE__; }\n")
+    write(tmp_path / "prog" / "main.cu", MAIN.format(
+        includes='#include <cstring>\n#include "../cudashim_defines.h"\n#include "where.h"',
+        check='own() == 5 && N == 3 && !strcmp(where(), "prog/inc/where.h") '
+              '&& !strcmp(__FILE__, "prog/main.cu")'))
+    open_to_all(tmp_path)
+    rep = report("--dir", str(tmp_path), "--nvcc", "nvcc -Iprog/inc prog/main.cu", "-D", "N=3")
+    assert rep["status"] == "passed", rep
+    assert rep["stdout"].split() == ["PASS"]
+    write(tmp_path / "prog" / "main.cu", "int main() { return undeclared(); }\n")
+    rep = report("--dir", str(tmp_path), "--nvcc", "nvcc prog/main.cu")
+    assert rep["status"] == "compile_error", rep
+    assert "prog/main.cu:1:" in rep["stderr"] and "cudashim_project" not in rep["stderr"], rep

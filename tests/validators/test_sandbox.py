@@ -401,3 +401,20 @@ def test_a_mount_below_an_allowed_path_is_seen_read_only(work, tmp_path):
         assert out.exit_code != 0 and "Read-only" in out.stderr, (out.exit_code, out.stderr)
     finally:
         subprocess.run(["umount", "-l", str(tree / "driver")], check=False)
+
+
+@pytest.mark.parametrize("launcher", ["c", "sh", "rlimits"])
+def test_a_run_starts_in_the_folder_of_its_work_directory_it_names(work, launcher, monkeypatch):
+    """`cwd` (validators run --cwd): the program starts in a folder of its work directory, which
+    stays its writable folder and HOME; a folder out of it is refused before anything runs."""
+    if launcher != "rlimits" and sandbox_mode() != "namespaces+uid":
+        pytest.skip("needs the uid mode")
+    monkeypatch.setenv("CKD_SANDBOX_LAUNCHER", "sh" if launcher == "sh" else "c")
+    mode = "rlimits" if launcher == "rlimits" else None
+    out = run_sandboxed(["/bin/sh", "-c", "pwd; cat ../data/x.bin | wc -c; echo $HOME"], work,
+                        limits=FAST, cwd="data", _mode=mode)
+    assert out.exit_code == 0 and out.stdout.split() == [str(work / "data"), "4",
+                                                         str(work.resolve())], out
+    for bad in ("..", "data/../data", "/tmp", "nowhere"):
+        with pytest.raises(ValueError, match="start folder"):
+            run_sandboxed(["/bin/true"], work, limits=FAST, cwd=bad, _mode=mode)

@@ -22,6 +22,7 @@ import dataclasses
 import math
 import os
 import platform
+import posixpath
 import re
 import shutil
 import time
@@ -198,7 +199,8 @@ class CpuBackend(Backend):
             shim=toolchain.shim_version(),
             compiler=toolchain.gxx_version(),
             # Only programs of several files name these: one-file builds keep their keys.
-            **({"files": program.files, "units": program.units} if program.units else {}),
+            **({"files": program.files, "units": program.units, "layout": PROJECT_DIR}
+               if program.units else {}),
             **({"library": True} if uses_thrust else {}),
         )
 
@@ -235,6 +237,8 @@ class CpuBackend(Backend):
             flag_notes.append(f"cudashim: {levels} applies to the plain build; the {variant} "
                               "build keeps its own optimisation level")
 
+        files, units, build_flags = _laid_out(program, host_flags)
+
         def build(work: Path) -> CompileInfo:
             started = time.monotonic()
             out = toolchain.compile_program(
@@ -243,20 +247,21 @@ class CpuBackend(Backend):
                 defines=dict(defines),
                 variant=variant,
                 filename=_cxx_name(program.filename),
-                extra_flags=host_flags,
+                extra_flags=build_flags,
                 thrust=uses_thrust,
                 runner=self._runner(),
-                files=program.files,
-                units=program.units,
+                files=files,
+                units=units,
                 runtime=runtime,
             )
+            said = out.diagnostics.replace(PROJECT_DIR + "/", "") if units else out.diagnostics
             info = CompileInfo(
                 compiler=f"g++ {toolchain.gxx_version()} (cudashim {toolchain.shim_version()}, {variant})",
                 command=out.command,
                 ok=out.ok,
                 seconds=time.monotonic() - started,
                 diagnostics=diagnostics.truncate(
-                    "".join(n + "\n" for n in flag_notes) + out.diagnostics
+                    "".join(n + "\n" for n in flag_notes) + said
                 ),
             )
             if out.timed_out:
@@ -264,7 +269,7 @@ class CpuBackend(Backend):
             if out.compiler_crashed:
                 from ..sandbox import CompilerCrash
 
-                first = next((ln.strip() for ln in out.diagnostics.splitlines()
+                first = next((ln.strip() for ln in said.splitlines()
                               if "internal compiler error" in ln), "internal compiler error")
                 raise CompilerCrash(f"g++ crashed building the program's {variant} build, "
                                     f"also at -O0: {first[:300]}")
@@ -272,7 +277,7 @@ class CpuBackend(Backend):
                 if p.name == "prog":
                     continue
                 if p.is_dir() and not p.is_symlink():
-                    shutil.rmtree(p)  # a program of several files keeps its folders' layout
+                    shutil.rmtree(p)  # a program of several files: PROJECT_DIR
                 else:
                     p.unlink()
             return info
@@ -532,6 +537,31 @@ def _quota_in(folder: Path, files: tuple[str, ...]) -> float | None:
     except (OSError, IndexError, ValueError, ZeroDivisionError):
         return None
     return value if value > 0 else None
+
+
+PROJECT_DIR = "cudashim_project"
+"""The folder of the build directory a program of several files is laid out in. The toolchain
+writes its own files at the top of the build directory (the executable `prog`, objects such as
+`cudashim_tu0.o`, `cudashim_defines.h`): a project path of one of those names (sources in a
+folder `prog/`, as in `nvcc prog/main.cu`) would take the place of the toolchain's file (`ld:
+prog: Is a directory`). Below this folder every name is the program's own."""
+
+
+def _laid_out(program: Program, host_flags: list[str]) -> tuple[dict[str, str], list[str],
+                                                                 list[str]]:
+    """The files, units and host flags `compile_program` builds a program of several files
+    with: every path under PROJECT_DIR, a relative `-I` (from the program's folder) too, and
+    the prefix mapped away from `__FILE__` and debug information, so the program sees the
+    paths it has in its folder (`prog/main.cu`, as nvcc run there names it); g++'s messages
+    name it too, and `build` takes it out of them. One-file programs are built as they are."""
+    if not program.units:
+        return program.files, program.units, host_flags
+    files = {f"{PROJECT_DIR}/{path}": text for path, text in program.files.items()}
+    units = [f"{PROJECT_DIR}/{u}" for u in program.units]
+    flags = [f"-I{posixpath.normpath(f'{PROJECT_DIR}/{f[2:]}')}"
+             if f.startswith("-I") and len(f) > 2 and not f[2:].startswith("/") else f
+             for f in host_flags]
+    return files, units, [*flags, f"-ffile-prefix-map={PROJECT_DIR}/="]
 
 
 def _has_c_units(program: Program) -> bool:

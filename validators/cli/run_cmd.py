@@ -11,10 +11,12 @@ For programs such as HeCBench's: the program's folder is on the include path, ex
 flags from its Makefile go in with `--flag`/`-X` (repeatable; host flags such as `-fopenmp`
 or `-Xcompiler -fopenmp` reach g++ on the cpu backend), `-D NAME=VALUE` defines a macro,
 `--with-dir` copies the program's folder into the run directory (for programs that read their
-own data files), `--file` copies single files, `--keep-outputs DIR` copies back the files the
-program wrote. `--variant` (cpu: `plain`, `asan` or `race`) and `--schedule` (cpu:
-`forward|reverse|random:SEED`) pick one of the backend's builds and thread orders; `--thorough`
-runs every build and schedule a thorough check uses (cpu: ASan and plain forward and reverse,
+own data files), `--file` copies single files (one named as a file of the folder copy replaces
+it, with a note), `--cwd SUBDIR` starts the program in that folder of the copy (relative to
+--dir: `--cwd app` runs it as `cd app && ./a.out`, for programs that open `../data/...`),
+`--keep-outputs DIR` copies back the files the program wrote. `--variant` (cpu: `plain`,
+`asan` or `race`) and `--schedule` (cpu: `forward|reverse|random:SEED`) pick one of the
+backend's builds and thread orders; `--thorough` runs every build and schedule a thorough check uses (cpu: ASan and plain forward and reverse,
 the race build, memory poisoned differently per build) and passes only if every run passes
 (`runs` in `--json`; it stops at the first that does not);
 `--no-lockstep` (cpu) runs kernels one thread at a time instead of in warp lockstep. Limits:
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import posixpath
 import re
 from pathlib import Path
 
@@ -71,7 +74,12 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--with-dir", action="store_true",
                    help="copy the program's folder into the run directory")
     p.add_argument("--file", action="append", default=[], dest="files",
-                   help="copy this file into the run directory (repeatable)")
+                   help="copy this file into the run directory (repeatable); it replaces a "
+                        "file of the same name that --with-dir copies, with a note")
+    p.add_argument("--cwd", metavar="SUBDIR",
+                   help="with --with-dir: start the program in this folder of the run directory "
+                        "(relative to --dir, inside it), as `cd SUBDIR && ./a.out` runs it; "
+                        "default: the run directory itself")
     p.add_argument("--expect", metavar="TEXT",
                    help="the run passes only if stdout contains TEXT (e.g. PASS for HeCBench)")
     p.add_argument("--variant", default="plain",
@@ -178,6 +186,60 @@ def _check_variant_and_schedule(args: argparse.Namespace, backend: Backend) -> N
 
 
 
+def _start_folder(args: argparse.Namespace, folder: Path) -> str | None:
+    """--cwd as `run_program` takes it (None: the run directory): a folder of `folder` that
+    --with-dir copies, named relative to it without leaving it."""
+    if args.cwd is None:
+        return None
+    rel = posixpath.normpath(args.cwd.replace(os.sep, "/")) if args.cwd else ""
+    if not rel or rel.startswith("/") or rel == ".." or rel.startswith("../"):
+        raise ValueError(f"bad --cwd {args.cwd!r}: give a folder inside the program's folder "
+                         f"{folder}, relative to it (no absolute path, no '..' out of it)")
+    if rel == ".":
+        return None
+    if not args.with_dir:
+        raise ValueError(f"--cwd {args.cwd!r} needs --with-dir: the run directory has the "
+                         "program's folders only as --with-dir copies them")
+    full = folder / rel
+    if not full.is_dir():
+        raise ValueError(f"bad --cwd {args.cwd!r}: there is no folder {rel} in the program's "
+                         f"folder {folder}")
+    if full.resolve() != folder.resolve() / rel:
+        raise ValueError(f"bad --cwd {args.cwd!r}: {full} is reached through a link, which "
+                         "--with-dir does not copy into the run directory")
+    return rel
+
+
+def _run_dir_entries(folder: Path | None, files: list[Path]) -> tuple[list[Path], list[str]]:
+    """What is copied into the run directory: the entries of `folder` (--with-dir; None
+    without it) and the --file `files`, each at its own name, and a note for each --file that
+    replaces a file of the folder copy. A --file is the operator's choice of that one file
+    while --with-dir copies the folder wholesale, so the named file wins (the folder's other
+    files with it, as `cp -r DIR/. run/ && cp FILE run/` leaves them); a --file in place of a
+    folder of the copy, or two --file of one name, are refused, naming both."""
+    named: dict[str, Path] = {}
+    for f in files:
+        first = named.setdefault(f.name, f)
+        if first.resolve() != f.resolve():
+            raise ValueError(f"--file {first} and --file {f} would both be copied into the run "
+                             f"directory as {f.name!r}: give one of them")
+    entries: list[Path] = []
+    notes: list[str] = []
+    for entry in sorted(folder.iterdir()) if folder is not None else []:
+        f = named.get(entry.name)
+        if f is None:
+            entries.append(entry)
+        elif f.resolve() == entry.resolve():
+            continue  # the folder's own file, named again: copied once
+        elif entry.is_dir() and not entry.is_symlink():
+            raise ValueError(f"--file {f} would take the place of the folder {entry} that "
+                             f"--with-dir copies as {entry.name!r}: give the file another name")
+        else:
+            notes.append(f"--file {f} replaces {entry.name!r} of the --with-dir copy of "
+                         f"{folder} in the run directory")
+    return [*entries, *named.values()], notes
+
+
 def _build_notes(diagnostics: str) -> list[str]:
     """What the backend changed about the build (flags replaced or not passed to the compiler)."""
     return [line for line in diagnostics.splitlines() if line.startswith("cudashim: ")]
@@ -214,7 +276,7 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
     --source name."""
     from validators.backends import BackendUnavailable, get_backend
     from validators.cli.check_cmd import load_program
-    from validators.engine import DEFAULT_LIMITS, run_program, thorough_plan
+    from validators.engine import DEFAULT_LIMITS, RunDirError, run_program, thorough_plan
     from validators.project import ProjectError, exposed_include_dirs
     from validators.run_outputs import check_destination
     from validators.sandbox import SandboxError
@@ -254,15 +316,15 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
             if not hasattr(backend, "lockstep"):
                 raise ValueError(f"--no-lockstep: the {backend.name} backend has no lockstep copies")
             backend.lockstep = False
+        start = _start_folder(args, folder)
+        files, run_dir_notes = _run_dir_entries(folder if args.with_dir else None,
+                                                [Path(f) for f in args.files])
     except (BackendUnavailable, SandboxError) as exc:
         return fail(str(exc))
     except ProjectError as exc:
         return fail(str(exc))
     except (OSError, ValueError) as exc:
         return fail(str(exc).splitlines()[0])
-    files = [Path(f) for f in args.files]
-    if args.with_dir:
-        files = [*sorted(folder.iterdir()), *files]
     plan = thorough_plan(backend) if args.thorough else [(args.variant, args.schedule, None)]
     runs: list[dict[str, object]] = []
     run = None
@@ -271,7 +333,8 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
             one = run_program(program, backend, prog_args, limits=limits, workdir_files=files,
                               defines=defines, variant=variant,  # type: ignore[arg-type]
                               schedule=schedule, keep_outputs=keep if n == len(plan) - 1 else None,
-                              extra_env=backend.poison_env(poison) if poison is not None else None)
+                              extra_env=backend.poison_env(poison) if poison is not None else None,
+                              cwd=start)
             if (args.expect and one.status == Status.PASSED and one.outcome is not None
                     and args.expect not in one.outcome.stdout):
                 one.status, one.reason = Status.FAILED, f"stdout does not contain {args.expect!r}"
@@ -288,12 +351,13 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
                     run.notes.append(note)
             if one.status != Status.PASSED:
                 break  # decided: the remaining builds would only repeat it, at a higher cost
-    except (SandboxError, CapExceeded, UnsafePath) as exc:
+    except (SandboxError, CapExceeded, UnsafePath, RunDirError) as exc:
         return fail(str(exc))
     except Exception as exc:  # a backend's own failure must not end in a traceback
         return internal_error(exc)
     assert run is not None
     out = run.outcome
+    notes = [*run_dir_notes, *run.notes]
     report = {
         "program": str(prog_path) if prog_path is not None else str(folder),
         "sources": program.units or [program.filename], "backend": backend.name, "variant": args.variant,
@@ -313,8 +377,12 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
         # Where the run's time went (validators/run_timing.py); null where the runtime wrote no
         # report (killed before exit, or a statically linked CUDA runtime on cuda).
         "timing": run.timing.as_dict() if run.timing else None,
-        # Behaviour CUDA leaves undefined that the backend ran as GPUs do (cpu: portability).
-        "notes": run.notes,
+        # The folder the program started in (--cwd), relative to the run directory.
+        "cwd": start or ".",
+        # How the run directory was laid out (a --file replacing a file of the --with-dir
+        # copy), then behaviour CUDA leaves undefined that the backend ran as GPUs do (cpu:
+        # portability).
+        "notes": notes,
     }
     if args.json:
         print(json.dumps(report, indent=2))
@@ -335,7 +403,7 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
         if len(runs) > 1:
             print("runs: " + ", ".join(f"{r['variant']}/{r['schedule']} {r['status']}"
                                        for r in runs))
-        for note in run.notes:
+        for note in notes:
             print(f"note: {note}")
         if report["build_notes"] and run.status != Status.COMPILE_ERROR:
             print("--- build notes ---\n" + "\n".join(report["build_notes"]))
