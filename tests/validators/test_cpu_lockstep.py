@@ -506,3 +506,74 @@ def test_a_text_is_rewritten_once_for_every_build_and_each_caller_gets_its_own_c
     assert again.lockstep == real(source, "memo_test.cu", True, frozenset()).lockstep
     rw.rewrite(source, filename="memo_test.cu", lockstep=False)
     assert len(calls) == 2  # another argument, another rewrite
+
+
+COMMENTED_PARAMS = {
+    "kernels.cuh": """\
+__global__ void scale(
+    float *__restrict__ out,        //output: scaled values
+    const float *__restrict__ in,   //input: values
+    const int n)  /* the count */
+{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float s = 0.f;
+  for (int k = 0; k < 4; k++) s += in[i] * k;
+  if (i < n) out[i] = s;
+}
+""",
+    "main.cu": r"""#include <cstdio>
+#include "kernels.cuh"
+int main() {
+  const int n = 64;
+  float h[n], *din, *dout;
+  for (int i = 0; i < n; i++) h[i] = i;
+  cudaMalloc(&din, sizeof h); cudaMalloc(&dout, sizeof h);
+  cudaMemcpy(din, h, sizeof h, cudaMemcpyHostToDevice);
+  scale<<<2, 32>>>(dout, din, n);
+  cudaMemcpy(h, dout, sizeof h, cudaMemcpyDeviceToHost);
+  printf("%g %g\n", h[10], h[63]);
+  return 0;
+}
+""",
+}
+
+
+def test_a_kernel_whose_parameters_carry_comments_gets_a_copy_that_compiles(tmp_path):
+    """particles' collideK: the copy's parameter list is one line, and the first `//` comment
+    swallowed the rest of it."""
+    header = COMMENTED_PARAMS["kernels.cuh"]
+    result = rewrite(header, filename="kernels.cuh")
+    assert result.lockstep == ["scale"]
+    signature = next(ln for ln in result.text.splitlines() if "void __cudashim_ls_scale(" in ln)
+    assert "//" not in signature and "/*" not in signature
+    assert signature.endswith("float *__restrict__ out, const float *__restrict__ in, const int n) {")
+    # With the launch in the same file the copy runs.
+    source = header + COMMENTED_PARAMS["main.cu"].replace('#include "kernels.cuh"\n', "")
+    made, proc = _compile_and_run(tmp_path, source)
+    assert made.rewrite.lockstep == ["scale"], made.diagnostics
+    assert proc.stdout.split() == ["60", "378"]
+
+
+def test_a_copy_in_a_header_that_does_not_compile_costs_nothing_but_a_note(tmp_path, monkeypatch):
+    """g++ names the copy only where it says which function an error is in; for a kernel in a
+    header it did not, and the build without copies was never tried. An error on the lines of a
+    copied kernel now tries it (the copy's own error simulated: its parameters joined with their
+    comments, as before they were dropped)."""
+    from validators.cpu import lockstep
+    from validators.cpu.rewrite import copy_errors
+    from validators.cpu.syntax import text
+
+    monkeypatch.setattr(lockstep._Kernel, "_one_line", lambda self, n: " ".join(text(self.src, n).split()))
+    files = {name: f"// {tmp_path.name}\n{code}" for name, code in COMMENTED_PARAMS.items()}  # not memoised
+    made = compile_program("", tmp_path / "b", files=files, units=["main.cu"])
+    assert made.ok, made.diagnostics
+    assert "lockstep copies left out" in made.diagnostics and "kernels.cuh:" in made.diagnostics
+    assert made.rewrite.lockstep == []
+    assert run(made.exe).stdout.split() == ["60", "378"]
+    # The lines of kernels with copies, by file: an error elsewhere is the program's alone.
+    lines = [("kernels.cuh", 2, 11)]
+    assert copy_errors("In file included from main.cu:3:\nkernels.cuh:5:32: error: expected ')'\n", lines)
+    assert copy_errors("/tmp/b/./sub/kernels.cuh:2:1: error: x\n", [("sub/kernels.cuh", 2, 11)])
+    assert not copy_errors("main.cu:5:3: error: 'x' was not declared\n", lines)
+    assert not copy_errors("kernels.cuh:12:3: error: 'x' was not declared\n", lines)
+    assert not copy_errors("other_kernels.cuh:5:3: error: x\n", lines)

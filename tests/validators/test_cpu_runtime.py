@@ -326,3 +326,109 @@ def test_a_launch_after_bare_file_scope_macro_calls_is_rewritten_alone():
     assert len(text) == len(src.splitlines())
     assert text[4] == "  for (size_t i = 0; i < n; i++) {"  # the loop is left as it was
     assert text[8].startswith('  ::cudashim::launch("kernel<block_size, items_per_thread>", grid, block,')
+
+
+LAUNCH_DIRECTIVES = r"""
+#include <cstdio>
+__global__ void k(int *o, int v) { o[threadIdx.x] = v; }
+int main() {
+  int *d, h[4];
+  cudaMalloc(&d, sizeof h);
+  k<<<1, 4
+#ifdef DYNAMIC_PARTITION
+    , 64
+#endif
+    >>>(d, 9
+#ifdef DYNAMIC_PARTITION
+    + 1
+#endif
+    );
+  cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+  printf("%d line %d\n", h[3], __LINE__);
+  return 0;
+}
+"""
+
+
+def test_preprocessor_lines_inside_a_launch_stay_lines_of_its_rewrite(tmp_path):
+    """`#ifdef ... #endif` inside `<<< >>>` and the argument list (pad's kernel.cu): tree-sitter
+    broke the launch apart at them and it was left unrewritten. The configuration goes whole to
+    `launch_config`, every directive on its own line, so the preprocessor still chooses."""
+    from validators.cpu.rewrite import rewrite
+
+    out = rewrite(LAUNCH_DIRECTIVES)
+    assert [x.kernel for x in out.launches] == ["k"] and not out.warnings, out.warnings
+    assert len(out.text.splitlines()) == len(LAUNCH_DIRECTIVES.splitlines())
+    assert out.text.count("\n#ifdef DYNAMIC_PARTITION\n") == 2
+    line = next(i for i, t in enumerate(LAUNCH_DIRECTIVES.splitlines(), 1) if "__LINE__" in t)
+    for flags, value in (([], 9), (["-DDYNAMIC_PARTITION"], 10)):
+        made = compile_program(LAUNCH_DIRECTIVES, tmp_path / f"d{len(flags)}", extra_flags=flags)
+        assert made.ok, made.diagnostics
+        res = run(made.exe)
+        assert res.returncode == 0 and res.stdout.strip() == f"{value} line {line}", res.stderr
+
+
+def test_a_launch_after_a_statement_macro_without_a_semicolon_is_rewritten():
+    """`CUERR` (bmf's `{ ... }` error check) used with no semicolon before a launch: tree-sitter
+    read `CUERR\n k <<< 1, 4 >>>\n (d);` as a declaration of a function `k<...>` of type `CUERR`,
+    and the launch was left as it was (a compile error). Launches the tree does not have are
+    read again alone."""
+    from validators.cpu.rewrite import rewrite
+
+    src = (
+        "#define CUERR { if (cudaGetLastError() != cudaSuccess) exit(1); }\n"
+        "template <int N> __global__ void t(int *o) { o[threadIdx.x] = N; }\n"
+        "__global__ void k(int *o) { o[threadIdx.x] = threadIdx.x; }\n"
+        "int main() {\n"
+        "  int *d;\n"
+        "  cudaMalloc(&d, 16); CUERR\n"
+        "  k <<< 1, 4 >>>\n"
+        "    (d);\n"
+        "  cudaDeviceSynchronize(); CUERR\n"
+        "  t<3><<<1, 4>>>(d); CUERR\n"
+        "  return 0;\n}\n"
+    )
+    out = rewrite(src, filename="main.cu")
+    assert not out.warnings, out.warnings
+    assert [(x.kernel, x.line) for x in out.launches] == [("k", 7), ("t<3>", 10)]
+    text = out.text.splitlines()
+    assert len(text) == len(src.splitlines())
+    assert text[6].startswith('  ::cudashim::launch<false>("k", 1, 4, 0, 0, ') and text[6].endswith(", d)")
+    assert text[5] == "  cudaMalloc(&d, 16); CUERR"
+    assert "<<<" not in out.text
+
+
+ALIAS_CHANGES_MEANING = r"""
+#include <cstdio>
+template <typename I, typename E> struct cfg { I a; E b; };
+template <typename T> struct Solver {
+  using cfg = cfg<int, float>;
+  cfg c{1, 2.f};
+};
+__global__ void k(int *o) { o[0] = 7; }
+int main() {
+  Solver<int> s;
+  int *d, h = 0;
+  cudaMalloc(&d, sizeof h);
+  k<<<1, 1>>>(d);
+  cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);
+  printf("%s\n", (h == 7 && s.c.a == 1) ? "PASS" : "FAIL");
+  return 0;
+}
+"""
+
+
+def test_a_member_that_changes_the_meaning_of_its_name_builds_as_with_nvcc(tmp_path):
+    """`using cfg = cfg<int, float>;` in a class (bmf): nvcc accepts it, g++ only with
+    -fpermissive. The build is redone so only when every error is of that kind: -fpermissive
+    must not let through what nvcc rejects."""
+    made = compile_program(ALIAS_CHANGES_MEANING, tmp_path / "alias")
+    assert made.ok, made.diagnostics
+    assert "built with -fpermissive" in made.diagnostics
+    res = run(made.exe)
+    assert res.returncode == 0 and res.stdout.strip() == "PASS", res.stderr
+    # With another error (one -fpermissive would make a warning), the build fails with both.
+    broken = ALIAS_CHANGES_MEANING.replace("  Solver<int> s;", "  Solver<int> s; int *q = (void*)0;")
+    made = compile_program(broken, tmp_path / "broken")
+    assert not made.ok
+    assert "invalid conversion" in made.diagnostics and "changes meaning" in made.diagnostics

@@ -1012,11 +1012,21 @@ class _Kernel:
         self.emit("}")
 
     # ------------------------------------------------------------ the function
+    def _one_line(self, n: Node) -> str:
+        """n's text on one line, its comments dropped (a `//` comment would swallow the rest of
+        the joined line) and line continuations joined; a preprocessor line in it cannot be
+        joined."""
+        out = self.src[n.start_byte : n.end_byte]
+        for m in reversed([m for m in _walk(n) if m.type == "comment" or m.type.startswith("preproc_")]):
+            if m.type != "comment":
+                raise Unsupported("preprocessor directive in a kernel")
+            out = out[: m.start_byte - n.start_byte] + b" " + out[m.end_byte - n.start_byte :]
+        return " ".join(out.decode("utf-8", "replace").replace("\\\n", " ").split())
+
     def generate(self) -> str:
         self.check()
         decl = self.node.child_by_field_name("declarator")
-        params = _text(self.src, decl.child_by_field_name("parameters"))
-        params = " ".join(params.split())
+        params = self._one_line(decl.child_by_field_name("parameters"))
         inner = params[1:-1].strip()
         if inner == "void":
             inner = ""

@@ -5,6 +5,10 @@ Only what a header cannot express is rewritten, guided by the tree-sitter-cuda s
 - kernel launches `k<<<grid, block, shmem, stream>>>(args)` become
   `::cudashim::launch("k", grid, block, shmem, stream, [&](auto&&... a) { k(a...); }, args)`
   (a `NULL`/`0` argument becomes `::cudashim::null_arg<...>{}`, which converts to a pointer);
+  preprocessor lines inside a launch stay lines of its replacement (a configuration holding
+  some goes whole to `::cudashim::launch_config(...)`), and a launch the syntax tree does not
+  have (its error recovery took it for something else) is read again alone
+  (`_isolated_launch_edits`);
 - `extern __shared__ T s[];` becomes a pointer to the block's dynamic shared memory;
 - `static __shared__` loses its `static` (the header's `__shared__` already says it);
 - a kernel cast to an untyped pointer (`(void*)k`, `(const void*)&k<T>`,
@@ -19,6 +23,7 @@ the user's lines (a file-scope `extern __shared__` needs a `#define`, followed b
 from __future__ import annotations
 
 import copy
+import os
 import re
 from bisect import bisect_left
 from collections.abc import Callable
@@ -46,8 +51,108 @@ def _parser() -> Parser:
 
 def _parse(src: bytes) -> Tree:
     """The tree of `src`, a NUL byte read as the space g++ reads it as (to tree-sitter it is an
-    error token that breaks the statement around it); offsets are the same either way."""
-    return _parser().parse(src.replace(b"\0", b" ") if b"\0" in src else src)
+    error token that breaks the statement around it), and preprocessor lines inside a launch
+    (`k<<<g, b\n#ifdef X\n, s\n#endif\n>>>(...)`) read as blank lines (to tree-sitter they
+    break the launch apart: `_masked_launch_directives`); offsets are the same either way."""
+    if b"\0" in src:
+        src = src.replace(b"\0", b" ")
+    return _parser().parse(_masked_launch_directives(src))
+
+
+# What `_launch_spans` reads of a source: preprocessor lines (with their continuations),
+# comments, string (raw ones too) and character literals (skipped whole: no `<<<` or parenthesis in them
+# counts), and the tokens that delimit a launch.
+_SCAN = re.compile(
+    rb"(?P<dir>^[ \t]*\#(?:\\\r?\n|[^\n])*)"
+    rb"|//(?:\\\r?\n|[^\n])*"
+    rb"|/\*.*?(?:\*/|\Z)"
+    rb'|(?<![\w])(?:u8|[uUL])?R"(?P<delim>[^()\\\s"]{0,16})\((?:.*?\)(?P=delim)"|.*)'
+    rb'|"(?:\\.|[^"\\\n])*"'
+    rb"|(?<![\w'])'(?:\\.|[^'\\\n])*'"
+    rb"|(?P<tok><<<|>>>|[();])",
+    re.M | re.S,
+)
+_DIRECTIVE_LINE = re.compile(rb"^[ \t]*#", re.M)
+_DIRECTIVE_LINE_TEXT = re.compile(r"^[ \t]*#(?:\\\r?\n|[^\n])*", re.M)
+# The kernel expression just before a `<<<`: a name, qualified (`ns::k`) or a member (`p->k`,
+# `a.b.k`), with template arguments.
+_TRAILING_KERNEL_BYTES = re.compile(
+    rb"(?:::)?[A-Za-z_]\w*(?:\s*(?:::|\.|->)\s*[A-Za-z_]\w*)*(?:\s*<(?:[^<>;{}]|<[^<>;{}]*>)*>)?\s*$")
+
+
+@dataclass
+class _LaunchSpan:
+    """Where a `<<< >>>( )` launch is in a source, by the tokens alone (`_launch_spans`): its
+    `<<<`, the end of its `>>>`, the end of its argument list, and the preprocessor lines in
+    between (start, end)."""
+    open: int
+    close: int
+    end: int
+    directives: list[tuple[int, int]]
+
+
+def _launch_spans(src: bytes) -> list[_LaunchSpan]:
+    """Every `<<<` ... `>>>` ( ... ) of `src` outside comments, literals and preprocessor lines
+    (a `#define` body's launches are `_macro_body_edit`'s), in one pass: a `<<<` pairs with the
+    next `>>>` at its parenthesis depth, unless a `;` or a closing parenthesis comes first."""
+    if b"<<<" not in src:
+        return []
+    tokens: list[tuple[bytes, int, int]] = []
+    for m in _SCAN.finditer(src):
+        if m.group("dir") is not None:
+            tokens.append((b"#", m.start(), m.end()))
+        elif m.group("tok") is not None:
+            tokens.append((m.group("tok"), m.start(), m.end()))
+    spans: list[_LaunchSpan] = []
+    stack: list[tuple[bytes, int]] = []  # open `(` and `<<<`, by token index
+    waiting: dict[int, tuple[int, int]] = {}  # token index of an argument list's `(`: its launch
+    directives: list[int] = []  # token indices of preprocessor lines
+    for i, (tok, _start, end) in enumerate(tokens):
+        if tok == b"#":
+            directives.append(i)
+        elif tok == b"<<<" or tok == b"(":
+            stack.append((tok, i))
+        elif tok == b">>>":
+            if stack and stack[-1][0] == b"<<<":
+                opened = stack.pop()[1]
+                nxt = i + 1
+                while nxt < len(tokens) and tokens[nxt][0] == b"#":
+                    nxt += 1
+                if nxt < len(tokens) and tokens[nxt][0] == b"(":
+                    waiting[nxt] = (opened, i)
+        elif tok == b")":
+            while stack and stack[-1][0] == b"<<<":
+                stack.pop()
+            if stack:
+                opened = stack.pop()[1]
+                if opened in waiting:
+                    lt, gt = waiting.pop(opened)
+                    spans.append(_LaunchSpan(tokens[lt][1], tokens[gt][2], end, []))
+        else:  # `;`
+            while stack and stack[-1][0] == b"<<<":
+                stack.pop()
+    if directives:
+        starts = [tokens[i][1] for i in directives]
+        for span in spans:
+            j = bisect_left(starts, span.open)
+            while j < len(starts) and starts[j] < span.end:
+                span.directives.append((starts[j], tokens[directives[j]][2]))
+                j += 1
+    spans.sort(key=lambda s: s.open)
+    return spans
+
+
+def _masked_launch_directives(src: bytes) -> bytes:
+    """`src` with each preprocessor line inside a launch made blanks (its newlines kept)."""
+    if b"<<<" not in src or b"#" not in src:
+        return src
+    masked = None
+    for span in _launch_spans(src):
+        for start, end in span.directives:
+            if masked is None:
+                masked = bytearray(src)
+            masked[start:end] = bytes(b if b in b"\r\n" else 32 for b in src[start:end])
+    return bytes(masked) if masked is not None else src
 
 
 # Everything that makes a CUDA thread wait for others (see include/*.h).
@@ -92,6 +197,9 @@ class RewriteResult:
     warnings: list[str] = field(default_factory=list)
     lockstep: list[str] = field(default_factory=list)  # kernels given a lockstep copy
     lockstep_skipped: dict[str, str] = field(default_factory=dict)  # barrier-free, no copy: why
+    # (file, first line, last line) of each kernel given a lockstep copy: the copy's `#line`s give
+    # its errors those lines, whatever g++ names (`copy_errors`)
+    lockstep_lines: list[tuple[str, int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -414,7 +522,17 @@ def _launch_edit(
         return None
     func = _callee(func)
     config = [_text(src, c) for c in syntax.named_children if c.type != "comment"]
-    if len(config) < 2 or len(config) > 4:
+    # Preprocessor lines inside `<<< >>>` (`_parse` read them as blank lines): the configuration
+    # goes whole, directives on their own lines, to `launch_config`, which takes 2 to 4 values as
+    # `<<< >>>` does, once the preprocessor has chosen them.
+    whole = None
+    if _DIRECTIVE_LINE.search(src, syntax.start_byte, syntax.end_byte):
+        marks = syntax.children
+        if len(marks) < 2 or marks[0].type != "<<<" or marks[-1].type != ">>>":
+            return None
+        whole = src[marks[0].end_byte : marks[-1].start_byte].decode("utf-8", "replace")
+        config = [_flat(_DIRECTIVE_LINE_TEXT.sub("", whole))]
+    elif len(config) < 2 or len(config) > 4:
         return None
     while len(config) < 4:
         config.append("0")
@@ -445,8 +563,13 @@ def _launch_edit(
             ", [](const ::std::atomic<bool>* cudashim_ab, int cudashim_d, auto&&... cudashim_a) { "
             f"{ls}<>(cudashim_d, cudashim_ab, cudashim_a...); }}"
         )
+    configured = f"{config[0]}, {config[1]}, {config[2]}, {config[3]}"
+    if whole is not None:
+        # ::cudashim::launch_configured, launch_configured<false>, launch_configured_lockstep
+        fn = fn.replace("::launch", "::launch_configured", 1)
+        configured = f"::cudashim::launch_config({whole})"
     repl = (
-        f'{fn}("{name}", {config[0]}, {config[1]}, {config[2]}, {config[3]}, '
+        f'{fn}("{name}", {configured}, '
         # The trailing return type lets the shim ask whether the kernel takes these arguments.
         f"[&](auto&&... cudashim_a) -> decltype({kernel}(cudashim_a...)) "
         f"{{ {kernel}(cudashim_a...); }}{lanes}{rest})"
@@ -456,6 +579,58 @@ def _launch_edit(
     return edit, Launch(
         kernel=name, line=call.start_point[0] + 1, config=config[:4], may_sync=may_sync
     )
+
+
+def _isolated_launch_edits(
+    src: bytes, edits: list[_Edit], barrier_free: set[str] | frozenset[str], lockstep: dict[str, int]
+) -> list[tuple[int, _Edit, Launch]]:
+    """(its `<<<`, edit, launch) for each launch of `src` (`_launch_spans`) that no edit of
+    `edits` covers, its kernel expression and `<<< >>>( )` parsed alone as a statement. The
+    tree can miss a launch its error recovery took for something else: after a statement macro
+    used without a semicolon (`CUERR` for `{ ... }`), `CUERR\n k <<< 1, 4 >>>\n (d);` reads as
+    a declaration of a function `k<...>` of type `CUERR`. A launch whose kernel is not named
+    (`(*f)<<<...`, `a[i].k<<<...`) is left to the tree."""
+    spans = _launch_spans(src)
+    if not spans:
+        return []
+    ordered = sorted((e.start, e.end) for e in edits if e.end > e.start)
+    starts = [a for a, _ in ordered]
+    reach: list[int] = []  # the furthest end of the edits so far
+    for _, end in ordered:
+        reach.append(max(end, reach[-1]) if reach else end)
+    lines: list[int] | None = None
+    out = []
+    for span in spans:
+        i = bisect_left(starts, span.open + 1)
+        if i and reach[i - 1] > span.open:
+            continue  # rewritten (or inside a launch rewritten whole)
+        m = _TRAILING_KERNEL_BYTES.search(src, max(0, span.open - 400), span.open)
+        if m is None:
+            continue
+        before = src[max(0, m.start() - 8) : m.start()].rstrip()
+        if before.endswith((b".", b"->", b")", b"]")):
+            continue
+        start = m.start()
+        wrapped = _MACRO_PREFIX + src[start : span.end] + b";}"
+        shift = start - len(_MACRO_PREFIX)
+        call = next((n for n in _walk(_parse(wrapped).root_node) if n.type == "call_expression"
+                     and any(c.type == "kernel_call_syntax" for c in n.children)), None)
+        if call is None or call.start_byte != len(_MACRO_PREFIX) or call.end_byte != span.end - shift:
+            continue
+        syntax = next(c for c in call.children if c.type == "kernel_call_syntax")
+        try:
+            made = _launch_edit(wrapped, call, syntax, barrier_free=barrier_free,
+                                lockstep={k: v - shift for k, v in lockstep.items()})
+        except ValueError:
+            made = None
+        if made is None:
+            continue
+        edit, launch = made
+        if lines is None:
+            lines = [m.start() for m in re.finditer(rb"\n", src)]
+        launch.line = bisect_left(lines, start) + 1
+        out.append((span.open, _Edit(edit.start + shift, edit.end + shift, edit.text), launch))
+    return out
 
 
 def _extern_shared_edit(
@@ -591,6 +766,27 @@ def _macro_body_edit(src: bytes, arg: Node, result: RewriteResult, spin: _Spinni
     return _Edit(arg.start_byte, arg.end_byte, text)
 
 
+_COPY_LINE = re.compile(r'^#line (\d+) "', re.M)
+_ERROR_AT = re.compile(r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?:\d+:)? (?:fatal )?error:", re.M)
+
+
+def copy_errors(diagnostics: str, lines: list[tuple[str, int, int]]) -> bool:
+    """Whether an error of g++'s `diagnostics` lies on the lines of a kernel given a lockstep
+    copy (`RewriteResult.lockstep_lines`): it may be the copy's. g++ names the copy only where it
+    says which function it is in; a kernel in a header (`In file included from ...`) gets no
+    such line. The kernel's own error is on those lines too: a build redone without the copies
+    then reports it again."""
+    if not lines:
+        return False
+    for m in _ERROR_AT.finditer(diagnostics):
+        path, number = os.path.normpath(m.group("file")), int(m.group("line"))
+        for name, first, last in lines:
+            name = os.path.normpath(name)
+            if first <= number <= last and (path == name or path.endswith(os.sep + name)):
+                return True
+    return False
+
+
 def _lockstep_edits(
     root: Node, src: bytes, barrier_free: set[str], filename: str, result: RewriteResult, facts: _Facts
 ) -> tuple[list[_Edit], dict[str, int]]:
@@ -614,6 +810,9 @@ def _lockstep_edits(
         edits.append(_Edit(end, end, text.encode()))
         ends[name] = end
         result.lockstep.append(name)
+        numbers = [int(n) for n in _COPY_LINE.findall(code)]
+        if numbers:
+            result.lockstep_lines.append((filename, min(numbers), max(numbers)))
     return edits, ends
 
 
@@ -984,6 +1183,7 @@ def _rewrite(source: str, filename: str, lockstep: bool,
                 result.lockstep_skipped.setdefault(name, WAITS_REASON)
     edits.extend(_spin_point_edits(tree.root_node, src, spin))
     file_scope_shared: list[tuple[str, int]] = []
+    unread: dict[int, str] = {}  # launches the tree has but could not be rewritten, by `<<<`
     for node in _walk(tree.root_node):
         cast = _kernel_cast_edit(src, node, kernels) if kernels else None
         if cast is not None:
@@ -997,7 +1197,7 @@ def _rewrite(source: str, filename: str, lockstep: bool,
                 except ValueError:  # a launch the parse could not delimit: g++ will say where
                     made = None
                 if made is None:
-                    result.warnings.append(
+                    unread[syntax.start_byte] = (
                         f"line {node.start_point[0] + 1}: cannot read the launch {_text(src, node)[:80]!r}"
                     )
                     continue
@@ -1031,6 +1231,13 @@ def _rewrite(source: str, filename: str, lockstep: bool,
                     edits.append(made_macro)
     for name, after in file_scope_shared:
         edits.extend(_shadowing_function_edits(tree.root_node, src, name, after, filename))
+    # Launches the tree does not have (or could not read): each read again alone.
+    for opened, launch_edit, launch in _isolated_launch_edits(src, edits, barrier_free, copy_ends):
+        edits.append(launch_edit)
+        result.launches.append(launch)
+        unread.pop(opened, None)
+    result.launches.sort(key=lambda x: x.line)
+    result.warnings.extend(unread.values())
     # Outermost edits win (a launch nested in another launch's arguments is left as it is).
     edits.sort(key=lambda e: (e.start, -e.end))
     kept: list[_Edit] = []

@@ -22,7 +22,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from .lockstep import COPY_PREFIX
-from .rewrite import RewriteResult, rewrite, waiting_elsewhere
+from .rewrite import RewriteResult, copy_errors, rewrite, waiting_elsewhere
 
 HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
@@ -483,6 +483,18 @@ class CompileOutcome:
     verdict on the program, which nvcc's own front end may well build."""
 
 
+_CHANGES_MEANING = re.compile(r"\berror: declaration of .* changes meaning of .*\[-fpermissive\]")
+_ERROR = re.compile(r"\berror:")
+
+
+def only_changes_meaning(diagnostics: str) -> bool:
+    """Whether g++'s every error in `diagnostics` is a declaration in a class that changes the
+    meaning of a name the class used (the shim's own notes aside), and there is one."""
+    errors = [ln for ln in diagnostics.splitlines()
+              if _ERROR.search(ln) and not ln.startswith(("cudashim rewrite:", "cudashim:"))]
+    return bool(errors) and all(_CHANGES_MEANING.search(ln) for ln in errors)
+
+
 # GCC's own failure, not the program's: "internal compiler error: Segmentation fault" (GCC 12
 # crashes in IPA constant propagation on some sources at -O3 with AddressSanitizer).
 _COMPILER_CRASH = re.compile(r"internal compiler error")
@@ -516,14 +528,19 @@ def compile_program(
 
     `runner` runs g++ (the default: a plain subprocess; the backend passes the sandbox). A build
     whose errors fall in a generated lockstep copy (lockstep.py) is redone without the copies:
-    the copy is an optimisation, and the program must build exactly when it would without it."""
+    the copy is an optimisation, and the program must build exactly when it would without it.
+    A build whose every error is a class member changing the meaning of its name, which nvcc
+    accepts, is redone with -fpermissive (`only_changes_meaning`)."""
     started = time.perf_counter()
     outcome = _compile(source, out_dir, defines=defines, variant=variant, filename=filename,
                        extra_flags=extra_flags, use_pch=use_pch, thrust=thrust, runner=runner,
                        lockstep=True, files=files, units=units, runtime=runtime)
+    copies = True
     if not outcome.ok and not outcome.timed_out and outcome.rewrite is not None \
-            and outcome.rewrite.lockstep and COPY_PREFIX in outcome.diagnostics:
+            and outcome.rewrite.lockstep and (COPY_PREFIX in outcome.diagnostics or
+                                              copy_errors(outcome.diagnostics, outcome.rewrite.lockstep_lines)):
         first = next((ln for ln in outcome.diagnostics.splitlines() if "error" in ln), "")
+        copies = False
         outcome = _compile(source, out_dir, defines=defines, variant=variant, filename=filename,
                            extra_flags=extra_flags, use_pch=use_pch, thrust=thrust, runner=runner,
                            lockstep=False, files=files, units=units, runtime=runtime)
@@ -531,6 +548,22 @@ def compile_program(
         outcome.diagnostics = note + "\n" + outcome.diagnostics
         if outcome.rewrite is not None:
             outcome.rewrite.warnings.append(note)
+    if not outcome.ok and not outcome.timed_out and only_changes_meaning(outcome.diagnostics):
+        # nvcc's front end accepts a class member that changes what its name meant in the class
+        # (`using cfg = cfg<int, float>;`, `Color Color;`); g++ only with -fpermissive, which would
+        # also let through what nvcc rejects (`int* p = (void*)q;`), so only for a build whose
+        # every error is one of these: the front end saw every other error of the units it built.
+        flagged = [*(extra_flags or []), "-fpermissive"]
+        again = _compile(source, out_dir, defines=defines, variant=variant, filename=filename,
+                         extra_flags=flagged, use_pch=use_pch, thrust=thrust, runner=runner,
+                         lockstep=copies, files=files, units=units, runtime=runtime)
+        if again.ok or _COMPILER_CRASH.search(again.diagnostics):  # a crash: tried again below
+            first = next(ln for ln in outcome.diagnostics.splitlines() if _CHANGES_MEANING.search(ln))
+            note = f"cudashim: built with -fpermissive, as nvcc accepts it ({first.strip()[:200]})"
+            again.diagnostics = note + "\n" + again.diagnostics
+            if again.rewrite is not None:
+                again.rewrite.warnings.append(note)
+            outcome, extra_flags = again, flagged
     if not outcome.ok and not outcome.timed_out and _COMPILER_CRASH.search(outcome.diagnostics):
         # A compiler crash is in an optimisation pass almost always: the same sources at -O0
         # build what the program means. Only when that crashes too is there no build at all.
@@ -691,4 +724,5 @@ def _write_project(files: dict[str, str], out_dir: Path, lockstep: bool) -> Rewr
         merged.warnings += [f"{rel}: {w}" for w in rw.warnings]
         merged.lockstep += rw.lockstep
         merged.lockstep_skipped.update(rw.lockstep_skipped)
+        merged.lockstep_lines += rw.lockstep_lines
     return merged

@@ -1115,6 +1115,23 @@ void launch_lockstep(const char* name, dim3 grid, dim3 block, size_t shmem, cuda
   else
     _Launch<false>(name, grid, block, shmem, f, &ls, std::forward<_Ap>(a)...);
 }
+// A launch whose `<<< >>>` holds preprocessor lines (`k<<<g, b\n#ifdef X\n, s\n#endif\n>>>(...)`):
+// the rewrite passes the configuration whole, so the preprocessor chooses its 2 to 4 values.
+struct launch_config {
+  dim3 grid, block;
+  size_t shmem;
+  cudaStream_t stream;
+  launch_config(dim3 g, dim3 b, size_t s = 0, cudaStream_t st = 0) : grid(g), block(b), shmem(s), stream(st) {}
+};
+template <bool _MaySync = true, class _Fn, class... _Ap>
+void launch_configured(const char* name, const launch_config& c, _Fn&& f, _Ap&&... a) {
+  launch<_MaySync>(name, c.grid, c.block, c.shmem, c.stream, std::forward<_Fn>(f), std::forward<_Ap>(a)...);
+}
+template <class _Fn, class _Ls, class... _Ap>
+void launch_configured_lockstep(const char* name, const launch_config& c, _Fn&& f, _Ls&& ls, _Ap&&... a) {
+  launch_lockstep(name, c.grid, c.block, c.shmem, c.stream, std::forward<_Fn>(f), std::forward<_Ls>(ls),
+                  std::forward<_Ap>(a)...);
+}
 template <class... _Pp, std::size_t... _Ip>
 void call_with_void_args(void (*k)(_Pp...), void** args, std::index_sequence<_Ip...>) {
   k(*static_cast<std::remove_reference_t<_Pp>*>(args[_Ip])...);
