@@ -22,6 +22,12 @@ def test_no_kernel_launch():
     assert ac.no_kernel_launch("int main(){}", 1, []) == ""
     assert ac.no_kernel_launch("cudaLaunchKernel((void*)k, g, b, args, 0, 0);", 0, []) == ""
     assert ac.no_kernel_launch("cublasSgemm(...)", 0, ["cublas"]) == ""
+    # Launches the parser cannot read as one still count (the text decides); one in a
+    # comment or a string does not.
+    assert ac.no_kernel_launch("k<<<1, 4\n#ifdef X\n, 64\n#endif\n>>>(d);", 0, []) == ""
+    assert ac.no_kernel_launch("CUERR\n  k <<< 1, 4 >>>\n    (d);", 0, []) == ""
+    assert "no kernel launch" in ac.no_kernel_launch("// k<<<1, 1>>>(d);\nint main(){}", 0, [])
+    assert "no kernel launch" in ac.no_kernel_launch('puts("k<<<1,1>>>(d)");', 0, [])
 
 
 def test_hardcoded_table_threshold():
