@@ -95,7 +95,7 @@ def gcc() -> str:
     return shutil.which("gcc") or cxx
 
 
-_C_FLAG = re.compile(r"^-(D\w|U\w|I|O[0-3s]?$|fopenmp$|pthread$)")
+_C_FLAG = re.compile(r"^-(D\w|U\w|I|O[0-3s]?$|fopenmp$|pthread$|ffile-prefix-map=)")
 
 
 def _c_flags(flags: list[str]) -> list[str]:
