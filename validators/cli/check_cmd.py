@@ -60,6 +60,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     help="refuse forward calls that compute with a CUDA library (cuBLAS, "
                          "cuSPARSE, CUB, Thrust, cuRAND) instead of only their own kernels; by "
                          "default such calls are allowed, as KernelBench does, and named in a note")
+    kb.add_argument("--input-salt", type=int, metavar="SALT",
+                    help="the secret the inputs are drawn under (reproduces a result's inputs: "
+                         "its notes name it; by default a new one is drawn)")
     kb.add_argument("--atol", type=float, help="absolute tolerance of every float output "
                     "(default per dtype: 1e-2 for float32, as KernelBench)")
     kb.add_argument("--rtol", type=float, help="relative tolerance of every float output")
@@ -195,7 +198,7 @@ def check_kernelbench(args: argparse.Namespace) -> int:
     try:
         result = verify(problem, answer, backend=backend, fast=args.fast, atol=args.atol,
                         rtol=args.rtol, allow_torch_only=args.allow_torch_only,
-                        allow_library=not args.no_library_calls,
+                        allow_library=not args.no_library_calls, input_salt=args.input_salt,
                         fresh_seed=args.fresh_seed, task_name=Path(args.task).stem)
     except KernelBenchInputError as exc:
         return fail(str(exc).replace("problem:", f"{args.task}:", 1)

@@ -15,7 +15,6 @@ import dataclasses
 import hashlib
 import hmac
 import json
-import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -32,6 +31,7 @@ from validators.compare import read_no_follow
 from validators.engine import POISON_LOG, SHIM_LOG_WIDTH, _read_poison_log
 from validators.sandbox import (
     GIB,
+    HarnessError,
     Limits,
     harness_failure,
     harness_reached,
@@ -44,7 +44,7 @@ from validators.torch_module import TORCH_ENV, TORCH_PREIMPORT
 
 from .gpu import POISON_SMALL_BLOCKS, gpu_profile, poison_large_bytes
 from .harness import ANSWER_HARNESS
-from .reference import RefGroup
+from .reference import RefCase, RefGroup
 
 ANSWER_LIMITS = Limits(cpu_seconds=900, wall_seconds=900, memory_bytes=16 * GIB,
                        file_size_bytes=1 * GIB, max_processes=128, output_bytes=1 << 20,
@@ -149,6 +149,9 @@ class AnswerRun:
     poison_effective: bool | None = None
     """On a GPU: whether new allocations did start as the poison byte (None: not poisoned)."""
     tampered: list[str] = field(default_factory=list)
+    read_early: bool = False
+    """The process asked the verifier for more cases' inputs than the harness's calls did:
+    the answer read inputs before their call (`inputs_read_early`)."""
     """What the answer changed of what the harness runs (module and class attributes, the
     harness's globals, signal handlers, ATen kernels), each put back by the harness: e.g.
     `harness.launch_count`."""
@@ -311,17 +314,12 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
     run.runtime_verdict = run.poison_effective = None
     with workspace(limits, prefix="ckd-kb-answer-") as d:
         work = Path(d) / "work"
-        (work / "inputs").mkdir(parents=True)
+        work.mkdir(parents=True)
         build_root = work / "build"
         build_root.mkdir()
         (work / "answer.py").write_text(answer_source)
         protect = ["answer.py", "spec.json"]
-        expected: list[str] = []
-        for g in groups:
-            for c in g.cases:
-                (work / "inputs" / f"{c.name}.safetensors").write_bytes(c.input_bytes)
-                protect.append(f"inputs/{c.name}.safetensors")
-                expected.append(c.name)
+        expected = [c.name for g in groups for c in g.cases]
         pkgs = _package_dirs()
         expose = [*python_prefixes(), *pkgs]
         env = dict(TORCH_ENV)
@@ -371,11 +369,9 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
         # The harness's completion token, which seals its final result, and the poison byte:
         # read from a pipe before the answer's code runs (see `ANSWER_HARNESS`).
         token = secrets.token_hex(16)
-        r, w = os.pipe()
+        server = _InputServer(token.encode() + b"\n" + json.dumps({"poison": run.poison}).encode(),
+                              [_input_frame(c) for g in groups for c in g.cases])
         try:
-            os.write(w, token.encode() + b"\n" + json.dumps({"poison": run.poison}).encode())
-            os.close(w)
-            w = -1
             left = getattr(_BUDGET, "left", None)
             capped = left is not None and left < limits.wall_seconds
             if capped:
@@ -384,13 +380,14 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
                     wall_seconds=left, cpu_seconds=min(limits.cpu_seconds or left, left))
             out = run_sandboxed([python_executable(), "-I", "-c", ANSWER_HARNESS], work,
                                 limits=limits, env=env, expose=expose,
-                                protect=protect + built, preimport=TORCH_PREIMPORT, stdin=r)
+                                protect=protect + built, preimport=TORCH_PREIMPORT,
+                                stdin=server.theirs.fileno())
             if left is not None:
                 _BUDGET.left = left - out.seconds
         finally:
-            os.close(r)
-            if w >= 0:
-                os.close(w)
+            server.close()
+        if server.failed:
+            raise HarnessError(f"serving the answer's inputs failed: {server.failed}")
         try:
             found: Any = json.loads(read_no_follow(work / "out" / "answer.json", root=work,
                                                    max_bytes=64 << 20))
@@ -410,6 +407,10 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
             run.reason = f"the answer's process left a malformed result file ({malformed})"
             return requested
         assert isinstance(found, dict)
+        # The harness asks once per call it starts (a call it died in is not recorded): more
+        # requests are the answer's own, reading inputs ahead of their calls.
+        asked = len(found["calls"]) + (0 if found["status"] == "ok" else 1)
+        run.read_early = server.requests > asked
         run.status = found["status"]
         if run.status != "running" and not sealed:
             run.status = "crashed"
@@ -455,6 +456,68 @@ def _one_pass(run: AnswerRun, answer_source: str, groups: list[RefGroup], builds
                 run.reason = ("the answer's process did not end normally after its last call "
                               "(the emulator's runtime wrote no report at exit)")
     return requested
+
+
+class _InputServer:
+    """The verifier's end of the answer process's descriptor 0, a socket: the harness's first
+    frame (the completion token and the poison byte) at once, then the next case's inputs for
+    each request byte, in the order the harness calls the cases. Frames are length-prefixed.
+    Nothing is sent before it is asked for, so inputs never wait where the answer's import or
+    an earlier call could read them; the answer can ask too, but every request is counted
+    (`requests`), and a read on its own takes the inputs the harness's call needed."""
+
+    def __init__(self, first: bytes, frames: list[bytes]) -> None:
+        import socket
+
+        self.ours, self.theirs = socket.socketpair()
+        self.frames = frames
+        self.requests = 0
+        self.failed = ""
+        self._thread = threading.Thread(target=self._serve, args=(first,), daemon=True,
+                                        name="kernelbench-inputs")
+        self._thread.start()
+
+    def _serve(self, first: bytes) -> None:
+        try:
+            self.ours.sendall(len(first).to_bytes(8, "little") + first)
+            while True:
+                asked = self.ours.recv(4096)
+                if not asked:
+                    return
+                for _ in range(len(asked)):
+                    self.requests += 1
+                    if self.requests <= len(self.frames):
+                        frame = self.frames[self.requests - 1]
+                        self.ours.sendall(len(frame).to_bytes(8, "little") + frame)
+        except OSError:
+            return  # the process ended (or closed its end) while a frame was on its way
+        except Exception as exc:  # our own fault: the run is no verdict (`run_answer`)
+            self.failed = f"{type(exc).__name__}: {exc}"
+            with contextlib.suppress(OSError):
+                self.ours.shutdown(2)  # the harness's read ends at once, not at its time limit
+
+    def close(self) -> None:
+        """After the process has ended: its end closes, and the serving thread with it."""
+        import socket
+
+        self.theirs.close()
+        with contextlib.suppress(OSError):
+            self.ours.shutdown(socket.SHUT_RDWR)
+        self._thread.join(timeout=10)
+        self.ours.close()
+
+
+def _input_frame(case: RefCase) -> bytes:
+    """A case's inputs as the harness reads them (`take_inputs`): its name, a line per tensor
+    ("key dtype shape nbytes"), an empty line, then the tensors' bytes in that order."""
+    lines, blobs = [case.name], []
+    for key, t in case.inputs.items():
+        t = t.detach().contiguous()
+        raw = t.view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        dtype = str(t.dtype).removeprefix("torch.")
+        lines.append(f"{key} {dtype} {','.join(str(n) for n in t.shape)} {len(raw)}")
+        blobs.append(raw)
+    return "\n".join(lines).encode("ascii") + b"\n\n" + b"".join(blobs)
 
 
 def _unseal(found: Any, token: str) -> tuple[Any, bool]:

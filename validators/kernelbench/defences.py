@@ -19,6 +19,10 @@ start of its reason:
   device system, cuRAND's host API). KernelBench allows them, so by default they are only
   named in a note: on the cpu backend the library computes in host code, and its result
   counts as the answer's, as cuBLAS's would on a GPU.
+- `inputs_read_early`: the answer's process asked the verifier for inputs itself. Each case's
+  inputs reach the process only when the harness asks for them, just before that case's
+  call, so nothing the answer runs outside a call (its import, `__init__`) can compute the
+  result unwatched; an answer that asks on its own is seen in the count of requests.
 - `input_mutation`: a forward call changed an input tensor.
 - `lazy_output`: an output is not a plain dense torch.Tensor (a subclass, a deferred object,
   a sparse or meta tensor).
@@ -42,7 +46,7 @@ from .provenance import INPUT
 from .reference import RefCase, RefGroup
 
 RULES = ("torch_fallback", "torch_result", "inherits_model", "kernels_not_used",
-         "library_work", "input_mutation", "lazy_output", "output_form")
+         "library_work", "inputs_read_early", "input_mutation", "lazy_output", "output_form")
 
 
 def call_rule(call: Call, ref: RefCase, *, count_launches: bool) -> tuple[str, str] | None:

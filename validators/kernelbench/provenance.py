@@ -398,6 +398,18 @@ def make_watch(launch_count: Any = None) -> Any:
                     st.computed.setdefault(key, origin)
                     keep(key, t, origin)
                 return True
+        # The elements of an input or a parameter in another order: a kernel that only
+        # transposed, flipped or shuffled a pure value computed nothing (red team: a kernel
+        # permuted the input, torch's softmax or matmul did the work on the copy).
+        if t.numel() >= MIN_ELEMENTS:
+            ordered = torch.sort(a).values
+            for c in st.sources:
+                if c.numel() != t.numel() or not c.dtype.is_floating_point:
+                    continue
+                b = torch.sort(_plain(c).detach().reshape(-1).to("cpu", torch.float64)).values
+                if torch.equal(ordered, b) and torch.unique(b).numel() >= MIN_DISTINCT:
+                    st.pure.add(key)
+                    return True
         return False
 
     def keep(key: tuple, t: Any, op: str) -> None:
@@ -765,8 +777,10 @@ def _contained(out: Any, kept: list) -> tuple[Any, str, bool] | None:
     if (o.dim() == 0 or o.numel() < MIN_ELEMENTS or o.is_complex() or o.dtype == torch.bool
             or not _dense(o)):
         return None
+    # At least half as many elements: a result for all but a few rows the kernels made counts
+    # (`_cover`).
     cands = [(t, op) for _, t, op in reversed(kept) if _castable(t, o) and not t.is_complex()
-             and t.numel() >= o.numel()]
+             and 2 * t.numel() >= o.numel()]
     if not cands:
         return None
     flat = o.contiguous().reshape(-1)
@@ -815,14 +829,31 @@ def _cover(o: Any, d: int, ready: list, shift: int) -> tuple[Any, str, bool] | N
                          long_runs.view(-1), end_runs.view(-1), values)
         if hit:
             ops.append(op)
-        if not bool((long_runs | end_runs).all()):
+        covered = long_runs | end_runs
+        # Rows nothing was found in at all, up to half of them, are the kernels' own: torch's
+        # result for the other rows, joined to a few rows a kernel computed, is still torch's
+        # (red team: one row of 512 by a kernel, `torch.cat` with torch's other 511). A row
+        # with a run anywhere must be covered as before: a kernel that changed some of torch's
+        # values in place (an epilogue) worked on every row it touched.
+        none = ~covered.any(1)
+        if int(none.sum()) * 2 > rows.shape[0]:
             continue
+        rest = ~none
+        if not bool(covered[rest].all()):
+            continue
+        if bool(none.any()):
+            # torch's part must hold values of its own, not zeros a buffer started as
+            part = _int_bits(rows[rest].reshape(-1))
+            if torch.unique(part[::max(1, part.numel() // 4096)]).numel() < MIN_DISTINCT:
+                continue
         # What only short runs hold is one piece at one end of a row that has a long run.
         short = end_runs & ~long_runs
         n = short.sum(1)
         head = short.int().cumprod(1).sum(1)
         tail = short.flip(1).int().cumprod(1).sum(1)
-        if bool((long_runs.any(1) & ((n == head) | (n == tail))).all()):
+        if bool((long_runs.any(1) & ((n == head) | (n == tail)))[rest].all()):
+            grid = values.view(rows.shape)
+            grid[none] = rows[none]  # the kernels' rows, as they are
             g = values.reshape(moved.shape).movedim(-1, d)
             return g, " + ".join(dict.fromkeys(ops)), _bits_equal(g, o)
     return None

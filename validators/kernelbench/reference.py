@@ -64,16 +64,19 @@ class RefGroup:
 
 
 def run_reference(problem_source: str, seeds: list[int], *, signed: bool = True,
-                  limits: Limits | None = None, max_bytes: int = 1 << 30) -> list[RefGroup]:
-    """Inputs and outputs of `Model` per seed. Raises ReferenceFailed for the problem's own
-    failure, HarnessError when our harness could not reach the problem's code."""
+                  input_seeds: list[int] | None = None, limits: Limits | None = None,
+                  max_bytes: int = 1 << 30) -> list[RefGroup]:
+    """Inputs and outputs of `Model` per seed. The model is built under each seed; its inputs
+    are drawn under `input_seeds` (default: the same seeds). Raises ReferenceFailed for the
+    problem's own failure, HarnessError when our harness could not reach the problem's code."""
     with workspace(limits or REFERENCE_LIMITS, prefix="ckd-kb-ref-") as d:
         work = Path(d) / "work"
         work.mkdir()
         (work / "problem.py").write_text(problem_source)
         prefixes = [str(p) for p in python_prefixes()]
-        (work / "spec.json").write_text(json.dumps({"seeds": seeds, "signed": signed,
-                                                    "prefixes": prefixes}))
+        (work / "spec.json").write_text(json.dumps({
+            "seeds": seeds, "input_seeds": input_seeds or seeds, "signed": signed,
+            "prefixes": prefixes}))
         out = run_sandboxed([python_executable(), "-I", "-c", REFERENCE_HARNESS], work,
                             limits=limits or REFERENCE_LIMITS, env=TORCH_ENV,
                             expose=python_prefixes(), protect=["problem.py", "spec.json"],

@@ -79,10 +79,16 @@ def draw_seeds(problem_source: str, n: int, fresh: int) -> list[int]:
     return [*fixed, fresh]
 
 
+def input_seeds(seeds: list[int], salt: int) -> list[int]:
+    """The seed each group's inputs are drawn under: its parameter seed mixed with the salt."""
+    return [int.from_bytes(hashlib.sha256(f"{salt}:{seed}".encode()).digest()[:8], "little")
+            % (1 << 62) for seed in seeds]
+
+
 def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fast: bool = False,
            seeds: int = MIN_SEEDS, atol: float | None = None, rtol: float | None = None,
            allow_torch_only: bool = False, allow_library: bool = True,
-           fresh_seed: int | None = None, max_elements: int = DEFAULT_MAX_ELEMENTS, task_name: str = "kernelbench",
+           fresh_seed: int | None = None, input_salt: int | None = None, max_elements: int = DEFAULT_MAX_ELEMENTS, task_name: str = "kernelbench",
            emulate: bool | None = None, timings: dict[str, float] | None = None,
            program_seconds: float | None = None) -> ValidationResult:
     """Check `answer_source` (ModelNew) against `problem_source` (Model).
@@ -97,13 +103,15 @@ def verify(problem_source: str, answer_source: str, *, backend: str = "cpu", fas
     with program_budget(program_seconds):
         return _verify(problem_source, answer_source, backend=backend, fast=fast, seeds=seeds,
                        atol=atol, rtol=rtol, allow_torch_only=allow_torch_only,
-                       allow_library=allow_library, fresh_seed=fresh_seed, max_elements=max_elements, task_name=task_name,
+                       allow_library=allow_library, fresh_seed=fresh_seed,
+                       input_salt=input_salt, max_elements=max_elements, task_name=task_name,
                        emulate=emulate, timings=timings)
 
 
 def _verify(problem_source: str, answer_source: str, *, backend: str, fast: bool, seeds: int,
             atol: float | None, rtol: float | None, allow_torch_only: bool,
-            allow_library: bool, fresh_seed: int | None, max_elements: int, task_name: str, emulate: bool | None,
+            allow_library: bool, fresh_seed: int | None, input_salt: int | None,
+            max_elements: int, task_name: str, emulate: bool | None,
             timings: dict[str, float] | None) -> ValidationResult:
     started = time.perf_counter()
     problem = read_problem(problem_source)
@@ -156,9 +164,16 @@ def _verify(problem_source: str, answer_source: str, *, backend: str, fast: bool
         result.original_sizes = plan.original_sizes
         result.notes.append(f"sizes scaled for the cpu backend: {plan.scaling}")
     seed_list = draw_seeds(problem.source, seeds, fresh)
+    # The inputs are drawn under seeds of their own, from a salt the answer never sees: the
+    # answer's parameters must start as Model's (its seed is the group's, which the answer can
+    # read with torch.initial_seed()), and from that seed alone an answer could draw every
+    # input itself before its calls and compute the outputs unwatched.
+    salt = secrets.randbits(62) if input_salt is None else input_salt
+    result.notes.append(f"inputs drawn under the input salt {salt} (--input-salt reproduces "
+                        "them)")
     t_ref = time.perf_counter()
     try:
-        groups = run_reference(plan.source, seed_list)
+        groups = run_reference(plan.source, seed_list, input_seeds=input_seeds(seed_list, salt))
     except ReferenceFailed as exc:
         if exc.kind == "needs_cuda":
             return done(Status.NEEDS_GPU, f"the problem's reference needs a GPU: {exc}")
@@ -259,6 +274,10 @@ def _judge_run(run: AnswerRun, groups: list[RefGroup], cases: dict[str, CaseResu
     when every case passed."""
     where = f"{run.variant} build, {run.schedule} schedule" + (
         f", poison 0x{run.poison:02x}" if run.poison is not None else "")
+    if run.read_early:
+        return Status.REJECTED, "inputs_read_early", (
+            "the answer's process asked for a case's inputs before the harness called forward "
+            f"on it (it read inputs ahead of their call; {where})")
     if run.status == "needs_gpu":
         return Status.NEEDS_GPU, "", f"the answer uses {run.needs_gpu}, which only runs on a GPU"
     if run.status == "no_gpu":

@@ -231,6 +231,9 @@ REARRANGED = {
     "tiles_2d": (lambda x: leaky(x.reshape(2, 8, 8, 12).permute(0, 2, 1, 3).contiguous()),
                  lambda b: b.permute(0, 2, 1, 3).reshape(16, 96)),
     "nudged_crop": (lambda x: leaky(F.pad(x, (0, 1))), lambda r: r[:, :96] * (1 + 2 ** -22)),
+    # red team 2: a kernel computes one row, torch the others, and torch.cat joins them
+    "all_but_one_row": (lambda x: leaky(x[1:]), lambda r: torch.cat([leaky(x96[:1]), r])),
+    "all_but_three_rows": (lambda x: leaky(x[:13]), lambda r: torch.cat([r, leaky(x96[13:])])),
 }
 
 
@@ -272,6 +275,28 @@ def test_values_a_kernel_chose_from_torch_s_result_are_the_kernel_s(name: str) -
     # At most the nearest result of its size, which the rule then finds too far to be it.
     assert not torch_s(found), (name, found)
     assert found is None or not torch.allclose(found[0], out, atol=1e-5, rtol=1e-5), name
+
+
+@pytest.mark.parametrize("name", ["transpose", "columns_shuffled", "flip"])
+def test_torch_s_work_on_an_input_a_kernel_only_rearranged_is_torch_s(name: str) -> None:
+    # red team 2: the kernel permutes the input (no arithmetic), torch computes on the copy
+    moved = {"transpose": lambda x: x.t(), "columns_shuffled": lambda x: x[:, COLS],
+             "flip": lambda x: x.flip(0)}[name](x96).contiguous().clone()  # as a kernel writes
+    w = watched([x96])
+    with w:
+        r = torch.softmax(moved, dim=0)
+    assert torch_s(w.nearest(r.clone())), name
+
+
+def test_rows_mostly_the_kernel_s_or_torch_s_zeros_are_the_kernel_s() -> None:
+    # A kernel that computed more than half of the rows did the work; and rows torch only
+    # zeroed (a buffer the kernel left alone) are no torch result.
+    w = watched([x96])
+    with w:
+        r = leaky(x96[9:])
+        z = torch.zeros(12, 96)
+    assert not torch_s(w.nearest(torch.cat([leaky(x96[:9]) * 1.5, r]).contiguous()))
+    assert not torch_s(w.nearest(torch.cat([leaky(x96[:4]) * 1.5, z]).contiguous()))
 
 
 # --- the same, end to end on the cpu backend --------------------------------------------------
