@@ -42,6 +42,9 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not ins
         # thrust::sequence and thrust::minmax_element after <thrust/sort.h> alone (tsne,
         # logic-rewrite): nvcc's CUDA system includes them there.
         "thrust_transitive_includes.cu",
+        # The include guards of CUDA's headers, which cuda-samples' helper_cuda.h tests, and
+        # CUDART_CB on a stream callback.
+        "header_include_guards.cu",
     ],
 )
 @pytest.mark.parametrize("variant", ["plain", "asan"])

@@ -1,6 +1,8 @@
 // cudashim: cuComplex.h on the host. As in CUDA, the complex types are the vector types float2
 // and double2 (x = real, y = imaginary), so they can be reinterpreted and copied as such.
 #pragma once
+// The include guard CUDA's own header defines: programs test it to know the header is in.
+#define CU_COMPLEX_H_
 #include <cmath>
 #include <cuda_runtime.h>
 

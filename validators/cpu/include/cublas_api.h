@@ -9,6 +9,8 @@
 // The exact list is in validators/cpu/README.md. Every local name is reserved (`__x`), so a
 // program's size macros (`-DN=...`) cannot collide with it.
 #pragma once
+// The include guard CUDA's own header defines: programs test it to know the header is in.
+#define CUBLAS_API_H_
 #include <cudashim/libdata.h>
 // NVIDIA's cublas_api.h includes cuComplex.h: programs use cuComplex with cuBLAS alone.
 #include <cuComplex.h>

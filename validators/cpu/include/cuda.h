@@ -1,5 +1,7 @@
 // cudashim: the CUDA driver API subset programs use next to the runtime API.
 #pragma once
+// The include guard CUDA's own header defines: programs test it to know the header is in.
+#define __cuda_cuda_h__
 #include <cuda_runtime.h>
 
 typedef int CUdevice;

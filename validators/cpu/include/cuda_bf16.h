@@ -7,6 +7,8 @@
 // stores, atomicAdd, and the explicit conversions between __half and __nv_bfloat16. NaN results
 // are the canonical NaN 0x7FFF.
 #pragma once
+// The include guard CUDA's own header defines: programs test it to know the header is in.
+#define __CUDA_BF16_H__
 #include <cuda_fp16.h>
 
 struct __nv_bfloat16_raw {

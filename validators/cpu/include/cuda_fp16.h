@@ -7,6 +7,8 @@
 // are the canonical NaN 0x7FFF. Warp shuffles of __half/__half2 are cuda_runtime.h's templates.
 // Not provided: the mask-less __shfl* forms CUDA deprecates (as for every other type).
 #pragma once
+// The include guard CUDA's own header defines: programs test it to know the header is in.
+#define __CUDA_FP16_H__
 #include <cuda_runtime.h>
 #include <cudashim/half_common.h>
 

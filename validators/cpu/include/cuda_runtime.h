@@ -14,6 +14,16 @@
 #define CUDASHIM_CUDA_RUNTIME_H
 
 #define CUDASHIM 1
+// The include guards of the headers CUDA's cuda_runtime.h brings in, all of which this one
+// stands for: programs test them to know what is declared (cuda-samples' helper_cuda.h defines
+// checkCudaErrors, findCudaDevice, ... only #ifdef __DRIVER_TYPES_H__ / __CUDA_RUNTIME_H__).
+#define __CUDA_RUNTIME_H__
+#define __CUDA_RUNTIME_API_H__
+#define __DRIVER_TYPES_H__
+#define __VECTOR_TYPES_H__
+#define __VECTOR_FUNCTIONS_H__
+#define __CHANNEL_DESCRIPTOR_H__
+#define CUDART_CB
 // CUDASHIM_HOST_LIBRARY_MODE (set for programs using Thrust, whose headers must see a plain host
 // compiler to select their CPP backend) leaves the compiler-identity macros undefined.
 #ifndef CUDASHIM_HOST_LIBRARY_MODE

@@ -4,6 +4,8 @@
 // synchronously in issue order; a stream set with curandSetStream is recorded only. Linking
 // with -lcurand needs nothing: everything is in these headers.
 #pragma once
+// The include guard CUDA's own header defines: programs test it to know the header is in.
+#define CURAND_H_
 #include <cuda_runtime.h>
 #include <library_types.h>
 

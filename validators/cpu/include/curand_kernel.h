@@ -7,6 +7,8 @@
 // [64, 4000], which stops the run as `needs_gpu` (cuRAND's rejection method there uses the GPU's
 // approximate intrinsics; its values could not match).
 #pragma once
+// The include guard CUDA's own header defines: programs test it to know the header is in.
+#define CURAND_KERNEL_H_
 #include <cudashim/curand_engines.h>
 #include <curand.h>
 

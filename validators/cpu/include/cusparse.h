@@ -10,6 +10,8 @@
 // compute stops the run with a `needs_gpu` report, and a combination it does not compute returns
 // CUSPARSE_STATUS_NOT_SUPPORTED. The exact list is in validators/cpu/README.md.
 #pragma once
+// The include guard CUDA's own header defines: programs test it to know the header is in.
+#define CUSPARSE_H_
 #include <cudashim/libdata.h>
 // NVIDIA's cusparse.h includes cuComplex.h: programs use cuComplex with cuSPARSE alone.
 #include <cuComplex.h>
