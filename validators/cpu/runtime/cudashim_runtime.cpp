@@ -730,7 +730,28 @@ static Stack new_stack() {
   // fall in the same cache sets; a different offset per stack spreads them.
   static thread_local unsigned serial = 0;
   size_t color = (size_t)((serial++ * 17) % 256) * 64;
+#if defined(CUDASHIM_FIBER_ASAN)
+  // The mapping may reuse addresses whose shadow an earlier owner left poisoned.
+  ASAN_UNPOISON_MEMORY_REGION(static_cast<char*>(m) + kPage, size);
+#endif
   return Stack{static_cast<char*>(m) + kPage, size, color};
+}
+
+// A finished fiber's stack goes back to the pool. Its last frames (fiber_main, exit_fiber and the
+// calls it makes, switch_to_scheduler; after an aborted launch, the kernel's own frames too) never
+// return, so the redzones AddressSanitizer poisoned in them on entry are never cleared: the next
+// CUDA thread on this stack would find them under its own locals (whose shadow a frame's prologue
+// does not clear; it only poisons the redzones around them) and report "unknown-crash" or
+// "stack-buffer-underflow" on a correct kernel. Everything from the fiber's last saved stack
+// pointer to the top of the stack is dead now; frames below it returned and cleared their own.
+static inline void release_stack(Worker* w, Fiber* f) {
+#if defined(CUDASHIM_FIBER_ASAN)
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(f->stack.lo), hi = lo + f->stack.size;
+  uintptr_t sp = reinterpret_cast<uintptr_t>(f->sp) & ~uintptr_t(7);
+  if (sp < lo || sp > hi) sp = lo;
+  ASAN_UNPOISON_MEMORY_REGION(reinterpret_cast<void*>(sp), hi - sp);
+#endif
+  w->free_stacks.push_back(f->stack);
 }
 
 static inline void switch_to_fiber(Worker* w, Fiber* f) {
@@ -847,7 +868,7 @@ static void start_fiber(Worker* w, Fiber* f) {
   threadIdx = f->tid;
   switch_to_fiber(w, f);
   w->cur = nullptr;
-  if (f->state == DONE) w->free_stacks.push_back(f->stack);
+  if (f->state == DONE) release_stack(w, f);
 }
 
 static void resume_fiber(Worker* w, Fiber* f) {
@@ -856,7 +877,7 @@ static void resume_fiber(Worker* w, Fiber* f) {
   threadIdx = f->tid;
   switch_to_fiber(w, f);
   w->cur = nullptr;
-  if (f->state == DONE) w->free_stacks.push_back(f->stack);
+  if (f->state == DONE) release_stack(w, f);
 }
 
 static inline void yield(Worker* w, Fiber* f) { switch_to_scheduler(w, f, false); }
