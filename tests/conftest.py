@@ -14,6 +14,9 @@ HERE = Path(__file__).resolve().parent
 # The suite runs our own programs: on a machine whose only sandbox is `rlimits` it still runs
 # (validators refuse untrusted code there unless told; test_cuda_simulated checks the refusal).
 os.environ.setdefault("CKD_ALLOW_WEAK_SANDBOX", "1")
+# KernelBench inputs are drawn under a salt drawn per check (the answer must not know them);
+# the suite fixes it, so that a test's inputs are the same in every run.
+os.environ.setdefault("CKD_KB_INPUT_SALT", "20261128")
 # One compute thread per test process when xdist runs several (scripts/test.sh: three, on the
 # two-core CI machine): each torch or NumPy in a worker otherwise starts a thread per core, and
 # OpenMP threads spin while they wait, so two workers training at once burned about three times

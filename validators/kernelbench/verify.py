@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 import time
 from dataclasses import dataclass
@@ -168,6 +169,8 @@ def _verify(problem_source: str, answer_source: str, *, backend: str, fast: bool
     # answer's parameters must start as Model's (its seed is the group's, which the answer can
     # read with torch.initial_seed()), and from that seed alone an answer could draw every
     # input itself before its calls and compute the outputs unwatched.
+    if input_salt is None and os.environ.get("CKD_KB_INPUT_SALT", "").isdigit():
+        input_salt = int(os.environ["CKD_KB_INPUT_SALT"])  # an operator's (a test suite's) fixed salt
     salt = secrets.randbits(62) if input_salt is None else input_salt
     result.notes.append(f"inputs drawn under the input salt {salt} (--input-salt reproduces "
                         "them)")

@@ -285,4 +285,8 @@ def test_bad_answers_that_let_torch_work_behind_a_launch() -> None:
     r = bad_verdict("torch_result__24_LogSoftmax.py", "24_LogSoftmax")
     assert (r.status, r.rule) == (Status.REJECTED, "torch_result"), r.reason
     r = bad_verdict("kernels_not_used__24_LogSoftmax.py", "24_LogSoftmax")
-    assert (r.status, r.rule) == (Status.REJECTED, "kernels_not_used"), r.reason
+    # On an input set where the kernel's 1e-9-scaled term changes no bit of x, torch's result
+    # is the input's own and the call is torch's: then `torch_result` (the answer changes what
+    # computes from call to call) rejects it first. Which input sets do that depends on the
+    # drawn inputs; both rules reject.
+    assert r.status == Status.REJECTED and r.rule in ("kernels_not_used", "torch_result"), r.reason
