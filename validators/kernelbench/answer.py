@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import errno
 import hashlib
 import hmac
 import json
@@ -489,8 +490,12 @@ class _InputServer:
                     if self.requests <= len(self.frames):
                         frame = self.frames[self.requests - 1]
                         self.ours.sendall(len(frame).to_bytes(8, "little") + frame)
-        except OSError:
-            return  # the process ended (or closed its end) while a frame was on its way
+        except OSError as exc:
+            # The process ended (or closed its end) while a frame was on its way: its doing.
+            # Any other failure of the socket is ours, and no verdict (`run_answer`).
+            if exc.errno not in (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN, errno.EBADF):
+                self.failed = f"{type(exc).__name__}: {exc}"
+            return
         except Exception as exc:  # our own fault: the run is no verdict (`run_answer`)
             self.failed = f"{type(exc).__name__}: {exc}"
             with contextlib.suppress(OSError):

@@ -108,3 +108,38 @@ def test_the_input_salt_reproduces_the_inputs():
     assert input_seeds([1, 2], 7) == input_seeds([1, 2], 7)
     assert input_seeds([1, 2], 7) != input_seeds([1, 2], 8)
     assert input_seeds([1, 2], 7)[0] not in (1, 2)
+
+
+def test_the_input_server_sends_only_what_is_asked_and_counts_requests():
+    import socket
+
+    from validators.kernelbench.answer import _InputServer
+
+    server = _InputServer(b"first", [b"case-a", b"case-b"])
+    theirs = socket.socket(fileno=server.theirs.fileno())  # the answer's end, as descriptor 0 is
+
+    def frame() -> bytes:
+        n = int.from_bytes(theirs.recv(8, socket.MSG_WAITALL), "little")
+        return theirs.recv(n, socket.MSG_WAITALL)
+
+    assert frame() == b"first"
+    theirs.setblocking(False)
+    try:
+        theirs.recv(1)
+        raise AssertionError("the server sent a case nobody asked for")
+    except BlockingIOError:
+        pass
+    theirs.setblocking(True)
+    theirs.sendall(b"n")
+    assert frame() == b"case-a"
+    theirs.sendall(b"nn")  # one more than there are cases: counted, nothing sent for it
+    assert frame() == b"case-b"
+    import time
+
+    for _ in range(500):  # the second request of that pair may still be on its way
+        if server.requests == 3:
+            break
+        time.sleep(0.01)
+    theirs.detach()
+    server.close()
+    assert server.requests == 3 and not server.failed
