@@ -284,3 +284,78 @@ def test_project_paths_do_not_collide_with_the_builds_own_files(tmp_path):
     rep = report("--dir", str(tmp_path), "--nvcc", "nvcc prog/main.cu")
     assert rep["status"] == "compile_error", rep
     assert "prog/main.cu:1:" in rep["stderr"] and "cudashim_project" not in rep["stderr"], rep
+
+
+HOST_UNIT = """// No CUDA header: nvcc hands this unit to the host compiler as it is (cuda-samples'
+// mergeSort_host.cpp defines its own umin; cudaGraphsPerfScaling its own __globaltimer).
+static unsigned umin(unsigned a, unsigned b) { return a < b ? a : b; }
+static unsigned long long __globaltimer() { return 7; }
+int host_min(unsigned a, unsigned b) { return (int)umin(a, b) + (int)__globaltimer() - 7 + N - N; }
+"""
+API_UNIT = """#include <cuda_runtime.h>
+#include "helper.h"
+int device_sum(int n) {  // a .cpp unit that calls the runtime API builds as before
+  int *d, h = 0;
+  cudaMalloc(&d, sizeof h);
+  cudaMemset(d, 0, sizeof h);
+  cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);
+  cudaFree(d);
+  return h + n + helper(0);
+}
+"""
+HOST_MAIN = """#include <cstdio>
+int host_min(unsigned, unsigned);
+int device_sum(int);
+__global__ void k(int *o) { o[0] = umin(3u, 5u); }
+int main() {
+  int *d, h = 0;
+  cudaMalloc(&d, sizeof h);
+  k<<<1, 1>>>(d);
+  cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);
+  printf("%s\\n", h == 3 && host_min(4, 2) == 2 && device_sum(N) == N ? "PASS" : "FAIL");
+  return 0;
+}
+"""
+
+
+@needs_gxx
+@pytest.mark.parametrize("sizes", ["compiled", "run-time"])
+def test_plain_cpp_units_do_not_see_the_shims_cuda_declarations(tmp_path, sizes):
+    """A `.cpp` unit that includes no CUDA header may define names the shim's cuda_runtime.h
+    defines (`umin`): nvcc compiles it as plain C++. Built with the forced CUDA include it was a
+    redefinition (compile_error); a unit that includes a CUDA header still gets the API, and
+    both see the task's sizes, compiled in or read at run time."""
+    from validators.cpu.toolchain import compile_program, runtime_sizes
+
+    files = {"src/kernel.cu": HOST_MAIN, "src/host.cpp": HOST_UNIT, "src/api.cpp": API_UNIT,
+             "inc/helper.h": "static int helper(int x) { return x; }\n"}
+    units = ["src/kernel.cu", "src/host.cpp", "src/api.cpp"]
+    runtime = runtime_sizes({"N": 5}, "plain") if sizes == "run-time" else None
+    made = compile_program("", tmp_path / "b", files=files, units=units, defines={"N": 5},
+                           runtime=runtime, extra_flags=["-Iinc"])
+    assert made.ok, made.diagnostics
+    env = {**os.environ, **({"CUDASHIM_SIZES": "5"} if runtime else {})}
+    proc = subprocess.run([str(made.exe)], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.stdout.strip() == "PASS", (proc.stdout, proc.stderr)
+
+
+def test_which_cpp_units_see_cuda():
+    """A unit sees CUDA through a CUDA header, a program header that includes one (to any depth,
+    quoted or found by `-I`), or CUDA syntax; a C header the shim wraps (<math.h>) is no CUDA."""
+    from validators.cpu.toolchain import host_only_units
+
+    files = {
+        "a.cpp": '#include <math.h>\n#include <assert.h>\n#include "util.h"\nint a;\n',
+        "util.h": "#include <vector>\n",
+        "b.cpp": '#include "common/wrap.h"\n',
+        "common/wrap.h": "#include <helper_cuda.h>\n",
+        "helpers/helper_cuda.h": "#include <cuda_runtime.h>\n",
+        "c.cpp": "#include <thrust/sort.h>\n",
+        "d.cpp": "__device__ int f() { return 1; }\n",
+        "e.cc": '#include "missing_cuda_helpers.h"\n',
+        "f.cxx": '#include "cycle.h"\n',
+        "cycle.h": '#include "cycle.h"\n#include <cstdio>\n',
+        "g.cu": "int g;\n",
+    }
+    units = ["a.cpp", "b.cpp", "c.cpp", "d.cpp", "e.cc", "f.cxx", "g.cu"]
+    assert host_only_units(files, units) == ["a.cpp", "f.cxx"]

@@ -10,7 +10,11 @@ Only what a header cannot express is rewritten, guided by the tree-sitter-cuda s
   have (its error recovery took it for something else) is read again alone
   (`_isolated_launch_edits`);
 - `extern __shared__ T s[];` becomes a pointer to the block's dynamic shared memory;
-- `static __shared__` loses its `static` (the header's `__shared__` already says it);
+- `static __shared__` loses its `static` (the header's `__shared__` already says it), and an
+  `alignas(...)`/`[[...]]` after `__shared__` moves to the front of its declaration (g++ takes a
+  standard attribute nowhere else after the header's `static __attribute__((aligned(16)))`);
+  `__shared__` declarations in a `#define` body get the same, read by their tokens
+  (`_macro_shared_edits`); `__align__(n)` is blanks to the parser (`_masked_align`);
 - a kernel cast to an untyped pointer (`(void*)k`, `(const void*)&k<T>`,
   `reinterpret_cast<void*>(k)`) becomes `::cudashim::kernel_ptr(&k, "k")`, the same address with
   a launcher noted for it, so `cudaLaunchKernel`/`cudaLaunchCooperativeKernel` given that pointer
@@ -38,10 +42,56 @@ from validators.cpu.lockstep import lockstep_copies
 from validators.cpu.syntax import text as _text
 from validators.cpu.syntax import walk as _walk
 
-_SPECIFIER_JUNK = re.compile(
-    r"\bextern\b|\b__shared__\b|\bstatic\b|__align__\s*\(\s*\w+\s*\)|alignas\s*\([^)]*\)"
-    r"|__attribute__\s*\(\(.*?\)\)"
-)
+_SPECIFIER_WORDS = re.compile(r"\b(?:extern|__shared__|static|thread_local)\b")
+# Alignment and attribute specifiers of a declaration, their parentheses matched by `_attribute_spans`.
+_ATTRIBUTE_HEAD = re.compile(rb"\b(?:__align__|alignas|__attribute__|__declspec)\s*\(|\[\[")
+
+
+def _attribute_spans(text: bytes, start: int = 0, end: int | None = None) -> list[tuple[int, int, bytes]]:
+    """(start, end, word) of each `__align__(...)`, `alignas(...)`, `__attribute__((...))` and
+    `[[...]]` of `text[start:end]` (parentheses and brackets matched; one left open is skipped)."""
+    end = len(text) if end is None else end
+    spans = []
+    pos = start
+    while (m := _ATTRIBUTE_HEAD.search(text, pos, end)) is not None:
+        opener = m.group()[-1:]
+        closer = b")" if opener == b"(" else b"]"
+        depth, i = 0, m.end() - 1
+        while i < end:
+            c = text[i : i + 1]
+            if c == opener:
+                depth += 1
+            elif c == closer:
+                depth -= 1
+                if depth == 0:
+                    break
+            elif c in (b";", b"{", b"}"):
+                i = end
+                break
+            i += 1
+        if i >= end:
+            pos = m.end()
+            continue
+        stop = i + 1
+        if opener == b"[":  # `]]`
+            stop = i + 2 if text[i + 1 : i + 2] == b"]" else stop
+        spans.append((m.start(), stop, m.group().split(b"(")[0].strip()))
+        pos = stop
+    return spans
+
+
+def _strip_specifiers(text: str) -> str:
+    """The type of a shared declaration's specifiers: `extern`, `__shared__`, `static` and every
+    alignment or attribute specifier left out."""
+    raw = text.encode("utf-8", "surrogatepass")
+    for a, b, _ in reversed(_attribute_spans(raw)):
+        raw = raw[:a] + b" " + raw[b:]
+    return " ".join(_SPECIFIER_WORDS.sub(" ", raw.decode("utf-8", "surrogatepass")).split())
+
+
+def _blank(text: bytes) -> bytes:
+    """`text` made spaces, its newlines (and a macro's line continuations) kept."""
+    return re.sub(rb"\\\r?\n|[^\r\n]", lambda m: m.group() if len(m.group()) > 1 else b" ", text)
 
 
 @lru_cache(maxsize=1)
@@ -56,7 +106,29 @@ def _parse(src: bytes) -> Tree:
     break the launch apart: `_masked_launch_directives`); offsets are the same either way."""
     if b"\0" in src:
         src = src.replace(b"\0", b" ")
-    return _parser().parse(_masked_launch_directives(src))
+    return _parser().parse(_masked_launch_directives(_masked_align(src)))
+
+
+_ALIGN_DIRECTIVE = re.compile(rb"[ \t]*#[ \t]*(?:define|undef|ifdef|ifndef)[ \t]*\Z")
+
+
+def _masked_align(src: bytes) -> bytes:
+    """`src` with each `__align__(n)` made blanks: the grammar does not know it, and its error
+    recovery takes `T __align__(8) buf[64]` for a declaration of `__align__` (a macro of the
+    shim's header: `__attribute__((aligned(n)))`, whose place in a declaration it takes)."""
+    if b"__align__" not in src:
+        return src
+    masked = None
+    for start, end, word in _attribute_spans(src):
+        if word != b"__align__":
+            continue
+        line = src.rfind(b"\n", 0, start) + 1
+        if _ALIGN_DIRECTIVE.match(src, line, start):  # `#define __align__(n) ...`
+            continue
+        if masked is None:
+            masked = bytearray(src)
+        masked[start:end] = _blank(src[start:end])
+    return bytes(masked) if masked is not None else src
 
 
 # What `_launch_spans` reads of a source: preprocessor lines (with their continuations),
@@ -644,27 +716,95 @@ def _extern_shared_edit(
     if ident is None:
         return None
     name = _text(src, ident)
-    type_text = src[decl.start_byte : outer.start_byte].decode("utf-8", "replace")
-    type_text = _SPECIFIER_JUNK.sub(" ", type_text)
-    type_text = " ".join(type_text.replace("(", " ").replace(")", " ").split())
+    type_text = _strip_specifiers(src[decl.start_byte : outer.start_byte].decode("utf-8", "replace"))
     if not type_text:
         return None
-    # Declarator suffix after the name: `[]` or `[][32]`; the first dimension becomes a pointer.
-    suffix = src[ident.end_byte : outer.end_byte].decode("utf-8", "replace").replace(" ", "")
+    suffix = src[ident.end_byte : outer.end_byte].decode("utf-8", "replace")
+    original = src[decl.start_byte : decl.end_byte]
+    if inside_function:
+        repl = _dyn_smem_pointer(type_text, name, suffix) + ";"
+        return _Edit(decl.start_byte, decl.end_byte, _pad_lines(original, repl)), name
+    value = _dyn_smem_pointer(type_text, name, suffix, value_only=True)
+    # File scope: every use must see the current block's buffer, so the name becomes a macro.
+    end_line = decl.end_point[0] + 1
+    repl = f'\n#define {name} ({value})\n#line {end_line} "{filename}"\n'
+    return _Edit(decl.start_byte, decl.end_byte, repl.encode()), name
+
+
+def _dyn_smem_pointer(type_text: str, name: str, suffix: str, value_only: bool = False) -> str:
+    """`T * name = <the block's dynamic shared memory>` for `extern __shared__ T name<suffix>`
+    (`[]` or `[][32]`: the first dimension becomes a pointer), or the value alone."""
+    suffix = "".join(suffix.split())
     rest = suffix[2:] if suffix.startswith("[]") else ""
     if rest:
         ptr_decl, cast_type = f"(*{name}){rest}", f"{type_text}(*){rest}"
     else:
         ptr_decl, cast_type = f"* {name}", f"{type_text}*"
-    original = src[decl.start_byte : decl.end_byte]
     value = f"reinterpret_cast<{cast_type}>(::cudashim::dyn_smem())"
-    if inside_function:
-        repl = f"{type_text} {ptr_decl} = {value};"
-        return _Edit(decl.start_byte, decl.end_byte, _pad_lines(original, repl)), name
-    # File scope: every use must see the current block's buffer, so the name becomes a macro.
-    end_line = decl.end_point[0] + 1
-    repl = f'\n#define {name} ({value})\n#line {end_line} "{filename}"\n'
-    return _Edit(decl.start_byte, decl.end_byte, repl.encode()), name
+    return value if value_only else f"{type_text} {ptr_decl} = {value}"
+
+
+_SHARED_WORD = re.compile(rb"\b__shared__\b")
+_EXTERN_WORD = re.compile(rb"\bextern\b")
+_STATIC_WORD = re.compile(rb"\bstatic\b")
+_MACRO_DECLARATOR = re.compile(rb"((?:[A-Za-z_]\w*\s*##\s*)*[A-Za-z_]\w*)\s*((?:\[[^\[\]]*\]\s*)*)\Z")
+
+
+def _macro_shared_edits(body: bytes, used_in_functions: Callable[[], bool] | None = None
+                        ) -> tuple[list[_Edit], list[str], list[tuple[int, str]]]:
+    """The `__shared__` declarations of a `#define` body, which the tree does not see, read by
+    their tokens and rewritten as a declaration of the source is (`_extern_shared_edit`,
+    `_static_shared_edits`): an `extern` one inside braces (a function's body the macro
+    defines), or one whose macro is used only inside functions, becomes a pointer to the
+    block's dynamic shared memory; `static` goes and `alignas`/`[[...]]` move to the front.
+    (edits in `body`'s offsets, the dynamic shared names, (offset, warning) of each declaration
+    left as it was)."""
+    code = _code_only_bytes(body)
+    code = re.sub(rb"\\\r?\n", lambda m: b" " * len(m.group()), code)
+    edits: list[_Edit] = []
+    names: list[str] = []
+    warnings: list[tuple[int, str]] = []
+    done_to = -1
+    for m in _SHARED_WORD.finditer(code):
+        if m.start() < done_to:
+            continue
+        start = max(code.rfind(c, 0, m.start()) for c in (b";", b"{", b"}")) + 1
+        ends = [i for i in (code.find(c, m.end()) for c in (b";", b"{", b"}")) if i >= 0]
+        end = min(ends) if ends else len(code)
+        done_to = end
+        while start < m.start() and code[start : start + 1].isspace():
+            start += 1
+        while end > m.end() and code[end - 1 : end].isspace():
+            end -= 1
+        if _EXTERN_WORD.search(code, start, end):
+            d = _MACRO_DECLARATOR.search(code, m.end(), end)
+            type_text = _strip_specifiers(code[start : d.start()].decode("utf-8", "replace")) if d else ""
+            if d is None or not d.group(2) or not type_text:
+                warnings.append((start, f"cannot read the declaration {_flat(body[start:end].decode('utf-8', 'replace'))[:80]!r}"))
+                continue
+            depth = code.count(b"{", 0, start) - code.count(b"}", 0, start)
+            if depth <= 0 and not (used_in_functions and used_in_functions()):
+                warnings.append((start, "an `extern __shared__` declaration in a macro used outside functions "
+                                        "is left as it is"))
+                continue
+            name = " ".join(d.group(1).decode("utf-8", "replace").split())
+            repl = _dyn_smem_pointer(type_text, name, d.group(2).decode("utf-8", "replace"))
+            edits.append(_Edit(start, end, _pad_lines(body[start:end], repl, " \\\n")))
+            names.append(name)
+            continue
+        spans = [(a, b) for a, b, word in _attribute_spans(code, start, end) if word in (b"alignas", b"[[")]
+        lead = start
+        while spans and spans[0][0] == lead:  # already in front
+            lead = spans.pop(0)[1]
+            while lead < end and code[lead : lead + 1].isspace():
+                lead += 1
+        statics = [(w.start(), w.end()) for w in _STATIC_WORD.finditer(code, start, end)]
+        for a, b in sorted(spans + statics):
+            edits.append(_Edit(a, b, _blank(body[a:b])))
+        if spans:
+            moved = " ".join(_flat(body[a:b].decode("utf-8", "replace")) for a, b in spans)
+            edits.append(_Edit(start, start, moved.encode() + b" "))
+    return edits, names, warnings
 
 
 def _shadowing_function_edits(root: Node, src: bytes, name: str, after: int, filename: str) -> list[_Edit]:
@@ -700,11 +840,28 @@ _DECLARATOR_TYPES = frozenset({
 })
 
 
+def _is_standard_attribute(node: Node) -> bool:
+    return node.type == "attribute_declaration" or (
+        node.type == "type_qualifier" and any(c.type == "alignas_qualifier" for c in node.children))
+
+
 def _static_shared_edits(src: bytes, decl: Node, in_block: bool) -> list[_Edit]:
+    """`static` dropped (the header's `__shared__` says it); `alignas(...)` and `[[...]]` moved
+    to the front of the declaration, the one place g++ takes a standard attribute once the
+    header's `static __attribute__((aligned(16)))` stands before it ("standard attributes in
+    middle of decl-specifiers")."""
     edits = []
-    for c in decl.children:
-        if c.type == "storage_class_specifier" and _text(src, c) == "static":
-            edits.append(_Edit(c.start_byte, c.end_byte, b" " * (c.end_byte - c.start_byte)))
+    children = list(decl.children)
+    lead = next((i for i, c in enumerate(children) if not _is_standard_attribute(c)), len(children))
+    moved = [c for c in children[lead:] if _is_standard_attribute(c)]
+    for i, c in enumerate(children):
+        dropped = (c.type == "storage_class_specifier" and _text(src, c) == "static") or c in moved
+        text = _blank(src[c.start_byte : c.end_byte]) if dropped else src[c.start_byte : c.end_byte]
+        if i == 0 and moved:
+            text = b" ".join(_flat(_text(src, m)).encode() for m in moved) + b" " + text
+        elif not dropped:
+            continue
+        edits.append(_Edit(c.start_byte, c.end_byte, text))
     # Inside a function body, tell the runtime where each variable lives, on the same line, so
     # the checking runs can fill it with a poison byte once per block (`shared_decl`).
     if in_block:
@@ -723,23 +880,55 @@ def _declared_name(src: bytes, node: Node | None) -> str:
 
 
 _MACRO_PREFIX = b"void cudashim_macro_body(){"
+_DEFINE_HEAD = re.compile(rb"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:\(([^)]*)\))?(?:[ \t]|\\\r?\n)*")
 
 
-def _macro_body_edit(src: bytes, arg: Node, result: RewriteResult, spin: _Spinning | None = None,
-                     name: str = "", params: list[str] | None = None) -> _Edit | None:
+def _macro_parts(src: bytes, node: Node) -> tuple[str, list[str], int, int, int] | None:
+    """(name, parameters, start and end of the body, its line) of a `#define`, read from its text:
+    the grammar's reading of a macro with a comment in its body can end the body at the comment,
+    or take a word after it for the name."""
+    m = _DEFINE_HEAD.match(src, node.start_byte, node.end_byte)
+    stop = len(src[: node.end_byte].rstrip(b"\r\n"))
+    if m is None:
+        value, name = node.child_by_field_name("value"), node.child_by_field_name("name")
+        if value is None:
+            return None
+        return (_text(src, name) if name else "", _macro_params(node, src), value.start_byte,
+                value.end_byte, value.start_point[0] + 1)
+    if stop <= m.end():
+        return None
+    params = [p.strip() for p in m.group(2).decode("utf-8", "replace").split(",")] if m.group(2) is not None else []
+    line = node.start_point[0] + 1 + src.count(b"\n", node.start_byte, m.end())
+    return m.group(1).decode("utf-8", "replace"), [p for p in params if p], m.end(), stop, line
+
+
+def _macro_body_edit(src: bytes, start: int, stop: int, line: int, result: RewriteResult,
+                     spin: _Spinning | None = None, name: str = "", params: list[str] | None = None,
+                     used_in_functions: Callable[[], bool] | None = None) -> _Edit | None:
     """Launches inside a `#define` body: parse the body as a statement and rewrite it there; and
     a spin point in each of its loops that waits, by its own words or, where this file passes
     the macro an argument that reads volatile or atomic memory, by a parameter's
     (`#define SPIN_UNTIL(c) while (!(c))`, used as `SPIN_UNTIL(atomicAdd(f, 0))`)."""
-    body = src[arg.start_byte : arg.end_byte]
+    body = src[start:stop]  # from `line` (`_macro_parts`)
     waiting: set[str] = set()
     if spin is not None:
         waiting = spin.reads | (set(params or ()) if name in spin.argument_waits else set())
-    if b"<<<" not in body and not (waiting and _LOOP_WORDS & set(_WORD.findall(body.decode("utf-8", "replace")))):
+    shared = b"__shared__" in body
+    if b"<<<" not in body and not shared and not (
+            waiting and _LOOP_WORDS & set(_WORD.findall(body.decode("utf-8", "replace")))):
         return None
-    wrapped = _MACRO_PREFIX + body + b";}"
+    wrapped = _MACRO_PREFIX + body + b"\n;}"  # the newline ends a `//` comment last in the body
     tree = _parse(wrapped)
     edits = []
+    if shared:
+        # `__shared__` declarations (`#define SMEM(T, n) ... { extern __shared__ T n[]; ... }`).
+        shared_edits, names, warnings = _macro_shared_edits(body, used_in_functions)
+        shift = len(_MACRO_PREFIX)
+        edits.extend(_Edit(e.start + shift, e.end + shift, e.text) for e in shared_edits)
+        result.dynamic_shared.extend(names)
+        for at, warning in warnings:
+            at_line = line + body.count(b"\n", 0, at)
+            result.warnings.append(f"line {at_line}: {warning}")
     for node in _walk(tree.root_node):
         if node.type in _LOOP_TYPES and waiting and spin is not None and spin.loops.waits(wrapped, node, waiting):
             spin_edit = _spin_point_edit(wrapped, node)
@@ -755,15 +944,15 @@ def _macro_body_edit(src: bytes, arg: Node, result: RewriteResult, spin: _Spinni
         if made is not None:
             edits.append(made[0])
             launch = made[1]
-            launch.line = arg.start_point[0] + 1 + wrapped[: node.start_byte].count(b"\n")
+            launch.line = line + wrapped[: node.start_byte].count(b"\n")
             result.launches.append(launch)
     if not edits:
         return None
     out = bytearray(wrapped)
-    for e in sorted(edits, key=lambda e: e.start, reverse=True):
+    for e in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
         out[e.start : e.end] = e.text
-    text = bytes(out[len(_MACRO_PREFIX) : -2])
-    return _Edit(arg.start_byte, arg.end_byte, text)
+    text = bytes(out[len(_MACRO_PREFIX) : -3])
+    return _Edit(start, stop, text)
 
 
 _COPY_LINE = re.compile(r'^#line (\d+) "', re.M)
@@ -1222,11 +1411,12 @@ def _rewrite(source: str, filename: str, lockstep: bool,
             else:
                 edits.extend(_static_shared_edits(src, node, facts.in_block(node)))
         elif node.type in ("preproc_def", "preproc_function_def"):
-            value = node.child_by_field_name("value")
-            if value is not None:
-                name_node = node.child_by_field_name("name")
-                made_macro = _macro_body_edit(src, value, result, spin, _text(src, name_node) if name_node else "",
-                                              _macro_params(node, src))
+            parts = _macro_parts(src, node)
+            if parts is not None:
+                macro, params, start, stop, line = parts
+                made_macro = _macro_body_edit(
+                    src, start, stop, line, result, spin, macro, params,
+                    lambda macro=macro: _used_in_functions(src, macro, facts))
                 if made_macro is not None:
                     edits.append(made_macro)
     for name, after in file_scope_shared:
@@ -1250,10 +1440,44 @@ def _rewrite(source: str, filename: str, lockstep: bool,
     for e in reversed(kept):
         out[e.start : e.end] = e.text
     result.text = out.decode("utf-8", "surrogatepass")
-    for number, line in enumerate(result.text.splitlines(), 1):
-        code = line.split("//", 1)[0]
+    for number, code in enumerate(_code_only(result.text).splitlines(), 1):
         if "<<<" in code and ">>>" in code:
             result.warnings.append(
                 f"line {number}: a '<<<' launch was not rewritten (inside a macro?)"
             )
     return result
+
+
+_COMMENT_OR_LITERAL = re.compile(
+    r'//(?:\\\r?\n|[^\n])*|/\*.*?(?:\*/|\Z)'
+    r'|(?<![\w])(?:u8|[uUL])?R"(?P<delim>[^()\\\s"]{0,16})\((?:.*?\)(?P=delim)"|.*)'
+    r'|"(?:\\.|[^"\\\n])*"|(?<![\w\'])\'(?:\\.|[^\'\\\n])*\'',
+    re.S,
+)
+
+
+def _code_only(text: str) -> str:
+    """`text` with its comments and string and character literals made spaces (newlines kept)."""
+    return _COMMENT_OR_LITERAL.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+
+
+_COMMENT_OR_LITERAL_BYTES = re.compile(_COMMENT_OR_LITERAL.pattern.encode(), re.S)
+
+
+def _code_only_bytes(src: bytes) -> bytes:
+    """`_code_only` of bytes, each byte of a comment or literal a space (offsets kept)."""
+    return _COMMENT_OR_LITERAL_BYTES.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group()), src)
+
+
+_PREPROCESSOR_LINE = re.compile(rb"^[ \t]*#(?:\\\r?\n|[^\n])*", re.M)
+
+
+def _used_in_functions(src: bytes, macro: str, facts: _Facts) -> bool:
+    """Whether `macro` is used, and only inside the body of a function (not on a preprocessor line)."""
+    if not macro:
+        return False
+    code = _PREPROCESSOR_LINE.sub(lambda m: b" " * len(m.group()), _code_only_bytes(src))
+    uses = [m.start() for m in re.finditer(rb"\b" + re.escape(macro.encode()) + rb"\b", code)]
+    bodies = [(b.start_byte, b.end_byte) for n in facts.definitions if n.type == "function_definition"
+              and (b := n.child_by_field_name("body")) is not None]
+    return bool(uses) and all(any(a < u < z for a, z in bodies) for u in uses)

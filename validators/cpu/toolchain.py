@@ -11,6 +11,7 @@ import fcntl
 import hashlib
 import os
 import platform
+import posixpath
 import re
 import shutil
 import subprocess
@@ -615,6 +616,11 @@ def _compile(
     c_units = [s for s in sources if s.endswith(".c")]
     sources = [s for s in sources if not s.endswith(".c")]
     c_objects = [f"cudashim_c{i}.o" for i in range(len(c_units))]
+    # Host C++ units that see no CUDA (`host_only_units`): nvcc hands them to the host compiler
+    # as they are, so they are built apart, without the shim's forced include.
+    host_units = host_only_units(files or {}, sources) if units else []
+    sources = [s for s in sources if s not in host_units]
+    host_objects = [f"cudashim_cpp{i}.o" for i in range(len(host_units))]
     c_output = ""
     for src, obj in zip(c_units, c_objects, strict=True):
         step = [gcc(), "-O2", "-w", *_c_flags(extra_flags or []),
@@ -668,9 +674,24 @@ def _compile(
         "-x",
         "none",
     ]
+    for src, obj in zip(host_units, host_objects, strict=True):
+        # The flags a CUDA unit gets, less the forced includes of CUDA headers (the shim's PCH,
+        # Thrust's policy); the sizes' header stays: it carries the -D sizes (their run-time reads).
+        step = [gxx(), *program_flags(variant), "-x", "c++", f"-I{INCLUDE_DIR}",
+                *_without_forced_includes(library),
+                *(["-include", CASE_DEFINES] if after else []),
+                *(["-idirafter", str(nvtx)] if (nvtx := nvtx_dir()) else []),
+                *[f"-D{k}={v}" for k, v in sorted(on_line.items())],
+                *(extra_flags or []), "-c", src, "-o", obj]
+        done = runner(step, out_dir, shim_paths(variant))
+        c_output += done.output
+        if done.returncode != 0 or done.timed_out:
+            return CompileOutcome(ok=False, exe=None, command=step, diagnostics=c_output,
+                                  seconds=time.perf_counter() - started, rewrite=rw,
+                                  timed_out=done.timed_out)
     # The runtime's object is linked first: its .preinit_array entry, which captures and wipes the
     # shim's settings, then runs before any the program's source could add.
-    link_part = [*link_flags(), *c_objects, "-o", "prog", "-lm"]
+    link_part = [*link_flags(), *c_objects, *host_objects, "-o", "prog", "-lm"]
     if variant in _INSTRUMENT:
         # Instrumented: compile and link apart, so g++ does not link the sanitizer's runtime
         # (the hooks are in ours); host flags such as -fopenmp and -l... also reach the link.
@@ -706,6 +727,73 @@ def _compile(
         rewrite=rw,
         timed_out=res.timed_out,
     )
+
+
+_INCLUDE_LINE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+_CUDA_SYNTAX = re.compile(
+    r"\b(?:__global__|__device__|__shared__|__constant__|__managed__|__host__|__CUDACC__|threadIdx"
+    r"|blockIdx|blockDim|gridDim)\b|<<<")
+_HOST_UNIT_SUFFIXES = (".cpp", ".cc", ".cxx")
+# The shim's own wrappers of C headers: a host unit includes them as it would the system's.
+_C_HEADER_WRAPPERS = frozenset({"math.h", "assert.h"})
+
+
+@cache
+def _shim_header_names() -> frozenset[str]:
+    """The first component of every header path the shim provides (`cuda_runtime.h`, `cub`,
+    `thrust`, ...), less its wrappers of C headers."""
+    return frozenset(p.name for p in INCLUDE_DIR.iterdir()) - _C_HEADER_WRAPPERS
+
+
+def host_only_units(files: dict[str, str], units: list[str]) -> list[str]:
+    """The C++ units (`.cpp`, `.cc`, `.cxx`) of a program of several files that see no CUDA:
+    neither they nor a file of the program they include (to any depth) include a CUDA header
+    (one the shim provides, or one not in the program whose name says CUDA) or use CUDA's
+    syntax. nvcc hands such a unit to the host compiler untouched, where it may define names the
+    shim's forced `cuda_runtime.h` defines (cuda-samples' mergeSort_host.cpp has its own
+    `umin`); a unit that does see CUDA keeps the forced include, as a `.cu` unit."""
+    by_suffix: dict[str, list[str]] = {}
+    for path in files:
+        parts = path.split("/")
+        for i in range(len(parts)):
+            by_suffix.setdefault("/".join(parts[i:]), []).append(path)
+    seen: dict[str, bool] = {}
+
+    def sees_cuda(path: str) -> bool:
+        if path in seen:
+            return seen[path]
+        seen[path] = False  # an include cycle adds nothing
+        text = files.get(path, "")
+        found = bool(_CUDA_SYNTAX.search(text))
+        for m in _INCLUDE_LINE.finditer(text) if not found else ():
+            name = m.group(2).strip()
+            local = posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
+            rel = "/".join(p for p in posixpath.normpath(name).split("/") if p not in ("", ".", ".."))
+            targets = ([local] if m.group(1) == '"' and local in files else by_suffix.get(rel, []))
+            if targets:
+                found = any(sees_cuda(t) for t in targets)
+            else:
+                base = rel.rsplit("/", 1)[-1].lower()
+                found = (rel.split("/", 1)[0] in _shim_header_names()
+                         or (m.group(1) == '"' and ("cuda" in base or base.endswith(".cuh"))))
+            if found:
+                break
+        seen[path] = found
+        return found
+
+    return [u for u in units if u.endswith(_HOST_UNIT_SUFFIXES) and u in files and not sees_cuda(u)]
+
+
+def _without_forced_includes(flags: list[str]) -> list[str]:
+    out, skip = [], False
+    for f in flags:
+        if skip:
+            skip = False
+        elif f == "-include":
+            skip = True
+        else:
+            out.append(f)
+    return out
 
 
 def _write_project(files: dict[str, str], out_dir: Path, lockstep: bool) -> RewriteResult:
