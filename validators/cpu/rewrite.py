@@ -1481,3 +1481,26 @@ def _used_in_functions(src: bytes, macro: str, facts: _Facts) -> bool:
     bodies = [(b.start_byte, b.end_byte) for n in facts.definitions if n.type == "function_definition"
               and (b := n.child_by_field_name("body")) is not None]
     return bool(uses) and all(any(a < u < z for a, z in bodies) for u in uses)
+
+
+# nvcc defines these in both of its passes over a program (`__CUDA_ARCH__` in the device pass,
+# where kernel bodies are compiled). A library-mode build (Thrust, libcu++) must leave them
+# undefined for the library's headers, which pick their host system by them; the program's own
+# text then names the shim's stand-ins instead, so `#if __CUDA_ARCH__ >= 700` kernel bodies are
+# still compiled (cuda_runtime.h defines the stand-ins).
+_NVCC_IDENTITY = re.compile(r"\b(__CUDA_ARCH__|__CUDACC__|__NVCC__)\b")
+
+
+def program_identity_macros(text: str) -> str:
+    """`text` with nvcc's identity macros, where they are code (not comments or literals),
+    renamed to the shim's stand-ins that a library-mode build defines for the program alone."""
+    code = _code_only(text)
+    if not _NVCC_IDENTITY.search(code):
+        return text
+    out, last = [], 0
+    for m in _NVCC_IDENTITY.finditer(code):
+        out.append(text[last:m.start()])
+        out.append(f"__CUDASHIM_PROGRAM{m.group(1)[1:]}")
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)

@@ -23,7 +23,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from .lockstep import COPY_PREFIX
-from .rewrite import RewriteResult, copy_errors, rewrite, waiting_elsewhere
+from .rewrite import RewriteResult, copy_errors, program_identity_macros, rewrite, waiting_elsewhere
 
 HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
@@ -602,13 +602,15 @@ def _compile(
 ) -> CompileOutcome:
     started = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
+    library = thrust_flags() if thrust else []
     if units:
-        rw = _write_project(files or {}, out_dir, lockstep)
+        rw = _write_project(files or {}, out_dir, lockstep, library_mode=bool(library))
         sources = list(units)
     else:
         rw = rewrite(source, filename=filename, lockstep=lockstep)
         src_path = out_dir / filename
-        src_path.write_text(rw.text, encoding="utf-8", errors="surrogatepass")
+        text = program_identity_macros(rw.text) if library else rw.text
+        src_path.write_text(text, encoding="utf-8", errors="surrogatepass")
         sources = [filename]
     exe = out_dir / "prog"
     # C units (`nvcc main.cu timer.c`): nvcc hands them to the host C compiler, so they are C
@@ -632,7 +634,6 @@ def _compile(
             return CompileOutcome(ok=False, exe=None, command=step, diagnostics=c_output,
                                   seconds=time.perf_counter() - started, rewrite=rw,
                                   timed_out=done.timed_out)
-    library = thrust_flags() if thrust else []
     # The PCH was built without the library-mode macro, so it cannot serve those builds.
     pch = use_pch and not library
     include = pch_header(variant) if pch else INCLUDE_DIR / "cuda_runtime.h"
@@ -796,17 +797,20 @@ def _without_forced_includes(flags: list[str]) -> list[str]:
     return out
 
 
-def _write_project(files: dict[str, str], out_dir: Path, lockstep: bool) -> RewriteResult:
+def _write_project(files: dict[str, str], out_dir: Path, lockstep: bool,
+                   library_mode: bool = False) -> RewriteResult:
     """Every file of a program of several files rewritten into `out_dir` at its own relative
     path (headers too: a launch, an `extern __shared__` or a kernel cast in a header is the same
-    construct as in a source); one result gathering what each file's rewrite found."""
+    construct as in a source); one result gathering what each file's rewrite found.
+    `library_mode`: nvcc's identity macros renamed in every file (`program_identity_macros`)."""
     merged = RewriteResult(text="")
     elsewhere = waiting_elsewhere(files)
     for rel, text in sorted(files.items()):
         rw = rewrite(text, filename=rel, lockstep=lockstep, waits_elsewhere=elsewhere[rel])
         target = out_dir / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(rw.text, encoding="utf-8", errors="surrogatepass")
+        text = program_identity_macros(rw.text) if library_mode else rw.text
+        target.write_text(text, encoding="utf-8", errors="surrogatepass")
         merged.launches += rw.launches
         merged.dynamic_shared += rw.dynamic_shared
         merged.warnings += [f"{rel}: {w}" for w in rw.warnings]

@@ -37,6 +37,11 @@
 #define __CUDA_ARCH__ 800
 #endif
 #endif
+// What the program's own text names instead of nvcc's identity macros in a library-mode build
+// (rewrite.py `program_identity_macros`): its kernel bodies see an nvcc device pass.
+#define __CUDASHIM_PROGRAM_CUDA_ARCH__ 800
+#define __CUDASHIM_PROGRAM_CUDACC__ 1
+#define __CUDASHIM_PROGRAM_NVCC__ 1
 #define __CUDA_ARCH_LIST__ 800
 #define CUDART_VERSION 12040
 #define CUDA_VERSION 12040
@@ -1465,7 +1470,18 @@ inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst
 inline void __threadfence_block() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __nanosleep(unsigned) {}
-inline long long clock64() { return (long long)__builtin_ia32_rdtsc(); }
+namespace cudashim {
+// The SM clock the emulated device reports (cudaDevAttrClockRate, in kHz).
+constexpr long long kClockRateKHz = 1410000;
+}
+// The SM cycle counter: clock64(), and clock() in device code (the runtime's `clock`), count
+// cycles of the reported clock rate in wall time, so a delay kernel that spins
+// `clockRate * ms` cycles waits `ms` and an elapsed count divided by the rate is a time.
+inline long long clock64() {
+  long long ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::steady_clock::now().time_since_epoch()).count();
+  return ns / 1000000 * cudashim::kClockRateKHz + ns % 1000000 * cudashim::kClockRateKHz / 1000000;
+}
 inline unsigned long long __globaltimer() {
   return (unsigned long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch()).count();

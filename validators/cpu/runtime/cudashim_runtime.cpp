@@ -1550,6 +1550,21 @@ static void finish_worker(Worker* w) {
   blockIdx = uint3{0, 0, 0};
 }
 
+}  // namespace cudashim
+
+// In device code clock() is the SM cycle counter (clock64's, truncated to clock_t as on a GPU it
+// is read into one); libc's would count the process's CPU time in microseconds, so a kernel
+// spinning `clockRate * ms` cycles (cuda-samples' simpleHyperQ, clock_block) spun 1000 times
+// longer. Host code keeps libc's meaning: CPU time of the process, CLOCKS_PER_SEC per second.
+extern "C" clock_t clock(void) noexcept {
+  if (cudashim::t_kernel) return (clock_t)clock64();
+  struct timespec ts;
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return (clock_t)-1;
+  return (clock_t)(ts.tv_sec * 1000000LL + ts.tv_nsec / 1000);
+}
+
+namespace cudashim {
+
 // Tells per-thread state kept by headers (async copies: include/cuda_pipeline_primitives.h)
 // from one block run to the next; 0 outside kernels.
 unsigned long long block_serial() {
@@ -3288,7 +3303,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
   p->maxGridSize[0] = 2147483647;
   p->maxGridSize[1] = 65535;
   p->maxGridSize[2] = 65535;
-  p->clockRate = 1410000;
+  p->clockRate = (int)cudashim::kClockRateKHz;
   p->totalConstMem = 64 * 1024;
   p->major = 8;
   p->minor = 0;
