@@ -46,6 +46,8 @@ RACY = {
     "device_variable": ("global memory (a __device__ variable", "RACE-DEVICE-VAR"),
     "dynamic_shared": ("shared memory: dynamic shared memory", "RACE-DYNAMIC"),
     "lanes_unsynced": ("shared memory: __shared__ s", "RACE-LANES"),
+    "file_shared_unsynced": ("shared memory (a __shared__ variable declared at file scope)",
+                             "RACE-FILE-SHARED"),
     # PolyBench-ACC's mvt: a benign first store used to make the location its writer's own.
     "zero_first_step": ("global memory: device allocation #2 (4096 bytes)", "RACE-ZERO-FIRST"),
 }
@@ -76,6 +78,7 @@ CLEAN = {
     "two_launches": "out=4 ",  # kernel boundaries order everything
     "grid_stride": "out=0 1",
     "shared_per_block": "out=1 2",  # shared memory is per block, though the emulator reuses it
+    "file_shared_per_block": "out=1 2",  # the same for __shared__ declared at file scope
     "phases": "out=2 ",  # grid.sync() orders a cooperative grid's phases
     "device_heap": "out=0 1",  # each thread's malloc'd block, reused after free()
 }

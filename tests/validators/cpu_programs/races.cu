@@ -131,6 +131,22 @@ __global__ void device_heap(int* out) {
   out[threadIdx.x] = p[0];
   free((void*)p);
 }
+// Shared memory declared at file scope (as cuda-samples' dct8x8 declares its tiles in a
+// header): per block like a kernel's own, though the rewrite cannot name it to the runtime.
+__shared__ int fs_tile[32];
+__shared__ int fs_acc;
+__global__ void file_shared_per_block(int* out) {
+  fs_tile[threadIdx.x] = blockIdx.x + 1;
+  __syncthreads();
+  if (threadIdx.x == 0) out[blockIdx.x] = fs_tile[31];
+}
+__global__ void file_shared_unsynced(int* out) {
+  if (threadIdx.x == 0) fs_acc = 0;
+  __syncthreads();
+  fs_acc = fs_acc + 1;  // RACE-FILE-SHARED
+  __syncthreads();
+  if (threadIdx.x == 0) *out = fs_acc;
+}
 __global__ void phases(int* out) {
   cg::grid_group g = cg::this_grid();
   if (threadIdx.x == 0 && blockIdx.x == 0) out[0] = 1;
@@ -166,6 +182,8 @@ int main(int argc, char** argv) {
   else if (!strcmp(k, "grid_stride")) grid_stride<<<4, 64>>>(out, 1000);
   else if (!strcmp(k, "shared_per_block")) shared_per_block<<<8, 32>>>(out);
   else if (!strcmp(k, "device_heap")) device_heap<<<1, 32>>>(out);
+  else if (!strcmp(k, "file_shared_per_block")) file_shared_per_block<<<8, 32>>>(out);
+  else if (!strcmp(k, "file_shared_unsynced")) file_shared_unsynced<<<1, 32>>>(out);
   else if (!strcmp(k, "phases")) {
     void* args[] = {&out};
     cudaLaunchCooperativeKernel(phases, 2, 32, args);

@@ -233,6 +233,36 @@ static inline bool is_thread_state(uintptr_t a) {
   return (a - t < sizeof(uint3)) | (a - b < sizeof(uint3)) | (a - d < sizeof(dim3)) | (a - g < sizeof(dim3));
 }
 
+// Whether `a` is in the calling thread's instance of a module's thread-local storage. The shim
+// makes `__shared__` `static thread_local`, and a race build runs a launch's blocks on one
+// worker thread, so such an address written by two blocks is one block's shared memory after
+// another's: a `__shared__` variable declared at file scope (cuda-samples' dct8x8 declares its
+// blocks' buffers in a header), which the rewrite cannot name to `shared_decl` as it does a
+// kernel's own. Device code has no thread-local memory of its own. Asked only when a write
+// would be reported, so the module list is read then (a dlopen'ed module's block may be new).
+static bool in_thread_local_storage(uintptr_t a) {
+  // The ranges are read once per thread and launch: a benign write of one flag by every block
+  // passes here each time.
+  static thread_local std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  static thread_local uint64_t read_at = ~0ull;
+  if (read_at != g_launch_start) {
+    read_at = g_launch_start;
+    ranges.clear();
+    dl_iterate_phdr([](struct dl_phdr_info* info, size_t, void*) -> int {
+      if (!info->dlpi_tls_data) return 0;
+      for (int i = 0; i < info->dlpi_phnum; ++i)
+        if (info->dlpi_phdr[i].p_type == PT_TLS) {
+          const uintptr_t lo = reinterpret_cast<uintptr_t>(info->dlpi_tls_data);
+          ranges.emplace_back(lo, lo + info->dlpi_phdr[i].p_memsz);
+        }
+      return 0;
+    }, nullptr);
+  }
+  for (const auto& r : ranges)
+    if (a >= r.first && a < r.second) return true;
+  return false;
+}
+
 static bool is_shared(Worker* w, uintptr_t a) {
   const uintptr_t s = w ? reinterpret_cast<uintptr_t>(w->smem) : 0;
   if (w && w->spec && w->spec->shmem && a >= s && a < s + w->spec->shmem) return true;
@@ -263,6 +293,7 @@ static std::string describe_address(Worker* w, uintptr_t a) {
       return b;
     }
   }
+  if (in_thread_local_storage(a)) return "shared memory (a __shared__ variable declared at file scope)";
   return "global memory (a __device__ variable or host memory)";
 }
 
@@ -422,7 +453,7 @@ static inline void on_write(void* p, unsigned size, uintptr_t pc) {
     } else {
       const bool round = e->time < w->race_round_time;
       const bool fenced = g_last_atomic > e->time;
-      conflict = !round && !fenced && !is_shared(w, a);
+      conflict = !round && !fenced && !is_shared(w, a) && !in_thread_local_storage(a);
     }
   }
   if (conflict) g_pend.other = *e;
