@@ -505,3 +505,43 @@ def test_most_vexing_parse_dim3_declarations() -> None:
         "dim3 b(x, y);",
         "<<<grid, b>>>",
     ]
+
+
+def test_launches_with_directives_inside_and_after_a_statement_macro() -> None:
+    """The launch forms real programs build with (HeCBench) that the grammar reads apart: a
+    launch right after a statement macro used without a semicolon, and preprocessor lines
+    inside the configuration or the argument list (read as their first branch)."""
+    src = (
+        "#define CUERR { cudaError_t e = cudaGetLastError(); if (e) printf(\"%d\", e); }\n"
+        "__global__ void k(int *d) { d[threadIdx.x] = 1; }\n"
+        "int main() {\n"
+        "  int *d; cudaStream_t s;\n"
+        "  CUERR\n"
+        "  k <<< 1, 4 >>>\n"
+        "    (d);\n"
+        "  k<<<2, 8\n"
+        "#ifdef USE_STREAM\n"
+        "  , 0, s\n"
+        "#endif\n"
+        "  >>>(d);\n"
+        "  k<<<3, 16>>>(\n"
+        "#ifdef EXTRA\n"
+        "  d + 1\n"
+        "#else\n"
+        "  d\n"
+        "#endif\n"
+        "  );\n"
+        "}\n"
+    )
+    a = analyze(src)
+    check_invariants(a)
+    assert a.text == src
+    got = [(x.line, x.kernel, x.config, x.args, x.function) for x in a.launches]
+    assert got == [
+        (6, "k", ["1", "4"], ["d"], "main"),
+        (8, "k", ["2", "8", "0", "s"], ["d"], "main"),
+        (13, "k", ["3", "16"], ["d + 1"], "main"),
+    ]
+    assert [src[x.call_span.start:x.call_span.end].split("\n")[0] for x in a.launches] == [
+        "k <<< 1, 4 >>>", "k<<<2, 8", "k<<<3, 16>>>("]
+    assert texts(a, "launch_config")[0] == "<<< 1, 4 >>>"

@@ -18,6 +18,7 @@ from .functions import (
     qualifier_macro,
     qualifiers_of,
 )
+from .launch_spans import TRAILING_KERNEL, launch_spans
 from .launches import (
     API_LAUNCHERS,
     Definitions,
@@ -330,6 +331,41 @@ class _Collector:
         self.collect(sub)
         self._index = outer_index
 
+    def isolated_launches(self, src: Source) -> None:
+        """Launches the tree does not have, found by their tokens (`launch_spans`) and parsed
+        alone as a statement: after a statement macro used without a semicolon,
+        `CUERR\n k <<< 1, 4 >>>\n (d);` reads to the grammar as a declaration of a function
+        `k<...>` of type `CUERR`. A launch whose kernel is not named (`(*f)<<<...`) is left
+        to the tree."""
+        spans = launch_spans(src.parsed)
+        if not spans:
+            return
+        found = {launch.config_span.start for launch in self.launches}
+        for span in spans:
+            if src.offsets.char(span.open) in found:
+                continue
+            m = TRAILING_KERNEL.search(src.parsed, max(0, span.open - 400), span.open)
+            if m is None or src.parsed[max(0, m.start() - 8) : m.start()].rstrip().endswith(
+                    (b".", b"->", b")", b"]")):
+                continue
+            first, last = src.offsets.char(m.start()), src.offsets.char(span.end)
+            snippet = src.parsed[m.start() : span.end].decode("utf-8", "replace")
+            wrapped = WRAP_PREFIX + snippet + ";}"
+            sub = Source(wrapped, wrapped.encode("utf-8", "surrogatepass"),
+                         shift=first - len(WRAP_PREFIX),
+                         line_shift=src.parsed.count(b"\n", 0, m.start()), deadline=src.deadline)
+            syntax = next(iter(captures(query("(kernel_call_syntax) @launch"), sub.tree.root_node)
+                               .get("launch", ())), None)
+            call = syntax.parent if syntax is not None else None
+            if call is None or call.type != "call_expression" or sub.start(call) != first \
+                    or sub.end(call) != last:
+                continue
+            owner, quals = self.fn_info(src, self._index.find(m.start()))
+            in_device = any(q in ("__global__", "__device__") for q in quals)
+            launch = build_launch(sub, syntax, owner, in_device, False)
+            self.launches.append(launch)
+            self.span(sub, syntax, "launch_config", launch.kernel)
+
     # ---- after the pass ------------------------------------------------------------------
     def kernel_bodies(self) -> None:
         """Bodies of kernels and of the device functions reachable from them (by name)."""
@@ -445,6 +481,7 @@ def _analyze(decoded: Decoded, deadline: float | None) -> Analysis:
     src = Source(decoded.text, decoded.data, deadline=deadline)
     col = _Collector(decoded.text)
     col.collect(src)
+    col.isolated_launches(src)
     col.kernel_bodies()
     errors = parse_errors(src)
     features = sorted({h.feature for h in col.hits})

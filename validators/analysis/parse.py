@@ -12,6 +12,8 @@ from itertools import islice
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
+from .launch_spans import masked_launch_directives
+
 LANGUAGE = Language(tree_sitter_cuda.language())
 
 # tree_sitter.Parser is not thread-safe; the builder may analyse from a thread pool.
@@ -330,7 +332,10 @@ class Source:
         self.macro = macro
         self.offsets = OffsetMap(text)
         self.deadline = deadline
-        self.tree: Tree = parse_bytes(mask_attributes(data), deadline)
+        # A launch's inner preprocessor lines (and the text of its later branches) read as
+        # blanks, so the grammar sees one launch; offsets are the same either way.
+        self.parsed = masked_launch_directives(mask_attributes(data), first_branch=True)
+        self.tree: Tree = parse_bytes(self.parsed, deadline)
 
     def start(self, node: Node) -> int:
         return self.shift + self.offsets.char(node.start_byte)

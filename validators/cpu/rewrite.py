@@ -37,6 +37,9 @@ from functools import lru_cache
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser, Tree
 
+from validators.analysis.launch_spans import TRAILING_KERNEL as _TRAILING_KERNEL_BYTES
+from validators.analysis.launch_spans import launch_spans as _launch_spans
+from validators.analysis.launch_spans import masked_launch_directives as _masked_launch_directives
 from validators.analysis.memo import Memo
 from validators.cpu.lockstep import lockstep_copies
 from validators.cpu.syntax import text as _text
@@ -131,102 +134,8 @@ def _masked_align(src: bytes) -> bytes:
     return bytes(masked) if masked is not None else src
 
 
-# What `_launch_spans` reads of a source: preprocessor lines (with their continuations),
-# comments, string (raw ones too) and character literals (skipped whole: no `<<<` or parenthesis in them
-# counts), and the tokens that delimit a launch.
-_SCAN = re.compile(
-    rb"(?P<dir>^[ \t]*\#(?:\\\r?\n|[^\n])*)"
-    rb"|//(?:\\\r?\n|[^\n])*"
-    rb"|/\*.*?(?:\*/|\Z)"
-    rb'|(?<![\w])(?:u8|[uUL])?R"(?P<delim>[^()\\\s"]{0,16})\((?:.*?\)(?P=delim)"|.*)'
-    rb'|"(?:\\.|[^"\\\n])*"'
-    rb"|(?<![\w'])'(?:\\.|[^'\\\n])*'"
-    rb"|(?P<tok><<<|>>>|[();])",
-    re.M | re.S,
-)
 _DIRECTIVE_LINE = re.compile(rb"^[ \t]*#", re.M)
 _DIRECTIVE_LINE_TEXT = re.compile(r"^[ \t]*#(?:\\\r?\n|[^\n])*", re.M)
-# The kernel expression just before a `<<<`: a name, qualified (`ns::k`) or a member (`p->k`,
-# `a.b.k`), with template arguments.
-_TRAILING_KERNEL_BYTES = re.compile(
-    rb"(?:::)?[A-Za-z_]\w*(?:\s*(?:::|\.|->)\s*[A-Za-z_]\w*)*(?:\s*<(?:[^<>;{}]|<[^<>;{}]*>)*>)?\s*$")
-
-
-@dataclass
-class _LaunchSpan:
-    """Where a `<<< >>>( )` launch is in a source, by the tokens alone (`_launch_spans`): its
-    `<<<`, the end of its `>>>`, the end of its argument list, and the preprocessor lines in
-    between (start, end)."""
-    open: int
-    close: int
-    end: int
-    directives: list[tuple[int, int]]
-
-
-def _launch_spans(src: bytes) -> list[_LaunchSpan]:
-    """Every `<<<` ... `>>>` ( ... ) of `src` outside comments, literals and preprocessor lines
-    (a `#define` body's launches are `_macro_body_edit`'s), in one pass: a `<<<` pairs with the
-    next `>>>` at its parenthesis depth, unless a `;` or a closing parenthesis comes first."""
-    if b"<<<" not in src:
-        return []
-    tokens: list[tuple[bytes, int, int]] = []
-    for m in _SCAN.finditer(src):
-        if m.group("dir") is not None:
-            tokens.append((b"#", m.start(), m.end()))
-        elif m.group("tok") is not None:
-            tokens.append((m.group("tok"), m.start(), m.end()))
-    spans: list[_LaunchSpan] = []
-    stack: list[tuple[bytes, int]] = []  # open `(` and `<<<`, by token index
-    waiting: dict[int, tuple[int, int]] = {}  # token index of an argument list's `(`: its launch
-    directives: list[int] = []  # token indices of preprocessor lines
-    for i, (tok, _start, end) in enumerate(tokens):
-        if tok == b"#":
-            directives.append(i)
-        elif tok == b"<<<" or tok == b"(":
-            stack.append((tok, i))
-        elif tok == b">>>":
-            if stack and stack[-1][0] == b"<<<":
-                opened = stack.pop()[1]
-                nxt = i + 1
-                while nxt < len(tokens) and tokens[nxt][0] == b"#":
-                    nxt += 1
-                if nxt < len(tokens) and tokens[nxt][0] == b"(":
-                    waiting[nxt] = (opened, i)
-        elif tok == b")":
-            while stack and stack[-1][0] == b"<<<":
-                stack.pop()
-            if stack:
-                opened = stack.pop()[1]
-                if opened in waiting:
-                    lt, gt = waiting.pop(opened)
-                    spans.append(_LaunchSpan(tokens[lt][1], tokens[gt][2], end, []))
-        else:  # `;`
-            while stack and stack[-1][0] == b"<<<":
-                stack.pop()
-    if directives:
-        starts = [tokens[i][1] for i in directives]
-        for span in spans:
-            j = bisect_left(starts, span.open)
-            while j < len(starts) and starts[j] < span.end:
-                span.directives.append((starts[j], tokens[directives[j]][2]))
-                j += 1
-    spans.sort(key=lambda s: s.open)
-    return spans
-
-
-def _masked_launch_directives(src: bytes) -> bytes:
-    """`src` with each preprocessor line inside a launch made blanks (its newlines kept)."""
-    if b"<<<" not in src or b"#" not in src:
-        return src
-    masked = None
-    for span in _launch_spans(src):
-        for start, end in span.directives:
-            if masked is None:
-                masked = bytearray(src)
-            masked[start:end] = bytes(b if b in b"\r\n" else 32 for b in src[start:end])
-    return bytes(masked) if masked is not None else src
-
-
 # Everything that makes a CUDA thread wait for others (see include/*.h).
 SYNC_NAMES = frozenset(
     """__syncthreads __syncthreads_count __syncthreads_and __syncthreads_or __syncwarp
