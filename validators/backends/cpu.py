@@ -456,7 +456,7 @@ def _written_as(text: str, macro: str, value: int) -> bool:
     return bool(re.fullmatch(r"-?\d+", body)) and int(body) == value
 
 
-LIBCUXX_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]cuda/(?:std/|atomic\b|functional\b|type_traits\b|cmath\b|utility\b|limits\b|barrier\b|latch\b|semaphore\b)', re.M)
+LIBCUXX_INCLUDE = toolchain.LIBCUXX_INCLUDE
 """libcu++ headers that build as host code in the Thrust builds' library mode: `cuda/std/*`,
 `cuda::atomic`/`atomic_ref` (real atomics, as the emulator's are) from the toolkit's CCCL, and
 the synchronisation objects from the shim's own headers, which shadow CCCL's

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import bindings, toolchain
+from .rewrite import program_identity_macros
 
 if TYPE_CHECKING:
     from ..build_cache import BuildCache
@@ -353,6 +354,17 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
             expose.append(pch.parent)
         return [*([BIND_DEFINE] if bind else []), "-include", str(pch)]
 
+    def forced(bind: bool, library: list[str]) -> list[str]:
+        if not library:
+            return prelude(bind)
+        # A unit using Thrust or libcu++: their headers must see a host compiler (library mode,
+        # as for programs), which the precompiled prelude was not built for: its header is
+        # parsed for this unit.
+        cccl = toolchain.cccl_dir()
+        if cccl is not None and cccl.resolve() not in expose:
+            expose.append(cccl.resolve())
+        return [*([BIND_DEFINE] if bind else []), "-include", str(PRELUDE), *library]
+
     units: list[tuple[str, str]] = [("main.cpp", module_generation(req))]
     notes: list[str] = []
     # A CUDA source that binds its own functions (the AI CUDA Engineer's form): its kernels
@@ -377,6 +389,9 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
     shared = False
     shared_text: tuple[bindings.SharedBindings, str, list[str]] | None = None
     for i, (fname, text) in enumerate(units):
+        library = toolchain.thrust_flags() if i and toolchain.uses_host_library(text) else []
+        if library:
+            text = program_identity_macros(text)
         (out_dir / fname).write_text(text, encoding="utf-8", errors="surrogatepass")
         obj = fname + ".o"
         bind = full or (i == 0 and req.inline and req.functions is not None) or binds_to_python(text)
@@ -417,13 +432,13 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
                 output += res.output
                 return False, "\n".join(notes) + ("\n" if notes else "") + output, commands
             # With the whole header: the host unit itself needs it, compiled so below.
-        cmd = [*common, *prelude(bind), *host_flags, "-x", "c++", "-c", fname, "-o", obj]
+        cmd = [*common, *forced(bind, library), *host_flags, "-x", "c++", "-c", fname, "-o", obj]
         commands.append(" ".join(cmd))
         res = runner(cmd, out_dir, expose)
         if not bind and res.returncode != 0 and not res.timed_out and _NEEDS_BIND.search(res.output):
             first = next((ln for ln in res.output.splitlines() if "error" in ln), "").strip()
             notes.append(f"cudashim: {fname} compiled again with pybind11's headers ({first})")
-            cmd = [*common, *prelude(True), *host_flags, "-x", "c++", "-c", fname, "-o", obj]
+            cmd = [*common, *forced(True, library), *host_flags, "-x", "c++", "-c", fname, "-o", obj]
             commands.append(" ".join(cmd))
             res = runner(cmd, out_dir, expose)
         output += res.output

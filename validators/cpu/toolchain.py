@@ -441,6 +441,20 @@ def nvtx_dir() -> Path | None:
     return target
 
 
+# Headers that build as host code in library mode (`thrust_flags`): Thrust's, and libcu++'s that
+# the toolkit's CCCL or the shim's own headers provide (`cuda/std/*`, `cuda::atomic`, the
+# synchronisation objects). The shim's own CUB needs no library mode.
+LIBCUXX_INCLUDE = re.compile(
+    r'^\s*#\s*include\s*[<"]cuda/(?:std/|atomic\b|functional\b|type_traits\b|cmath\b|utility\b'
+    r'|limits\b|barrier\b|latch\b|semaphore\b)', re.M)
+_THRUST_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]thrust/', re.M)
+
+
+def uses_host_library(text: str) -> bool:
+    """Whether a unit includes Thrust or libcu++ headers, which need library mode."""
+    return bool(_THRUST_INCLUDE.search(text) or LIBCUXX_INCLUDE.search(text))
+
+
 def thrust_flags() -> list[str]:
     """Flags that run Thrust on the host (its CPP device system) against the shim."""
     cccl = cccl_dir()

@@ -65,7 +65,10 @@ def call_rule(call: Call, ref: RefCase, *, count_launches: bool) -> tuple[str, s
         got = after.get(key)
         if got is None or not same_tensor(got, given):
             return "input_mutation", f"forward changed its input {_arg_name(ref, key)}"
-    if count_launches and not call.launches:
+    # A call whose work a library of the answer's extension did (a cuBLAS GEMM, a Thrust
+    # transform: computed in host code here, a kernel of the library's on a GPU) is not
+    # PyTorch's: `library_rule` names it, or refuses it with --no-library-calls.
+    if count_launches and not call.launches and not any(call.library.values()):
         return "torch_fallback", ("forward launched no kernel of the answer's extensions "
                                   "(PyTorch did the work)")
     return None

@@ -97,3 +97,86 @@ def test_a_cublas_gemm_behind_a_copy_kernel_is_counted_per_forward_call():
     result = verify(PROBLEM, ANSWER, backend="cpu", fast=True, allow_library=False)
     assert result.status == Status.REJECTED and result.rule == "library_work", result.reason
     assert "cuBLAS" in result.reason
+
+
+RELU_PROBLEM = """import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+    def forward(self, x):
+        return torch.relu(x)
+
+def get_inputs():
+    return [torch.randn(64, 96)]
+
+def get_init_inputs():
+    return []
+"""
+
+# ReLU by a Thrust transform alone: on a GPU Thrust launches its own kernel; here it computes
+# in host code, so the forward call launches nothing of the answer's. The library, not PyTorch,
+# did the work. The unit also uses libcu++ and guards its functor's body by __CUDA_ARCH__, as
+# nvcc's device pass sees it (a library-mode build; the precompiled torch prelude is not one).
+THRUST_ANSWER = r'''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+SRC = r"""
+#include <torch/extension.h>
+#include <cuda/std/limits>
+#include <thrust/device_ptr.h>
+#include <thrust/transform.h>
+#include <thrust/execution_policy.h>
+
+struct relu_op {
+  __host__ __device__ float operator()(float v) const {
+#ifdef __CUDA_ARCH__
+    return v > 0.f ? v : 0.f;
+#else
+    return cuda::std::numeric_limits<float>::quiet_NaN();  // the host pass: never used on a GPU
+#endif
+  }
+};
+
+torch::Tensor relu(torch::Tensor x) {
+  auto xc = x.contiguous();
+  auto out = torch::empty_like(xc);
+  auto in = thrust::device_pointer_cast(xc.data_ptr<float>());
+  thrust::transform(thrust::device, in, in + xc.numel(), thrust::device_pointer_cast(out.data_ptr<float>()),
+                    relu_op());
+  return out;
+}
+"""
+ext = load_inline(name="thrust_relu", cpp_sources="torch::Tensor relu(torch::Tensor x);",
+                  cuda_sources=SRC, functions=["relu"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.relu(x)
+'''
+
+
+@pytest.mark.skipif(not emulation_available(), reason="CUDA extensions on the CPU unavailable")
+def test_a_thrust_answer_builds_in_library_mode_and_its_work_is_the_librarys_not_torchs():
+    """It was `needs_gpu` (Thrust's headers are not in the extension's include path), and with
+    them, `torch_fallback` ("PyTorch did the work") for want of a launch."""
+    result = verify(RELU_PROBLEM, THRUST_ANSWER, backend="cpu", fast=True)
+    assert result.status == Status.PASSED, (result.status, result.rule, result.reason)
+    assert any("library work" in n and "Thrust" in n for n in result.notes), result.notes
+    refused = verify(RELU_PROBLEM, THRUST_ANSWER, backend="cpu", fast=True, allow_library=False)
+    assert refused.status == Status.REJECTED and refused.rule == "library_work", refused.reason
+
+
+def test_a_call_without_launches_falls_back_to_torch_only_when_no_library_computed():
+    from validators.kernelbench.defences import call_rule
+    from validators.kernelbench.reference import RefCase
+
+    x = __import__("torch").ones(3)
+    ref = RefCase(name="c", label="get_inputs", seed=0, args=[], inputs={"0": x}, outputs=[x])
+    bare = Call(name="c", launches=0, error="", form=[], seconds=0.0, outputs=[x], inputs_after={"0": x})
+    assert call_rule(bare, ref, count_launches=True)[0] == "torch_fallback"
+    bare.library = {"thrust": 1}
+    assert call_rule(bare, ref, count_launches=True) is None
