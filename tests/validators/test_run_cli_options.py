@@ -258,3 +258,31 @@ def test_thorough_runs_every_build_and_schedule_and_a_race_fails_it(tmp_path):
     assert rep["status"] == "passed", rep
     assert [(r["variant"], r["schedule"]) for r in rep["runs"]] == [
         ("asan", "forward"), ("asan", "reverse"), ("plain", "forward"), ("race", "reverse")]
+
+
+def test_thorough_replaces_a_race_build_out_of_time_by_the_plain_build_and_says_so(tmp_path):
+    """As a check does: the race detector records every write, so its build can run out of
+    time where the program's plain build does not (cuda-samples' StreamPriorities: plain 2 s,
+    race over 120 s). `--thorough` reported that as the program's `timeout`."""
+    tmp_path.chmod(0o755)  # the sandbox builds as another user
+    prog = source(tmp_path, "slow_race.cu", r"""
+#include <cstdio>
+#include <unistd.h>
+namespace cudashim { bool race_build(); }
+__global__ void twice(int* v) { v[threadIdx.x] *= 2; }
+int main() {
+  if (cudashim::race_build()) sleep(60);  // stands for a detector many times slower
+  int* v;
+  cudaMallocManaged(&v, 32 * sizeof(int));
+  for (int i = 0; i < 32; ++i) v[i] = i;
+  twice<<<1, 32>>>(v);
+  cudaDeviceSynchronize();
+  printf("%s\n", v[31] == 62 ? "PASS" : "FAIL");
+  return 0;
+}
+""")
+    rep = report(str(prog), "--thorough", "--timeout", "6")
+    assert rep["status"] == "passed", rep
+    assert rep["runs"][-1] == {"variant": "plain", "schedule": "reverse", "status": "passed", "reason": ""}, rep["runs"]
+    assert any(n.startswith("the race build's reverse run stopped (timed out")
+               and n.endswith("the plain build's run judged it instead") for n in rep["notes"]), rep["notes"]
