@@ -63,9 +63,9 @@ def test_a_build_is_a_gpu_s_only_where_the_shim_or_cuda_says_so(engine: Engine) 
         task, program = _relu(head=head)
         r = engine.check(task, program, thorough=False)
         assert r.status == Status.COMPILE_ERROR, (head, r.status, r.reason)
-    task, program = _relu(head="#include <cufft.h>\n")
+    task, program = _relu(head="#include <cusolverDn.h>\n")
     r = engine.check(task, program, thorough=False)
-    assert r.status == Status.NEEDS_GPU and "cufft" in r.reason, (r.status, r.reason)
+    assert r.status == Status.NEEDS_GPU and "cusolver" in r.reason, (r.status, r.reason)
     shim = ("/opt/x/validators/cpu/include/cudashim/tma.h:3:2: error: #error cudashim: needs a "
             "GPU: tensor memory accelerator\n")
     assert gpu_feature_from_errors(shim) == "tensor memory accelerator"

@@ -77,13 +77,13 @@ int main() {
 
 
 def test_host_libraries_are_linked_and_unused_toolkit_ones_dropped(tmp_path):
-    # A Makefile's -lquadmath (a host library, as diamond's -lz) reaches the link; its -lcufft,
+    # A Makefile's -lquadmath (a host library, as diamond's -lz) reaches the link; its -lcusolver,
     # a toolkit library the program never calls, is dropped with a note instead of failing it.
     backend = CpuBackend(cache=BuildCache(tmp_path / "cache"))
-    prog = Program(source=QUADMATH, extra_flags=["-lquadmath", "-lcufft", "-lcublas"])
+    prog = Program(source=QUADMATH, extra_flags=["-lquadmath", "-lcusolver", "-lcublas"])
     res = run_program(prog, backend)
     assert res.status == Status.PASSED, res.reason
     assert res.outcome is not None and res.outcome.stdout.strip() == "PASS"
     notes = res.compile.diagnostics if res.compile else ""
-    assert "-lcufft not linked (a CUDA toolkit library" in notes
+    assert "-lcusolver not linked (a CUDA toolkit library" in notes
     assert "-lquadmath" not in notes

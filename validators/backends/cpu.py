@@ -44,6 +44,7 @@ SUPPORTED_FEATURES: frozenset[str] = frozenset(
         "cusparse",
         "curand",
         "curand_device",
+        "cufft",
         "cub",
         "texture",
         "surface",
@@ -55,8 +56,8 @@ SUPPORTED_FEATURES: frozenset[str] = frozenset(
 """Static-analysis flags the shim runs anyway: `include/cuda_fp16.h`, `cuda_bf16.h`,
 `cuda_fp8.h`, and host subsets of cuBLAS, cuSPARSE and CUB (`cublas_v2.h`, `cusparse.h`,
 `cub/`), and cuRAND's device and host APIs for XORWOW, Philox4_32_10 and MRG32k3a
-(`curand_kernel.h`, `curand.h`). A library function outside a subset fails to compile and is
-reported `needs_gpu`.
+(`curand_kernel.h`, `curand.h`), and cuFFT's single-GPU API (`cufft.h`, `cufftXt.h`). A library
+function outside a subset fails to compile and is reported `needs_gpu`.
 `texture`/`surface`: texture and surface objects (`include/texture_indirect_functions.h`,
 `surface_indirect_functions.h`); the legacy references the flags also cover do not compile and
 are reported `needs_gpu` (diagnostics.py).
@@ -581,11 +582,12 @@ _STD_AT_LEAST_20 = {"20", "2a", "23", "2b", "26", "2c"}
 _KEPT_FLAG = re.compile(
     r"^-(D\w|U\w|I|O[0-3s]?$|fopenmp(-simd)?$|pthread$|l(m|gomp|pthread|rt|dl)$)"
 )
-# CUDA libraries the shim carries in its headers (the runtime, cuBLAS, cuSPARSE, cuRAND, NVTX):
-# linking them needs nothing, so their -l is dropped with a note that says so.
-_SHIM_LIBRARY = re.compile(r"^-l(cudart(_static)?|cuda|cublas(Lt)?|cusparse|curand|nvToolsExt)$")
+# CUDA libraries the shim carries in its headers (the runtime, cuBLAS, cuSPARSE, cuRAND, cuFFT,
+# NVTX): linking them needs nothing, so their -l is dropped with a note that says so.
+_SHIM_LIBRARY = re.compile(
+    r"^-l(cudart(_static)?|cuda|cublas(Lt)?|cusparse|curand|cufft(_static)?|nvToolsExt)$")
 # The toolkit's other libraries: a program that uses one fails at its header (needs_gpu); a
-# Makefile that links one it never calls (`-lcufft` out of habit) must still build.
+# Makefile that links one it never calls (`-lcusolver` out of habit) must still build.
 _TOOLKIT_LIBRARY = re.compile(
     r"^-l(cufft\w*|cudnn\w*|cusolver\w*|nccl\w*|nvrtc\w*|nvjpeg\w*|npp\w*|cupti\w*|"
     r"nvidia-ml|nvml|cutensor\w*|cufile\w*|cudadevrt|culibos|nvJitLink\w*|nvptxcompiler\w*)$")

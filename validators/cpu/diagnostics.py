@@ -62,10 +62,10 @@ def truncate(text: str, limit: int = MAX_DIAGNOSTICS) -> str:
 
 
 # Libraries the shim provides a subset of (include/cublas_api.h, include/cusparse.h,
-# include/curand_kernel.h): a name of theirs that does not compile is outside the subset, not
-# the whole library missing.
+# include/curand_kernel.h, include/cufft.h and cufftXt.h): a name of theirs that does not compile
+# is outside the subset, not the whole library missing.
 _SUBSET_LIBRARIES = {"cublas": "cuBLAS", "cusparse": "cuSPARSE", "curand": "cuRAND",
-                     "curand_device": "cuRAND"}
+                     "curand_device": "cuRAND", "cufft": "cuFFT"}
 
 
 # Texture and surface references were removed in CUDA 12; the shim has the object API only.
@@ -347,6 +347,11 @@ def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1, *,
     # A libcu++ synchronisation object used as CUDA calls undefined (include/cudashim/
     # libcuxx_sync.h: more arrivals than a phase expects, a semaphore above its max()).
     m = re.search(r"cudashim: libcu\+\+: (.+)", stderr)
+    if m:
+        return "runtime_error", m.group(1).strip()[:300]
+    # A CUDA graph call CUDA leaves undefined (runtime: cudaGraphSetConditional with a value that
+    # is no conditional handle of a live graph).
+    m = re.search(r"cudashim: graph: (.+)", stderr)
     if m:
         return "runtime_error", m.group(1).strip()[:300]
     # An asynchronous copy CUDA calls undefined (include/cuda_pipeline_primitives.h: size,

@@ -144,6 +144,7 @@ SYNC_NAMES = frozenset(
     __reduce_min_sync __reduce_max_sync __reduce_and_sync __reduce_or_sync __reduce_xor_sync
     this_thread_block tiled_partition coalesced_threads thread_block thread_block_tile
     coalesced_group cooperative_groups sync __lane_id this_grid grid_group
+    binary_partition labeled_partition block_tile_memory
     TempStorage BlockReduce BlockScan WarpReduce WarpScan BlockRadixSort
     load_matrix_sync store_matrix_sync mma_sync bmma_sync memcpy_async wait_prior
     barrier latch counting_semaphore binary_semaphore arrive arrive_and_wait arrive_and_drop

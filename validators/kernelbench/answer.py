@@ -53,7 +53,7 @@ ANSWER_LIMITS = Limits(cpu_seconds=900, wall_seconds=900, memory_bytes=16 * GIB,
 """Emulated kernels are slow: ten forward calls of a matmul take minutes on two cores."""
 
 MAX_PASSES = 5
-LIBRARIES = ("thrust", "cub", "cublas", "cusparse", "curand", "other")
+LIBRARIES = ("thrust", "cub", "cublas", "cusparse", "curand", "cufft", "other")
 """The libraries whose computing calls the emulator's runtime counts (`cudashim_library_calls`)."""
 KNOWN_ANSWERS = 256
 """Answers whose extension requests this process remembers (`_known_requests`)."""

@@ -124,7 +124,7 @@ def library_rule(runs: list[AnswerRun], result: ValidationResult, *, allow: bool
 
 
 LIBRARY_NAMES = {"cublas": "cuBLAS", "cusparse": "cuSPARSE", "cub": "CUB", "thrust": "Thrust",
-                 "curand": "cuRAND", "other": "another library"}
+                 "curand": "cuRAND", "cufft": "cuFFT", "other": "another library"}
 
 
 def torch_result_rule(run: AnswerRun, refs: dict[str, RefCase], atol: float | None = None,

@@ -278,12 +278,12 @@ def _harness():
 
     # The runtime's computing library calls, per library (`cudashim_library_calls`'s order);
     # None where the emulator's runtime is not loaded.
-    LIBRARIES = ("thrust", "cub", "cublas", "cusparse", "curand", "other")
+    LIBRARIES = ("thrust", "cub", "cublas", "cusparse", "curand", "cufft", "other")
 
     def library_counts():
         if library_native is None:
             return None
-        return _tuple(library_native(i) for i in range(6))
+        return _tuple(library_native(i) for i in range(7))
 
     def quietly(fn, *args):
         # The harness's own tensor work, out of reach of any torch function mode, dispatch mode

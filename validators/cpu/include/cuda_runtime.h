@@ -582,7 +582,83 @@ enum cudaGraphNodeType {
   cudaGraphNodeTypeHost = 3,
   cudaGraphNodeTypeGraph = 4,
   cudaGraphNodeTypeEmpty = 5,
+  cudaGraphNodeTypeWaitEvent = 6,
+  cudaGraphNodeTypeEventRecord = 7,
+  cudaGraphNodeTypeExtSemaphoreSignal = 8,
+  cudaGraphNodeTypeExtSemaphoreWait = 9,
+  cudaGraphNodeTypeMemAlloc = 10,
+  cudaGraphNodeTypeMemFree = 11,
+  cudaGraphNodeTypeConditional = 13,
+  cudaGraphNodeTypeCount,
 };
+// cudaGraphExecUpdate's verdict (CUDA 12's form returns it in a cudaGraphExecUpdateResultInfo).
+enum cudaGraphExecUpdateResult {
+  cudaGraphExecUpdateSuccess = 0x0,
+  cudaGraphExecUpdateError = 0x1,
+  cudaGraphExecUpdateErrorTopologyChanged = 0x2,
+  cudaGraphExecUpdateErrorNodeTypeChanged = 0x3,
+  cudaGraphExecUpdateErrorFunctionChanged = 0x4,
+  cudaGraphExecUpdateErrorParametersChanged = 0x5,
+  cudaGraphExecUpdateErrorNotSupported = 0x6,
+  cudaGraphExecUpdateErrorUnsupportedFunctionChange = 0x7,
+  cudaGraphExecUpdateErrorAttributesChanged = 0x8,
+};
+struct cudaGraphExecUpdateResultInfo {
+  enum cudaGraphExecUpdateResult result;
+  cudaGraphNode_t errorNode;
+  cudaGraphNode_t errorFromNode;
+};
+enum cudaGraphInstantiateResult {
+  cudaGraphInstantiateSuccess = 0,
+  cudaGraphInstantiateError = 1,
+  cudaGraphInstantiateInvalidStructure = 2,
+  cudaGraphInstantiateNodeOperationNotSupported = 3,
+  cudaGraphInstantiateMultipleDevicesNotSupported = 4,
+  cudaGraphInstantiateConditionalHandleUnused = 5,
+};
+struct cudaGraphInstantiateParams {
+  unsigned long long flags;
+  cudaStream_t uploadStream;
+  cudaGraphNode_t errNode_out;
+  enum cudaGraphInstantiateResult result_out;
+};
+// Graph memory (memory allocation and free nodes): its footprint on the device.
+enum cudaGraphMemAttributeType {
+  cudaGraphMemAttrUsedMemCurrent = 0x0,
+  cudaGraphMemAttrUsedMemHigh = 0x1,
+  cudaGraphMemAttrReservedMemCurrent = 0x2,
+  cudaGraphMemAttrReservedMemHigh = 0x3,
+};
+// Conditional nodes (CUDA 12.4+): a handle's value, set by kernels (cudaGraphSetConditional),
+// decides whether (if), how often (while) or which (switch) body graph runs.
+typedef unsigned long long cudaGraphConditionalHandle;
+enum cudaGraphConditionalHandleFlags { cudaGraphCondAssignDefault = 1 };
+enum cudaGraphConditionalNodeType {
+  cudaGraphCondTypeIf = 0,
+  cudaGraphCondTypeWhile = 1,
+  cudaGraphCondTypeSwitch = 2,
+};
+enum cudaStreamUpdateCaptureDependenciesFlags {
+  cudaStreamAddCaptureDependencies = 0x0,
+  cudaStreamSetCaptureDependencies = 0x1,
+};
+enum cudaGraphDependencyType { cudaGraphDependencyTypeDefault = 0, cudaGraphDependencyTypeProgrammatic = 1 };
+enum cudaGraphDebugDotFlags {
+  cudaGraphDebugDotFlagsVerbose = 1 << 0,
+  cudaGraphDebugDotFlagsKernelNodeParams = 1 << 2,
+  cudaGraphDebugDotFlagsMemcpyNodeParams = 1 << 3,
+  cudaGraphDebugDotFlagsMemsetNodeParams = 1 << 4,
+  cudaGraphDebugDotFlagsHostNodeParams = 1 << 5,
+  cudaGraphDebugDotFlagsEventNodeParams = 1 << 6,
+  cudaGraphDebugDotFlagsExtSemasSignalNodeParams = 1 << 7,
+  cudaGraphDebugDotFlagsExtSemasWaitNodeParams = 1 << 8,
+  cudaGraphDebugDotFlagsKernelNodeAttributes = 1 << 9,
+  cudaGraphDebugDotFlagsHandles = 1 << 10,
+  cudaGraphDebugDotFlagsConditionalNodeParams = 1 << 15,
+};
+#define cudaGraphKernelNodePortDefault 0
+#define cudaGraphKernelNodePortProgrammatic 1
+#define cudaGraphKernelNodePortLaunchCompletion 2
 #define cudaGraphInstantiateFlagAutoFreeOnLaunch 1
 #define cudaGraphInstantiateFlagUpload 2
 #define cudaGraphInstantiateFlagDeviceLaunch 4
@@ -642,6 +718,104 @@ cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* e, cudaGraph_t g, uns
 cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s);
 cudaError_t cudaGraphUpload(cudaGraphExec_t e, cudaStream_t s);
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e);
+// More of CUDA 12/13's graph API: copies by cudaMemcpy3DParms, node queries and parameters,
+// clones, child graphs, event nodes, updates of an instantiated graph, memory nodes (graph
+// allocations come from the emulated device's allocator, as cudaMalloc's do), conditional nodes.
+// The forms CUDA 13 gave edge data (cudaGraphEdgeData) are overloads: plain edges here.
+struct cudaMemcpy3DParms;      // texture_types.h
+struct cudaMemAllocNodeParams;  // below, after cudaMemPoolProps
+struct cudaGraphNodeParams;     // at the end (it holds a cudaMemcpy3DParms)
+cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                   const cudaMemcpy3DParms* p);
+cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t n, cudaMemcpy3DParms* p);
+cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t n, const cudaMemcpy3DParms* p);
+cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t n, void* dst, const void* src, size_t count,
+                                           cudaMemcpyKind kind);
+cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t n, cudaKernelNodeParams* p);
+cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t n, const cudaKernelNodeParams* p);
+cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t n, cudaMemsetParams* p);
+cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t n, const cudaMemsetParams* p);
+cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t n, cudaHostNodeParams* p);
+cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t n, const cudaHostNodeParams* p);
+cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                       cudaGraph_t child);
+cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t n, cudaGraph_t* child);
+cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                        cudaEvent_t e);
+cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                      cudaEvent_t e);
+cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t n, cudaEvent_t* e);
+cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t n, cudaEvent_t e);
+cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t n, cudaEvent_t* e);
+cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t n, cudaEvent_t e);
+cudaError_t cudaGraphClone(cudaGraph_t* clone, cudaGraph_t original);
+cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t* n, cudaGraphNode_t original, cudaGraph_t clone);
+cudaError_t cudaGraphNodeGetType(cudaGraphNode_t n, cudaGraphNodeType* type);
+cudaError_t cudaGraphGetRootNodes(cudaGraph_t g, cudaGraphNode_t* nodes, size_t* count);
+cudaError_t cudaGraphGetEdges(cudaGraph_t g, cudaGraphNode_t* from, cudaGraphNode_t* to, size_t* count);
+cudaError_t cudaGraphGetEdges(cudaGraph_t g, cudaGraphNode_t* from, cudaGraphNode_t* to, cudaGraphEdgeData* edges,
+                              size_t* count);
+cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t n, cudaGraphNode_t* deps, size_t* count);
+cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t n, cudaGraphNode_t* deps, cudaGraphEdgeData* edges,
+                                         size_t* count);
+cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t n, cudaGraphNode_t* nodes, size_t* count);
+cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t n, cudaGraphNode_t* nodes, cudaGraphEdgeData* edges,
+                                           size_t* count);
+cudaError_t cudaGraphRemoveDependencies(cudaGraph_t g, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
+                                        size_t n);
+inline cudaError_t cudaGraphRemoveDependencies(cudaGraph_t g, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
+                                               const cudaGraphEdgeData*, size_t n) {
+  return cudaGraphRemoveDependencies(g, from, to, n);
+}
+cudaError_t cudaGraphDestroyNode(cudaGraphNode_t n);
+cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t* e, cudaGraph_t g, cudaGraphInstantiateParams* params);
+cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t e, unsigned long long* flags);
+cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t n, const cudaKernelNodeParams* p);
+cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t n, const cudaMemcpy3DParms* p);
+cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t e, cudaGraphNode_t n, void* dst, const void* src,
+                                               size_t count, cudaMemcpyKind kind);
+cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t n, const cudaMemsetParams* p);
+cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t n, const cudaHostNodeParams* p);
+cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t e, cudaGraphNode_t n, cudaEvent_t ev);
+cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t e, cudaGraphNode_t n, cudaEvent_t ev);
+cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t e, cudaGraphNode_t n, unsigned int enabled);
+cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t e, cudaGraphNode_t n, unsigned int* enabled);
+// CUDA 12's form; CUDA 11's (error node and result apart) stays in cuda_runtime.h's C++ API.
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t e, cudaGraph_t g, cudaGraphExecUpdateResultInfo* info);
+inline cudaError_t cudaGraphExecUpdate(cudaGraphExec_t e, cudaGraph_t g, cudaGraphNode_t* error_node,
+                                       cudaGraphExecUpdateResult* result) {
+  cudaGraphExecUpdateResultInfo info{};
+  cudaError_t r = cudaGraphExecUpdate(e, g, &info);
+  if (error_node) *error_node = info.errorNode;
+  if (result) *result = info.result;
+  return r;
+}
+cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                     cudaMemAllocNodeParams* p);
+cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t n, cudaMemAllocNodeParams* p);
+cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                    void* dptr);
+cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t n, void* dptr_out);
+cudaError_t cudaDeviceGraphMemTrim(int device);
+cudaError_t cudaDeviceGetGraphMemAttribute(int device, cudaGraphMemAttributeType attr, void* value);
+cudaError_t cudaDeviceSetGraphMemAttribute(int device, cudaGraphMemAttributeType attr, void* value);
+cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle* handle, cudaGraph_t g,
+                                             unsigned int defaultLaunchValue = 0, unsigned int flags = 0);
+cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t s, cudaGraph_t g, const cudaGraphNode_t* deps,
+                                          const cudaGraphEdgeData* edges, size_t ndeps, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t s, cudaGraphNode_t* deps, size_t ndeps,
+                                                unsigned int flags = 0);
+inline cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t s, cudaGraphNode_t* deps, const cudaGraphEdgeData*,
+                                                       size_t ndeps, unsigned int flags = 0) {
+  return cudaStreamUpdateCaptureDependencies(s, deps, ndeps, flags);
+}
+namespace cudashim {
+void graph_set_conditional(cudaGraphConditionalHandle h, unsigned int value);  // in the runtime
+}
+// Device side: sets the handle's value for the graph launch the calling kernel belongs to.
+inline void cudaGraphSetConditional(cudaGraphConditionalHandle h, unsigned int value) {
+  cudashim::graph_set_conditional(h, value);
+}
 cudaError_t cudaEventCreate(cudaEvent_t* e);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int flags);
 cudaError_t cudaEventDestroy(cudaEvent_t e);
@@ -680,6 +854,23 @@ cudaError_t cudaStreamAttachMemAsync(cudaStream_t s, _Tp* p, size_t length = 0, 
 cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, cudaStreamCaptureStatus* status, unsigned long long* id = 0,
                                      cudaGraph_t* graph = 0, const cudaGraphNode_t** deps = 0,
                                      const cudaGraphEdgeData** edgeData = 0, size_t* numDeps = 0);
+// CUDA 12's form (the dependency count sixth, no edge data) and its _v2/_v3 names.
+template <class _Np, std::enable_if_t<std::is_same_v<_Np, size_t*>, int> = 0>
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, cudaStreamCaptureStatus* status, unsigned long long* id,
+                                     cudaGraph_t* graph, const cudaGraphNode_t** deps, _Np numDeps) {
+  return cudaStreamGetCaptureInfo(s, status, id, graph, deps, (const cudaGraphEdgeData**)0, numDeps);
+}
+inline cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t s, cudaStreamCaptureStatus* status,
+                                               unsigned long long* id = 0, cudaGraph_t* graph = 0,
+                                               const cudaGraphNode_t** deps = 0, size_t* numDeps = 0) {
+  return cudaStreamGetCaptureInfo(s, status, id, graph, deps, (const cudaGraphEdgeData**)0, numDeps);
+}
+inline cudaError_t cudaStreamGetCaptureInfo_v3(cudaStream_t s, cudaStreamCaptureStatus* status,
+                                               unsigned long long* id = 0, cudaGraph_t* graph = 0,
+                                               const cudaGraphNode_t** deps = 0,
+                                               const cudaGraphEdgeData** edgeData = 0, size_t* numDeps = 0) {
+  return cudaStreamGetCaptureInfo(s, status, id, graph, deps, edgeData, numDeps);
+}
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s = 0, unsigned int flags = 0);
 cudaError_t cudaHostGetFlags(unsigned int* flags, void* p);
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dd, const void* src, int sd, size_t n, cudaStream_t s = 0);
@@ -1088,6 +1279,9 @@ void _Launch(const char* name, dim3 grid, dim3 block, size_t shmem, _Fn& f, _Ls*
 struct _Closure {
   virtual void run() = 0;
   virtual ~_Closure() = default;
+  // A graph's kernel node made from `void**` arguments: its copies of them, one pointer each
+  // (what cudaGraphKernelNodeGetParams answers); nullptr for other work.
+  virtual void** args() { return nullptr; }
 };
 template <class _F>
 struct _Closure_of final : _Closure {
@@ -1202,14 +1396,33 @@ using _Void_binder = _Closure* (*)(const char*, const void*, dim3, dim3, void**,
 void note_launcher(const void* k, _Void_launcher f, _Void_binder b, const char* name);
 bool find_launcher(const void* k, _Void_launcher* f, const char** name);
 bool find_binder(const void* k, _Void_binder* b, const char** name);
+template <class _Kp, class... _Vs>
+struct _Kernel_node_work final : _Closure {
+  const char* name;
+  _Kp k;
+  dim3 g, b;
+  size_t s;
+  std::tuple<_Vs...> vals;
+  void* ptrs[sizeof...(_Vs) + 1] = {};
+  template <class... _Xs>
+  _Kernel_node_work(const char* n, _Kp kk, dim3 gg, dim3 bb, size_t ss, _Xs&&... x)
+      : name(n), k(kk), g(gg), b(bb), s(ss), vals(std::forward<_Xs>(x)...) {
+    std::apply([this](auto&... v) {
+      size_t i = 0;
+      ((ptrs[i++] = const_cast<void*>(static_cast<const void*>(&v))), ...);
+    }, vals);
+  }
+  void run() override {
+    std::apply([this](auto&... v) { launch(name, g, b, s, nullptr, [kk = k](auto&&... x) { kk(x...); }, v...); }, vals);
+  }
+  void** args() override { return ptrs; }
+};
 template <class... _Pp, std::size_t... _Ip>
 _Closure* _bind_void_args(const char* name, void (*k)(_Pp...), dim3 g, dim3 b, void** args, size_t s,
                           std::index_sequence<_Ip...>) {
-  auto later = [name, k, g, b, s,
-                ... vals = std::remove_cvref_t<_Pp>(*static_cast<std::remove_reference_t<_Pp>*>(args[_Ip]))]() mutable {
-    launch(name, g, b, s, nullptr, [k](auto&&... x) { k(x...); }, vals...);
-  };
-  return new _Closure_of<decltype(later)>(std::move(later));
+  if (sizeof...(_Pp) > 0 && args == nullptr) return nullptr;  // no arguments for its parameters
+  return new _Kernel_node_work<void (*)(_Pp...), std::remove_cvref_t<_Pp>...>(
+      name, k, g, b, s, std::remove_cvref_t<_Pp>(*static_cast<std::remove_reference_t<_Pp>*>(args[_Ip]))...);
 }
 template <class... _Pp>
 void* kernel_ptr(void (*k)(_Pp...), const char* name) {
@@ -1835,5 +2048,95 @@ inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
 // Texture and surface objects (arrays, cudaCreateTextureObject, tex2D, surf2Dwrite, ...).
 #include <texture_indirect_functions.h>
 #include <surface_indirect_functions.h>
+
+// CUDA graphs: the parameters of memory allocation nodes and of nodes made by kind
+// (cudaGraphAddNode, CUDA 12.4+), here because they hold a cudaMemPoolProps and a
+// cudaMemcpy3DParms (texture_types.h).
+struct cudaMemAllocNodeParams {
+  struct cudaMemPoolProps poolProps;
+  const struct cudaMemAccessDesc* accessDescs;
+  size_t accessDescCount;
+  size_t bytesize;
+  void* dptr;  // out: the allocation's address, fixed when the node is made
+};
+struct cudaMemAllocNodeParamsV2 {
+  struct cudaMemPoolProps poolProps;
+  const struct cudaMemAccessDesc* accessDescs;
+  size_t accessDescCount;
+  size_t bytesize;
+  void* dptr;
+};
+struct cudaMemFreeNodeParams { void* dptr; };
+struct cudaKernelNodeParamsV2 {
+  void* func;
+  dim3 gridDim;
+  dim3 blockDim;
+  unsigned int sharedMemBytes;
+  void** kernelParams;
+  void** extra;
+};
+struct cudaMemcpyNodeParams {
+  int flags;
+  int reserved[3];
+  struct cudaMemcpy3DParms copyParams;
+};
+struct cudaMemsetParamsV2 {
+  void* dst;
+  size_t pitch;
+  unsigned int value;
+  unsigned int elementSize;
+  size_t width;
+  size_t height;
+};
+struct cudaHostNodeParamsV2 {
+  cudaHostFn_t fn;
+  void* userData;
+};
+struct cudaChildGraphNodeParams { cudaGraph_t graph; };
+struct cudaEventRecordNodeParams { cudaEvent_t event; };
+struct cudaEventWaitNodeParams { cudaEvent_t event; };
+struct cudaConditionalNodeParams {
+  cudaGraphConditionalHandle handle;
+  enum cudaGraphConditionalNodeType type;
+  unsigned int size;
+  cudaGraph_t* phGraph_out;  // out: the node's body graphs (`size` of them), owned by the node
+};
+struct cudaGraphNodeParams {
+  enum cudaGraphNodeType type;
+  int reserved0[3];
+  union {
+    long long reserved1[29];
+    struct cudaKernelNodeParamsV2 kernel;
+    struct cudaMemcpyNodeParams memcpy;
+    struct cudaMemsetParamsV2 memset;
+    struct cudaHostNodeParamsV2 host;
+    struct cudaChildGraphNodeParams graph;
+    struct cudaEventWaitNodeParams eventWait;
+    struct cudaEventRecordNodeParams eventRecord;
+    struct cudaMemAllocNodeParamsV2 alloc;
+    struct cudaMemFreeNodeParams free;
+    struct cudaConditionalNodeParams conditional;
+  };
+  long long reserved2;
+};
+cudaError_t cudaGraphAddNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                             cudaGraphNodeParams* p);
+inline cudaError_t cudaGraphAddNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps,
+                                    const cudaGraphEdgeData*, size_t ndeps, cudaGraphNodeParams* p) {
+  return cudaGraphAddNode(n, g, deps, ndeps, p);
+}
+cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t n, cudaGraphNodeParams* p);
+cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t n, cudaGraphNodeParams* p);
+// A kernel node's launch attributes (priority, access policy, ...): kept, changing nothing here,
+// as a stream's are.
+typedef cudaLaunchAttributeID cudaKernelNodeAttrID;
+typedef cudaLaunchAttributeValue cudaKernelNodeAttrValue;
+cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t n, cudaKernelNodeAttrID attr,
+                                            const cudaKernelNodeAttrValue* value);
+cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t n, cudaKernelNodeAttrID attr,
+                                            cudaKernelNodeAttrValue* value);
+cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t dst, cudaGraphNode_t src);
+// A DOT description of the graph (its nodes' kinds and edges) written to `path`.
+cudaError_t cudaGraphDebugDotPrint(cudaGraph_t g, const char* path, unsigned int flags);
 
 #endif  // CUDASHIM_CUDA_RUNTIME_H

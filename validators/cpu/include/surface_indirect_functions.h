@@ -1,5 +1,7 @@
 // cudashim: surface objects over CUDA arrays made with cudaArraySurfaceLoadStore:
-// cudaCreateSurfaceObject / cudaDestroySurfaceObject and surf{1,2,3}D{read,write}. As in CUDA,
+// cudaCreateSurfaceObject / cudaDestroySurfaceObject, surf{1,2,3}D{read,write} and, over layered
+// and cubemap arrays, surf{1,2}DLayered, surfCubemap and surfCubemapLayered {read,write} (the
+// layer, face or layer * 6 + face is the slice). As in CUDA,
 // the x coordinate is in bytes, y and z in rows and slices; reads and writes move sizeof(T)
 // raw bytes. Boundary modes: Zero (an access that does not fit reads 0 / writes nothing),
 // Clamp (the byte coordinate is clamped to [0, row bytes - sizeof(T)], y and z to the last
@@ -152,5 +154,31 @@ inline void surf3Dwrite(_Tp __v, cudaSurfaceObject_t __s, int __x, int __y, int 
                         cudaSurfaceBoundaryMode __m = cudaBoundaryModeTrap) {
   cudashim::surf::write(__v, __s, __x, __y, __z, __m, "surf3Dwrite");
 }
+
+
+// Layered and cubemap surfaces: the layer (face, cubemap layer * 6 + face) is the array's slice.
+#define CUDASHIM_SURF_LAYERED(_Name, _Params, _Args)                                                             \
+  template <class _Tp>                                                                                          \
+  inline _Tp _Name##read(cudaSurfaceObject_t __s, CUDASHIM_SURF_UNPAREN _Params,                                \
+                         cudaSurfaceBoundaryMode __m = cudaBoundaryModeTrap) {                                  \
+    return cudashim::surf::read<_Tp>(__s, CUDASHIM_SURF_UNPAREN _Args, __m, #_Name "read");                     \
+  }                                                                                                             \
+  template <class _Tp>                                                                                          \
+  inline void _Name##read(_Tp* __r, cudaSurfaceObject_t __s, CUDASHIM_SURF_UNPAREN _Params,                     \
+                          cudaSurfaceBoundaryMode __m = cudaBoundaryModeTrap) {                                 \
+    *__r = cudashim::surf::read<_Tp>(__s, CUDASHIM_SURF_UNPAREN _Args, __m, #_Name "read");                     \
+  }                                                                                                             \
+  template <class _Tp>                                                                                          \
+  inline void _Name##write(_Tp __v, cudaSurfaceObject_t __s, CUDASHIM_SURF_UNPAREN _Params,                     \
+                           cudaSurfaceBoundaryMode __m = cudaBoundaryModeTrap) {                                \
+    cudashim::surf::write(__v, __s, CUDASHIM_SURF_UNPAREN _Args, __m, #_Name "write");                          \
+  }
+#define CUDASHIM_SURF_UNPAREN(...) __VA_ARGS__
+CUDASHIM_SURF_LAYERED(surf1DLayered, (int __x, int __layer), (__x, 0, __layer))
+CUDASHIM_SURF_LAYERED(surf2DLayered, (int __x, int __y, int __layer), (__x, __y, __layer))
+CUDASHIM_SURF_LAYERED(surfCubemap, (int __x, int __y, int __face), (__x, __y, __face))
+CUDASHIM_SURF_LAYERED(surfCubemapLayered, (int __x, int __y, int __layerFace), (__x, __y, __layerFace))
+#undef CUDASHIM_SURF_UNPAREN
+#undef CUDASHIM_SURF_LAYERED
 
 #endif  // CUDASHIM_SURFACE_INDIRECT_FUNCTIONS_H

@@ -1,7 +1,8 @@
 // cudashim: the types of CUDA's texture-object API (bindless textures), from the CUDA Runtime
 // API reference. Legacy texture references (`texture<T, dim, mode>`, cudaBindTexture*) were
 // removed in CUDA 12 and are deliberately absent: a program using them fails to compile and
-// diagnostics.py reports `needs_gpu`. Surfaces are absent too (`needs_gpu`).
+// diagnostics.py reports `needs_gpu`. Surface objects: surface_types.h. Arrays may be layered
+// or cubemaps (cudaArrayLayered, cudaArrayCubemap: cudashim/texture_object.h).
 #ifndef CUDASHIM_TEXTURE_TYPES_H
 #define CUDASHIM_TEXTURE_TYPES_H
 

@@ -2535,19 +2535,19 @@ void _Close_device_memory() {
   if (--g_prot_open == 0 && !g_prot_off && !g_lazy_opened) set_all_access(false);
 }
 // Library work: a call of a library that computes without a kernel launch on this backend
-// (cuBLAS, cuSPARSE, CUB device-wide, cuRAND host API: `_Library_access` in the headers; Thrust's
+// (cuBLAS, cuSPARSE, CUB device-wide, cuRAND host API, cuFFT: `_Library_access` in the headers; Thrust's
 // device system: `_Thrust_device_call`), noted once per library as "library <name> <first call>"
 // in CUDASHIM_UPLOAD_LOG. The engine leaves out the no-launch run of a program naming a library
 // only when its run did such work (validators/engine.py `_library_fallback`).
 static std::atomic<unsigned> g_library_noted{0};
 // Every computing call, per library (the order of kLibraries, then "other"): the KernelBench
 // harness reads them across each forward call (`cudashim_library_calls`).
-static std::atomic<long long> g_library_calls[6];
+static std::atomic<long long> g_library_calls[7];
 void _Note_library_work(const char* library, const char* call) {
-  static const char* const kLibraries[] = {"thrust", "cub", "cublas", "cusparse", "curand"};
-  unsigned bit = 1u << 5;  // another name: noted under "other"
-  unsigned index = 5;
-  for (unsigned i = 0; i < 5; i++)
+  static const char* const kLibraries[] = {"thrust", "cub", "cublas", "cusparse", "curand", "cufft"};
+  unsigned bit = 1u << 6;  // another name: noted under "other"
+  unsigned index = 6;
+  for (unsigned i = 0; i < 6; i++)
     if (strcmp(library, kLibraries[i]) == 0) bit = 1u << i, index = i;
   g_library_calls[index].fetch_add(1, std::memory_order_relaxed);
   if (g_library_noted.load(std::memory_order_relaxed) & bit) return;
@@ -2734,22 +2734,54 @@ struct CUevent_st {
   cudashim::EventImpl e;
   CUgraph_st* capture = nullptr;  // recorded in a capturing stream: a stream that waits joins it
 };
-// CUDA graphs. A node holds its work (a kernel launch with its argument values, a copy, a fill,
-// a host function; none for an empty node) and the nodes it depends on. Captured work forms a
-// chain in issue order (the program issued it so); an explicit graph's order is its
-// dependencies, ties broken by creation order. An instantiated graph holds its nodes' work in
-// that order and stays valid when the graph is destroyed.
+// CUDA graphs. A node holds its kind, its work (a kernel launch with its argument values, a copy,
+// a fill, a host function; none for an empty node), the parameters its Get/SetParams calls read
+// and write, and the nodes it depends on. Captured work forms a chain in issue order (the
+// program issued it so): each captured node depends on the capture's tail, which it becomes
+// (cudaStreamUpdateCaptureDependencies rewrites the tail). An explicit graph's order is its
+// dependencies, ties broken by creation order. An instantiated graph (CUgraphExec_st) holds its
+// nodes' work in that order, conditional and child graphs as nested instances, and stays valid
+// when the graph is destroyed. Graph allocations (GraphAlloc) are device allocations of the
+// arena made when their node is made (the address a program reads from the node's parameters),
+// live between their allocation node's and their free's execution (closed to ASan otherwise).
+namespace cudashim {
+struct GraphCond;
+struct GraphAlloc;
+struct ExecBody;
+}  // namespace cudashim
+struct CUgraph_st;
 struct CUgraphNode_st {
+  cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
   std::shared_ptr<cudashim::_Closure> work;
   std::vector<CUgraphNode_st*> deps;
+  CUgraph_st* graph = nullptr;                   // the graph it is a node of
+  const CUgraphNode_st* origin = nullptr;        // a clone's node: the node it was cloned from
+  bool captured = false;                         // recorded from a stream: its parameters are in `work` only
+  cudaKernelNodeParams kernel{};                 // kernel (its argument values: work->args())
+  cudaMemcpy3DParms copy{};                      // memcpy
+  cudaMemsetParams fill{};                       // memset
+  cudaHostNodeParams host{};                     // host
+  cudaEvent_t event = nullptr;                   // event record / wait
+  std::shared_ptr<cudashim::GraphAlloc> alloc;   // memory allocation
+  cudaMemPoolProps pool{};                       // memory allocation: the pool it asked for
+  void* dptr = nullptr;                          // memory free
+  std::shared_ptr<cudashim::GraphCond> cond;     // conditional
+  cudaGraphConditionalNodeType ctype = cudaGraphCondTypeIf;
+  std::vector<std::unique_ptr<CUgraph_st>> bodies;  // conditional bodies, a child graph
+  std::vector<CUgraph_st*> body_ptrs;            // phGraph_out
+  std::map<int, cudaLaunchAttributeValue> attrs;  // kernel: launch attributes (kept only)
 };
 struct CUgraph_st {
   std::vector<std::unique_ptr<CUgraphNode_st>> nodes;
-  CUgraphNode_st* last = nullptr;        // capture: the chain's end
-  std::vector<CUstream_st*> joined;      // capture: other streams that joined it
+  std::vector<CUgraphNode_st*> tail;      // capture: what the next captured work depends on
+  std::vector<CUstream_st*> joined;       // capture: other streams that joined it
+  bool captured_into = false;             // cudaStreamBeginCaptureToGraph: the program's own graph
+  std::vector<std::shared_ptr<cudashim::GraphCond>> conds;  // the conditional handles made on it
+  CUgraphNode_st* owner = nullptr;        // a body graph: the conditional or child-graph node
 };
 struct CUgraphExec_st {
-  std::vector<std::shared_ptr<cudashim::_Closure>> order;
+  std::shared_ptr<cudashim::ExecBody> body;
+  unsigned long long flags = 0;
 };
 static bool builtin_stream(cudaStream_t s) { return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread; }
 
@@ -2797,10 +2829,25 @@ template <class _F>
 _Closure* closure(_F&& f) {
   return new _Closure_of<std::decay_t<_F>>(std::forward<_F>(f));
 }
-CUgraphNode_st* add_node(CUgraph_st* g, _Closure* work, const CUgraphNode_st* const* deps, size_t ndeps) {
+// Every node of every graph, so that a node handle a program passes can be checked.
+std::unordered_set<const CUgraphNode_st*>& live_nodes() {
+  static auto* s = new std::unordered_set<const CUgraphNode_st*>();
+  return *s;
+}
+bool valid_node(const CUgraphNode_st* n) { return n != nullptr && live_nodes().count(n) != 0; }
+// The graphs streams capture into now (an event recorded in a capture that ended joins nothing).
+std::unordered_set<const CUgraph_st*>& active_captures() {
+  static auto* s = new std::unordered_set<const CUgraph_st*>();
+  return *s;
+}
+CUgraphNode_st* add_node(CUgraph_st* g, _Closure* work, const CUgraphNode_st* const* deps, size_t ndeps,
+                         cudaGraphNodeType type = cudaGraphNodeTypeKernel) {
   auto n = std::make_unique<CUgraphNode_st>();
+  n->type = type;
   n->work.reset(work);
+  n->graph = g;
   for (size_t i = 0; i < ndeps; ++i) n->deps.push_back(const_cast<CUgraphNode_st*>(deps[i]));
+  live_nodes().insert(n.get());
   g->nodes.push_back(std::move(n));
   return g->nodes.back().get();
 }
@@ -2809,6 +2856,498 @@ bool node_of(const CUgraph_st* g, const CUgraphNode_st* n) {
     if (m.get() == n) return true;
   return false;
 }
+// A graph's nodes (and its body graphs') leave the registry before the graph goes.
+void forget_nodes(const CUgraph_st* g) {
+  for (auto& n : g->nodes) {
+    live_nodes().erase(n.get());
+    for (auto& b : n->bodies) forget_nodes(b.get());
+  }
+}
+}  // namespace
+
+// ---- conditional handles: a value per handle, reset when its graph starts running
+struct GraphCond {
+  std::atomic<unsigned> value{0};
+  unsigned dflt = 0, flags = 0;
+  ~GraphCond();
+};
+namespace {
+std::mutex g_cond_mutex;
+std::unordered_set<const GraphCond*>& cond_handles() {
+  static auto* s = new std::unordered_set<const GraphCond*>();
+  return *s;
+}
+}  // namespace
+GraphCond::~GraphCond() {
+  std::lock_guard<std::mutex> lk(g_cond_mutex);
+  cond_handles().erase(this);
+}
+void graph_set_conditional(cudaGraphConditionalHandle h, unsigned int value) {
+  auto* c = reinterpret_cast<GraphCond*>(static_cast<uintptr_t>(h));
+  std::lock_guard<std::mutex> lk(g_cond_mutex);
+  if (!cond_handles().count(c))
+    fatal("cudashim: graph: cudaGraphSetConditional: %#llx is not a conditional handle of a live graph "
+          "(cudaGraphConditionalHandleCreate)", h);
+  c->value.store(value);
+}
+
+// ---- graph allocations (memory allocation and free nodes, cudaMallocAsync in a capture)
+struct GraphAlloc {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  bool live = false;
+  std::string desc;
+  ~GraphAlloc();
+};
+namespace {
+std::mutex g_gmem_mutex;
+// The graph allocator's footprint: the device memory graphs hold (it stays after a free, for the
+// next graph allocation, until cudaDeviceGraphMemTrim), and what live allocations use of it.
+struct GraphMemory {
+  size_t live = 0, reserved = 0, used_high = 0, reserved_high = 0;
+} g_gmem;
+std::map<uintptr_t, std::weak_ptr<GraphAlloc>>& graph_allocs() {
+  static auto* m = new std::map<uintptr_t, std::weak_ptr<GraphAlloc>>();
+  return *m;
+}
+// The live ones are kept (a program may free them with cudaFree after their graph is gone).
+std::unordered_map<const GraphAlloc*, std::shared_ptr<GraphAlloc>>& live_graph_allocs() {
+  static auto* m = new std::unordered_map<const GraphAlloc*, std::shared_ptr<GraphAlloc>>();
+  return *m;
+}
+// Between its free and its next allocation node, a graph allocation is freed memory to ASan.
+void graph_mem_close(void* p, size_t n) {
+#if defined(CUDASHIM_FIBER_ASAN)
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(p);
+  shadow_fill(lo, lo + (n + 7) / 8 * 8, kShadowFreed);
+#else
+  (void)p, (void)n;
+#endif
+}
+void graph_mem_open(void* p, size_t n) {
+#if defined(CUDASHIM_FIBER_ASAN)
+  ASAN_UNPOISON_MEMORY_REGION(p, n);
+#else
+  (void)p, (void)n;
+#endif
+}
+std::shared_ptr<GraphAlloc> find_graph_alloc(const void* p) {
+  std::lock_guard<std::mutex> lk(g_gmem_mutex);
+  auto it = graph_allocs().find(reinterpret_cast<uintptr_t>(p));
+  return it == graph_allocs().end() ? nullptr : it->second.lock();
+}
+// The address is the arena's (cudaMalloc's path: red zones, the race build's table, poison).
+cudaError_t graph_alloc_create(size_t bytes, std::shared_ptr<GraphAlloc>& out) {
+  static std::atomic<unsigned long long> count{0};
+  void* p = nullptr;
+  cudaError_t r = alloc_into(device_allocs(), &p, bytes, true);
+  if (r != cudaSuccess) return r;
+  auto a = std::make_shared<GraphAlloc>();
+  a->ptr = p;
+  a->bytes = bytes;
+  a->desc = "graph allocation #" + std::to_string(++count) + " (" + std::to_string(bytes) + " bytes)";
+  graph_mem_close(p, bytes);
+  std::lock_guard<std::mutex> lk(g_gmem_mutex);
+  graph_allocs()[reinterpret_cast<uintptr_t>(p)] = a;
+  out = std::move(a);
+  return cudaSuccess;
+}
+// An allocation node runs: the allocation is live, its contents undefined (poisoned if asked).
+cudaError_t graph_alloc_run(const std::shared_ptr<GraphAlloc>& a) {
+  {
+    std::lock_guard<std::mutex> lk(g_gmem_mutex);
+    if (a->live) return cudaErrorInvalidValue;
+    a->live = true;
+    g_gmem.live += a->bytes;
+    g_gmem.reserved = std::max(g_gmem.reserved, g_gmem.live);
+    g_gmem.used_high = std::max(g_gmem.used_high, g_gmem.reserved);
+    g_gmem.reserved_high = std::max(g_gmem.reserved_high, g_gmem.reserved);
+    live_graph_allocs()[a.get()] = a;
+  }
+  graph_mem_open(a->ptr, a->bytes);
+  if (poison_byte() >= 0) {
+    DeviceRangeWindow window(a->ptr, a->bytes);
+    poison_fill(a->ptr, a->bytes, a->desc);
+  }
+  return cudaSuccess;
+}
+// Frees p's graph allocation (a free node, cudaFree, cudaFreeAsync): false if p is none; *err is
+// cudaErrorInvalidValue if it is not live.
+bool graph_alloc_free(void* p, cudaError_t* err) {
+  std::shared_ptr<GraphAlloc> a = find_graph_alloc(p), keep;
+  if (!a) return false;
+  std::lock_guard<std::mutex> lk(g_gmem_mutex);
+  *err = a->live ? cudaSuccess : cudaErrorInvalidValue;
+  if (!a->live) return true;
+  a->live = false;
+  g_gmem.live -= a->bytes;
+  auto it = live_graph_allocs().find(a.get());
+  if (it != live_graph_allocs().end()) {
+    keep = std::move(it->second);  // released with `a`, after the lock
+    live_graph_allocs().erase(it);
+  }
+  graph_mem_close(a->ptr, a->bytes);
+  return true;
+}
+}  // namespace
+GraphAlloc::~GraphAlloc() {
+  {
+    std::lock_guard<std::mutex> lk(g_gmem_mutex);
+    auto it = graph_allocs().find(reinterpret_cast<uintptr_t>(ptr));
+    if (it != graph_allocs().end() && it->second.expired()) graph_allocs().erase(it);
+  }
+  graph_mem_open(ptr, bytes);  // the arena's free marks it again
+  free_from(device_allocs(), ptr);
+}
+
+// ---- instantiated graphs
+struct ExecStep {
+  cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
+  const CUgraphNode_st* node = nullptr;  // the node it was made from
+  const CUgraphNode_st* key = nullptr;   // the node of the graph first instantiated (after updates)
+  std::shared_ptr<_Closure> work;
+  std::shared_ptr<GraphAlloc> alloc;
+  void* dptr = nullptr;
+  std::shared_ptr<GraphCond> cond;
+  cudaGraphConditionalNodeType ctype = cudaGraphCondTypeIf;
+  std::vector<std::shared_ptr<ExecBody>> bodies;
+  bool enabled = true;
+};
+// A node as cudaGraphExecUpdate compares it: its kind, the creation indices of its dependencies.
+struct NodeShape {
+  cudaGraphNodeType type;
+  std::vector<size_t> deps;
+  cudaGraphConditionalNodeType ctype;
+  const GraphAlloc* alloc;
+  void* dptr;
+};
+struct ExecBody {
+  std::vector<ExecStep> steps;                      // in execution order
+  std::vector<size_t> step_of;                      // a node's creation index: its step
+  std::vector<NodeShape> shape;                     // by creation index
+  std::vector<std::shared_ptr<GraphCond>> conds;    // set to their defaults when the graph starts
+  std::vector<std::shared_ptr<GraphAlloc>> allocs;  // its allocations and its bodies'
+};
+namespace {
+std::vector<size_t> dep_indices(const CUgraphNode_st* n,
+                                const std::unordered_map<const CUgraphNode_st*, size_t>& index) {
+  std::vector<size_t> v;
+  for (auto* d : n->deps) {
+    auto it = index.find(d);
+    v.push_back(it == index.end() ? SIZE_MAX : it->second);
+  }
+  std::sort(v.begin(), v.end());
+  return v;
+}
+// What a conditional body may hold (CUDA 12/13: kernels, empty nodes, child graphs, memsets,
+// memcopies and conditionals).
+bool allowed_in_conditional(cudaGraphNodeType t) {
+  return t == cudaGraphNodeTypeKernel || t == cudaGraphNodeTypeEmpty || t == cudaGraphNodeTypeGraph ||
+         t == cudaGraphNodeTypeMemset || t == cudaGraphNodeTypeMemcpy || t == cudaGraphNodeTypeConditional;
+}
+// Instantiates g (under g_graph_mutex): steps in dependency order (Kahn), ties by creation order;
+// a cycle is not a graph. *bad: the node at fault.
+cudaError_t build(const CUgraph_st* g, bool in_conditional, std::shared_ptr<ExecBody>& out,
+                  const CUgraphNode_st** bad) {
+  auto b = std::make_shared<ExecBody>();
+  const size_t count = g->nodes.size();
+  std::unordered_map<const CUgraphNode_st*, size_t> index;
+  for (size_t i = 0; i < count; ++i) index[g->nodes[i].get()] = i;
+  b->step_of.assign(count, SIZE_MAX);
+  std::vector<char> done(count, 0);
+  size_t ndone = 0;
+  for (bool progress = true; progress && ndone < count;) {
+    progress = false;
+    for (size_t i = 0; i < count; ++i) {
+      if (done[i]) continue;
+      const CUgraphNode_st* n = g->nodes[i].get();
+      bool ready = true;
+      for (auto* d : n->deps) {
+        auto it = index.find(d);
+        ready = ready && it != index.end() && done[it->second];
+      }
+      if (!ready) continue;
+      done[i] = 1;
+      ++ndone;
+      progress = true;
+      if (in_conditional && !allowed_in_conditional(n->type)) {
+        *bad = n;
+        return cudaErrorNotSupported;
+      }
+      ExecStep st;
+      st.type = n->type;
+      st.node = st.key = n;
+      st.work = n->work;
+      st.alloc = n->alloc;
+      st.dptr = n->dptr;
+      st.cond = n->cond;
+      st.ctype = n->ctype;
+      if (n->alloc) b->allocs.push_back(n->alloc);
+      for (auto& body : n->bodies) {
+        std::shared_ptr<ExecBody> sub;
+        cudaError_t r = build(body.get(), in_conditional || n->type == cudaGraphNodeTypeConditional, sub, bad);
+        if (r != cudaSuccess) return r;
+        b->allocs.insert(b->allocs.end(), sub->allocs.begin(), sub->allocs.end());
+        st.bodies.push_back(std::move(sub));
+      }
+      b->step_of[i] = b->steps.size();
+      b->steps.push_back(std::move(st));
+    }
+  }
+  if (ndone < count) {
+    *bad = nullptr;
+    return cudaErrorInvalidValue;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const CUgraphNode_st* n = g->nodes[i].get();
+    b->shape.push_back(NodeShape{n->type, dep_indices(n, index), n->ctype, n->alloc.get(), n->dptr});
+  }
+  b->conds = g->conds;
+  out = std::move(b);
+  return cudaSuccess;
+}
+void run_body(const ExecBody& b);
+void run_conditional(const ExecStep& st) {
+  switch (st.ctype) {
+    case cudaGraphCondTypeIf:
+      if (st.cond->value.load()) run_body(*st.bodies[0]);
+      else if (st.bodies.size() > 1) run_body(*st.bodies[1]);
+      break;
+    case cudaGraphCondTypeWhile:  // a device assert stops what stops kernels
+      while (st.cond->value.load() && g_sticky.load() == cudaSuccess) run_body(*st.bodies[0]);
+      break;
+    case cudaGraphCondTypeSwitch: {
+      const unsigned v = st.cond->value.load();
+      if (v < st.bodies.size()) run_body(*st.bodies[v]);
+      break;
+    }
+  }
+}
+void run_body(const ExecBody& b) {
+  for (auto& c : b.conds) c->value.store((c->flags & cudaGraphCondAssignDefault) ? c->dflt : 0);
+  for (auto& st : b.steps) {
+    if (!st.enabled) continue;
+    if (st.type == cudaGraphNodeTypeMemAlloc) {
+      cudaError_t e = graph_alloc_run(st.alloc);
+      if (e != cudaSuccess) ret(e);
+    } else if (st.type == cudaGraphNodeTypeMemFree) {
+      cudaError_t e = cudaSuccess;
+      if (!graph_alloc_free(st.dptr, &e)) e = cudaErrorInvalidValue;
+      if (e != cudaSuccess) ret(e);
+    } else if (st.type == cudaGraphNodeTypeConditional) {
+      run_conditional(st);
+    } else if (!st.bodies.empty()) {
+      run_body(*st.bodies[0]);  // a child graph
+    } else if (st.work) {
+      st.work->run();
+    }
+  }
+}
+// The step of node n in b or its bodies (keyed by the nodes of the graph first instantiated, or
+// of the graph of the last update).
+ExecStep* find_step(ExecBody& b, const CUgraphNode_st* n) {
+  for (auto& st : b.steps) {
+    if (st.key == n || st.node == n) return &st;
+    for (auto& sub : st.bodies)
+      if (ExecStep* r = find_step(*sub, n)) return r;
+  }
+  return nullptr;
+}
+// After an update: the new instance answers to the old one's keys (and its enabled states).
+void carry_keys(ExecBody& nu, const ExecBody& old) {
+  for (size_t i = 0; i < nu.step_of.size() && i < old.step_of.size(); ++i) {
+    ExecStep& a = nu.steps[nu.step_of[i]];
+    const ExecStep& o = old.steps[old.step_of[i]];
+    a.key = o.key;
+    a.enabled = o.enabled;
+    for (size_t j = 0; j < a.bodies.size() && j < o.bodies.size(); ++j) carry_keys(*a.bodies[j], *o.bodies[j]);
+  }
+}
+// Whether g may replace the graph b was made from (same nodes in creation order, same kinds and
+// edges, same memory nodes; a kernel's function and every node's parameters may change).
+cudaGraphExecUpdateResult same_shape(const ExecBody& b, const CUgraph_st* g, cudaGraphExecUpdateResultInfo* info) {
+  if (g->nodes.size() != b.shape.size()) return cudaGraphExecUpdateErrorTopologyChanged;
+  std::unordered_map<const CUgraphNode_st*, size_t> index;
+  for (size_t i = 0; i < g->nodes.size(); ++i) index[g->nodes[i].get()] = i;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    const CUgraphNode_st* n = g->nodes[i].get();
+    if (dep_indices(n, index) != b.shape[i].deps) {
+      info->errorNode = const_cast<CUgraphNode_st*>(n);
+      info->errorFromNode = n->deps.empty() ? nullptr : n->deps[0];
+      return cudaGraphExecUpdateErrorTopologyChanged;
+    }
+  }
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    const CUgraphNode_st* n = g->nodes[i].get();
+    const NodeShape& s = b.shape[i];
+    info->errorNode = const_cast<CUgraphNode_st*>(n);
+    if (n->type != s.type) return cudaGraphExecUpdateErrorNodeTypeChanged;
+    if (n->alloc.get() != s.alloc || n->dptr != s.dptr) return cudaGraphExecUpdateErrorNotSupported;
+    const ExecStep& st = b.steps[b.step_of[i]];
+    if (n->bodies.size() != st.bodies.size() || (n->type == cudaGraphNodeTypeConditional && n->ctype != s.ctype))
+      return cudaGraphExecUpdateErrorParametersChanged;
+    for (size_t j = 0; j < n->bodies.size(); ++j) {
+      cudaGraphExecUpdateResult r = same_shape(*st.bodies[j], n->bodies[j].get(), info);
+      if (r != cudaGraphExecUpdateSuccess) return r;
+    }
+  }
+  info->errorNode = nullptr;
+  return cudaGraphExecUpdateSuccess;
+}
+// A graph launched while allocations of its own are live: refused, unless it was instantiated to
+// free them on launch (cudaGraphInstantiateFlagAutoFreeOnLaunch).
+cudaError_t allocs_ready(const ExecBody& b, bool auto_free) {
+  for (auto& a : b.allocs) {
+    bool live;
+    {
+      std::lock_guard<std::mutex> lk(g_gmem_mutex);
+      live = a->live;
+    }
+    if (!live) continue;
+    if (!auto_free) return cudaErrorInvalidValue;
+    cudaError_t e;
+    graph_alloc_free(a->ptr, &e);
+  }
+  return cudaSuccess;
+}
+bool has_memory_nodes(const CUgraph_st* g) {
+  for (auto& n : g->nodes) {
+    if (n->type == cudaGraphNodeTypeMemAlloc || n->type == cudaGraphNodeTypeMemFree) return true;
+    for (auto& b : n->bodies)
+      if (has_memory_nodes(b.get())) return true;
+  }
+  return false;
+}
+// A copy of g (under g_graph_mutex): the same work, handles and parameters, its own nodes.
+std::unique_ptr<CUgraph_st> clone_graph(const CUgraph_st* g, CUgraphNode_st* owner) {
+  auto c = std::make_unique<CUgraph_st>();
+  c->owner = owner;
+  c->conds = g->conds;
+  std::unordered_map<const CUgraphNode_st*, CUgraphNode_st*> map;
+  for (auto& n : g->nodes) {
+    auto m = std::make_unique<CUgraphNode_st>();
+    m->type = n->type;
+    m->work = n->work;
+    m->graph = c.get();
+    m->origin = n.get();
+    m->captured = n->captured;
+    m->kernel = n->kernel;
+    m->copy = n->copy;
+    m->fill = n->fill;
+    m->host = n->host;
+    m->event = n->event;
+    m->alloc = n->alloc;
+    m->pool = n->pool;
+    m->dptr = n->dptr;
+    m->cond = n->cond;
+    m->ctype = n->ctype;
+    m->attrs = n->attrs;
+    for (auto& b : n->bodies) {
+      m->bodies.push_back(clone_graph(b.get(), m.get()));
+      m->body_ptrs.push_back(m->bodies.back().get());
+    }
+    map[n.get()] = m.get();
+    live_nodes().insert(m.get());
+    c->nodes.push_back(std::move(m));
+  }
+  for (size_t i = 0; i < g->nodes.size(); ++i)
+    for (auto* d : g->nodes[i]->deps) c->nodes[i]->deps.push_back(map[d]);
+  return c;
+}
+// ---- the work of each kind of node
+cudaError_t bind_kernel(const cudaKernelNodeParams* p, std::shared_ptr<_Closure>& out) {
+  if (p == nullptr) return cudaErrorInvalidValue;
+  if (p->kernelParams == nullptr && p->extra != nullptr)
+    fatal("cudashim: needs a GPU: a graph kernel node whose arguments come packed in `extra` "
+          "(CU_LAUNCH_PARAM_BUFFER_POINTER) is not in the CPU shim; pass kernelParams");
+  _Void_binder bind = nullptr;
+  const char* name = nullptr;
+  if (!find_binder(p->func, &bind, &name)) return cudaErrorInvalidDeviceFunction;
+  out.reset(bind(name, p->func, p->gridDim, p->blockDim, p->kernelParams, p->sharedMemBytes));
+  return out ? cudaSuccess : cudaErrorInvalidValue;  // no kernelParams for a kernel with parameters
+}
+cudaKernelNodeParams kernel_record(const cudaKernelNodeParams& p) {
+  cudaKernelNodeParams k = p;
+  k.kernelParams = nullptr;  // the node's own copies answer (work->args())
+  k.extra = nullptr;
+  return k;
+}
+std::shared_ptr<_Closure> copy_work(const cudaMemcpy3DParms& p) {
+  return std::shared_ptr<_Closure>(closure([p] { cudaMemcpy3D(&p); }));
+}
+cudaMemcpy3DParms copy_1d(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  cudaMemcpy3DParms p{};
+  p.srcPtr = make_cudaPitchedPtr(const_cast<void*>(src), count, count, 1);
+  p.dstPtr = make_cudaPitchedPtr(dst, count, count, 1);
+  p.extent = make_cudaExtent(count, 1, 1);
+  p.kind = kind;
+  return p;
+}
+bool copy_ok(const cudaMemcpy3DParms* p) {
+  return p != nullptr && (p->srcArray != nullptr || p->srcPtr.ptr != nullptr) &&
+         (p->dstArray != nullptr || p->dstPtr.ptr != nullptr) && p->kind >= cudaMemcpyHostToHost &&
+         p->kind <= cudaMemcpyDefault;
+}
+bool fill_ok(const cudaMemsetParams* p) {
+  return p != nullptr && p->dst != nullptr && (p->elementSize == 1 || p->elementSize == 2 || p->elementSize == 4) &&
+         (p->height <= 1 || p->pitch >= p->width * p->elementSize);
+}
+// A fill of width elements of elementSize bytes (the low bytes of value) in each of height rows.
+std::shared_ptr<_Closure> fill_work(const cudaMemsetParams& m) {
+  return std::shared_ptr<_Closure>(closure([m] {
+    const size_t rows = m.height ? m.height : 1, bytes = m.width * m.elementSize;
+    std::vector<unsigned char> row(m.elementSize == 1 ? 0 : bytes);
+    for (size_t i = 0; i < m.width && m.elementSize != 1; ++i)
+      memcpy(row.data() + i * m.elementSize, &m.value, m.elementSize);
+    for (size_t r = 0; r < rows; ++r) {
+      char* dst = static_cast<char*>(m.dst) + r * m.pitch;
+      if (m.elementSize == 1) cudaMemset(dst, (int)(m.value & 0xff), m.width);
+      else cudaMemcpy(dst, row.data(), bytes, cudaMemcpyHostToDevice);
+    }
+  }));
+}
+std::shared_ptr<_Closure> host_work(const cudaHostNodeParams& h) {
+  return std::shared_ptr<_Closure>(closure([h] { h.fn(h.userData); }));
+}
+std::shared_ptr<_Closure> record_work(cudaEvent_t e) {
+  return std::shared_ptr<_Closure>(closure([e] { cudaEventRecord(e, 0); }));
+}
+std::unique_ptr<CUgraphNode_st> make_node(cudaGraphNodeType type, std::shared_ptr<_Closure> work = nullptr) {
+  auto m = std::make_unique<CUgraphNode_st>();
+  m->type = type;
+  m->work = std::move(work);
+  return m;
+}
+// Adds m to g after deps (each a node of g).
+cudaError_t add_built(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                      std::unique_ptr<CUgraphNode_st> m) {
+  if (out == nullptr || g == nullptr || (ndeps && deps == nullptr)) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  for (size_t i = 0; i < ndeps; ++i)
+    if (!node_of(g, deps[i])) return ret(cudaErrorInvalidValue);
+  m->graph = g;
+  m->deps.assign(deps, deps + ndeps);
+  live_nodes().insert(m.get());
+  g->nodes.push_back(std::move(m));
+  *out = g->nodes.back().get();
+  return cudaSuccess;
+}
+// A node handle of the program, of the given kind (under g_graph_mutex).
+bool node_is(const CUgraphNode_st* n, cudaGraphNodeType t) { return valid_node(n) && n->type == t; }
+[[noreturn]] void captured_params(const char* call) {
+  fatal("cudashim: needs a GPU: %s of a node recorded by stream capture (the CPU shim keeps a captured "
+        "node's work, not its parameters)", call);
+}
+// Fills out[0, *count) from v (nullptr past v's end) and sets *count; only *count when out is nullptr.
+template <class _T>
+void list_out(const std::vector<_T>& v, _T* out, size_t* count) {
+  if (out == nullptr) {
+    *count = v.size();
+    return;
+  }
+  for (size_t i = 0; i < *count; ++i) out[i] = i < v.size() ? v[i] : nullptr;
+  *count = std::min(*count, v.size());
+}
 }  // namespace
 
 bool capturing(cudaStream_t s) {
@@ -2816,12 +3355,46 @@ bool capturing(cudaStream_t s) {
   std::lock_guard<std::mutex> lk(g_graph_mutex);
   return s->capture != nullptr;
 }
-void capture(cudaStream_t s, _Closure* work) {
+void capture(cudaStream_t s, _Closure* work, cudaGraphNodeType type) {
   std::lock_guard<std::mutex> lk(g_graph_mutex);
   CUgraph_st* g = s->capture;
-  const CUgraphNode_st* prev = g->last;
-  g->last = add_node(g, work, &prev, prev ? 1 : 0);
+  CUgraphNode_st* n = add_node(g, work, g->tail.data(), g->tail.size(), type);
+  n->captured = true;
+  g->tail.assign(1, n);
 }
+void capture(cudaStream_t s, _Closure* work) { capture(s, work, cudaGraphNodeTypeKernel); }
+// cudaMallocAsync on a capturing stream: an allocation node of the capture.
+cudaError_t graph_capture_malloc(cudaStream_t s, void** p, size_t n) {
+  if (p == nullptr) return ret(cudaErrorInvalidValue);
+  *p = nullptr;
+  if (n == 0) return cudaSuccess;
+  std::shared_ptr<GraphAlloc> a;
+  cudaError_t r = graph_alloc_create(n, a);
+  if (r != cudaSuccess) return r;
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  CUgraph_st* g = s->capture;
+  CUgraphNode_st* node = add_node(g, nullptr, g->tail.data(), g->tail.size(), cudaGraphNodeTypeMemAlloc);
+  node->captured = true;
+  node->alloc = a;
+  node->pool.allocType = cudaMemAllocationTypePinned;
+  node->pool.location = cudaMemLocation{cudaMemLocationTypeDevice, 0};
+  g->tail.assign(1, node);
+  *p = a->ptr;
+  return cudaSuccess;
+}
+// cudaFreeAsync on a capturing stream: a free node if p is a graph allocation (else false).
+bool graph_capture_free(cudaStream_t s, void* p) {
+  if (!find_graph_alloc(p)) return false;
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  CUgraph_st* g = s->capture;
+  CUgraphNode_st* node = add_node(g, nullptr, g->tail.data(), g->tail.size(), cudaGraphNodeTypeMemFree);
+  node->captured = true;
+  node->dptr = p;
+  g->tail.assign(1, node);
+  return true;
+}
+// cudaFree / cudaFreeAsync of a graph allocation: it is freed, its address kept for its node.
+bool graph_alloc_release(void* p, cudaError_t* err) { return p != nullptr && graph_alloc_free(p, err); }
 }  // namespace cudashim
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
@@ -2829,14 +3402,35 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
   std::lock_guard<std::mutex> lk(g_graph_mutex);
   if (s->capture) return ret(cudaErrorIllegalState);
   s->capture = new CUgraph_st();
+  active_captures().insert(s->capture);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t s, cudaGraph_t g, const cudaGraphNode_t* deps,
+                                          const cudaGraphEdgeData*, size_t ndeps, cudaStreamCaptureMode) {
+  if (s == nullptr || builtin_stream(s)) return ret(cudaErrorStreamCaptureUnsupported);
+  if (g == nullptr || (ndeps && deps == nullptr)) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (s->capture || g->captured_into) return ret(cudaErrorIllegalState);
+  for (size_t i = 0; i < ndeps; ++i)
+    if (!node_of(g, deps[i])) return ret(cudaErrorInvalidValue);
+  g->tail.assign(deps, deps + ndeps);
+  g->captured_into = true;
+  s->capture = g;
+  active_captures().insert(g);
   return cudaSuccess;
 }
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* g) {
-  if (s == nullptr || builtin_stream(s) || g == nullptr) return ret(cudaErrorInvalidValue);
+  if (s == nullptr || builtin_stream(s)) return ret(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lk(g_graph_mutex);
   if (!s->capture) return ret(cudaErrorIllegalState);
-  *g = s->capture;
-  for (CUstream_st* j : s->capture->joined) j->capture = nullptr;  // they joined back by now
+  CUgraph_st* cg = s->capture;
+  if (g == nullptr && !cg->captured_into) return ret(cudaErrorInvalidValue);
+  if (g) *g = cg;
+  for (CUstream_st* j : cg->joined) j->capture = nullptr;  // they joined back by now
+  cg->joined.clear();
+  cg->tail.clear();
+  cg->captured_into = false;
+  active_captures().erase(cg);
   s->capture = nullptr;
   return cudaSuccess;
 }
@@ -2848,129 +3442,642 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* statu
 cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
   return mode ? cudaSuccess : ret(cudaErrorInvalidValue);
 }
-cudaError_t cudaGraphCreate(cudaGraph_t* g, unsigned int) {
-  if (g == nullptr) return ret(cudaErrorInvalidValue);
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t s, cudaGraphNode_t* deps, size_t ndeps,
+                                                unsigned int flags) {
+  if (ndeps && deps == nullptr) return ret(cudaErrorInvalidValue);
+  if (flags != cudaStreamAddCaptureDependencies && flags != cudaStreamSetCaptureDependencies)
+    return ret(cudaErrorInvalidValue);
+  if (s == nullptr || builtin_stream(s)) return ret(cudaErrorIllegalState);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  CUgraph_st* g = s->capture;
+  if (!g) return ret(cudaErrorIllegalState);
+  for (size_t i = 0; i < ndeps; ++i)
+    if (!node_of(g, deps[i])) return ret(cudaErrorInvalidValue);
+  if (flags == cudaStreamSetCaptureDependencies) g->tail.clear();
+  for (size_t i = 0; i < ndeps; ++i)
+    if (std::find(g->tail.begin(), g->tail.end(), deps[i]) == g->tail.end()) g->tail.push_back(deps[i]);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphCreate(cudaGraph_t* g, unsigned int flags) {
+  if (g == nullptr || flags != 0) return ret(cudaErrorInvalidValue);
   *g = new CUgraph_st();
   return cudaSuccess;
 }
 cudaError_t cudaGraphDestroy(cudaGraph_t g) {
-  if (g == nullptr) return ret(cudaErrorInvalidValue);
+  if (g == nullptr || g->owner != nullptr) return ret(cudaErrorInvalidValue);  // a body graph is its node's
+  {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);
+    forget_nodes(g);
+  }
   delete g;
   return cudaSuccess;
 }
 static cudaError_t add_work(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
-                            _Closure* work) {
-  if (n == nullptr || g == nullptr || (ndeps && deps == nullptr)) {
-    delete work;
-    return ret(cudaErrorInvalidValue);
-  }
-  std::lock_guard<std::mutex> lk(g_graph_mutex);
-  for (size_t i = 0; i < ndeps; ++i)
-    if (!node_of(g, deps[i])) {
-      delete work;
-      return ret(cudaErrorInvalidValue);
-    }
-  *n = add_node(g, work, deps, ndeps);
-  return cudaSuccess;
+                            cudaGraphNodeType type, std::shared_ptr<_Closure> work) {
+  return add_built(n, g, deps, ndeps, make_node(type, std::move(work)));
 }
 cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
                                    const cudaKernelNodeParams* p) {
-  if (p == nullptr) return ret(cudaErrorInvalidValue);
-  _Void_binder bind = nullptr;
-  const char* name = nullptr;
-  if (!find_binder(p->func, &bind, &name)) return ret(cudaErrorInvalidDeviceFunction);
-  return add_work(n, g, deps, ndeps,
-                  bind(name, p->func, p->gridDim, p->blockDim, p->kernelParams, p->sharedMemBytes));
+  std::shared_ptr<_Closure> work;
+  cudaError_t r = bind_kernel(p, work);
+  if (r != cudaSuccess) return ret(r);
+  auto m = make_node(cudaGraphNodeTypeKernel, std::move(work));
+  m->kernel = kernel_record(*p);
+  return add_built(n, g, deps, ndeps, std::move(m));
+}
+cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                   const cudaMemcpy3DParms* p) {
+  if (!copy_ok(p)) return ret(cudaErrorInvalidValue);
+  auto m = make_node(cudaGraphNodeTypeMemcpy, copy_work(*p));
+  m->copy = *p;
+  return add_built(n, g, deps, ndeps, std::move(m));
 }
 cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
                                      void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
-  return add_work(n, g, deps, ndeps, closure([=] { cudaMemcpy(dst, src, count, kind); }));
+  const cudaMemcpy3DParms p = copy_1d(dst, src, count, kind);
+  return cudaGraphAddMemcpyNode(n, g, deps, ndeps, &p);
 }
 cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
                                    const cudaMemsetParams* p) {
-  if (p == nullptr || (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4))
-    return ret(cudaErrorInvalidValue);
-  const cudaMemsetParams m = *p;
-  return add_work(n, g, deps, ndeps, closure([m] {
-    size_t rows = m.height ? m.height : 1;
-    for (size_t r = 0; r < rows; ++r) {
-      char* row = static_cast<char*>(m.dst) + r * m.pitch;
-      for (size_t i = 0; i < m.width; ++i) {
-        if (m.elementSize == 1) cudaMemset(row + i, (int)(m.value & 0xff), 1);
-        else if (m.elementSize == 2) { uint16_t v = (uint16_t)m.value; cudaMemcpy(row + 2 * i, &v, 2, cudaMemcpyHostToDevice); }
-        else { uint32_t v = m.value; cudaMemcpy(row + 4 * i, &v, 4, cudaMemcpyHostToDevice); }
-      }
-    }
-  }));
+  if (!fill_ok(p)) return ret(cudaErrorInvalidValue);
+  auto m = make_node(cudaGraphNodeTypeMemset, fill_work(*p));
+  m->fill = *p;
+  return add_built(n, g, deps, ndeps, std::move(m));
 }
 cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
                                  const cudaHostNodeParams* p) {
   if (p == nullptr || p->fn == nullptr) return ret(cudaErrorInvalidValue);
-  const cudaHostNodeParams h = *p;
-  return add_work(n, g, deps, ndeps, closure([h] { h.fn(h.userData); }));
+  auto m = make_node(cudaGraphNodeTypeHost, host_work(*p));
+  m->host = *p;
+  return add_built(n, g, deps, ndeps, std::move(m));
 }
 cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps) {
-  return add_work(n, g, deps, ndeps, nullptr);
+  return add_work(n, g, deps, ndeps, cudaGraphNodeTypeEmpty, nullptr);
+}
+cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                        cudaEvent_t e) {
+  if (e == nullptr) return ret(cudaErrorInvalidValue);
+  auto m = make_node(cudaGraphNodeTypeEventRecord, record_work(e));
+  m->event = e;
+  return add_built(n, g, deps, ndeps, std::move(m));
+}
+cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                      cudaEvent_t e) {
+  if (e == nullptr) return ret(cudaErrorInvalidValue);
+  auto m = make_node(cudaGraphNodeTypeWaitEvent);  // work ran in issue order: nothing to wait for
+  m->event = e;
+  return add_built(n, g, deps, ndeps, std::move(m));
+}
+cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                       cudaGraph_t child) {
+  if (child == nullptr) return ret(cudaErrorInvalidValue);
+  auto m = make_node(cudaGraphNodeTypeGraph);
+  {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);
+    if (has_memory_nodes(child)) return ret(cudaErrorNotSupported);
+    m->bodies.push_back(clone_graph(child, m.get()));
+    m->body_ptrs.push_back(m->bodies.back().get());
+  }
+  cudaError_t r = add_built(n, g, deps, ndeps, std::move(m));
+  return r;
+}
+cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                     cudaMemAllocNodeParams* p) {
+  if (n == nullptr || g == nullptr || p == nullptr || p->bytesize == 0 || (ndeps && deps == nullptr) ||
+      p->poolProps.allocType != cudaMemAllocationTypePinned || p->poolProps.location.type != cudaMemLocationTypeDevice)
+    return ret(cudaErrorInvalidValue);
+  if (p->poolProps.location.id != 0) return ret(cudaErrorInvalidDevice);
+  std::shared_ptr<GraphAlloc> a;
+  cudaError_t r = graph_alloc_create(p->bytesize, a);
+  if (r != cudaSuccess) return r;
+  auto m = make_node(cudaGraphNodeTypeMemAlloc);
+  m->alloc = a;
+  m->pool = p->poolProps;
+  r = add_built(n, g, deps, ndeps, std::move(m));
+  if (r == cudaSuccess) p->dptr = a->ptr;
+  return r;
+}
+cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t n, cudaMemAllocNodeParams* p) {
+  if (p == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(n, cudaGraphNodeTypeMemAlloc)) return ret(cudaErrorInvalidValue);
+  *p = cudaMemAllocNodeParams{};
+  p->poolProps = n->pool;
+  p->bytesize = n->alloc->bytes;
+  p->dptr = n->alloc->ptr;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                    void* dptr) {
+  if (!find_graph_alloc(dptr)) return ret(cudaErrorInvalidValue);  // only graph allocations
+  auto m = make_node(cudaGraphNodeTypeMemFree);
+  m->dptr = dptr;
+  return add_built(n, g, deps, ndeps, std::move(m));
+}
+cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t n, void* dptr_out) {
+  if (dptr_out == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(n, cudaGraphNodeTypeMemFree)) return ret(cudaErrorInvalidValue);
+  *static_cast<void**>(dptr_out) = n->dptr;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGraphMemTrim(int device) {
+  if (device != 0) return ret(cudaErrorInvalidDevice);
+  std::lock_guard<std::mutex> lk(g_gmem_mutex);
+  g_gmem.reserved = g_gmem.live;  // what no live allocation uses goes back
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetGraphMemAttribute(int device, cudaGraphMemAttributeType attr, void* value) {
+  if (device != 0) return ret(cudaErrorInvalidDevice);
+  if (value == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_gmem_mutex);
+  unsigned long long v;
+  switch (attr) {
+    case cudaGraphMemAttrUsedMemCurrent: v = g_gmem.reserved; break;  // all of it is mapped to graph allocations
+    case cudaGraphMemAttrUsedMemHigh: v = g_gmem.used_high; break;
+    case cudaGraphMemAttrReservedMemCurrent: v = g_gmem.reserved; break;
+    case cudaGraphMemAttrReservedMemHigh: v = g_gmem.reserved_high; break;
+    default: return ret(cudaErrorInvalidValue);
+  }
+  *static_cast<unsigned long long*>(value) = v;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceSetGraphMemAttribute(int device, cudaGraphMemAttributeType attr, void* value) {
+  if (device != 0) return ret(cudaErrorInvalidDevice);
+  // Only the high watermarks, and only back to zero (they restart from what is held now).
+  if (value == nullptr || *static_cast<unsigned long long*>(value) != 0) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_gmem_mutex);
+  if (attr == cudaGraphMemAttrUsedMemHigh) g_gmem.used_high = g_gmem.reserved;
+  else if (attr == cudaGraphMemAttrReservedMemHigh) g_gmem.reserved_high = g_gmem.reserved;
+  else return ret(cudaErrorInvalidValue);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle* handle, cudaGraph_t g,
+                                             unsigned int defaultLaunchValue, unsigned int flags) {
+  if (handle == nullptr || g == nullptr || (flags & ~unsigned(cudaGraphCondAssignDefault)))
+    return ret(cudaErrorInvalidValue);
+  auto c = std::make_shared<GraphCond>();
+  c->dflt = defaultLaunchValue;
+  c->flags = flags;
+  c->value.store((flags & cudaGraphCondAssignDefault) ? defaultLaunchValue : 0);
+  {
+    std::lock_guard<std::mutex> lk(g_cond_mutex);
+    cond_handles().insert(c.get());
+  }
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  g->conds.push_back(c);
+  *handle = static_cast<cudaGraphConditionalHandle>(reinterpret_cast<uintptr_t>(c.get()));
+  return cudaSuccess;
+}
+// A conditional node: its body graphs are made with it (phGraph_out), the handle is one made on
+// its graph or on a graph it is a body of.
+static cudaError_t add_conditional(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                                   cudaConditionalNodeParams* p) {
+  if (g == nullptr) return ret(cudaErrorInvalidValue);
+  const unsigned size = p->size;
+  const bool size_ok = p->type == cudaGraphCondTypeIf       ? (size == 1 || size == 2)
+                       : p->type == cudaGraphCondTypeWhile  ? size == 1
+                       : p->type == cudaGraphCondTypeSwitch ? size >= 1
+                                                            : false;
+  if (!size_ok) return ret(cudaErrorInvalidValue);
+  auto m = make_node(cudaGraphNodeTypeConditional);
+  m->ctype = p->type;
+  {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);
+    for (const CUgraph_st* at = g; at != nullptr && !m->cond; at = at->owner ? at->owner->graph : nullptr)
+      for (auto& c : at->conds)
+        if (reinterpret_cast<uintptr_t>(c.get()) == p->handle) m->cond = c;
+  }
+  if (!m->cond) return ret(cudaErrorInvalidValue);
+  for (unsigned i = 0; i < size; ++i) {
+    auto b = std::make_unique<CUgraph_st>();
+    b->owner = m.get();
+    m->body_ptrs.push_back(b.get());
+    m->bodies.push_back(std::move(b));
+  }
+  cudaGraph_t* bodies = m->body_ptrs.data();
+  cudaError_t r = add_built(n, g, deps, ndeps, std::move(m));
+  if (r == cudaSuccess) p->phGraph_out = bodies;
+  return r;
+}
+cudaError_t cudaGraphAddNode(cudaGraphNode_t* n, cudaGraph_t g, const cudaGraphNode_t* deps, size_t ndeps,
+                             cudaGraphNodeParams* p) {
+  if (p == nullptr) return ret(cudaErrorInvalidValue);
+  switch (p->type) {
+    case cudaGraphNodeTypeKernel: {
+      const cudaKernelNodeParams k{p->kernel.func, p->kernel.gridDim, p->kernel.blockDim, p->kernel.sharedMemBytes,
+                                   p->kernel.kernelParams, p->kernel.extra};
+      return cudaGraphAddKernelNode(n, g, deps, ndeps, &k);
+    }
+    case cudaGraphNodeTypeMemcpy: return cudaGraphAddMemcpyNode(n, g, deps, ndeps, &p->memcpy.copyParams);
+    case cudaGraphNodeTypeMemset: {
+      const cudaMemsetParams m{p->memset.dst, p->memset.pitch, p->memset.value, p->memset.elementSize,
+                               p->memset.width, p->memset.height};
+      return cudaGraphAddMemsetNode(n, g, deps, ndeps, &m);
+    }
+    case cudaGraphNodeTypeHost: {
+      const cudaHostNodeParams h{p->host.fn, p->host.userData};
+      return cudaGraphAddHostNode(n, g, deps, ndeps, &h);
+    }
+    case cudaGraphNodeTypeGraph: return cudaGraphAddChildGraphNode(n, g, deps, ndeps, p->graph.graph);
+    case cudaGraphNodeTypeEmpty: return cudaGraphAddEmptyNode(n, g, deps, ndeps);
+    case cudaGraphNodeTypeWaitEvent: return cudaGraphAddEventWaitNode(n, g, deps, ndeps, p->eventWait.event);
+    case cudaGraphNodeTypeEventRecord: return cudaGraphAddEventRecordNode(n, g, deps, ndeps, p->eventRecord.event);
+    case cudaGraphNodeTypeMemAlloc: {
+      cudaMemAllocNodeParams a{p->alloc.poolProps, p->alloc.accessDescs, p->alloc.accessDescCount,
+                               p->alloc.bytesize, nullptr};
+      cudaError_t r = cudaGraphAddMemAllocNode(n, g, deps, ndeps, &a);
+      p->alloc.dptr = a.dptr;
+      return r;
+    }
+    case cudaGraphNodeTypeMemFree: return cudaGraphAddMemFreeNode(n, g, deps, ndeps, p->free.dptr);
+    case cudaGraphNodeTypeConditional: return add_conditional(n, g, deps, ndeps, &p->conditional);
+    default: return ret(cudaErrorInvalidValue);  // external semaphores: not in the CPU shim
+  }
 }
 cudaError_t cudaGraphAddDependencies(cudaGraph_t g, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
                                      size_t n) {
   if (g == nullptr || (n && (from == nullptr || to == nullptr))) return ret(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lk(g_graph_mutex);
+  for (size_t i = 0; i < n; ++i)
+    if (!node_of(g, from[i]) || !node_of(g, to[i]) || from[i] == to[i]) return ret(cudaErrorInvalidValue);
+  for (size_t i = 0; i < n; ++i) to[i]->deps.push_back(from[i]);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphRemoveDependencies(cudaGraph_t g, const cudaGraphNode_t* from, const cudaGraphNode_t* to,
+                                        size_t n) {
+  if (g == nullptr || (n && (from == nullptr || to == nullptr))) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  for (size_t i = 0; i < n; ++i)
+    if (!node_of(g, from[i]) || !node_of(g, to[i]) ||
+        std::find(to[i]->deps.begin(), to[i]->deps.end(), from[i]) == to[i]->deps.end())
+      return ret(cudaErrorInvalidValue);
   for (size_t i = 0; i < n; ++i) {
-    if (!node_of(g, from[i]) || !node_of(g, to[i])) return ret(cudaErrorInvalidValue);
-    to[i]->deps.push_back(from[i]);
+    auto& d = to[i]->deps;
+    d.erase(std::find(d.begin(), d.end(), from[i]));
   }
   return cudaSuccess;
 }
 cudaError_t cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t* nodes, size_t* count) {
   if (g == nullptr || count == nullptr) return ret(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lk(g_graph_mutex);
-  if (nodes != nullptr)
-    for (size_t i = 0; i < std::min(*count, g->nodes.size()); ++i) nodes[i] = g->nodes[i].get();
-  *count = g->nodes.size();
+  std::vector<cudaGraphNode_t> v;
+  for (auto& n : g->nodes) v.push_back(n.get());
+  list_out(v, nodes, count);
   return cudaSuccess;
 }
-cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long) {
-  if (e == nullptr || g == nullptr) return ret(cudaErrorInvalidValue);
+cudaError_t cudaGraphGetRootNodes(cudaGraph_t g, cudaGraphNode_t* nodes, size_t* count) {
+  if (g == nullptr || count == nullptr) return ret(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lk(g_graph_mutex);
-  // Dependency order (Kahn), ties by creation order; a cycle is not a graph.
-  std::unordered_map<const CUgraphNode_st*, size_t> done;
-  auto exec = std::make_unique<CUgraphExec_st>();
-  for (bool progress = true; progress && done.size() < g->nodes.size();) {
-    progress = false;
-    for (auto& n : g->nodes) {
-      if (done.count(n.get())) continue;
-      bool ready = true;
-      for (auto* d : n->deps) ready = ready && done.count(d);
-      if (!ready) continue;
-      done[n.get()] = done.size();
-      if (n->work) exec->order.push_back(n->work);
-      progress = true;
+  std::vector<cudaGraphNode_t> v;
+  for (auto& n : g->nodes)
+    if (n->deps.empty()) v.push_back(n.get());
+  list_out(v, nodes, count);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphGetEdges(cudaGraph_t g, cudaGraphNode_t* from, cudaGraphNode_t* to, size_t* count) {
+  if (g == nullptr || count == nullptr || ((from == nullptr) != (to == nullptr))) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  std::vector<cudaGraphNode_t> f, t;
+  for (auto& n : g->nodes)
+    for (auto* d : n->deps) {
+      f.push_back(d);
+      t.push_back(n.get());
+    }
+  size_t c = *count;
+  list_out(f, from, &c);
+  list_out(t, to, count);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphGetEdges(cudaGraph_t g, cudaGraphNode_t* from, cudaGraphNode_t* to, cudaGraphEdgeData* edges,
+                              size_t* count) {
+  cudaError_t r = cudaGraphGetEdges(g, from, to, count);
+  if (r == cudaSuccess && edges && from)
+    for (size_t i = 0; i < *count; ++i) edges[i] = cudaGraphEdgeData{};
+  return r;
+}
+cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t n, cudaGraphNode_t* deps, size_t* count) {
+  if (count == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!valid_node(n)) return ret(cudaErrorInvalidValue);
+  list_out(n->deps, deps, count);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t n, cudaGraphNode_t* deps, cudaGraphEdgeData* edges,
+                                         size_t* count) {
+  cudaError_t r = cudaGraphNodeGetDependencies(n, deps, count);
+  if (r == cudaSuccess && edges && deps)
+    for (size_t i = 0; i < *count; ++i) edges[i] = cudaGraphEdgeData{};
+  return r;
+}
+cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t n, cudaGraphNode_t* nodes, size_t* count) {
+  if (count == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!valid_node(n)) return ret(cudaErrorInvalidValue);
+  std::vector<cudaGraphNode_t> v;
+  for (auto& m : n->graph->nodes)
+    if (std::find(m->deps.begin(), m->deps.end(), n) != m->deps.end()) v.push_back(m.get());
+  list_out(v, nodes, count);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t n, cudaGraphNode_t* nodes, cudaGraphEdgeData* edges,
+                                           size_t* count) {
+  cudaError_t r = cudaGraphNodeGetDependentNodes(n, nodes, count);
+  if (r == cudaSuccess && edges && nodes)
+    for (size_t i = 0; i < *count; ++i) edges[i] = cudaGraphEdgeData{};
+  return r;
+}
+cudaError_t cudaGraphNodeGetType(cudaGraphNode_t n, cudaGraphNodeType* type) {
+  if (type == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!valid_node(n)) return ret(cudaErrorInvalidValue);
+  *type = n->type;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphDestroyNode(cudaGraphNode_t n) {
+  std::unique_ptr<CUgraphNode_st> gone;  // released after the lock
+  {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);
+    if (!valid_node(n)) return ret(cudaErrorInvalidValue);
+    CUgraph_st* g = n->graph;
+    for (auto& m : g->nodes) m->deps.erase(std::remove(m->deps.begin(), m->deps.end(), n), m->deps.end());
+    g->tail.erase(std::remove(g->tail.begin(), g->tail.end(), n), g->tail.end());
+    live_nodes().erase(n);
+    for (auto& b : n->bodies) forget_nodes(b.get());
+    for (auto it = g->nodes.begin(); it != g->nodes.end(); ++it)
+      if (it->get() == n) {
+        gone = std::move(*it);
+        g->nodes.erase(it);
+        break;
+      }
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaGraphClone(cudaGraph_t* clone, cudaGraph_t original) {
+  if (clone == nullptr || original == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (has_memory_nodes(original)) return ret(cudaErrorNotSupported);  // as CUDA: graph allocations are not cloned
+  *clone = clone_graph(original, nullptr).release();
+  return cudaSuccess;
+}
+cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t* n, cudaGraphNode_t original, cudaGraph_t clone) {
+  if (n == nullptr || clone == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  for (auto& m : clone->nodes)
+    if (m->origin == original) {
+      *n = m.get();
+      return cudaSuccess;
+    }
+  return ret(cudaErrorInvalidValue);
+}
+cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t n, cudaGraph_t* child) {
+  if (child == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(n, cudaGraphNodeTypeGraph) || n->bodies.empty()) return ret(cudaErrorInvalidValue);
+  *child = n->bodies[0].get();
+  return cudaSuccess;
+}
+// ---- node parameters
+cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t n, cudaKernelNodeParams* p) {
+  if (p == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(n, cudaGraphNodeTypeKernel)) return ret(cudaErrorInvalidValue);
+  if (n->captured) captured_params("cudaGraphKernelNodeGetParams");
+  *p = n->kernel;
+  p->kernelParams = n->work ? n->work->args() : nullptr;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t n, const cudaKernelNodeParams* p) {
+  std::shared_ptr<_Closure> work;
+  cudaError_t r = bind_kernel(p, work);
+  if (r != cudaSuccess) return ret(r);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(n, cudaGraphNodeTypeKernel)) return ret(cudaErrorInvalidValue);
+  n->work = std::move(work);
+  n->kernel = kernel_record(*p);
+  n->captured = false;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t n, cudaMemcpy3DParms* p) {
+  if (p == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(n, cudaGraphNodeTypeMemcpy)) return ret(cudaErrorInvalidValue);
+  if (n->captured) captured_params("cudaGraphMemcpyNodeGetParams");
+  *p = n->copy;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t n, const cudaMemcpy3DParms* p) {
+  if (!copy_ok(p)) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(n, cudaGraphNodeTypeMemcpy)) return ret(cudaErrorInvalidValue);
+  n->work = copy_work(*p);
+  n->copy = *p;
+  n->captured = false;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t n, void* dst, const void* src, size_t count,
+                                           cudaMemcpyKind kind) {
+  const cudaMemcpy3DParms p = copy_1d(dst, src, count, kind);
+  return cudaGraphMemcpyNodeSetParams(n, &p);
+}
+cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t n, cudaMemsetParams* p) {
+  if (p == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(n, cudaGraphNodeTypeMemset)) return ret(cudaErrorInvalidValue);
+  if (n->captured) captured_params("cudaGraphMemsetNodeGetParams");
+  *p = n->fill;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t n, const cudaMemsetParams* p) {
+  if (!fill_ok(p)) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(n, cudaGraphNodeTypeMemset)) return ret(cudaErrorInvalidValue);
+  n->work = fill_work(*p);
+  n->fill = *p;
+  n->captured = false;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t n, cudaHostNodeParams* p) {
+  if (p == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(n, cudaGraphNodeTypeHost)) return ret(cudaErrorInvalidValue);
+  if (n->captured) captured_params("cudaGraphHostNodeGetParams");
+  *p = n->host;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t n, const cudaHostNodeParams* p) {
+  if (p == nullptr || p->fn == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(n, cudaGraphNodeTypeHost)) return ret(cudaErrorInvalidValue);
+  n->work = host_work(*p);
+  n->host = *p;
+  n->captured = false;
+  return cudaSuccess;
+}
+static cudaError_t event_node(cudaGraphNode_t n, cudaGraphNodeType t, cudaEvent_t* get, cudaEvent_t set) {
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(n, t) || (get == nullptr && set == nullptr)) return ret(cudaErrorInvalidValue);
+  if (get) *get = n->event;
+  if (set) {
+    n->event = set;
+    if (t == cudaGraphNodeTypeEventRecord) n->work = record_work(set);
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t n, cudaEvent_t* e) {
+  return e ? event_node(n, cudaGraphNodeTypeEventRecord, e, nullptr) : ret(cudaErrorInvalidValue);
+}
+cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t n, cudaEvent_t e) {
+  return e ? event_node(n, cudaGraphNodeTypeEventRecord, nullptr, e) : ret(cudaErrorInvalidValue);
+}
+cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t n, cudaEvent_t* e) {
+  return e ? event_node(n, cudaGraphNodeTypeWaitEvent, e, nullptr) : ret(cudaErrorInvalidValue);
+}
+cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t n, cudaEvent_t e) {
+  return e ? event_node(n, cudaGraphNodeTypeWaitEvent, nullptr, e) : ret(cudaErrorInvalidValue);
+}
+cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t n, cudaGraphNodeParams* p) {
+  if (p == nullptr) return ret(cudaErrorInvalidValue);
+  switch (p->type) {
+    case cudaGraphNodeTypeKernel: {
+      const cudaKernelNodeParams k{p->kernel.func, p->kernel.gridDim, p->kernel.blockDim, p->kernel.sharedMemBytes,
+                                   p->kernel.kernelParams, p->kernel.extra};
+      return cudaGraphKernelNodeSetParams(n, &k);
+    }
+    case cudaGraphNodeTypeMemcpy: return cudaGraphMemcpyNodeSetParams(n, &p->memcpy.copyParams);
+    case cudaGraphNodeTypeMemset: {
+      const cudaMemsetParams m{p->memset.dst, p->memset.pitch, p->memset.value, p->memset.elementSize,
+                               p->memset.width, p->memset.height};
+      return cudaGraphMemsetNodeSetParams(n, &m);
+    }
+    case cudaGraphNodeTypeHost: {
+      const cudaHostNodeParams h{p->host.fn, p->host.userData};
+      return cudaGraphHostNodeSetParams(n, &h);
+    }
+    case cudaGraphNodeTypeEventRecord: return cudaGraphEventRecordNodeSetEvent(n, p->eventRecord.event);
+    case cudaGraphNodeTypeWaitEvent: return cudaGraphEventWaitNodeSetEvent(n, p->eventWait.event);
+    default: return ret(cudaErrorInvalidValue);
+  }
+}
+cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t n, cudaKernelNodeAttrID attr,
+                                            const cudaKernelNodeAttrValue* value) {
+  if (value == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(n, cudaGraphNodeTypeKernel)) return ret(cudaErrorInvalidValue);
+  n->attrs[(int)attr] = *value;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t n, cudaKernelNodeAttrID attr,
+                                            cudaKernelNodeAttrValue* value) {
+  if (value == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(n, cudaGraphNodeTypeKernel)) return ret(cudaErrorInvalidValue);
+  auto it = n->attrs.find((int)attr);
+  if (it != n->attrs.end()) *value = it->second;
+  else memset(value, 0, sizeof *value);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t dst, cudaGraphNode_t src) {
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (!node_is(dst, cudaGraphNodeTypeKernel) || !node_is(src, cudaGraphNodeTypeKernel))
+    return ret(cudaErrorInvalidValue);
+  dst->attrs = src->attrs;
+  return cudaSuccess;
+}
+// Its nodes (by kind) and edges, body graphs as clusters.
+static void dot_graph(FILE* f, const CUgraph_st* g, const std::string& prefix) {
+  static const char* kinds[] = {"KERNEL", "MEMCPY", "MEMSET", "HOST", "GRAPH", "EMPTY", "WAIT_EVENT",
+                                "EVENT_RECORD", "EXT_SEMAS_SIGNAL", "EXT_SEMAS_WAIT", "MEM_ALLOC", "MEM_FREE",
+                                "BATCH_MEM_OP", "CONDITIONAL"};
+  std::unordered_map<const CUgraphNode_st*, size_t> index;
+  for (size_t i = 0; i < g->nodes.size(); ++i) index[g->nodes[i].get()] = i;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    const CUgraphNode_st* n = g->nodes[i].get();
+    const std::string id = prefix + std::to_string(i);
+    fprintf(f, "  \"%s\" [label=\"%s\"];\n", id.c_str(), n->type < 14 ? kinds[n->type] : "NODE");
+    for (auto* d : n->deps) fprintf(f, "  \"%s%zu\" -> \"%s\";\n", prefix.c_str(), index[d], id.c_str());
+    for (size_t b = 0; b < n->bodies.size(); ++b) {
+      const std::string sub = id + "_" + std::to_string(b) + "_";
+      fprintf(f, "  subgraph \"cluster_%s\" {\n", sub.c_str());
+      dot_graph(f, n->bodies[b].get(), sub);
+      fprintf(f, "  }\n");
     }
   }
-  if (done.size() < g->nodes.size()) return ret(cudaErrorInvalidValue);
-  *e = exec.release();
+}
+cudaError_t cudaGraphDebugDotPrint(cudaGraph_t g, const char* path, unsigned int) {
+  if (g == nullptr || path == nullptr) return ret(cudaErrorInvalidValue);
+  FILE* f = fopen(path, "w");
+  if (f == nullptr) return ret(cudaErrorOperatingSystem);
+  fprintf(f, "digraph cudaGraph {\n");
+  {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);
+    dot_graph(f, g, "n");
+  }
+  fprintf(f, "}\n");
+  fclose(f);
   return cudaSuccess;
+}
+// ---- instantiated graphs
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long flags) {
+  cudaGraphInstantiateParams p{};
+  p.flags = flags;
+  return cudaGraphInstantiateWithParams(e, g, &p);
 }
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, cudaGraphNode_t* error_node, char* log,
                                  size_t log_size) {
-  if (error_node) *error_node = nullptr;
-  if (log && log_size) log[0] = 0;
-  return cudaGraphInstantiate(e, g, 0ull);
+  cudaGraphInstantiateParams p{};
+  cudaError_t r = cudaGraphInstantiateWithParams(e, g, &p);
+  if (error_node) *error_node = p.errNode_out;
+  if (log && log_size) {
+    const char* why = r == cudaSuccess ? ""
+                      : p.result_out == cudaGraphInstantiateNodeOperationNotSupported
+                          ? "a node of a kind a conditional body may not hold"
+                          : "the graph's dependencies form a cycle or name no node of it";
+    snprintf(log, log_size, "%s", why);
+  }
+  return r;
 }
 cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long flags) {
   return cudaGraphInstantiate(e, g, flags);
 }
+cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t* e, cudaGraph_t g, cudaGraphInstantiateParams* params) {
+  if (e == nullptr || g == nullptr || params == nullptr) return ret(cudaErrorInvalidValue);
+  params->errNode_out = nullptr;
+  params->result_out = cudaGraphInstantiateSuccess;
+  std::shared_ptr<ExecBody> body;
+  const CUgraphNode_st* bad = nullptr;
+  cudaError_t r;
+  {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);
+    r = build(g, false, body, &bad);
+  }
+  if (r != cudaSuccess) {
+    params->errNode_out = const_cast<CUgraphNode_st*>(bad);
+    params->result_out = r == cudaErrorNotSupported ? cudaGraphInstantiateNodeOperationNotSupported
+                                                    : cudaGraphInstantiateInvalidStructure;
+    return ret(r);
+  }
+  auto* x = new CUgraphExec_st();
+  x->body = std::move(body);
+  x->flags = params->flags;
+  *e = x;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t e, unsigned long long* flags) {
+  if (e == nullptr || flags == nullptr) return ret(cudaErrorInvalidValue);
+  *flags = e->flags;
+  return cudaSuccess;
+}
 cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) {
   if (e == nullptr) return ret(cudaErrorInvalidValue);
-  if (capturing(s)) {  // a graph launched into a capture: its work joins the chain
-    for (auto& w : e->order) {
-      auto keep = w;
-      capture(s, closure([keep] { keep->run(); }));
-    }
+  std::shared_ptr<ExecBody> body = e->body;
+  if (capturing(s)) {  // a graph launched into a capture: a node of the capture runs it
+    capture(s, closure([body] { run_body(*body); }), cudaGraphNodeTypeGraph);
     return cudaSuccess;
   }
-  for (auto& w : e->order) w->run();
+  cudaError_t r = allocs_ready(*body, (e->flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0);
+  if (r != cudaSuccess) return ret(r);
+  run_body(*body);
   return (cudaError_t)g_sticky.load();
 }
 cudaError_t cudaGraphUpload(cudaGraphExec_t e, cudaStream_t) {
@@ -2978,6 +4085,127 @@ cudaError_t cudaGraphUpload(cudaGraphExec_t e, cudaStream_t) {
 }
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e) {
   delete e;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t e, cudaGraph_t g, cudaGraphExecUpdateResultInfo* info) {
+  if (e == nullptr || g == nullptr || info == nullptr) return ret(cudaErrorInvalidValue);
+  *info = cudaGraphExecUpdateResultInfo{cudaGraphExecUpdateSuccess, nullptr, nullptr};
+  std::shared_ptr<ExecBody> nu;
+  {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);
+    info->result = same_shape(*e->body, g, info);
+    if (info->result == cudaGraphExecUpdateSuccess) {
+      const CUgraphNode_st* bad = nullptr;
+      if (build(g, false, nu, &bad) != cudaSuccess) {
+        info->result = cudaGraphExecUpdateErrorNotSupported;
+        info->errorNode = const_cast<CUgraphNode_st*>(bad);
+      }
+    }
+  }
+  if (info->result != cudaGraphExecUpdateSuccess) return ret(cudaErrorGraphExecUpdateFailure);
+  carry_keys(*nu, *e->body);
+  e->body = std::move(nu);
+  return cudaSuccess;
+}
+// The node's step in the instance, of kind t (under g_graph_mutex); nullptr if none.
+static ExecStep* exec_step(cudaGraphExec_t e, cudaGraphNode_t n, cudaGraphNodeType t) {
+  if (e == nullptr || n == nullptr) return nullptr;
+  ExecStep* st = find_step(*e->body, n);
+  return st && st->type == t ? st : nullptr;
+}
+cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t n, const cudaKernelNodeParams* p) {
+  std::shared_ptr<_Closure> work;
+  cudaError_t r = bind_kernel(p, work);
+  if (r != cudaSuccess) return ret(r);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  ExecStep* st = exec_step(e, n, cudaGraphNodeTypeKernel);
+  if (!st) return ret(cudaErrorInvalidValue);
+  st->work = std::move(work);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t n, const cudaMemcpy3DParms* p) {
+  if (!copy_ok(p)) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  ExecStep* st = exec_step(e, n, cudaGraphNodeTypeMemcpy);
+  if (!st) return ret(cudaErrorInvalidValue);
+  st->work = copy_work(*p);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t e, cudaGraphNode_t n, void* dst, const void* src,
+                                               size_t count, cudaMemcpyKind kind) {
+  const cudaMemcpy3DParms p = copy_1d(dst, src, count, kind);
+  return cudaGraphExecMemcpyNodeSetParams(e, n, &p);
+}
+cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t n, const cudaMemsetParams* p) {
+  if (!fill_ok(p)) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  ExecStep* st = exec_step(e, n, cudaGraphNodeTypeMemset);
+  if (!st) return ret(cudaErrorInvalidValue);
+  st->work = fill_work(*p);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t n, const cudaHostNodeParams* p) {
+  if (p == nullptr || p->fn == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  ExecStep* st = exec_step(e, n, cudaGraphNodeTypeHost);
+  if (!st) return ret(cudaErrorInvalidValue);
+  st->work = host_work(*p);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t e, cudaGraphNode_t n, cudaEvent_t ev) {
+  if (ev == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  ExecStep* st = exec_step(e, n, cudaGraphNodeTypeEventRecord);
+  if (!st) return ret(cudaErrorInvalidValue);
+  st->work = record_work(ev);
+  return cudaSuccess;
+}
+cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t e, cudaGraphNode_t n, cudaEvent_t ev) {
+  if (ev == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  return exec_step(e, n, cudaGraphNodeTypeWaitEvent) ? cudaSuccess : ret(cudaErrorInvalidValue);
+}
+cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t e, cudaGraphNode_t n, cudaGraphNodeParams* p) {
+  if (p == nullptr) return ret(cudaErrorInvalidValue);
+  switch (p->type) {
+    case cudaGraphNodeTypeKernel: {
+      const cudaKernelNodeParams k{p->kernel.func, p->kernel.gridDim, p->kernel.blockDim, p->kernel.sharedMemBytes,
+                                   p->kernel.kernelParams, p->kernel.extra};
+      return cudaGraphExecKernelNodeSetParams(e, n, &k);
+    }
+    case cudaGraphNodeTypeMemcpy: return cudaGraphExecMemcpyNodeSetParams(e, n, &p->memcpy.copyParams);
+    case cudaGraphNodeTypeMemset: {
+      const cudaMemsetParams m{p->memset.dst, p->memset.pitch, p->memset.value, p->memset.elementSize,
+                               p->memset.width, p->memset.height};
+      return cudaGraphExecMemsetNodeSetParams(e, n, &m);
+    }
+    case cudaGraphNodeTypeHost: {
+      const cudaHostNodeParams h{p->host.fn, p->host.userData};
+      return cudaGraphExecHostNodeSetParams(e, n, &h);
+    }
+    case cudaGraphNodeTypeEventRecord: return cudaGraphExecEventRecordNodeSetEvent(e, n, p->eventRecord.event);
+    case cudaGraphNodeTypeWaitEvent: return cudaGraphExecEventWaitNodeSetEvent(e, n, p->eventWait.event);
+    default: return ret(cudaErrorInvalidValue);
+  }
+}
+// Only kernel, memcpy and memset nodes can be disabled (CUDA 11.6+).
+cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t e, cudaGraphNode_t n, unsigned int enabled) {
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  ExecStep* st = e && n ? find_step(*e->body, n) : nullptr;
+  if (!st || (st->type != cudaGraphNodeTypeKernel && st->type != cudaGraphNodeTypeMemcpy &&
+              st->type != cudaGraphNodeTypeMemset))
+    return ret(cudaErrorInvalidValue);
+  st->enabled = enabled != 0;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t e, cudaGraphNode_t n, unsigned int* enabled) {
+  if (enabled == nullptr) return ret(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  ExecStep* st = e && n ? find_step(*e->body, n) : nullptr;
+  if (!st || (st->type != cudaGraphNodeTypeKernel && st->type != cudaGraphNodeTypeMemcpy &&
+              st->type != cudaGraphNodeTypeMemset))
+    return ret(cudaErrorInvalidValue);
+  *enabled = st->enabled ? 1 : 0;
   return cudaSuccess;
 }
 
@@ -3111,7 +4339,10 @@ cudaError_t cudaMallocManaged(void** p, size_t n, unsigned int) {
 cudaError_t cudashim_pool_alloc(void** p, size_t n, CUmemPoolHandle_st* pool);
 void cudashim_pool_free(void* p);
 static CUmemPoolHandle_st* current_pool();
-cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t) { return cudashim_pool_alloc(p, n, current_pool()); }
+cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t s) {
+  if (capturing(s)) return graph_capture_malloc(s, p, n);  // a graph allocation node
+  return cudashim_pool_alloc(p, n, current_pool());
+}
 // cudaHostGetFlags: the flags each page-locked allocation was made with.
 static std::unordered_map<void*, unsigned>& host_alloc_flags() {
   static auto* m = new std::unordered_map<void*, unsigned>;
@@ -3139,11 +4370,16 @@ cudaError_t cudaMalloc3D(cudaPitchedPtr* p, cudaExtent e) {
   return r;
 }
 cudaError_t cudaFree(void* p) {
+  cudaError_t graph_err;
+  if (graph_alloc_release(p, &graph_err)) return graph_err == cudaSuccess ? graph_err : ret(graph_err);
   unmapped(p);
   cudashim_pool_free(p);
   return free_from(device_allocs(), p);
 }
-cudaError_t cudaFreeAsync(void* p, cudaStream_t) {
+cudaError_t cudaFreeAsync(void* p, cudaStream_t s) {
+  if (capturing(s) && graph_capture_free(s, p)) return cudaSuccess;  // a graph free node
+  cudaError_t graph_err;
+  if (graph_alloc_release(p, &graph_err)) return graph_err == cudaSuccess ? graph_err : ret(graph_err);
   cudashim_pool_free(p);
   return free_from(device_allocs(), p);
 }
@@ -3202,7 +4438,7 @@ void symbol_download(void* dst, size_t n) { kernel_input_download(dst, n); }
 }
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t s) {
   if (capturing(s)) {
-    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemcpy(dst, src, n, kind); }));
+    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemcpy(dst, src, n, kind); }), cudaGraphNodeTypeMemcpy);
     return cudaSuccess;
   }
   return cudaMemcpy(dst, src, n, kind);
@@ -3223,7 +4459,7 @@ cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t 
                               cudaMemcpyKind kind, cudaStream_t s) {
   if (capturing(s)) {
     capture(s, new _Closure_of<std::function<void()>>(
-                   [=] { cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind); }));
+                   [=] { cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind); }), cudaGraphNodeTypeMemcpy);
     return cudaSuccess;
   }
   return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
@@ -3241,7 +4477,7 @@ cudaError_t cudaMemset(void* p, int v, size_t n) {
 }
 cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t s) {
   if (capturing(s)) {
-    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset(p, v, n); }));
+    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset(p, v, n); }), cudaGraphNodeTypeMemset);
     return cudaSuccess;
   }
   return cudaMemset(p, v, n);
@@ -3334,10 +4570,24 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
   p->maxTexture2D[0] = 131072;
   p->maxTexture2D[1] = 65536;
   p->maxTexture3D[0] = p->maxTexture3D[1] = p->maxTexture3D[2] = 16384;
+  p->maxTexture1DLayered[0] = 32768;  // layered and cubemap arrays (texture_runtime.h)
+  p->maxTexture1DLayered[1] = 2048;
+  p->maxTexture2DLayered[0] = p->maxTexture2DLayered[1] = 32768;
+  p->maxTexture2DLayered[2] = 2048;
+  p->maxTextureCubemap = 32768;
+  p->maxTextureCubemapLayered[0] = 32768;
+  p->maxTextureCubemapLayered[1] = 2046;
   p->maxSurface1D = 32768;
   p->maxSurface2D[0] = 131072;
   p->maxSurface2D[1] = 65536;
   p->maxSurface3D[0] = p->maxSurface3D[1] = p->maxSurface3D[2] = 16384;
+  p->maxSurface1DLayered[0] = 32768;
+  p->maxSurface1DLayered[1] = 2048;
+  p->maxSurface2DLayered[0] = p->maxSurface2DLayered[1] = 32768;
+  p->maxSurface2DLayered[2] = 2048;
+  p->maxSurfaceCubemap = 32768;
+  p->maxSurfaceCubemapLayered[0] = 32768;
+  p->maxSurfaceCubemapLayered[1] = 2046;
   p->hostNativeAtomicSupported = 1;  // one memory: host and device atomics are the same
   p->singleToDoublePrecisionPerfRatio = 2;
   p->canUseHostPointerForRegisteredMem = 1;
@@ -3411,12 +4661,28 @@ cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int d) {
     case cudaDevAttrMaxTexture3DWidth: *v = p.maxTexture3D[0]; break;
     case cudaDevAttrMaxTexture3DHeight: *v = p.maxTexture3D[1]; break;
     case cudaDevAttrMaxTexture3DDepth: *v = p.maxTexture3D[2]; break;
+    case cudaDevAttrMaxTexture1DLayeredWidth: *v = p.maxTexture1DLayered[0]; break;
+    case cudaDevAttrMaxTexture1DLayeredLayers: *v = p.maxTexture1DLayered[1]; break;
+    case cudaDevAttrMaxTexture2DLayeredWidth: *v = p.maxTexture2DLayered[0]; break;
+    case cudaDevAttrMaxTexture2DLayeredHeight: *v = p.maxTexture2DLayered[1]; break;
+    case cudaDevAttrMaxTexture2DLayeredLayers: *v = p.maxTexture2DLayered[2]; break;
+    case cudaDevAttrMaxTextureCubemapWidth: *v = p.maxTextureCubemap; break;
+    case cudaDevAttrMaxTextureCubemapLayeredWidth: *v = p.maxTextureCubemapLayered[0]; break;
+    case cudaDevAttrMaxTextureCubemapLayeredLayers: *v = p.maxTextureCubemapLayered[1]; break;
     case cudaDevAttrMaxSurface1DWidth: *v = p.maxSurface1D; break;
     case cudaDevAttrMaxSurface2DWidth: *v = p.maxSurface2D[0]; break;
     case cudaDevAttrMaxSurface2DHeight: *v = p.maxSurface2D[1]; break;
     case cudaDevAttrMaxSurface3DWidth: *v = p.maxSurface3D[0]; break;
     case cudaDevAttrMaxSurface3DHeight: *v = p.maxSurface3D[1]; break;
     case cudaDevAttrMaxSurface3DDepth: *v = p.maxSurface3D[2]; break;
+    case cudaDevAttrMaxSurface1DLayeredWidth: *v = p.maxSurface1DLayered[0]; break;
+    case cudaDevAttrMaxSurface1DLayeredLayers: *v = p.maxSurface1DLayered[1]; break;
+    case cudaDevAttrMaxSurface2DLayeredWidth: *v = p.maxSurface2DLayered[0]; break;
+    case cudaDevAttrMaxSurface2DLayeredHeight: *v = p.maxSurface2DLayered[1]; break;
+    case cudaDevAttrMaxSurface2DLayeredLayers: *v = p.maxSurface2DLayered[2]; break;
+    case cudaDevAttrMaxSurfaceCubemapWidth: *v = p.maxSurfaceCubemap; break;
+    case cudaDevAttrMaxSurfaceCubemapLayeredWidth: *v = p.maxSurfaceCubemapLayered[0]; break;
+    case cudaDevAttrMaxSurfaceCubemapLayeredLayers: *v = p.maxSurfaceCubemapLayered[1]; break;
     case cudaDevAttrMemSyncDomainCount: *v = 1; break;
     case cudaDevAttrNumaId: *v = p.deviceNumaId; break;
     case cudaDevAttrHostNumaId: *v = p.hostNumaId; break;
@@ -3472,6 +4738,13 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
   if (builtin_stream(s)) return ret(cudaErrorInvalidResourceHandle);
   {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);  // a stream that joined a capture leaves it
+    if (s->capture) {
+      auto& j = s->capture->joined;
+      j.erase(std::remove(j.begin(), j.end(), s), j.end());
+    }
+  }
+  {
     std::lock_guard<std::mutex> lk(g_stream_attr_mutex);
     for (auto it = stream_attrs().begin(); it != stream_attrs().end();)
       it = it->first.first == s ? stream_attrs().erase(it) : std::next(it);
@@ -3487,7 +4760,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
   // its work goes to the same chain, in issue order.
   if (e != nullptr && s != nullptr && !builtin_stream(s)) {
     std::lock_guard<std::mutex> lk(g_graph_mutex);
-    if (e->capture != nullptr && s->capture == nullptr) {
+    if (e->capture != nullptr && s->capture == nullptr && active_captures().count(e->capture)) {
       s->capture = e->capture;
       e->capture->joined.push_back(s);
     }
@@ -3500,7 +4773,7 @@ cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void*
 }
 cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* data) {
   if (capturing(s)) {
-    capture(s, new _Closure_of<std::function<void()>>([=] { fn(data); }));
+    capture(s, new _Closure_of<std::function<void()>>([=] { fn(data); }), cudaGraphNodeTypeHost);
     return cudaSuccess;
   }
   fn(data);
@@ -3641,11 +4914,16 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, cudaStreamCaptureStatus* st
   // The capture's id: its graph's address, the same for every stream that joined it.
   if (id) *id = g ? (unsigned long long)reinterpret_cast<uintptr_t>(g) : 0;
   if (graph) *graph = g;
-  static thread_local cudaGraphNode_t last;
-  last = g ? g->last : nullptr;
-  if (deps) *deps = last ? &last : nullptr;
+  // What the next captured work will depend on (a copy: valid until the next call).
+  static thread_local std::vector<cudaGraphNode_t> tail;
+  {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);
+    if (g) tail.assign(g->tail.begin(), g->tail.end());
+    else tail.clear();
+  }
+  if (deps) *deps = tail.empty() ? nullptr : tail.data();
   if (edges) *edges = nullptr;
-  if (ndeps) *ndeps = last ? 1 : 0;
+  if (ndeps) *ndeps = tail.size();
   return cudaSuccess;
 }
 static bool stream_attr_ok(cudaStreamAttrID a) {
@@ -3702,7 +4980,7 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dd, const void* src, int sd, size
 }
 cudaError_t cudaMemset2DAsync(void* p, size_t pitch, int v, size_t width, size_t height, cudaStream_t s) {
   if (capturing(s)) {
-    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset2D(p, pitch, v, width, height); }));
+    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset2D(p, pitch, v, width, height); }), cudaGraphNodeTypeMemset);
     return cudaSuccess;
   }
   return cudaMemset2D(p, pitch, v, width, height);
@@ -3720,7 +4998,7 @@ cudaError_t cudaMemset3D(cudaPitchedPtr p, int v, cudaExtent e) {
 }
 cudaError_t cudaMemset3DAsync(cudaPitchedPtr p, int v, cudaExtent e, cudaStream_t s) {
   if (capturing(s)) {
-    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset3D(p, v, e); }));
+    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset3D(p, v, e); }), cudaGraphNodeTypeMemset);
     return cudaSuccess;
   }
   return cudaMemset3D(p, v, e);
@@ -3877,8 +5155,9 @@ cudaError_t cudaMemPoolGetAccess(cudaMemAccessFlags* flags, cudaMemPool_t pool, 
   *flags = pool->access;
   return cudaSuccess;
 }
-cudaError_t cudaMallocFromPoolAsync(void** p, size_t n, cudaMemPool_t pool, cudaStream_t) {
+cudaError_t cudaMallocFromPoolAsync(void** p, size_t n, cudaMemPool_t pool, cudaStream_t s) {
   if (!pool) return ret(cudaErrorInvalidValue);
+  if (capturing(s)) return graph_capture_malloc(s, p, n);  // a graph allocation node
   return cudashim_pool_alloc(p, n, pool);
 }
 
@@ -3910,9 +5189,9 @@ extern "C" __attribute__((visibility("default"))) long long cudashim_launch_coun
   return cudashim::g_launches.load();
 }
 // Computing library calls made so far in the process, of library `index` (0 thrust, 1 cub,
-// 2 cublas, 3 cusparse, 4 curand, 5 other; -1 for a bad index): a KernelBench answer's forward
+// 2 cublas, 3 cusparse, 4 curand, 5 cufft, 6 other; -1 for a bad index): a KernelBench answer's forward
 // that did library work says so in its result.
 extern "C" __attribute__((visibility("default"))) long long cudashim_library_calls(int index) {
-  return index >= 0 && index < 6 ? cudashim::g_library_calls[index].load() : -1;
+  return index >= 0 && index < 7 ? cudashim::g_library_calls[index].load() : -1;
 }
 #endif

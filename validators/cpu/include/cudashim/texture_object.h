@@ -13,11 +13,28 @@
 // - readMode NormalizedFloat turns 8- and 16-bit integers into [0, 1] (unsigned: v / (2^n - 1))
 //   or [-1, 1] (signed: max(v / (2^(n-1) - 1), -1)) before filtering; 32-bit integers and
 //   floats are returned as they are.
+//
+// Layered and cubemap arrays (cudaMalloc3DArray with cudaArrayLayered / cudaArrayCubemap): the
+// depth extent counts layers (faces), stored one after the other. A layered fetch samples one
+// layer as a 1D/2D texture (filtering never blends layers); the layer index is an unsigned
+// integer, as PTX's tex.a1d/a2d take it, clamped to the last layer. A cubemap fetch picks the
+// face from the direction (x, y, z) by the Programming Guide's table: the major axis m (the
+// largest |component|; ties go to z, then y, as D3D orders them) with its sign selects the face,
+// the other two give sc, tc, and the face is sampled as a 2D texture at the normalized
+// coordinates ((sc/|m| + 1) / 2, (tc/|m| + 1) / 2), whatever normalizedCoords says:
+//   face 0 (+x): sc = -z, tc = -y   face 1 (-x): sc = z, tc = -y
+//   face 2 (+y): sc = x,  tc = z    face 3 (-y): sc = x, tc = -z
+//   face 4 (+z): sc = x,  tc = -y   face 5 (-z): sc = -x, tc = -y
+// The face is addressed with addressMode[0..1], unless seamlessCubemap is set: then point
+// filtering clamps, and linear filtering takes the texels past a face's edge from the adjacent
+// face (a tap past a corner, which no face holds, reads the mean of the other three taps, as
+// OpenGL recommends). A layered cubemap's layer selects the cubemap: faces layer*6 .. layer*6+5.
 #ifndef CUDASHIM_TEXTURE_OBJECT_H
 #define CUDASHIM_TEXTURE_OBJECT_H
 
 #include <texture_types.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -52,8 +69,23 @@ struct Object {
   cudaChannelFormatKind __kind;
   bool __linear_res;  // cudaResourceTypeLinear: tex1Dfetch only
   bool __normalize;   // NormalizedFloat on an 8- or 16-bit integer format
+  int __shape;        // kPlain, or the layered / cubemap kind of the array (fetched by its own calls)
+  long __layers;      // layers of a layered array, cubemaps of a layered cubemap (1 for a cubemap)
+  size_t __layer_bytes;  // bytes per layer (per face of a cubemap)
   Object* __next = nullptr;  // the registry's next object
 };
+
+// The kinds of texture a fetch function reads (and the call that reads each).
+enum : int { kPlain = 0, kLayered1D = 1, kLayered2D = 2, kCubemap = 3, kCubemapLayered = 4 };
+inline const char* shape_fetch(int __shape) {
+  switch (__shape) {
+    case kLayered1D: return "tex1DLayered";
+    case kLayered2D: return "tex2DLayered";
+    case kCubemap: return "texCubemap";
+    case kCubemapLayered: return "texCubemapLayered";
+    default: return "tex1D/tex2D/tex3D";
+  }
+}
 
 // Objects are never freed: a destroyed handle keeps a dead magic, so a later fetch through it
 // is reported rather than reading freed memory. The registry is a list threaded through the
@@ -165,7 +197,7 @@ inline long floor_index(float __u) {
   return (long)__f;
 }
 
-inline void texel(const Object* __o, const long* __idx, int __dims, double* __v) {
+inline void texel(const Object* __o, const unsigned char* __base, const long* __idx, int __dims, double* __v) {
   for (int __d = 0; __d < __dims; ++__d) {
     if (__idx[__d] < 0) {
       for (int __c = 0; __c < 4; ++__c) __v[__c] = __o->__td.borderColor[__c];
@@ -173,33 +205,41 @@ inline void texel(const Object* __o, const long* __idx, int __dims, double* __v)
     }
   }
   const long __j = __dims > 1 ? __idx[1] : 0, __k = __dims > 2 ? __idx[2] : 0;
-  decode(__o, __o->__base + __k * __o->__slice + __j * __o->__pitch + __idx[0] * __o->__elem, __v);
+  decode(__o, __base + __k * __o->__slice + __j * __o->__pitch + __idx[0] * __o->__elem, __v);
 }
 
-// Samples a texture at (x, y, z) with its filter and address modes; `__dims` coordinates count.
-inline void sample(const Object* __o, int __dims, const float* __xyz, double* __out) {
-  const bool __norm = __o->__td.normalizedCoords != 0;
+// Linear filtering along one dimension: the lower texel floor(u - 0.5) (before addressing) and
+// the weight of the upper one, in 9-bit fixed point.
+inline long linear_tap(float __u, float* __alpha) {
+  __u -= 0.5f;
+  const long __i = floor_index(__u);
+  // u - floor(u) rounds up to 1.0f for tiny negative u: all the weight then goes to i + 1.
+  float __frac = __u != __u ? 0.0f : __u - floorf(__u);
+  if (!(__frac >= 0.0f)) __frac = 0.0f;  // infinities
+  if (__frac > 1.0f) __frac = 1.0f;
+  *__alpha = floorf(__frac * 256.0f + 0.5f) / 256.0f;  // 9-bit fixed point, 8 fraction bits
+  return __i;
+}
+
+// Samples the image at `__base` (the texture's, or one layer / face of it) at `__dims`
+// coordinates, with the filter mode and the address modes `__modes`.
+inline void sample_image(const Object* __o, const unsigned char* __base, int __dims, const float* __xyz, double* __out,
+                         const cudaTextureAddressMode* __modes, bool __norm) {
   if (__o->__td.filterMode != cudaFilterModeLinear) {
     long __idx[3];
     for (int __d = 0; __d < __dims; ++__d) {
       const float __u = __norm ? __xyz[__d] * (float)__o->__n[__d] : __xyz[__d];
-      __idx[__d] = address(floor_index(__u), __o->__n[__d], __o->__td.addressMode[__d], __norm);
+      __idx[__d] = address(floor_index(__u), __o->__n[__d], __modes[__d], __norm);
     }
-    texel(__o, __idx, __dims, __out);
+    texel(__o, __base, __idx, __dims, __out);
     return;
   }
   long __lo[3], __hi[3];
   float __a[3];
   for (int __d = 0; __d < __dims; ++__d) {
-    const float __u = (__norm ? __xyz[__d] * (float)__o->__n[__d] : __xyz[__d]) - 0.5f;
-    const long __i = floor_index(__u);
-    // u - floor(u) rounds up to 1.0f for tiny negative u: all the weight then goes to i + 1.
-    float __frac = __u != __u ? 0.0f : __u - floorf(__u);
-    if (!(__frac >= 0.0f)) __frac = 0.0f;  // infinities
-    if (__frac > 1.0f) __frac = 1.0f;
-    __a[__d] = floorf(__frac * 256.0f + 0.5f) / 256.0f;     // 9-bit fixed point, 8 fraction bits
-    __lo[__d] = address(__i, __o->__n[__d], __o->__td.addressMode[__d], __norm);
-    __hi[__d] = address(__i + 1, __o->__n[__d], __o->__td.addressMode[__d], __norm);
+    const long __i = linear_tap(__norm ? __xyz[__d] * (float)__o->__n[__d] : __xyz[__d], &__a[__d]);
+    __lo[__d] = address(__i, __o->__n[__d], __modes[__d], __norm);
+    __hi[__d] = address(__i + 1, __o->__n[__d], __modes[__d], __norm);
   }
   float __acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   for (int __corner = 0; __corner < (1 << __dims); ++__corner) {
@@ -211,8 +251,112 @@ inline void sample(const Object* __o, int __dims, const float* __xyz, double* __
       __w *= __up ? __a[__d] : 1.0f - __a[__d];
     }
     double __v[4];
-    texel(__o, __idx, __dims, __v);
+    texel(__o, __base, __idx, __dims, __v);
     for (int __c = 0; __c < 4; ++__c) __acc[__c] += __w * (float)__v[__c];
+  }
+  for (int __c = 0; __c < 4; ++__c) __out[__c] = __acc[__c];
+}
+
+// Samples a texture at (x, y, z) with its filter and address modes; `__dims` coordinates count.
+inline void sample(const Object* __o, int __dims, const float* __xyz, double* __out) {
+  sample_image(__o, __o->__base, __dims, __xyz, __out, __o->__td.addressMode, __o->__td.normalizedCoords != 0);
+}
+
+// ---------------------------------------------------------------- cubemaps
+// The face a direction points at and its coordinates (sc/|m| + 1) / 2, (tc/|m| + 1) / 2.
+template <class _Fp>
+inline int cube_face(_Fp __x, _Fp __y, _Fp __z, _Fp* __s, _Fp* __t) {
+  const _Fp __ax = __x < 0 ? -__x : __x, __ay = __y < 0 ? -__y : __y, __az = __z < 0 ? -__z : __z;
+  int __face;
+  _Fp __m, __sc, __tc;
+  if (__az >= __ax && __az >= __ay) {
+    __face = __z >= 0 ? 4 : 5;
+    __m = __az;
+    __sc = __z >= 0 ? __x : -__x;
+    __tc = -__y;
+  } else if (__ay >= __ax) {
+    __face = __y >= 0 ? 2 : 3;
+    __m = __ay;
+    __sc = __x;
+    __tc = __y >= 0 ? __z : -__z;
+  } else {
+    __face = __x >= 0 ? 0 : 1;
+    __m = __ax;
+    __sc = __x >= 0 ? -__z : __z;
+    __tc = -__y;
+  }
+  *__s = (__sc / __m + _Fp(1)) * _Fp(0.5);
+  *__t = (__tc / __m + _Fp(1)) * _Fp(0.5);
+  return __face;
+}
+
+// Seamless filtering: the texel (i, j) just past an edge of face `__face` (N x N texels) is the
+// one of the adjacent face its centre's direction points at.
+inline int cube_neighbor(int __face, long __i, long __j, long __n, long* __i2, long* __j2) {
+  const double __s = 2.0 * (__i + 0.5) / __n - 1.0, __t = 2.0 * (__j + 0.5) / __n - 1.0;
+  double __d[3];
+  switch (__face) {
+    case 0: __d[0] = 1; __d[1] = -__t; __d[2] = -__s; break;
+    case 1: __d[0] = -1; __d[1] = -__t; __d[2] = __s; break;
+    case 2: __d[0] = __s; __d[1] = 1; __d[2] = __t; break;
+    case 3: __d[0] = __s; __d[1] = -1; __d[2] = -__t; break;
+    case 4: __d[0] = __s; __d[1] = -__t; __d[2] = 1; break;
+    default: __d[0] = -__s; __d[1] = -__t; __d[2] = -1; break;
+  }
+  double __fs, __ft;
+  const int __f2 = cube_face(__d[0], __d[1], __d[2], &__fs, &__ft);
+  *__i2 = std::min(std::max((long)floor(__fs * __n), 0L), __n - 1);
+  *__j2 = std::min(std::max((long)floor(__ft * __n), 0L), __n - 1);
+  return __f2;
+}
+
+// Samples cubemap `__cube` (0 for a plain cubemap) in the direction (x, y, z).
+inline void sample_cube(const Object* __o, float __x, float __y, float __z, long __cube, double* __out) {
+  float __st[3] = {0.0f, 0.0f, 0.0f};
+  const int __face = cube_face(__x, __y, __z, &__st[0], &__st[1]);
+  auto __face_base = [&](int __f) { return __o->__base + size_t(__cube * 6 + __f) * __o->__layer_bytes; };
+  static const cudaTextureAddressMode __clamp[3] = {cudaAddressModeClamp, cudaAddressModeClamp, cudaAddressModeClamp};
+  if (!__o->__td.seamlessCubemap) {
+    sample_image(__o, __face_base(__face), 2, __st, __out, __o->__td.addressMode, true);
+    return;
+  }
+  if (__o->__td.filterMode != cudaFilterModeLinear) {
+    sample_image(__o, __face_base(__face), 2, __st, __out, __clamp, true);
+    return;
+  }
+  const long __n = __o->__n[0];
+  float __a[2];
+  const long __i = linear_tap(__st[0] * (float)__n, &__a[0]);
+  const long __j = linear_tap(__st[1] * (float)__n, &__a[1]);
+  double __v[4][4];
+  int __missing = -1;
+  for (int __corner = 0; __corner < 4; ++__corner) {
+    long __idx[2] = {__i + (__corner & 1), __j + (__corner >> 1)};
+    const bool __in0 = __idx[0] >= 0 && __idx[0] < __n, __in1 = __idx[1] >= 0 && __idx[1] < __n;
+    int __f = __face;
+    if (!__in0 && !__in1) {
+      __missing = __corner;
+      continue;
+    }
+    if (!__in0 || !__in1) {
+      // Far-away coordinates (huge or NaN) stay on the face, clamped.
+      if (__idx[0] < -1 || __idx[0] > __n || __idx[1] < -1 || __idx[1] > __n) {
+        __idx[0] = std::min(std::max(__idx[0], 0L), __n - 1);
+        __idx[1] = std::min(std::max(__idx[1], 0L), __n - 1);
+      } else {
+        __f = cube_neighbor(__face, __idx[0], __idx[1], __n, &__idx[0], &__idx[1]);
+      }
+    }
+    texel(__o, __face_base(__f), __idx, 2, __v[__corner]);
+  }
+  if (__missing >= 0)
+    for (int __c = 0; __c < 4; ++__c)
+      __v[__missing][__c] = ((float)__v[__missing ^ 1][__c] + (float)__v[__missing ^ 2][__c] +
+                             (float)__v[__missing ^ 3][__c]) / 3.0f;
+  float __acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (int __corner = 0; __corner < 4; ++__corner) {
+    const float __w = ((__corner & 1) ? __a[0] : 1.0f - __a[0]) * ((__corner >> 1) ? __a[1] : 1.0f - __a[1]);
+    for (int __c = 0; __c < 4; ++__c) __acc[__c] += __w * (float)__v[__corner][__c];
   }
   for (int __c = 0; __c < 4; ++__c) __out[__c] = __acc[__c];
 }
@@ -263,14 +407,49 @@ inline _Tp make_result(const double* __v) {
   return __r;
 }
 
-template <class _Tp>
-inline _Tp fetch(cudaTextureObject_t __t, int __dims, const float* __xyz, const char* __fn) {
-  const Object* __o = lookup(__t, __fn);
+// A fetch of the wrong kind (tex2D on a layered array, tex2DLayered on a plain one, ...) is
+// undefined on a GPU: the run stops and says which call the texture takes.
+inline void check_shape(const Object* __o, int __shape, const char* __fn) {
   if (__o->__linear_res)
     cudashim::fatal("cudashim: %s on a texture object over linear memory (cudaResourceTypeLinear is read "
                     "with tex1Dfetch only)", __fn);
+  if (__o->__shape != __shape)
+    cudashim::fatal("cudashim: %s on a texture object whose array is read with %s (a fetch of another kind "
+                    "is undefined)", __fn, shape_fetch(__o->__shape));
+}
+
+template <class _Tp>
+inline _Tp fetch(cudaTextureObject_t __t, int __dims, const float* __xyz, const char* __fn) {
+  const Object* __o = lookup(__t, __fn);
+  check_shape(__o, kPlain, __fn);
   double __v[4];
   sample(__o, __dims, __xyz, __v);
+  return make_result<_Tp>(__v);
+}
+
+// The layer index after clamping (an unsigned integer, as PTX takes it).
+inline long layer_index(const Object* __o, int __layer) {
+  const unsigned long __l = (unsigned)__layer;
+  return __l >= (unsigned long)__o->__layers ? __o->__layers - 1 : (long)__l;
+}
+
+template <class _Tp>
+inline _Tp fetch_layered(cudaTextureObject_t __t, int __dims, const float* __xyz, int __layer, const char* __fn) {
+  const Object* __o = lookup(__t, __fn);
+  check_shape(__o, __dims == 1 ? kLayered1D : kLayered2D, __fn);
+  double __v[4];
+  sample_image(__o, __o->__base + size_t(layer_index(__o, __layer)) * __o->__layer_bytes, __dims, __xyz, __v,
+               __o->__td.addressMode, __o->__td.normalizedCoords != 0);
+  return make_result<_Tp>(__v);
+}
+
+template <class _Tp>
+inline _Tp fetch_cube(cudaTextureObject_t __t, float __x, float __y, float __z, bool __layered, int __layer,
+                      const char* __fn) {
+  const Object* __o = lookup(__t, __fn);
+  check_shape(__o, __layered ? kCubemapLayered : kCubemap, __fn);
+  double __v[4];
+  sample_cube(__o, __x, __y, __z, __layered ? layer_index(__o, __layer) : 0, __v);
   return make_result<_Tp>(__v);
 }
 

@@ -66,9 +66,16 @@ inline size_t array_row_bytes(cudaArray_const_t __a) { return __a->__extent.widt
 inline cudaError_t new_array(cudaArray_t* __out, const cudaChannelFormatDesc* __desc, cudaExtent __e, unsigned __flags) {
   int __ncomp = 0, __bits = 0;
   if (__out == nullptr || __desc == nullptr || !valid_desc(*__desc, &__ncomp, &__bits)) return fail(cudaErrorInvalidValue);
-  if (__flags & (cudaArrayLayered | cudaArrayCubemap))
-    cudashim::fatal("cudashim: needs a GPU: texture (layered and cubemap arrays are not in the CPU shim)");
-  if (__e.width == 0 || (__e.height == 0 && __e.depth != 0)) return fail(cudaErrorInvalidValue);
+  if (__flags & cudaArrayCubemap) {
+    // Six square faces; with cudaArrayLayered, depth / 6 cubemaps of six faces.
+    const bool __six = (__flags & cudaArrayLayered) ? __e.depth % 6 == 0 : __e.depth == 6;
+    if (__e.width == 0 || __e.height != __e.width || __e.depth == 0 || !__six) return fail(cudaErrorInvalidValue);
+  } else if (__flags & cudaArrayLayered) {
+    // depth layers of width (1D layered: height 0) or width x height texels.
+    if (__e.width == 0 || __e.depth == 0) return fail(cudaErrorInvalidValue);
+  } else if (__e.width == 0 || (__e.height == 0 && __e.depth != 0)) {
+    return fail(cudaErrorInvalidValue);
+  }
   cudaArray* __a = new cudaArray{kArrayMagic, *__desc, __e, __flags, size_t(__ncomp * __bits / 8), nullptr};
   // Exactly the texels' bytes, so AddressSanitizer sees copies that overrun the array.
   const size_t __bytes = array_row_bytes(__a) * array_height(__a) * array_depth(__a);
@@ -105,6 +112,8 @@ inline unsigned char* array_box(cudaArray_const_t __a, size_t __x, size_t __y, s
 // ---------------------------------------------------------------- CUDA arrays
 inline cudaError_t cudaMallocArray(cudaArray_t* __array, const cudaChannelFormatDesc* __desc, size_t __width,
                                    size_t __height = 0, unsigned int __flags = 0) {
+  // Layered and cubemap arrays are made by cudaMalloc3DArray only.
+  if (__flags & (cudaArrayLayered | cudaArrayCubemap)) return cudashim::tex::fail(cudaErrorInvalidValue);
   return cudashim::tex::new_array(__array, __desc, cudaExtent{__width, __height, 0}, __flags);
 }
 inline cudaError_t cudaMalloc3DArray(cudaArray_t* __array, const cudaChannelFormatDesc* __desc, cudaExtent __extent,
@@ -226,7 +235,10 @@ inline cudaError_t cudaCreateTextureObject(cudaTextureObject_t* __out, const cud
                                            const cudaTextureDesc* __td, const cudaResourceViewDesc* __view) {
   using namespace cudashim::tex;
   if (__out == nullptr || __res == nullptr || __td == nullptr) return fail(cudaErrorInvalidValue);
-  if (__view != nullptr && __view->format != cudaResViewFormatNone)
+  // A view that keeps the resource's format is the resource itself, unless it starts past its
+  // first layer or level (not modelled).
+  if (__view != nullptr &&
+      (__view->format != cudaResViewFormatNone || __view->firstLayer != 0 || __view->firstMipmapLevel != 0))
     cudashim::fatal("cudashim: needs a GPU: texture (resource views are not in the CPU shim)");
   if (__td->sRGB) cudashim::fatal("cudashim: needs a GPU: texture (sRGB textures are not in the CPU shim)");
   Object __o{};
@@ -246,6 +258,15 @@ inline cudaError_t cudaCreateTextureObject(cudaTextureObject_t* __out, const cud
       __o.__n[2] = (long)array_depth(__a);
       __o.__pitch = array_row_bytes(__a);
       __o.__slice = __o.__pitch * array_height(__a);
+      if (__a->__flags & (cudaArrayLayered | cudaArrayCubemap)) {
+        // Each layer (face) is a 1D or 2D image; the depth extent counts them.
+        const bool __cube = (__a->__flags & cudaArrayCubemap) != 0;
+        __o.__shape = __cube ? ((__a->__flags & cudaArrayLayered) ? kCubemapLayered : kCubemap)
+                             : (__a->__extent.height == 0 ? kLayered1D : kLayered2D);
+        __o.__layers = (long)array_depth(__a) / (__cube ? 6 : 1);
+        __o.__layer_bytes = __o.__slice;
+        __o.__n[2] = 1;
+      }
       break;
     }
     case cudaResourceTypeLinear:
