@@ -42,6 +42,7 @@ from validators.analysis.launch_spans import launch_spans as _launch_spans
 from validators.analysis.launch_spans import masked_launch_directives as _masked_launch_directives
 from validators.analysis.memo import Memo
 from validators.cpu.lockstep import lockstep_copies
+from validators.cpu.shifts import gpu_shift_source
 from validators.cpu.syntax import text as _text
 from validators.cpu.syntax import walk as _walk
 
@@ -1244,26 +1245,32 @@ _MEMO: Memo[RewriteResult] = Memo(MEMO_CHARS)
 
 
 def rewrite(source: str, filename: str = "main.cu", lockstep: bool = True,
-            waits_elsewhere: set[str] | frozenset[str] = frozenset()) -> RewriteResult:
+            waits_elsewhere: set[str] | frozenset[str] = frozenset(),
+            bit_fields: frozenset[str] = frozenset()) -> RewriteResult:
     """Rewrite launches and dynamic shared memory declarations; keep every line where it was.
 
     `lockstep`: add warp-lockstep copies of the kernels that allow one (lockstep.py).
     `waits_elsewhere`: names other files of the program define that may wait for another
     thread (`waiting_elsewhere`).
+    `bit_fields`: names other files of the program declare bit-fields by (shifts.py).
 
     A pure function of its arguments, and a thorough check builds the same source once per
     variant (plain, ASan, race: three rewrites, ~0.07 CPU-s each, of one text): the results of
     the texts seen last are remembered within a budget of source characters, and each caller
     gets its own copy (callers add warnings to theirs)."""
-    key = (source, filename, lockstep, frozenset(waits_elsewhere))
-    kept = _MEMO.get(key, len(source), lambda: _rewrite(source, filename, lockstep, waits_elsewhere))
+    key = (source, filename, lockstep, frozenset(waits_elsewhere), bit_fields)
+    kept = _MEMO.get(key, len(source), lambda: _rewrite(source, filename, lockstep, waits_elsewhere, bit_fields))
     return copy.deepcopy(kept)
 
 
 def _rewrite(source: str, filename: str, lockstep: bool,
-             waits_elsewhere: set[str] | frozenset[str]) -> RewriteResult:
+             waits_elsewhere: set[str] | frozenset[str], bit_fields: frozenset[str] = frozenset()) -> RewriteResult:
     src = source.encode("utf-8", "surrogatepass")
     tree = _parse(src)
+    shifted = gpu_shift_source(src, tree.root_node, bit_fields)
+    if shifted is not src:  # the lockstep copies and every edit below see the wrapped amounts
+        src, source = shifted, shifted.decode("utf-8", "surrogatepass")
+        tree = _parse(src)
     edits: list[_Edit] = []
     result = RewriteResult(text=source)
     spin = _spinning(tree.root_node, src, waits_elsewhere)

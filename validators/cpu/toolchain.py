@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .lockstep import COPY_PREFIX
 from .rewrite import RewriteResult, copy_errors, program_identity_macros, rewrite, waiting_elsewhere
+from .shifts import bit_field_names
 
 HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
@@ -116,9 +117,11 @@ def shim_version() -> str:
     h = hashlib.sha256()
     headers = [f for ext in ("*.h", "*.cuh", "*.hpp") for f in INCLUDE_DIR.rglob(ext)]
     runtime = sorted((HERE / "runtime").glob("*.h"))
-    files = sorted(headers) + [RUNTIME_SOURCE, *runtime, HERE / "rewrite.py", HERE / "lockstep.py", HERE / "syntax.py", Path(__file__)]
+    rewriting = [HERE / n for n in ("rewrite.py", "lockstep.py", "syntax.py", "shifts.py")]
+    files = sorted(headers) + [RUNTIME_SOURCE, *runtime, *rewriting, HERE.parent / "analysis" / "launch_spans.py",
+                               Path(__file__)]
     for f in files:
-        h.update(str(f.relative_to(HERE)).encode() + b"\0" + f.read_bytes() + b"\0")
+        h.update(str(f.relative_to(HERE.parent)).encode() + b"\0" + f.read_bytes() + b"\0")
     h.update(gxx_version().encode())
     h.update(b"\0isa:" + " ".join(isa_flags()).encode())
     return h.hexdigest()[:16]
@@ -819,8 +822,10 @@ def _write_project(files: dict[str, str], out_dir: Path, lockstep: bool,
     `library_mode`: nvcc's identity macros renamed in every file (`program_identity_macros`)."""
     merged = RewriteResult(text="")
     elsewhere = waiting_elsewhere(files)
+    bit_fields = frozenset().union(*map(bit_field_names, files.values()))
     for rel, text in sorted(files.items()):
-        rw = rewrite(text, filename=rel, lockstep=lockstep, waits_elsewhere=elsewhere[rel])
+        rw = rewrite(text, filename=rel, lockstep=lockstep, waits_elsewhere=elsewhere[rel],
+                     bit_fields=bit_fields)
         target = out_dir / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         text = program_identity_macros(rw.text) if library_mode else rw.text

@@ -1577,6 +1577,40 @@ inline void spin_point() {
 }
 }  // namespace cudashim
 
+// Device shifts by a run-time amount (the rewrite wraps it: validators/cpu/shifts.py) mean what
+// PTX's shl/shr mean: the amount, read as 32 unsigned bits, clamps to the width, so a shift by
+// the width or more gives 0 (a signed right shift, the sign), where x86 masks the amount. An
+// amount that is not an integer passes through, and a class's own operator<< still gets the
+// number (ShiftAmount converts to it).
+namespace cudashim {
+template <class _Amt> struct ShiftAmount {
+  _Amt _Value;
+  constexpr operator _Amt() const { return _Value; }
+};
+template <class _Amt> constexpr decltype(auto) shift_amount(_Amt&& _B) {
+  if constexpr (std::is_integral_v<std::remove_cvref_t<_Amt>>) return ShiftAmount<std::remove_cvref_t<_Amt>>{_B};
+  else return static_cast<_Amt&&>(_B);
+}
+template <class _Val, class _Amt> requires std::is_integral_v<_Val>
+constexpr auto operator<<(_Val _A, ShiftAmount<_Amt> _S) -> decltype(_A << 0) {
+  using _Res = decltype(_A << 0);
+  const unsigned _N = static_cast<unsigned>(_S._Value);
+  return _N >= sizeof(_Res) * 8 ? _Res(0) : _Res(_Res(_A) << _N);
+}
+template <class _Val, class _Amt> requires std::is_integral_v<_Val>
+constexpr auto operator>>(_Val _A, ShiftAmount<_Amt> _S) -> decltype(_A >> 0) {
+  using _Res = decltype(_A >> 0);
+  const unsigned _N = static_cast<unsigned>(_S._Value);
+  if (_N < sizeof(_Res) * 8) return _Res(_Res(_A) >> _N);
+  if constexpr (std::is_signed_v<_Res>) return _Res(_A) < 0 ? _Res(-1) : _Res(0);
+  else return _Res(0);
+}
+template <class _Val, class _Amt> requires std::is_integral_v<std::remove_volatile_t<_Val>>
+constexpr _Val& operator<<=(_Val& _A, ShiftAmount<_Amt> _S) { _A = static_cast<std::remove_volatile_t<_Val>>(_A << _S); return _A; }
+template <class _Val, class _Amt> requires std::is_integral_v<std::remove_volatile_t<_Val>>
+constexpr _Val& operator>>=(_Val& _A, ShiftAmount<_Amt> _S) { _A = static_cast<std::remove_volatile_t<_Val>>(_A >> _S); return _A; }
+}  // namespace cudashim
+
 #define CUDASHIM_LOC std::source_location loc = std::source_location::current()
 inline void __syncthreads(CUDASHIM_LOC) { cudashim::block_barrier(0, 1, loc.line(), loc.file_name()); }
 inline int __syncthreads_count(int p, CUDASHIM_LOC) { return cudashim::block_barrier(1, p != 0, loc.line(), loc.file_name()); }

@@ -1,0 +1,41 @@
+"""Which shifts the cpu rewrite gives a GPU's meaning (validators/cpu/shifts.py): run-time amounts
+in device code only; what runs is in cpu_programs/device_shifts.cu."""
+
+from __future__ import annotations
+
+from validators.cpu.rewrite import rewrite
+
+WRAP = "::cudashim::shift_amount("
+
+
+def test_only_device_run_time_amounts_are_wrapped():
+    source = """struct S { unsigned f : 4; unsigned g; };
+#if (1 << 3) > 4
+#endif
+unsigned host(unsigned x, int b) { return x << b; }
+__device__ unsigned dev(unsigned x, int b, S *s) {
+#if (2 >> 1) == 1
+  x >>= b;
+#endif
+  s->f <<= b;
+  s->g <<= b;
+  return (x << 3) | (x << (32 - b)) | (x >> (b << 1));
+}
+__global__ void k(unsigned *o, int b) { auto l = [=] __device__ (unsigned v) { return v << b; }; o[0] = l(o[1]); }
+"""
+    out = rewrite(source, lockstep=False).text
+    lines = out.splitlines()
+    assert len(lines) == len(source.splitlines())
+    assert lines[1] == "#if (1 << 3) > 4" and lines[5] == "#if (2 >> 1) == 1"
+    assert lines[3] == "unsigned host(unsigned x, int b) { return x << b; }"  # host: x86's meaning
+    assert lines[6] == f"  x >>= {WRAP}b);"
+    assert lines[8] == "  s->f <<= b;"  # a bit-field: no reference binds to it
+    assert lines[9] == f"  s->g <<= {WRAP}b);"
+    assert lines[10] == f"  return (x << 3) | (x << {WRAP}(32 - b))) | (x >> {WRAP}(b << 1)));"
+    assert f"v << {WRAP}b)" in lines[12]
+
+
+def test_a_bit_field_another_file_declares_is_left_alone():
+    source = "__device__ void f(Hdr *h, int n) { h->flags <<= n; h->other <<= n; }\n"
+    out = rewrite(source, lockstep=False, bit_fields=frozenset({"flags"})).text
+    assert "h->flags <<= n;" in out and f"h->other <<= {WRAP}n);" in out
