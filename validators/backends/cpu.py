@@ -256,6 +256,8 @@ class CpuBackend(Backend):
                 runtime=runtime,
             )
             said = out.diagnostics.replace(PROJECT_DIR + "/", "") if units else out.diagnostics
+            said = diagnostics.program_quotes(
+                said, program.files if units else {_cxx_name(program.filename): program.source})
             info = CompileInfo(
                 compiler=f"g++ {toolchain.gxx_version()} (cudashim {toolchain.shim_version()}, {variant})",
                 command=out.command,

@@ -418,3 +418,85 @@ def cuda_error_line(text: str) -> str:
         if _CUDA_ERROR_TEXT.search(line):
             return line.strip()[:300]
     return ""
+
+
+_LOCATION = re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<rest>.*)$")
+_QUOTE = re.compile(r"^(?P<pad> *\d+ \| )(?P<code>.*)$")
+_MARK = re.compile(r"^(?P<pad> *\| )(?P<mark>.*)$")
+_TAB = 8  # g++'s -ftabstop: its columns and quotes count a tab to the next multiple of 8
+
+
+def program_quotes(diagnostics: str, sources: dict[str, str]) -> str:
+    """g++'s messages with each quoted source line the program's own, not the rewrite's.
+
+    The cpu rewrite changes lines in place (a launch becomes a call to the shim, a device shift's
+    amount is wrapped), so g++ quotes, and counts its columns in, text the program never had
+    (`::cudashim::launch<false>("k", blocks, thread, ...)` for `k<<<blocks, thread>>>`). Where a
+    quoted line differs from the program's (`sources`: text by the name g++ gives), the program's
+    line is quoted instead, and the column and caret move to the same token there; a token the
+    line does not hold exactly once (as often as in the rewrite) loses its column and caret."""
+    if not sources or " | " not in diagnostics:
+        return diagnostics
+    lines = diagnostics.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        where = _LOCATION.match(lines[i])
+        quote = _QUOTE.match(lines[i + 1]) if where and i + 1 < len(lines) else None
+        own = _line_of(sources, where["file"], int(where["line"])) if quote else None
+        if own is None or own.expandtabs(_TAB).rstrip() == quote["code"].rstrip():
+            out.append(lines[i])
+            i += 1
+            continue
+        own = own.expandtabs(_TAB).rstrip()
+        marks: list[str] = []
+        j = i + 2
+        while j < len(lines) and (m := _MARK.match(lines[j])):
+            marks.append(m["mark"])
+            j += 1
+        moved = _moved_column(quote["code"], own, int(where["col"]) - 1, marks[0] if marks else "")
+        if moved is None:
+            out.append(f"{where['file']}:{where['line']}: {where['rest']}")
+            out.append(quote["pad"] + own)
+        else:
+            shift = moved - (int(where["col"]) - 1)
+            out.append(f"{where['file']}:{where['line']}:{moved + 1}: {where['rest']}")
+            out.append(quote["pad"] + own)
+            pad = " " * (len(quote["pad"]) - 2) + "| "
+            for mark in marks:
+                body = mark.lstrip(" ")
+                out.append(pad + " " * max(0, len(mark) - len(body) + shift) + body)
+        i = j
+    return "\n".join(out)
+
+
+def _line_of(sources: dict[str, str], name: str, number: int) -> str | None:
+    text = sources.get(name)
+    if text is None:
+        ends = [k for k in sources if name.endswith("/" + k) or k.endswith("/" + name)]
+        text = sources[ends[0]] if len(ends) == 1 else None
+    if text is None:
+        return None
+    found = text.split("\n")
+    return found[number - 1].rstrip("\r") if 0 < number <= len(found) else None
+
+
+def _moved_column(rewritten: str, own: str, column: int, mark: str) -> int | None:
+    """Where in `own` the token g++ marks at `column` of `rewritten` is (0-based), when that
+    token is found there as often as in `rewritten` (the n-th in one is the n-th in the other)."""
+    start = column
+    end = len(mark.rstrip()) if mark.strip() else column + 1
+    if start >= len(rewritten):
+        return None
+    token = rewritten[start:max(end, start + 1)]
+    word = re.match(r"\w+", rewritten[start:])
+    if word:
+        token = word.group()
+    pattern = re.compile(rf"(?<!\w){re.escape(token)}(?!\w)" if word else re.escape(token))
+    before = [m.start() for m in pattern.finditer(rewritten)]
+    there = [m.start() for m in pattern.finditer(own)]
+    if start not in before or not there:
+        return None
+    if len(there) == 1:
+        return there[0]
+    return there[before.index(start)] if len(there) == len(before) else None
