@@ -264,31 +264,36 @@ inline void sample(const Object* __o, int __dims, const float* __xyz, double* __
 
 // ---------------------------------------------------------------- cubemaps
 // The face a direction points at and its coordinates (sc/|m| + 1) / 2, (tc/|m| + 1) / 2.
-template <class _Fp>
-inline int cube_face(_Fp __x, _Fp __y, _Fp __z, _Fp* __s, _Fp* __t) {
-  const _Fp __ax = __x < 0 ? -__x : __x, __ay = __y < 0 ? -__y : __y, __az = __z < 0 ? -__z : __z;
-  int __face;
-  _Fp __m, __sc, __tc;
-  if (__az >= __ax && __az >= __ay) {
-    __face = __z >= 0 ? 4 : 5;
-    __m = __az;
-    __sc = __z >= 0 ? __x : -__x;
-    __tc = -__y;
-  } else if (__ay >= __ax) {
-    __face = __y >= 0 ? 2 : 3;
-    __m = __ay;
-    __sc = __x;
-    __tc = __y >= 0 ? __z : -__z;
-  } else {
-    __face = __x >= 0 ? 0 : 1;
-    __m = __ax;
-    __sc = __x >= 0 ? -__z : __z;
-    __tc = -__y;
-  }
-  *__s = (__sc / __m + _Fp(1)) * _Fp(0.5);
-  *__t = (__tc / __m + _Fp(1)) * _Fp(0.5);
-  return __face;
+// A macro for float and double, not a template: the inline functions below would instantiate
+// it in every program, textures or not (tests/validators/test_cpu_shim_instantiations.py).
+#define CUDASHIM_CUBE_FACE(_Fp) \
+inline int cube_face(_Fp __x, _Fp __y, _Fp __z, _Fp* __s, _Fp* __t) { \
+  const _Fp __ax = __x < 0 ? -__x : __x, __ay = __y < 0 ? -__y : __y, __az = __z < 0 ? -__z : __z; \
+  int __face; \
+  _Fp __m, __sc, __tc; \
+  if (__az >= __ax && __az >= __ay) { \
+    __face = __z >= 0 ? 4 : 5; \
+    __m = __az; \
+    __sc = __z >= 0 ? __x : -__x; \
+    __tc = -__y; \
+  } else if (__ay >= __ax) { \
+    __face = __y >= 0 ? 2 : 3; \
+    __m = __ay; \
+    __sc = __x; \
+    __tc = __y >= 0 ? __z : -__z; \
+  } else { \
+    __face = __x >= 0 ? 0 : 1; \
+    __m = __ax; \
+    __sc = __x >= 0 ? -__z : __z; \
+    __tc = -__y; \
+  } \
+  *__s = (__sc / __m + _Fp(1)) * _Fp(0.5); \
+  *__t = (__tc / __m + _Fp(1)) * _Fp(0.5); \
+  return __face; \
 }
+CUDASHIM_CUBE_FACE(float)
+CUDASHIM_CUBE_FACE(double)
+#undef CUDASHIM_CUBE_FACE
 
 // Seamless filtering: the texel (i, j) just past an edge of face `__face` (N x N texels) is the
 // one of the adjacent face its centre's direction points at.
