@@ -39,3 +39,25 @@ def test_a_bit_field_another_file_declares_is_left_alone():
     source = "__device__ void f(Hdr *h, int n) { h->flags <<= n; h->other <<= n; }\n"
     out = rewrite(source, lockstep=False, bit_fields=frozenset({"flags"})).text
     assert "h->flags <<= n;" in out and f"h->other <<= {WRAP}n);" in out
+
+
+def test_host_only_branches_and_stream_manipulators_are_not_amounts():
+    source = """__host__ __device__ int f(int v, int y) {
+#ifndef __CUDA_ARCH__
+  std::cout << v << std::endl;
+#else
+  y = v << y;
+#endif
+#ifdef __CUDA_ARCH__
+  y = y << v;
+#else
+  std::cout << y;
+#endif
+  std::cerr << y << std::endl << "s";
+  return y;
+}
+"""
+    lines = rewrite(source, lockstep=False).text.splitlines()
+    assert lines[2] == "  std::cout << v << std::endl;" and lines[9] == "  std::cout << y;"
+    assert lines[4] == f"  y = v << {WRAP}y);" and lines[7] == f"  y = y << {WRAP}v);"
+    assert lines[11] == f"  std::cerr << {WRAP}y) << std::endl << \"s\";"

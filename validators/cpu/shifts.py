@@ -26,6 +26,13 @@ from validators.cpu.syntax import text as _text
 
 _OPERATORS = frozenset({"<<", ">>", "<<=", ">>="})
 _COMPOUND = frozenset({"<<=", ">>="})
+_NOT_AMOUNTS = frozenset({"number_literal", "char_literal", "string_literal", "concatenated_string",
+                          "raw_string_literal"})
+# A stream manipulator is a stream's right operand, never an amount (and `std::endl`, a
+# template, cannot be an argument): in `__host__ __device__` code outside a `__CUDA_ARCH__` test.
+_MANIPULATOR = re.compile(r"(?:^|::)\s*(?:endl|ends|flush|ws|hex|dec|oct|fixed|scientific|hexfloat"
+                          r"|defaultfloat|(?:no)?(?:boolalpha|showbase|showpoint|showpos|skipws|uppercase"
+                          r"|unitbuf)|left|right|internal)\s*$")
 # `name : width` followed by `;` or `,`: a bit-field's declarator. A label or a `case` matched
 # too only leaves a member of that name's compound shifts as they were.
 _BIT_FIELD = re.compile(r"\b([A-Za-z_]\w*)\s*:\s*(?:\d+|[A-Za-z_]\w*)\s*[;,]")
@@ -49,21 +56,50 @@ def _is_device_function(src: bytes, node: Node) -> Node | None:
     return body if _DEVICE.search(src, node.start_byte, body.start_byte) else None
 
 
+def _host_branch(src: bytes, node: Node) -> Node | None:
+    """Which part of a `#if`/`#ifdef` in device code is host code only: the body of
+    `#ifndef __CUDA_ARCH__` or `#if !defined(__CUDA_ARCH__)` (the node itself stands for it),
+    the `#else` of `#ifdef __CUDA_ARCH__` or `#if defined(__CUDA_ARCH__)`; None for others."""
+    if node.type == "preproc_ifdef":
+        name = node.child_by_field_name("name")
+        if name is None or _text(src, name) != "__CUDA_ARCH__":
+            return None
+        negated = _text(src, node.children[0]) == "#ifndef"
+    elif node.type == "preproc_if":
+        condition = node.child_by_field_name("condition")
+        words = re.sub(r"\s|defined|[()]", "", _text(src, condition)) if condition is not None else ""
+        if words not in ("__CUDA_ARCH__", "!__CUDA_ARCH__"):
+            return None
+        negated = words.startswith("!")
+    else:
+        return None
+    return node if negated else node.child_by_field_name("alternative")
+
+
 def _shift_amounts(body: Node, src: bytes, bit_fields: frozenset[str]) -> list[Node]:
-    """The amounts of `body`'s shifts that are not literals, outside preprocessor conditions."""
+    """The amounts of `body`'s shifts that are not literals, outside preprocessor conditions and
+    host-only branches (`std::cout << std::endl` there is no shift, and a template name cannot
+    be passed to `shift_amount`)."""
     found: list[Node] = []
     stack = [body]
     while stack:
         node = stack.pop()
         if node.type in ("preproc_if", "preproc_elif", "preproc_ifdef", "preproc_elifdef"):
-            condition = node.child_by_field_name("condition")
-            stack.extend(c for c in node.children if c != condition)
+            skipped = {node.child_by_field_name("condition")}
+            host = _host_branch(src, node)
+            if host is node:  # the body is host code; an #else/#elif may not be
+                alternative = node.child_by_field_name("alternative")
+                stack.extend([alternative] if alternative is not None else [])
+                continue
+            skipped.add(host)
+            stack.extend(c for c in node.children if c not in skipped)
             continue
         if node.type in ("binary_expression", "assignment_expression"):
             operator = node.child_by_field_name("operator")
             right = node.child_by_field_name("right")
             if (operator is not None and right is not None and _text(src, operator) in _OPERATORS
-                    and right.type not in ("number_literal", "char_literal")
+                    and right.type not in _NOT_AMOUNTS
+                    and not _MANIPULATOR.search(_text(src, right))
                     and not (_text(src, operator) in _COMPOUND and _bit_field(src, node, bit_fields))):
                 found.append(right)
         stack.extend(node.children)

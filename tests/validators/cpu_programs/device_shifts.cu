@@ -6,6 +6,7 @@
 // a class's own operator<<, templates, device lambdas, barriers (a lockstep copy).
 #include <cstdio>
 #include <cstdint>
+#include <iostream>
 
 struct Bits {
   unsigned lo : 12;
@@ -21,6 +22,14 @@ template <int N> __device__ unsigned low_mask() {
   constexpr unsigned m = (1u << N) - 1u;  // constant expression: still one
   static_assert(((1u << N) >> N) == 1u, "constexpr shifts");
   return m;
+}
+
+// Host-only stream output in a __host__ __device__ function: `<< std::endl` is not a shift.
+__host__ __device__ unsigned logged_shl(unsigned x, int s) {
+#ifndef __CUDA_ARCH__
+  std::cerr << "logged_shl " << x << std::endl;
+#endif
+  return x << s;
 }
 
 __host__ __device__ inline unsigned rotl(unsigned x, int r) { return (x << r) | (x >> (32 - r)); }
@@ -77,7 +86,7 @@ int main() {
   cudaMemcpy(d_amt, h_amt, sizeof h_amt, cudaMemcpyHostToDevice);
   shifts<<<1, threads>>>(d_in, d_amt, d_out);
   cudaMemcpy(h_out, d_out, sizeof h_out, cudaMemcpyDeviceToHost);
-  int bad = 0;
+  int bad = logged_shl(1u, 3) != 8u;
   for (int i = 0; i < threads; i++) {
     unsigned x = h_in[i % 4];
     int b = h_amt[i % 8];
