@@ -305,9 +305,12 @@ def load_project(folder: Path, sources: list[str], flags: list[str]) -> Program:
         # Paths from `root`: the units, and the -I folders given relative to `folder`.
         base = folder.relative_to(root).as_posix()
         sources = [(folder / s).resolve().relative_to(root).as_posix() for s in sources]
-        flags = [f"-I{posixpath.normpath(base + '/' + f[2:])}" if f.startswith("-I")
-                 and not Path(f[2:]).is_absolute() else f for f in flags]
+        flags = [f"{opt}{posixpath.normpath(base + '/' + f[len(opt):])}"
+                 if (opt := _include_option(f)) and not Path(f[len(opt):]).is_absolute() else f
+                 for f in flags]
     include_dirs = [root / f[2:] for f in flags if f.startswith("-I")]
+    # -iquote folders: searched for `#include "..."` only, before the -I folders.
+    quote_dirs = [root / f[7:] for f in flags if f.startswith("-iquote")] + include_dirs
     files: dict[str, str] = {}
     total = 0
     pending = list(dict.fromkeys(sources))
@@ -325,8 +328,9 @@ def load_project(folder: Path, sources: list[str], flags: list[str]) -> Program:
         if len(files) > len(sources) + HEADER_LIMIT:
             raise ProjectError(f"the sources in {folder} include over {HEADER_LIMIT} local headers")
         for quote, name in _INCLUDE.findall(text.encode("utf-8")):
-            found = _find_header(name.decode("utf-8").strip(),
-                                 path.parent if quote == b'"' else None, include_dirs, root)
+            quoted = quote == b'"'
+            found = _find_header(name.decode("utf-8").strip(), path.parent if quoted else None,
+                                 quote_dirs if quoted else include_dirs, root)
             if found is not None and found not in files:
                 pending.append(found)
     units = list(dict.fromkeys(sources))
@@ -335,6 +339,11 @@ def load_project(folder: Path, sources: list[str], flags: list[str]) -> Program:
     return Program(source=files[first], filename=name if re.fullmatch(
         r"[A-Za-z0-9_.-]+\.(cu|cpp|cc)", name) else "main.cu", extra_flags=list(flags),
         files=files, units=units)
+
+
+def _include_option(flag: str) -> str:
+    """`-I` or `-iquote` when `flag` names an include folder with it (glued), else ''."""
+    return next((o for o in ("-iquote", "-I") if flag.startswith(o) and len(flag) > len(o)), "")
 
 
 def _find_header(name: str, beside: Path | None, include_dirs: list[Path],
@@ -361,10 +370,10 @@ def exposed_include_dirs(program: Program, folder: Path) -> tuple[list[Path], li
     notes: list[str] = []
     flags: list[str] = []
     for f in program.extra_flags:
-        path = Path(f[2:]) if f.startswith("-I") else None
+        path = Path(f[len(opt):]) if (opt := _include_option(f)) else None
         if path is not None and path.is_absolute():
             if not path.is_dir():
-                notes.append(f"cudashim: -I {path} dropped: no such folder (nvcc and g++ skip an "
+                notes.append(f"cudashim: {opt} {path} dropped: no such folder (nvcc and g++ skip an "
                              "include folder that does not exist)")
                 continue
             if path != folder and path not in dirs:

@@ -561,10 +561,15 @@ def _laid_out(program: Program, host_flags: list[str]) -> tuple[dict[str, str], 
         return program.files, program.units, host_flags
     files = {f"{PROJECT_DIR}/{path}": text for path, text in program.files.items()}
     units = [f"{PROJECT_DIR}/{u}" for u in program.units]
-    flags = [f"-I{posixpath.normpath(f'{PROJECT_DIR}/{f[2:]}')}"
-             if f.startswith("-I") and len(f) > 2 and not f[2:].startswith("/") else f
+    flags = [f"{opt}{posixpath.normpath(f'{PROJECT_DIR}/{f[len(opt):]}')}"
+             if (opt := _include_option(f)) and not f[len(opt):].startswith("/") else f
              for f in host_flags]
     return files, units, [*flags, f"-ffile-prefix-map={PROJECT_DIR}/="]
+
+
+def _include_option(flag: str) -> str:
+    """`-I` or `-iquote` when `flag` names an include folder with it (glued), else ''."""
+    return next((o for o in ("-iquote", "-I") if flag.startswith(o) and len(flag) > len(o)), "")
 
 
 def _has_c_units(program: Program) -> bool:
@@ -582,7 +587,7 @@ _STD_AT_LEAST_20 = {"20", "2a", "23", "2b", "26", "2c"}
 # Host flags g++ reads as nvcc passes them to the host compiler: macros, include dirs, -O
 # levels, OpenMP and threads (compile and link: the same g++ command links), libraries.
 _KEPT_FLAG = re.compile(
-    r"^-(D\w|U\w|I|O[0-3s]?$|fopenmp(-simd)?$|pthread$|l(m|gomp|pthread|rt|dl)$)"
+    r"^-(D\w|U\w|I|iquote.|O[0-3s]?$|fopenmp(-simd)?$|pthread$|l(m|gomp|pthread|rt|dl)$)"
 )
 # CUDA libraries the shim carries in its headers (the runtime, cuBLAS, cuSPARSE, cuRAND, cuFFT,
 # NVTX): linking them needs nothing, so their -l is dropped with a note that says so.

@@ -62,8 +62,12 @@ def project_program(args: argparse.Namespace) -> tuple[Program, Path, list[str]]
     # A relative -I of -X is from --dir, else from here, as the sources are.
     base = folder if args.dir is not None else Path.cwd()
     extra = [_include_from(f, base, folder) for f in args.flags]
-    # The folder itself stays on the include path after the program's own -I folders.
-    program = load_project(folder, sources, [*flags, *extra, f"-I{folder}"])
+    # nvcc searches a source's own folder for `#include "..."` only, never for <...>: the folder
+    # is on the quoted path alone (a program's own unistd.h or time.h must not stand for the
+    # system's, in its includes or in libstdc++'s), after the program's own -I folders. `.` is
+    # the folder as laid out for the build (its rewritten headers); the folder itself follows,
+    # for a header nothing followed (a computed `#include MACRO`).
+    program = load_project(folder, sources, [*flags, *extra, "-iquote.", f"-iquote{folder}"])
     return program, folder, notes
 
 

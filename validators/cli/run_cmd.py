@@ -295,7 +295,12 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
             check_destination(keep)
         if prog_path is not None:
             folder = prog_path.resolve().parent
-            program = load_program(str(prog_path), extra_flags=[f"-I{folder}", *args.flags])
+            # nvcc searches a source's own folder for `#include "..."` only: on the cpu backend
+            # -iquote says so, and the folder's own unistd.h does not shadow the system's <...>
+            # (nvcc itself takes no -iquote, so the cuda backend keeps -I).
+            chosen = get_backend(args.backend)
+            own = "-iquote" if chosen.name == "cpu" else "-I"
+            program = load_program(str(prog_path), extra_flags=[f"{own}{folder}", *args.flags])
         else:
             program, folder, nvcc_notes = project_program(args)
         check_folder_readable(folder)
@@ -304,7 +309,7 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
         # an -I folder that does not exist is dropped with a note, as nvcc and g++ skip it.
         exposed, missing = exposed_include_dirs(program, folder)
         nvcc_notes += missing
-        backend = get_backend(args.backend).with_include_dirs(exposed)
+        backend = (chosen if prog_path is not None else get_backend(args.backend)).with_include_dirs(exposed)
         if program.units and backend.name != "cpu":
             raise ValueError(f"a program of several files builds on the cpu backend only (not "
                              f"yet on {backend.name})")

@@ -28,7 +28,10 @@ from .shifts import bit_field_names
 
 HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
+# The C units' headers: the runtime API's C face, whose functions runtime/c_api.cpp exports.
+INCLUDE_C_DIR = HERE / "include_c"
 RUNTIME_SOURCE = HERE / "runtime" / "cudashim_runtime.cpp"
+C_API_SOURCE = HERE / "runtime" / "c_api.cpp"
 THRUST_CUDA_POLICY = INCLUDE_DIR / "thrust" / "system" / "cuda" / "execution_policy.h"
 VARIANTS = ("plain", "asan", "race")
 
@@ -97,12 +100,22 @@ def gcc() -> str:
     return shutil.which("gcc") or cxx
 
 
-_C_FLAG = re.compile(r"^-(D\w|U\w|I|O[0-3s]?$|fopenmp$|pthread$|ffile-prefix-map=)")
+_C_FLAG = re.compile(r"^-(D\w|U\w|I|iquote.|O[0-3s]?$|fopenmp$|pthread$|ffile-prefix-map=)")
 
 
 def _c_flags(flags: list[str]) -> list[str]:
     """The program's host flags that mean the same to the C compiler (not -std=c++20)."""
     return [f for f in flags if _C_FLAG.match(f)]
+
+
+def c_unit_flags(variant: str) -> list[str]:
+    """What a C unit is compiled with in `variant`: the checking of the program's C++ units
+    (ASan and its frame pointers, the race build's instrumentation, their -O level and line
+    tables), less the C++ standard and the ISA level: a .c file is host code, which nvcc hands
+    to the host compiler at its default target, so it contracts no FMA that a GPU machine's
+    build would not."""
+    isa = set(isa_flags())
+    return [f for f in program_flags(variant) if not f.startswith("-std=") and f not in isa]
 
 
 @lru_cache(maxsize=1)
@@ -116,7 +129,8 @@ def shim_version() -> str:
     """Digest of everything that changes what a program builds into."""
     h = hashlib.sha256()
     headers = [f for ext in ("*.h", "*.cuh", "*.hpp") for f in INCLUDE_DIR.rglob(ext)]
-    runtime = sorted((HERE / "runtime").glob("*.h"))
+    runtime = sorted((HERE / "runtime").glob("*.h")) + [C_API_SOURCE]
+    headers += INCLUDE_C_DIR.glob("*.h")
     rewriting = [HERE / n for n in ("rewrite.py", "lockstep.py", "syntax.py", "shifts.py")]
     files = sorted(headers) + [RUNTIME_SOURCE, *runtime, *rewriting, HERE.parent / "analysis" / "launch_spans.py",
                                Path(__file__)]
@@ -483,7 +497,7 @@ def thrust_flags() -> list[str]:
 def shim_paths(variant: str) -> list[Path]:
     """Directories a program build reads besides the system: the headers and the built shim."""
     cccl, nvtx = cccl_dir(), nvtx_dir()
-    return [INCLUDE_DIR, _shim_dir(variant), *([cccl.resolve()] if cccl else []),
+    return [INCLUDE_DIR, INCLUDE_C_DIR, _shim_dir(variant), *([cccl.resolve()] if cccl else []),
             *([nvtx] if nvtx else [])]
 
 
@@ -631,7 +645,8 @@ def _compile(
         sources = [filename]
     exe = out_dir / "prog"
     # C units (`nvcc main.cu timer.c`): nvcc hands them to the host C compiler, so they are C
-    # (malloc's void* converts implicitly), compiled apart and linked with the rest.
+    # (malloc's void* converts implicitly), compiled apart and linked with the rest. CUDA's
+    # include folder is on their path, so their runtime API is the shim's C face (include_c).
     c_units = [s for s in sources if s.endswith(".c")]
     sources = [s for s in sources if not s.endswith(".c")]
     c_objects = [f"cudashim_c{i}.o" for i in range(len(c_units))]
@@ -642,7 +657,7 @@ def _compile(
     host_objects = [f"cudashim_cpp{i}.o" for i in range(len(host_units))]
     c_output = ""
     for src, obj in zip(c_units, c_objects, strict=True):
-        step = [gcc(), "-O2", "-w", *_c_flags(extra_flags or []),
+        step = [gcc(), *c_unit_flags(variant), f"-I{INCLUDE_C_DIR}", *_c_flags(extra_flags or []),
                 *[f"-D{k}={v}" for k, v in sorted((defines or {}).items())],
                 "-x", "c", "-c", src, "-o", obj]
         done = runner(step, out_dir, shim_paths(variant))

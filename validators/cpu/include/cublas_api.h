@@ -1,7 +1,9 @@
 // cudashim: a host subset of the cuBLAS v2 API (CUDA 12 signatures), computed on the CPU.
 //
 // Device memory is host memory here, so both pointer modes read scalars and write results
-// through the pointer given; calls run synchronously in issue order (streams are recorded only).
+// through the pointer given; calls run synchronously in issue order, except on a stream that is
+// being captured: there a call's work becomes a node of the capture (`_enqueue`), as cuBLAS's
+// kernels do on a GPU, and runs at each launch of the graph.
 // Argument checks follow the reference BLAS / cuBLAS rules and return
 // CUBLAS_STATUS_INVALID_VALUE without touching memory. What is not declared here (complex
 // types, trsm, syrk, cublasLt, ...) fails to compile and is reported as `needs_gpu`; a declared
@@ -95,6 +97,69 @@ struct cublasContext {
   cublasAtomicsMode_t atomics_mode = CUBLAS_ATOMICS_NOT_ALLOWED;
 };
 typedef struct cublasContext* cublasHandle_t;
+
+namespace cudashim {
+// The runtime's (cudashim_runtime.cpp): a library call's work as a node of the capture `__s` is
+// in (it owns `__w`), and the capture a call a GPU refuses in it invalidates.
+cudaError_t capture_library_call(cudaStream_t __s, _Closure* __w, const char* __library, const char* __call);
+void invalidate_capture(cudaStream_t __s);
+}  // namespace cudashim
+namespace cudashim::blas {
+// Runs a call's work now, or, when the handle's stream is being captured, makes it a node of the
+// capture that each launch of the graph runs (a GPU records cuBLAS's kernels and runs nothing).
+// The work holds its arguments by value and never the handle, which the program may destroy
+// before it launches the graph. Argument checks stay at the call: their status is the call's.
+template <class _Fn>
+cublasStatus_t _enqueue(cublasHandle_t __h, _Fn&& __f, const char* __call = __builtin_FUNCTION()) {
+  if (!::cudashim::capturing(__h->stream)) {
+    __f();
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  auto* __w = new ::cudashim::_Closure_of<std::decay_t<_Fn>>(std::decay_t<_Fn>(std::forward<_Fn>(__f)));
+  return ::cudashim::capture_library_call(__h->stream, __w, "cublas", __call) == cudaSuccess ? CUBLAS_STATUS_SUCCESS
+                                                                                              : CUBLAS_STATUS_EXECUTION_FAILED;
+}
+// A result in host pointer mode is copied to the host and waited for: a GPU cannot do that in
+// a capture, so the call fails (the copy is what fails: cuBLAS's internal-error status) and the
+// capture is invalidated.
+template <class _Fn>
+cublasStatus_t _enqueue_result(cublasHandle_t __h, _Fn&& __f, const char* __call = __builtin_FUNCTION()) {
+  if (__h->pointer_mode == CUBLAS_POINTER_MODE_HOST && ::cudashim::capturing(__h->stream)) {
+    ::cudashim::invalidate_capture(__h->stream);
+    return CUBLAS_STATUS_INTERNAL_ERROR;
+  }
+  return _enqueue(__h, std::forward<_Fn>(__f), __call);
+}
+// A scalar argument (alpha, beta, c, s): cuBLAS reads one given in host pointer mode at the call
+// (a captured graph keeps that value) and one in device mode when its kernels run.
+template <class _Tp>
+struct _Scalar {
+  const _Tp* __p = nullptr;  // device pointer mode
+  _Tp __v{};
+  _Tp get() const { return __p ? *__p : __v; }
+};
+template <class _Tp>
+_Scalar<_Tp> _scalar(cublasHandle_t __h, const _Tp* __p) {
+  _Scalar<_Tp> __s;
+  if (__h->pointer_mode == CUBLAS_POINTER_MODE_DEVICE) __s.__p = __p;
+  else __s.__v = *__p;
+  return __s;
+}
+// The same for a scalar of a cudaDataType (the *Ex calls), widened exactly to double.
+struct _Typed_scalar {
+  const void* __p = nullptr;
+  cudaDataType __t = CUDA_R_32F;
+  double __v = 0;
+  double get() const { return __p ? lib::load(__p, __t, 0) : __v; }
+};
+inline _Typed_scalar _scalar(cublasHandle_t __h, const void* __p, cudaDataType __t) {
+  _Typed_scalar __s;
+  __s.__t = __t;
+  if (__h->pointer_mode == CUBLAS_POINTER_MODE_DEVICE) __s.__p = __p;
+  else __s.__v = lib::load(__p, __t, 0);
+  return __s;
+}
+}  // namespace cudashim::blas
 
 // ---------------------------------------------------------------- helper context functions
 inline cublasStatus_t cublasCreate(cublasHandle_t* __h) { ::cudashim::_Device_access __cudashim_da;
@@ -261,17 +326,33 @@ inline cublasStatus_t cublasSetMatrix(int __rows, int __cols, int __es, const vo
 inline cublasStatus_t cublasGetMatrix(int __rows, int __cols, int __es, const void* __a, int __lda, void* __b, int __ldb) {
   return ::cudashim::blas::_copy_matrix(__rows, __cols, __es, __a, __lda, __b, __ldb, false);
 }
-inline cublasStatus_t cublasSetVectorAsync(int __n, int __es, const void* __x, int __incx, void* __y, int __incy, cudaStream_t) { ::cudashim::_Device_access __cudashim_da;
-  return cublasSetVector(__n, __es, __x, __incx, __y, __incy);
+// On a capturing stream the copy is a node of the capture, reading its source when the graph
+// runs (as cudaMemcpyAsync's is).
+namespace cudashim::blas {
+template <class _Fn>
+cublasStatus_t _copy_async(cudaStream_t __s, bool __bad, _Fn&& __copy, const char* __call = __builtin_FUNCTION()) {
+  if (__bad || !::cudashim::capturing(__s)) return __copy();
+  auto __work = [__copy]() mutable { __copy(); };
+  auto* __w = new ::cudashim::_Closure_of<decltype(__work)>(std::move(__work));
+  return ::cudashim::capture_library_call(__s, __w, "cublas", __call) == cudaSuccess ? CUBLAS_STATUS_SUCCESS
+                                                                                     : CUBLAS_STATUS_EXECUTION_FAILED;
 }
-inline cublasStatus_t cublasGetVectorAsync(int __n, int __es, const void* __x, int __incx, void* __y, int __incy, cudaStream_t) { ::cudashim::_Device_access __cudashim_da;
-  return cublasGetVector(__n, __es, __x, __incx, __y, __incy);
+}  // namespace cudashim::blas
+inline cublasStatus_t cublasSetVectorAsync(int __n, int __es, const void* __x, int __incx, void* __y, int __incy, cudaStream_t __s) { ::cudashim::_Device_access __cudashim_da;
+  return ::cudashim::blas::_copy_async(__s, __es <= 0 || __incx <= 0 || __incy <= 0,
+                                       [=] { return cublasSetVector(__n, __es, __x, __incx, __y, __incy); });
 }
-inline cublasStatus_t cublasSetMatrixAsync(int __r, int __c, int __es, const void* __a, int __lda, void* __b, int __ldb, cudaStream_t) { ::cudashim::_Device_access __cudashim_da;
-  return cublasSetMatrix(__r, __c, __es, __a, __lda, __b, __ldb);
+inline cublasStatus_t cublasGetVectorAsync(int __n, int __es, const void* __x, int __incx, void* __y, int __incy, cudaStream_t __s) { ::cudashim::_Device_access __cudashim_da;
+  return ::cudashim::blas::_copy_async(__s, __es <= 0 || __incx <= 0 || __incy <= 0,
+                                       [=] { return cublasGetVector(__n, __es, __x, __incx, __y, __incy); });
 }
-inline cublasStatus_t cublasGetMatrixAsync(int __r, int __c, int __es, const void* __a, int __lda, void* __b, int __ldb, cudaStream_t) { ::cudashim::_Device_access __cudashim_da;
-  return cublasGetMatrix(__r, __c, __es, __a, __lda, __b, __ldb);
+inline cublasStatus_t cublasSetMatrixAsync(int __r, int __c, int __es, const void* __a, int __lda, void* __b, int __ldb, cudaStream_t __s) { ::cudashim::_Device_access __cudashim_da;
+  return ::cudashim::blas::_copy_async(__s, __r < 0 || __c < 0 || __es <= 0 || __lda <= 0 || __ldb <= 0,
+                                       [=] { return cublasSetMatrix(__r, __c, __es, __a, __lda, __b, __ldb); });
+}
+inline cublasStatus_t cublasGetMatrixAsync(int __r, int __c, int __es, const void* __a, int __lda, void* __b, int __ldb, cudaStream_t __s) { ::cudashim::_Device_access __cudashim_da;
+  return ::cudashim::blas::_copy_async(__s, __r < 0 || __c < 0 || __es <= 0 || __lda <= 0 || __ldb <= 0,
+                                       [=] { return cublasGetMatrix(__r, __c, __es, __a, __lda, __b, __ldb); });
 }
 
 // ---------------------------------------------------------------- implementation
@@ -288,11 +369,12 @@ template <class _Tp>
 cublasStatus_t dot(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, const _Tp* __y, int __incy, _Tp* __r) {
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!__r) return CUBLAS_STATUS_INVALID_VALUE;
-  typename wide<_Tp>::type __s = 0;
-  for (long long __i = 0; __i < __n; ++__i)
-    __s += (typename wide<_Tp>::type)__x[vec_index(__i, __n, __incx)] * __y[vec_index(__i, __n, __incy)];
-  *__r = (_Tp)__s;
-  return CUBLAS_STATUS_SUCCESS;
+  return _enqueue_result(__h, [=] {
+    typename wide<_Tp>::type __s = 0;
+    for (long long __i = 0; __i < __n; ++__i)
+      __s += (typename wide<_Tp>::type)__x[vec_index(__i, __n, __incx)] * __y[vec_index(__i, __n, __incy)];
+    *__r = (_Tp)__s;
+  });
 }
 
 // sqrt of a sum of squares held in the wide type: no overflow for any float (in double) or
@@ -301,26 +383,28 @@ template <class _Tp>
 cublasStatus_t nrm2(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __r) {
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!__r) return CUBLAS_STATUS_INVALID_VALUE;
-  typedef typename wide<_Tp>::type _Wp;
-  _Wp __s = 0;
-  if (__incx > 0)
-    for (long long __i = 0; __i < __n; ++__i) {
-      _Wp __v = __x[__at(__i, __incx)];
-      __s += __v * __v;
-    }
-  *__r = (_Tp)std::sqrt(__s);
-  return CUBLAS_STATUS_SUCCESS;
+  return _enqueue_result(__h, [=] {
+    typedef typename wide<_Tp>::type _Wp;
+    _Wp __s = 0;
+    if (__incx > 0)
+      for (long long __i = 0; __i < __n; ++__i) {
+        _Wp __v = __x[__at(__i, __incx)];
+        __s += __v * __v;
+      }
+    *__r = (_Tp)std::sqrt(__s);
+  });
 }
 
 template <class _Tp>
 cublasStatus_t asum(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __r) {
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!__r) return CUBLAS_STATUS_INVALID_VALUE;
-  typename wide<_Tp>::type __s = 0;
-  if (__incx > 0)
-    for (long long __i = 0; __i < __n; ++__i) __s += fabsl(__x[__at(__i, __incx)]);
-  *__r = (_Tp)__s;
-  return CUBLAS_STATUS_SUCCESS;
+  return _enqueue_result(__h, [=] {
+    typename wide<_Tp>::type __s = 0;
+    if (__incx > 0)
+      for (long long __i = 0; __i < __n; ++__i) __s += fabsl(__x[__at(__i, __incx)]);
+    *__r = (_Tp)__s;
+  });
 }
 
 template <class _Tp>
@@ -328,13 +412,14 @@ cublasStatus_t axpy(cublasHandle_t __h, int __n, const _Tp* __alpha, const _Tp* 
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (__n <= 0) return CUBLAS_STATUS_SUCCESS;
   if (!__alpha) return CUBLAS_STATUS_INVALID_VALUE;
-  const _Tp __a = *__alpha;
-  if (__a == _Tp(0)) return CUBLAS_STATUS_SUCCESS;
-  for (long long __i = 0; __i < __n; ++__i) {
-    _Tp& __yi = __y[vec_index(__i, __n, __incy)];
-    __yi = std::fma(__a, __x[vec_index(__i, __n, __incx)], __yi);
-  }
-  return CUBLAS_STATUS_SUCCESS;
+  return _enqueue(__h, [=, __al = _scalar(__h, __alpha)] {
+    const _Tp __a = __al.get();
+    if (__a == _Tp(0)) return;
+    for (long long __i = 0; __i < __n; ++__i) {
+      _Tp& __yi = __y[vec_index(__i, __n, __incy)];
+      __yi = std::fma(__a, __x[vec_index(__i, __n, __incx)], __yi);
+    }
+  });
 }
 
 template <class _Tp>
@@ -342,29 +427,32 @@ cublasStatus_t scal(cublasHandle_t __h, int __n, const _Tp* __alpha, _Tp* __x, i
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (__n <= 0 || __incx <= 0) return CUBLAS_STATUS_SUCCESS;
   if (!__alpha) return CUBLAS_STATUS_INVALID_VALUE;
-  const _Tp __a = *__alpha;
-  for (long long __i = 0; __i < __n; ++__i) __x[__at(__i, __incx)] *= __a;
-  return CUBLAS_STATUS_SUCCESS;
+  return _enqueue(__h, [=, __al = _scalar(__h, __alpha)] {
+    const _Tp __a = __al.get();
+    for (long long __i = 0; __i < __n; ++__i) __x[__at(__i, __incx)] *= __a;
+  });
 }
 
 template <class _Tp>
 cublasStatus_t copy(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, _Tp* __y, int __incy) {
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
-  for (long long __i = 0; __i < __n; ++__i) __y[vec_index(__i, __n, __incy)] = __x[vec_index(__i, __n, __incx)];
-  return CUBLAS_STATUS_SUCCESS;
+  return _enqueue(__h, [=] {
+    for (long long __i = 0; __i < __n; ++__i) __y[vec_index(__i, __n, __incy)] = __x[vec_index(__i, __n, __incx)];
+  });
 }
 
 template <class _Tp>
 cublasStatus_t swap(cublasHandle_t __h, int __n, _Tp* __x, int __incx, _Tp* __y, int __incy) {
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
-  for (long long __i = 0; __i < __n; ++__i) {
-    _Tp& __a = __x[vec_index(__i, __n, __incx)];
-    _Tp& __b = __y[vec_index(__i, __n, __incy)];
-    _Tp __t = __a;
-    __a = __b;
-    __b = __t;
-  }
-  return CUBLAS_STATUS_SUCCESS;
+  return _enqueue(__h, [=] {
+    for (long long __i = 0; __i < __n; ++__i) {
+      _Tp& __a = __x[vec_index(__i, __n, __incx)];
+      _Tp& __b = __y[vec_index(__i, __n, __incy)];
+      _Tp __t = __a;
+      __a = __b;
+      __b = __t;
+    }
+  });
 }
 
 template <class _Tp>
@@ -372,15 +460,16 @@ cublasStatus_t rot(cublasHandle_t __h, int __n, _Tp* __x, int __incx, _Tp* __y, 
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (__n <= 0) return CUBLAS_STATUS_SUCCESS;
   if (!__c || !__s) return CUBLAS_STATUS_INVALID_VALUE;
-  const _Tp __cv = *__c, __sv = *__s;
-  for (long long __i = 0; __i < __n; ++__i) {
-    _Tp& __a = __x[vec_index(__i, __n, __incx)];
-    _Tp& __b = __y[vec_index(__i, __n, __incy)];
-    const _Tp __na = __cv * __a + __sv * __b;
-    __b = __cv * __b - __sv * __a;
-    __a = __na;
-  }
-  return CUBLAS_STATUS_SUCCESS;
+  return _enqueue(__h, [=, __cs = _scalar(__h, __c), __ss = _scalar(__h, __s)] {
+    const _Tp __cv = __cs.get(), __sv = __ss.get();
+    for (long long __i = 0; __i < __n; ++__i) {
+      _Tp& __a = __x[vec_index(__i, __n, __incx)];
+      _Tp& __b = __y[vec_index(__i, __n, __incy)];
+      const _Tp __na = __cv * __a + __sv * __b;
+      __b = __cv * __b - __sv * __a;
+      __a = __na;
+    }
+  });
 }
 
 // 1-based index of the first element with the largest (`__max`) or smallest |x|; 0 when empty.
@@ -388,21 +477,22 @@ template <class _Tp>
 cublasStatus_t iamax(cublasHandle_t __h, int __n, const _Tp* __x, int __incx, int* __r, bool __max) {
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!__r) return CUBLAS_STATUS_INVALID_VALUE;
-  if (__n <= 0 || __incx <= 0) {
-    *__r = 0;
-    return CUBLAS_STATUS_SUCCESS;
-  }
-  int __best = 0;
-  _Tp __bv = std::fabs(__x[0]);
-  for (long long __i = 1; __i < __n; ++__i) {
-    _Tp __v = std::fabs(__x[__at(__i, __incx)]);
-    if (__max ? __v > __bv : __v < __bv) {
-      __bv = __v;
-      __best = (int)__i;
+  return _enqueue_result(__h, [=] {
+    if (__n <= 0 || __incx <= 0) {
+      *__r = 0;
+      return;
     }
-  }
-  *__r = __best + 1;
-  return CUBLAS_STATUS_SUCCESS;
+    int __best = 0;
+    _Tp __bv = std::fabs(__x[0]);
+    for (long long __i = 1; __i < __n; ++__i) {
+      _Tp __v = std::fabs(__x[__at(__i, __incx)]);
+      if (__max ? __v > __bv : __v < __bv) {
+        __bv = __v;
+        __best = (int)__i;
+      }
+    }
+    *__r = __best + 1;
+  });
 }
 
 inline bool bad_op(cublasOperation_t __t) { return __t != CUBLAS_OP_N && __t != CUBLAS_OP_T && __t != CUBLAS_OP_C; }
@@ -414,28 +504,29 @@ cublasStatus_t gemv(cublasHandle_t __h, cublasOperation_t __tr, int __m, int __n
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (bad_op(__tr) || __m < 0 || __n < 0 || __lda < at_least_1(__m) || __incx == 0 || __incy == 0 || !__alpha || !__beta)
     return CUBLAS_STATUS_INVALID_VALUE;
-  const _Tp __al = *__alpha, __be = *__beta;
-  if (__m == 0 || __n == 0 || (__al == _Tp(0) && __be == _Tp(1))) return CUBLAS_STATUS_SUCCESS;
-  const bool __n_op = __tr == CUBLAS_OP_N;
-  const long long __lx = __n_op ? __n : __m, __ly = __n_op ? __m : __n;
-  for (long long __i = 0; __i < __ly; ++__i) {
-    _Tp& __yi = __y[vec_index(__i, __ly, __incy)];
-    __yi = __be == _Tp(0) ? _Tp(0) : __be * __yi;  // beta == 0: y is not read (may hold NaN)
-  }
-  if (__al == _Tp(0)) return CUBLAS_STATUS_SUCCESS;
-  if (__n_op) {
-    for (long long __j = 0; __j < __lx; ++__j) {
-      const _Tp __t = __al * __x[vec_index(__j, __lx, __incx)];
-      for (long long __i = 0; __i < __ly; ++__i) __y[vec_index(__i, __ly, __incy)] += __t * __a[__i + __j * __lda];
+  return _enqueue(__h, [=, __as = _scalar(__h, __alpha), __bs = _scalar(__h, __beta)] {
+    const _Tp __al = __as.get(), __be = __bs.get();
+    if (__m == 0 || __n == 0 || (__al == _Tp(0) && __be == _Tp(1))) return;
+    const bool __n_op = __tr == CUBLAS_OP_N;
+    const long long __lx = __n_op ? __n : __m, __ly = __n_op ? __m : __n;
+    for (long long __i = 0; __i < __ly; ++__i) {
+      _Tp& __yi = __y[vec_index(__i, __ly, __incy)];
+      __yi = __be == _Tp(0) ? _Tp(0) : __be * __yi;  // beta == 0: y is not read (may hold NaN)
     }
-  } else {
-    for (long long __j = 0; __j < __ly; ++__j) {
-      _Tp __s = 0;
-      for (long long __i = 0; __i < __lx; ++__i) __s += __a[__i + __j * __lda] * __x[vec_index(__i, __lx, __incx)];
-      __y[vec_index(__j, __ly, __incy)] += __al * __s;
+    if (__al == _Tp(0)) return;
+    if (__n_op) {
+      for (long long __j = 0; __j < __lx; ++__j) {
+        const _Tp __t = __al * __x[vec_index(__j, __lx, __incx)];
+        for (long long __i = 0; __i < __ly; ++__i) __y[vec_index(__i, __ly, __incy)] += __t * __a[__i + __j * __lda];
+      }
+    } else {
+      for (long long __j = 0; __j < __ly; ++__j) {
+        _Tp __s = 0;
+        for (long long __i = 0; __i < __lx; ++__i) __s += __a[__i + __j * __lda] * __x[vec_index(__i, __lx, __incx)];
+        __y[vec_index(__j, __ly, __incy)] += __al * __s;
+      }
     }
-  }
-  return CUBLAS_STATUS_SUCCESS;
+  });
 }
 
 template <class _Tp>
@@ -443,13 +534,14 @@ cublasStatus_t ger(cublasHandle_t __h, int __m, int __n, const _Tp* __alpha, con
                    _Tp* __a, int __lda) {
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (__m < 0 || __n < 0 || __incx == 0 || __incy == 0 || __lda < at_least_1(__m) || !__alpha) return CUBLAS_STATUS_INVALID_VALUE;
-  const _Tp __al = *__alpha;
-  if (__m == 0 || __n == 0 || __al == _Tp(0)) return CUBLAS_STATUS_SUCCESS;
-  for (long long __j = 0; __j < __n; ++__j) {
-    const _Tp __t = __al * __y[vec_index(__j, __n, __incy)];
-    for (long long __i = 0; __i < __m; ++__i) __a[__i + __j * __lda] += __x[vec_index(__i, __m, __incx)] * __t;
-  }
-  return CUBLAS_STATUS_SUCCESS;
+  return _enqueue(__h, [=, __as = _scalar(__h, __alpha)] {
+    const _Tp __al = __as.get();
+    if (__m == 0 || __n == 0 || __al == _Tp(0)) return;
+    for (long long __j = 0; __j < __n; ++__j) {
+      const _Tp __t = __al * __y[vec_index(__j, __n, __incy)];
+      for (long long __i = 0; __i < __m; ++__i) __a[__i + __j * __lda] += __x[vec_index(__i, __m, __incx)] * __t;
+    }
+  });
 }
 
 // Argument checks of gemm (reference BLAS xerbla rules).
@@ -519,10 +611,12 @@ cublasStatus_t gemm_strided(cublasHandle_t __h, cublasOperation_t __ta, cublasOp
   if (__st != CUBLAS_STATUS_SUCCESS) return __st;
   if (__batch < 0 || !__alpha || !__beta) return CUBLAS_STATUS_INVALID_VALUE;
   typedef std::conditional_t<std::is_same_v<_Tp, double>, double, float> _Cp;
-  for (long long __i = 0; __i < __batch; ++__i)
-    gemm_core<_Cp>(__ta, __tb, __m, __n, __k, (_Cp)*__alpha, __a + __i * __sa, dtype<_Tp>(), __lda, __b + __i * __sb, dtype<_Tp>(), __ldb,
-                   (_Cp)*__beta, __c + __i * __sc, dtype<_Tp>(), __ldc);
-  return CUBLAS_STATUS_SUCCESS;
+  return _enqueue(__h, [=, __as = _scalar(__h, __alpha), __bs = _scalar(__h, __beta)] {
+    const _Cp __al = (_Cp)__as.get(), __be = (_Cp)__bs.get();
+    for (long long __i = 0; __i < __batch; ++__i)
+      gemm_core<_Cp>(__ta, __tb, __m, __n, __k, __al, __a + __i * __sa, dtype<_Tp>(), __lda, __b + __i * __sb, dtype<_Tp>(), __ldb,
+                     __be, __c + __i * __sc, dtype<_Tp>(), __ldc);
+  });
 }
 
 template <class _Tp>
@@ -533,10 +627,13 @@ cublasStatus_t gemm_batched(cublasHandle_t __h, cublasOperation_t __ta, cublasOp
   if (__st != CUBLAS_STATUS_SUCCESS) return __st;
   if (__batch < 0 || !__alpha || !__beta) return CUBLAS_STATUS_INVALID_VALUE;
   typedef std::conditional_t<std::is_same_v<_Tp, double>, double, float> _Cp;
-  for (long long __i = 0; __i < __batch; ++__i)
-    gemm_core<_Cp>(__ta, __tb, __m, __n, __k, (_Cp)*__alpha, __a[__i], dtype<_Tp>(), __lda, __b[__i], dtype<_Tp>(), __ldb,
-                   (_Cp)*__beta, __c[__i], dtype<_Tp>(), __ldc);
-  return CUBLAS_STATUS_SUCCESS;
+  // The pointer arrays are device memory: read when the work runs.
+  return _enqueue(__h, [=, __as = _scalar(__h, __alpha), __bs = _scalar(__h, __beta)] {
+    const _Cp __al = (_Cp)__as.get(), __be = (_Cp)__bs.get();
+    for (long long __i = 0; __i < __batch; ++__i)
+      gemm_core<_Cp>(__ta, __tb, __m, __n, __k, __al, __a[__i], dtype<_Tp>(), __lda, __b[__i], dtype<_Tp>(), __ldb, __be, __c[__i],
+                     dtype<_Tp>(), __ldc);
+  });
 }
 
 template <class _Tp>
@@ -547,15 +644,16 @@ cublasStatus_t geam(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_
   if (__lda < at_least_1(__ta == CUBLAS_OP_N ? __m : __n) || __ldb < at_least_1(__tb == CUBLAS_OP_N ? __m : __n) ||
       __ldc < at_least_1(__m))
     return CUBLAS_STATUS_INVALID_VALUE;
-  const _Tp __al = *__alpha, __be = *__beta;
-  for (long long __j = 0; __j < __n; ++__j)
-    for (long long __i = 0; __i < __m; ++__i) {
-      _Tp __r = 0;  // a zero scalar means its matrix is not read
-      if (__al != _Tp(0)) __r += __al * __a[__ta == CUBLAS_OP_N ? __i + __j * __lda : __j + __i * __lda];
-      if (__be != _Tp(0)) __r += __be * __b[__tb == CUBLAS_OP_N ? __i + __j * __ldb : __j + __i * __ldb];
-      __c[__i + __j * __ldc] = __r;
-    }
-  return CUBLAS_STATUS_SUCCESS;
+  return _enqueue(__h, [=, __as = _scalar(__h, __alpha), __bs = _scalar(__h, __beta)] {
+    const _Tp __al = __as.get(), __be = __bs.get();
+    for (long long __j = 0; __j < __n; ++__j)
+      for (long long __i = 0; __i < __m; ++__i) {
+        _Tp __r = 0;  // a zero scalar means its matrix is not read
+        if (__al != _Tp(0)) __r += __al * __a[__ta == CUBLAS_OP_N ? __i + __j * __lda : __j + __i * __lda];
+        if (__be != _Tp(0)) __r += __be * __b[__tb == CUBLAS_OP_N ? __i + __j * __ldb : __j + __i * __ldb];
+        __c[__i + __j * __ldc] = __r;
+      }
+  });
 }
 
 // The compute precision of a cublasComputeType_t: 'f' float, 'd' double, 0 outside the subset.
@@ -571,9 +669,9 @@ inline char compute_kind(cublasComputeType_t __c) {
 }
 
 // alpha/beta have the compute type's scalar type: __half for 16F, float for 32F, double for 64F.
-inline double scalar(const void* __p, cublasComputeType_t __c) {
-  if (__c == CUBLAS_COMPUTE_16F || __c == CUBLAS_COMPUTE_16F_PEDANTIC) return lib::load(__p, CUDA_R_16F, 0);
-  return compute_kind(__c) == 'd' ? lib::load(__p, CUDA_R_64F, 0) : lib::load(__p, CUDA_R_32F, 0);
+inline cudaDataType scalar_type(cublasComputeType_t __c) {
+  if (__c == CUBLAS_COMPUTE_16F || __c == CUBLAS_COMPUTE_16F_PEDANTIC) return CUDA_R_16F;
+  return compute_kind(__c) == 'd' ? CUDA_R_64F : CUDA_R_32F;
 }
 
 inline void require_types(const char* __fn, cudaDataType __a, cudaDataType __b, cudaDataType __c, cublasComputeType_t __ct) {
@@ -597,17 +695,26 @@ inline cublasStatus_t gemm_ex(const char* __fn, cublasHandle_t __h, cublasOperat
   if (__st != CUBLAS_STATUS_SUCCESS) return __st;
   if (__batch < 0 || !__alpha || !__beta) return CUBLAS_STATUS_INVALID_VALUE;
   require_types(__fn, __at_, __bt, __ct, __cmp);
-  const double __al = scalar(__alpha, __cmp), __be = scalar(__beta, __cmp);
-  for (long long __i = 0; __i < __batch; ++__i) {
-    const void* __ai = __arrays ? __a[__i] : static_cast<const char*>(__a[0]) + __i * __sa * elem_size(__at_);
-    const void* __bi = __arrays ? __b[__i] : static_cast<const char*>(__b[0]) + __i * __sb * elem_size(__bt);
-    void* __ci = __arrays ? __c[__i] : static_cast<char*>(__c[0]) + __i * __sc * elem_size(__ct);
-    if (compute_kind(__cmp) == 'd')
-      gemm_core<double>(__ta, __tb, __m, __n, __k, __al, __ai, __at_, __lda, __bi, __bt, __ldb, __be, __ci, __ct, __ldc);
-    else
-      gemm_core<float>(__ta, __tb, __m, __n, __k, (float)__al, __ai, __at_, __lda, __bi, __bt, __ldb, (float)__be, __ci, __ct, __ldc);
-  }
-  return CUBLAS_STATUS_SUCCESS;
+  // `__a`, `__b`, `__c` are one pointer (the strided forms, read now: they point at the caller's
+  // variables) or a device array of them (read when the work runs).
+  const void* const* __ap = __a;
+  const void* const* __bp = __b;
+  void* const* __cp = __c;
+  const void* __a0 = __arrays ? nullptr : __a[0];
+  const void* __b0 = __arrays ? nullptr : __b[0];
+  void* __c0 = __arrays ? nullptr : __c[0];
+  return _enqueue(__h, [=, __as = _scalar(__h, __alpha, scalar_type(__cmp)), __bs = _scalar(__h, __beta, scalar_type(__cmp))] {
+    const double __al = __as.get(), __be = __bs.get();
+    for (long long __i = 0; __i < __batch; ++__i) {
+      const void* __ai = __arrays ? __ap[__i] : static_cast<const char*>(__a0) + __i * __sa * elem_size(__at_);
+      const void* __bi = __arrays ? __bp[__i] : static_cast<const char*>(__b0) + __i * __sb * elem_size(__bt);
+      void* __ci = __arrays ? __cp[__i] : static_cast<char*>(__c0) + __i * __sc * elem_size(__ct);
+      if (compute_kind(__cmp) == 'd')
+        gemm_core<double>(__ta, __tb, __m, __n, __k, __al, __ai, __at_, __lda, __bi, __bt, __ldb, __be, __ci, __ct, __ldc);
+      else
+        gemm_core<float>(__ta, __tb, __m, __n, __k, (float)__al, __ai, __at_, __lda, __bi, __bt, __ldb, (float)__be, __ci, __ct, __ldc);
+    }
+  });
 }
 
 inline cublasComputeType_t migrate(cudaDataType __t) {
@@ -674,12 +781,13 @@ inline cublasStatus_t cublasDotEx(cublasHandle_t __h, int __n, const void* __x, 
   if (!__r) return CUBLAS_STATUS_INVALID_VALUE;
   cudashim::blas::require_real("cublasDotEx", __xt, __yt, __rt);
   cudashim::blas::require_real("cublasDotEx", __et, __et, __et);
-  long double __s = 0;
-  for (long long __i = 0; __i < __n; ++__i)
-    __s += (long double)cudashim::lib::load(__x, __xt, cudashim::lib::vec_index(__i, __n, __incx)) *
-           cudashim::lib::load(__y, __yt, cudashim::lib::vec_index(__i, __n, __incy));
-  cudashim::lib::store(__r, __rt, 0, (double)__s);
-  return CUBLAS_STATUS_SUCCESS;
+  return cudashim::blas::_enqueue_result(__h, [=] {
+    long double __s = 0;
+    for (long long __i = 0; __i < __n; ++__i)
+      __s += (long double)cudashim::lib::load(__x, __xt, cudashim::lib::vec_index(__i, __n, __incx)) *
+             cudashim::lib::load(__y, __yt, cudashim::lib::vec_index(__i, __n, __incy));
+    cudashim::lib::store(__r, __rt, 0, (double)__s);
+  });
 }
 inline cublasStatus_t cublasDotcEx(cublasHandle_t __h, int __n, const void* __x, cudaDataType __xt, int __incx, const void* __y,
                                    cudaDataType __yt, int __incy, void* __r, cudaDataType __rt, cudaDataType __et) { ::cudashim::_Library_access __cudashim_da("cublas");
@@ -690,14 +798,15 @@ inline cublasStatus_t cublasNrm2Ex(cublasHandle_t __h, int __n, const void* __x,
   if (!__h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!__r) return CUBLAS_STATUS_INVALID_VALUE;
   cudashim::blas::require_real("cublasNrm2Ex", __xt, __rt, __et);
-  long double __s = 0;
-  if (__incx > 0)
-    for (long long __i = 0; __i < __n; ++__i) {
-      long double __v = cudashim::lib::load(__x, __xt, __i * __incx);
-      __s += __v * __v;
-    }
-  cudashim::lib::store(__r, __rt, 0, (double)sqrtl(__s));
-  return CUBLAS_STATUS_SUCCESS;
+  return cudashim::blas::_enqueue_result(__h, [=] {
+    long double __s = 0;
+    if (__incx > 0)
+      for (long long __i = 0; __i < __n; ++__i) {
+        long double __v = cudashim::lib::load(__x, __xt, __i * __incx);
+        __s += __v * __v;
+      }
+    cudashim::lib::store(__r, __rt, 0, (double)sqrtl(__s));
+  });
 }
 inline cublasStatus_t cublasAxpyEx(cublasHandle_t __h, int __n, const void* __alpha, cudaDataType __alt, const void* __x,
                                    cudaDataType __xt, int __incx, void* __y, cudaDataType __yt, int __incy, cudaDataType __et) { ::cudashim::_Library_access __cudashim_da("cublas");
@@ -706,16 +815,17 @@ inline cublasStatus_t cublasAxpyEx(cublasHandle_t __h, int __n, const void* __al
   if (!__alpha) return CUBLAS_STATUS_INVALID_VALUE;
   cudashim::blas::require_real("cublasAxpyEx", __alt, __xt, __yt);
   cudashim::blas::require_real("cublasAxpyEx", __et, __et, __et);
-  const double __a = cudashim::lib::load(__alpha, __alt, 0);
-  const bool __wide = __et == CUDA_R_64F;
-  for (long long __i = 0; __i < __n; ++__i) {
-    const long long __iy = cudashim::lib::vec_index(__i, __n, __incy);
-    const double __xv = cudashim::lib::load(__x, __xt, cudashim::lib::vec_index(__i, __n, __incx));
-    const double __yv = cudashim::lib::load(__y, __yt, __iy);
-    // In the execution type: one fused multiply-add, as the GPU kernel does.
-    cudashim::lib::store(__y, __yt, __iy, __wide ? std::fma(__a, __xv, __yv) : (double)std::fma((float)__a, (float)__xv, (float)__yv));
-  }
-  return CUBLAS_STATUS_SUCCESS;
+  return cudashim::blas::_enqueue(__h, [=, __as = cudashim::blas::_scalar(__h, __alpha, __alt)] {
+    const double __a = __as.get();
+    const bool __wide = __et == CUDA_R_64F;
+    for (long long __i = 0; __i < __n; ++__i) {
+      const long long __iy = cudashim::lib::vec_index(__i, __n, __incy);
+      const double __xv = cudashim::lib::load(__x, __xt, cudashim::lib::vec_index(__i, __n, __incx));
+      const double __yv = cudashim::lib::load(__y, __yt, __iy);
+      // In the execution type: one fused multiply-add, as the GPU kernel does.
+      cudashim::lib::store(__y, __yt, __iy, __wide ? std::fma(__a, __xv, __yv) : (double)std::fma((float)__a, (float)__xv, (float)__yv));
+    }
+  });
 }
 inline cublasStatus_t cublasScalEx(cublasHandle_t __h, int __n, const void* __alpha, cudaDataType __alt, void* __x, cudaDataType __xt,
                                    int __incx, cudaDataType __et) { ::cudashim::_Library_access __cudashim_da("cublas");
@@ -723,13 +833,14 @@ inline cublasStatus_t cublasScalEx(cublasHandle_t __h, int __n, const void* __al
   if (__n <= 0 || __incx <= 0) return CUBLAS_STATUS_SUCCESS;
   if (!__alpha) return CUBLAS_STATUS_INVALID_VALUE;
   cudashim::blas::require_real("cublasScalEx", __alt, __xt, __et);
-  const double __a = cudashim::lib::load(__alpha, __alt, 0);
-  const bool __wide = __et == CUDA_R_64F;
-  for (long long __i = 0; __i < __n; ++__i) {
-    const double __v = cudashim::lib::load(__x, __xt, __i * __incx);
-    cudashim::lib::store(__x, __xt, __i * __incx, __wide ? __a * __v : (double)((float)__a * (float)__v));
-  }
-  return CUBLAS_STATUS_SUCCESS;
+  return cudashim::blas::_enqueue(__h, [=, __as = cudashim::blas::_scalar(__h, __alpha, __alt)] {
+    const double __a = __as.get();
+    const bool __wide = __et == CUDA_R_64F;
+    for (long long __i = 0; __i < __n; ++__i) {
+      const double __v = cudashim::lib::load(__x, __xt, __i * __incx);
+      cudashim::lib::store(__x, __xt, __i * __incx, __wide ? __a * __v : (double)((float)__a * (float)__v));
+    }
+  });
 }
 
 // ---------------------------------------------------------------- level 2

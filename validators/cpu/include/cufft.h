@@ -4,10 +4,10 @@
 // for every length, accumulated in double), the basic and the advanced data layouts
 // (cufftPlanMany's inembed/istride/idist, onembed/ostride/odist). The functions are in
 // cudashim/cufft_host.h, included at the end; cufftXt.h adds cufftXtMakePlanMany, cufftXtExec
-// and load/store callbacks. Calls run synchronously in issue order; a stream set with
-// cufftSetStream is recorded only (as cuBLAS and cuRAND do here). Linking with -lcufft needs
-// nothing: everything is in these headers. Values and types are CUDA 12.4's (cuFFT 11.2), with
-// CUDA 13's added result codes also declared.
+// and load/store callbacks. Calls run synchronously in issue order, except executions on a
+// stream (cufftSetStream) being captured: those are nodes of the capture (as cuBLAS's and
+// cuRAND's calls are here). Linking with -lcufft needs nothing: everything is in these headers.
+// Values and types are CUDA 12.4's (cuFFT 11.2), with CUDA 13's added result codes also declared.
 #pragma once
 // The include guard CUDA's own header defines: programs test it to know the header is in
 // (cuda-samples' helper_cuda.h names the cufftResult codes under it).

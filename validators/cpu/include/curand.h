@@ -1,8 +1,9 @@
 // cudashim: the cuRAND host API (curand.h) for the pseudorandom generators XORWOW (the default),
 // Philox4_32_10 and MRG32k3a, computed on the CPU with the device API's generators
 // (curand_kernel.h, whose end brings in the functions: cudashim/curand_host.h). Calls run
-// synchronously in issue order; a stream set with curandSetStream is recorded only. Linking
-// with -lcurand needs nothing: everything is in these headers.
+// synchronously in issue order, except generations on a stream (curandSetStream) being captured:
+// those are nodes of the capture. Linking with -lcurand needs nothing: everything is in these
+// headers.
 #pragma once
 // The include guard CUDA's own header defines: programs test it to know the header is in.
 #define CURAND_H_

@@ -4,7 +4,9 @@
 // CSC and COO matrices with real values: descriptors, SpMV and SpMM here; sparse vectors,
 // conversions, SpSV/SpSM, SpGEMM, SDDMM and the legacy routines programs pair with them
 // (csrilu02, csrsort/coosort, csr2cscEx2) in cudashim/cusparse_generic.h, included at the end.
-// Device memory is host memory, so both pointer modes work alike.
+// Device memory is host memory, so both pointer modes work alike. A computing call on a stream
+// being captured (cusparseSetStream) is a node of the capture (`_enqueue`), as cuSPARSE's
+// kernels are on a GPU, run at each launch of the graph.
 // What is not declared here (BSR/ELL formats, SpGEAM, the removed pre-12 routines, ...) fails to
 // compile and is reported as `needs_gpu`; a declared call with a data type the subset does not
 // compute stops the run with a `needs_gpu` report, and a combination it does not compute returns
@@ -167,6 +169,53 @@ struct cusparseSpVecDescr {
 typedef struct cusparseSpVecDescr* cusparseSpVecDescr_t;
 typedef struct cusparseSpVecDescr const* cusparseConstSpVecDescr_t;
 
+namespace cudashim {
+// The runtime's (cudashim_runtime.cpp): a library call's work as a node of the capture `__s` is
+// in (it owns `__w`), and the capture a call a GPU refuses in it invalidates.
+cudaError_t capture_library_call(cudaStream_t __s, _Closure* __w, const char* __library, const char* __call);
+void invalidate_capture(cudaStream_t __s);
+}  // namespace cudashim
+namespace cudashim::sparse {
+// Runs a call's work (`__f`, returning the call's status) now, or, when the handle's stream is
+// being captured, makes it a node of the capture that each launch of the graph runs (a GPU
+// records cuSPARSE's kernels and runs nothing). The work holds its arguments by value: the
+// descriptors as they are now (`_held`: their contents are the kernels' parameters on a GPU,
+// and the program may change or destroy them before it launches the graph), host-mode scalars'
+// values (`_scalar`); device data is read when it runs. Argument checks stay at the call.
+template <class _Fn>
+cusparseStatus_t _enqueue(cusparseHandle_t __h, _Fn&& __f, const char* __call = __builtin_FUNCTION()) {
+  if (!::cudashim::capturing(__h->stream)) return __f();
+  auto __work = [__f = std::decay_t<_Fn>(std::forward<_Fn>(__f))] { __f(); };
+  auto* __w = new ::cudashim::_Closure_of<decltype(__work)>(std::move(__work));
+  return ::cudashim::capture_library_call(__h->stream, __w, "cusparse", __call) == cudaSuccess ? CUSPARSE_STATUS_SUCCESS
+                                                                                              : CUSPARSE_STATUS_EXECUTION_FAILED;
+}
+// A call whose result the host must wait for (a host-mode scalar, sizes the host reads next):
+// a GPU cannot hand it over in a capture, so the call fails (the copy to the host is what fails:
+// the internal-error status) and the capture is invalidated.
+inline bool _host_result_in_capture(cusparseHandle_t __h, bool __to_host) {
+  if (!__to_host || !::cudashim::capturing(__h->stream)) return false;
+  ::cudashim::invalidate_capture(__h->stream);
+  return true;
+}
+template <class _D>
+struct _Held {
+  mutable _D __d;
+  _D* operator->() const { return &__d; }
+  operator _D*() const { return &__d; }
+};
+template <class _D>
+_Held<_D> _held(const _D* __p) {
+  return _Held<_D>{*__p};
+}
+// A scalar of the compute type: read now in host pointer mode, through the pointer when the work
+// runs in device mode.
+struct _Scalar {
+  const void* __p = nullptr;
+  double __v = 0;
+};
+}  // namespace cudashim::sparse
+
 // ---------------------------------------------------------------- handle and status
 inline cusparseStatus_t cusparseCreate(cusparseHandle_t* __h) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUSPARSE_STATUS_INVALID_VALUE;
@@ -297,22 +346,25 @@ cusparseStatus_t nnz(cusparseHandle_t __h, cusparseDirection_t __dir, int __m, i
       (__dir != CUSPARSE_DIRECTION_ROW && __dir != CUSPARSE_DIRECTION_COLUMN))
     return CUSPARSE_STATUS_INVALID_VALUE;
   if (__d->type != CUSPARSE_MATRIX_TYPE_GENERAL) return CUSPARSE_STATUS_MATRIX_TYPE_NOT_SUPPORTED;
-  long long __sum = 0;
-  const bool __rows = __dir == CUSPARSE_DIRECTION_ROW;
-  if (__rows)
-    for (int __i = 0; __i < __m; ++__i) __per[__i] = 0;
-  for (long long __j = 0; __j < __n; ++__j) {
-    int __col = 0;
-    for (long long __i = 0; __i < __m; ++__i)
-      if (__a[__i + __j * __lda] != _Tp(0)) {
-        ++__col;
-        if (__rows) ++__per[__i];
-      }
-    if (!__rows) __per[__j] = __col;
-    __sum += __col;
-  }
-  *__total = (int)__sum;
-  return CUSPARSE_STATUS_SUCCESS;
+  if (_host_result_in_capture(__h, __h->pointer_mode == CUSPARSE_POINTER_MODE_HOST)) return CUSPARSE_STATUS_INTERNAL_ERROR;
+  return _enqueue(__h, [=] {
+    long long __sum = 0;
+    const bool __rows = __dir == CUSPARSE_DIRECTION_ROW;
+    if (__rows)
+      for (int __i = 0; __i < __m; ++__i) __per[__i] = 0;
+    for (long long __j = 0; __j < __n; ++__j) {
+      int __col = 0;
+      for (long long __i = 0; __i < __m; ++__i)
+        if (__a[__i + __j * __lda] != _Tp(0)) {
+          ++__col;
+          if (__rows) ++__per[__i];
+        }
+      if (!__rows) __per[__j] = __col;
+      __sum += __col;
+    }
+    *__total = (int)__sum;
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 
 inline int64_t index(const void* __p, cusparseIndexType_t __t, int64_t __i) {
@@ -411,6 +463,13 @@ inline void require_real(const char* __fn, cudaDataType __a, cudaDataType __b, c
 
 // Scalars have the compute type.
 inline double scalar(const void* __p, cudaDataType __ct) { return lib::load(__p, __ct, 0); }
+inline _Scalar _scalar(cusparseHandle_t __h, const void* __p, cudaDataType __ct) {
+  _Scalar __s;
+  if (__h->pointer_mode == CUSPARSE_POINTER_MODE_DEVICE) __s.__p = __p;
+  else __s.__v = scalar(__p, __ct);
+  return __s;
+}
+inline double scalar(const _Scalar& __s, cudaDataType __ct) { return __s.__p ? scalar(__s.__p, __ct) : __s.__v; }
 
 // Element (r, c) of a dense matrix, by its order.
 inline int64_t dense_at(const cusparseDnMatDescr* __d, int64_t __r, int64_t __c) {
@@ -758,19 +817,24 @@ inline cusparseStatus_t cusparseSpMV(cusparseHandle_t __h, cusparseOperation_t _
   if (__x->size != (__tr ? __a->rows : __a->cols) || __y->size != (__tr ? __a->cols : __a->rows)) return CUSPARSE_STATUS_INVALID_VALUE;
   if (__a->batch > 1) return CUSPARSE_STATUS_NOT_SUPPORTED;
   cudashim::sparse::require_real("cusparseSpMV", __a->value_type, __x->value_type, __y->value_type, __ct);
-  const double __al = cudashim::sparse::scalar(__alpha, __ct), __be = cudashim::sparse::scalar(__beta, __ct);
-  std::vector<double> __acc((size_t)__y->size, 0.0);
-  if (__al != 0.0)
-    cudashim::sparse::for_each_nonzero(__a, [&](int64_t __r, int64_t __c, double __v) {
-      if (__tr) __acc[__c] += __v * cudashim::lib::load(__x->values, __x->value_type, __r);
-      else __acc[__r] += __v * cudashim::lib::load(__x->values, __x->value_type, __c);
-    });
-  for (int64_t __i = 0; __i < __y->size; ++__i) {
-    double __r = __al * __acc[__i];
-    if (__be != 0.0) __r += __be * cudashim::lib::load(__y->values, __y->value_type, __i);
-    cudashim::lib::store(__y->values, __y->value_type, __i, __r);
-  }
-  return CUSPARSE_STATUS_SUCCESS;
+  using cudashim::sparse::_held;
+  using cudashim::sparse::_scalar;
+  return cudashim::sparse::_enqueue(__h, [=, __a = _held(__a), __x = _held(__x), __y = _held(__y),
+                                          __alpha = _scalar(__h, __alpha, __ct), __beta = _scalar(__h, __beta, __ct)] {
+    const double __al = cudashim::sparse::scalar(__alpha, __ct), __be = cudashim::sparse::scalar(__beta, __ct);
+    std::vector<double> __acc((size_t)__y->size, 0.0);
+    if (__al != 0.0)
+      cudashim::sparse::for_each_nonzero(__a, [&](int64_t __r, int64_t __c, double __v) {
+        if (__tr) __acc[__c] += __v * cudashim::lib::load(__x->values, __x->value_type, __r);
+        else __acc[__r] += __v * cudashim::lib::load(__x->values, __x->value_type, __c);
+      });
+    for (int64_t __i = 0; __i < __y->size; ++__i) {
+      double __r = __al * __acc[__i];
+      if (__be != 0.0) __r += __be * cudashim::lib::load(__y->values, __y->value_type, __i);
+      cudashim::lib::store(__y->values, __y->value_type, __i, __r);
+    }
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 inline cusparseStatus_t cusparseSpMV_bufferSize(cusparseHandle_t __h, cusparseOperation_t __op, const void* __alpha,
                                                 cusparseConstSpMatDescr_t __a, cusparseConstDnVecDescr_t __x, const void* __beta,
@@ -833,14 +897,19 @@ inline cusparseStatus_t cusparseSpMM(cusparseHandle_t __h, cusparseOperation_t _
   const cusparseStatus_t __s = cudashim::sparse::spmm_check(__h, __opa, __opb, __alpha, __a, __b, __beta, __c);
   if (__s != CUSPARSE_STATUS_SUCCESS) return __s;
   cudashim::sparse::require_real("cusparseSpMM", __a->value_type, __b->value_type, __c->value_type, __ct);
-  const double __al = cudashim::sparse::scalar(__alpha, __ct), __be = cudashim::sparse::scalar(__beta, __ct);
-  for (int __i = 0; __i < __c->batch; ++__i) {
-    const cusparseSpMatDescr __ai = cudashim::sparse::batch_view(__a, __i);
-    const cusparseDnMatDescr __bi = cudashim::sparse::batch_view(__b, __i), __ci = cudashim::sparse::batch_view(__c, __i);
-    cudashim::sparse::spmm(__opa != CUSPARSE_OPERATION_NON_TRANSPOSE, __opb != CUSPARSE_OPERATION_NON_TRANSPOSE, __al, &__ai, &__bi, __be,
-                           &__ci);
-  }
-  return CUSPARSE_STATUS_SUCCESS;
+  using cudashim::sparse::_held;
+  using cudashim::sparse::_scalar;
+  return cudashim::sparse::_enqueue(__h, [=, __a = _held(__a), __b = _held(__b), __c = _held(__c),
+                                          __alpha = _scalar(__h, __alpha, __ct), __beta = _scalar(__h, __beta, __ct)] {
+    const double __al = cudashim::sparse::scalar(__alpha, __ct), __be = cudashim::sparse::scalar(__beta, __ct);
+    for (int __i = 0; __i < __c->batch; ++__i) {
+      const cusparseSpMatDescr __ai = cudashim::sparse::batch_view(__a, __i);
+      const cusparseDnMatDescr __bi = cudashim::sparse::batch_view(__b, __i), __ci = cudashim::sparse::batch_view(__c, __i);
+      cudashim::sparse::spmm(__opa != CUSPARSE_OPERATION_NON_TRANSPOSE, __opb != CUSPARSE_OPERATION_NON_TRANSPOSE, __al, &__ai, &__bi,
+                             __be, &__ci);
+    }
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 inline cusparseStatus_t cusparseSpMM_bufferSize(cusparseHandle_t __h, cusparseOperation_t __opa, cusparseOperation_t __opb,
                                                 const void* __alpha, cusparseConstSpMatDescr_t __a, cusparseConstDnMatDescr_t __b,

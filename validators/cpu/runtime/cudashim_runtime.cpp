@@ -2776,6 +2776,7 @@ struct CUgraph_st {
   std::vector<CUgraphNode_st*> tail;      // capture: what the next captured work depends on
   std::vector<CUstream_st*> joined;       // capture: other streams that joined it
   bool captured_into = false;             // cudaStreamBeginCaptureToGraph: the program's own graph
+  bool invalidated = false;               // capture: a call a GPU refuses in a capture was made
   std::vector<std::shared_ptr<cudashim::GraphCond>> conds;  // the conditional handles made on it
   CUgraphNode_st* owner = nullptr;        // a body graph: the conditional or child-graph node
 };
@@ -2784,6 +2785,13 @@ struct CUgraphExec_st {
   unsigned long long flags = 0;
 };
 static bool builtin_stream(cudaStream_t s) { return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread; }
+// The stream that holds s's capture state: a GPU captures the per-thread default stream (each
+// thread's own) but never the legacy one (nullptr).
+static cudaStream_t capture_stream(cudaStream_t s) {
+  static thread_local CUstream_st per_thread{};
+  if (s == cudaStreamPerThread) return &per_thread;
+  return s == nullptr || s == cudaStreamLegacy ? nullptr : s;
+}
 
 using namespace cudashim;
 
@@ -3351,23 +3359,54 @@ void list_out(const std::vector<_T>& v, _T* out, size_t* count) {
 }  // namespace
 
 bool capturing(cudaStream_t s) {
-  if (s == nullptr || builtin_stream(s)) return false;
+  s = capture_stream(s);
+  if (s == nullptr) return false;
   std::lock_guard<std::mutex> lk(g_graph_mutex);
   return s->capture != nullptr;
 }
-void capture(cudaStream_t s, _Closure* work, cudaGraphNodeType type) {
+// A GPU records nothing more into an invalidated capture: the call fails, its work is dropped.
+cudaError_t capture(cudaStream_t s, _Closure* work, cudaGraphNodeType type) {
+  std::unique_ptr<_Closure> owned(work);
+  s = capture_stream(s);
   std::lock_guard<std::mutex> lk(g_graph_mutex);
   CUgraph_st* g = s->capture;
-  CUgraphNode_st* n = add_node(g, work, g->tail.data(), g->tail.size(), type);
+  if (g->invalidated) return ret(cudaErrorStreamCaptureInvalidated);
+  CUgraphNode_st* n = add_node(g, owned.release(), g->tail.data(), g->tail.size(), type);
   n->captured = true;
   g->tail.assign(1, n);
+  return cudaSuccess;
 }
 void capture(cudaStream_t s, _Closure* work) { capture(s, work, cudaGraphNodeTypeKernel); }
+// A library call (the headers' cuBLAS, cuFFT, cuRAND, cuSPARSE) on a capturing stream: on a GPU
+// its kernels are nodes of the capture, run by each launch of the graph and not by the call, so
+// the work is a kernel node here, library work each time it runs.
+cudaError_t capture_library_call(cudaStream_t s, _Closure* work, const char* library, const char* call) {
+  std::shared_ptr<_Closure> w(work);
+  return capture(s, closure([w, library, call] {
+                   _Library_access access(library, call);
+                   w->run();
+                 }),
+                 cudaGraphNodeTypeKernel);
+}
+// A call a GPU refuses while s captures (one that waits for the device, or hands the host a
+// result it would have to wait for) invalidates the capture, as on a GPU: later work into it
+// fails and cudaStreamEndCapture gives no graph.
+void invalidate_capture(cudaStream_t s) {
+  s = capture_stream(s);
+  if (s == nullptr) return;
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (s->capture) s->capture->invalidated = true;
+}
 // cudaMallocAsync on a capturing stream: an allocation node of the capture.
 cudaError_t graph_capture_malloc(cudaStream_t s, void** p, size_t n) {
+  s = capture_stream(s);
   if (p == nullptr) return ret(cudaErrorInvalidValue);
   *p = nullptr;
   if (n == 0) return cudaSuccess;
+  {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);
+    if (s->capture->invalidated) return ret(cudaErrorStreamCaptureInvalidated);
+  }
   std::shared_ptr<GraphAlloc> a;
   cudaError_t r = graph_alloc_create(n, a);
   if (r != cudaSuccess) return r;
@@ -3384,6 +3423,7 @@ cudaError_t graph_capture_malloc(cudaStream_t s, void** p, size_t n) {
 }
 // cudaFreeAsync on a capturing stream: a free node if p is a graph allocation (else false).
 bool graph_capture_free(cudaStream_t s, void* p) {
+  s = capture_stream(s);
   if (!find_graph_alloc(p)) return false;
   std::lock_guard<std::mutex> lk(g_graph_mutex);
   CUgraph_st* g = s->capture;
@@ -3398,7 +3438,8 @@ bool graph_alloc_release(void* p, cudaError_t* err) { return p != nullptr && gra
 }  // namespace cudashim
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
-  if (s == nullptr || builtin_stream(s)) return ret(cudaErrorStreamCaptureUnsupported);  // the legacy stream
+  s = capture_stream(s);
+  if (s == nullptr) return ret(cudaErrorStreamCaptureUnsupported);  // the legacy stream
   std::lock_guard<std::mutex> lk(g_graph_mutex);
   if (s->capture) return ret(cudaErrorIllegalState);
   s->capture = new CUgraph_st();
@@ -3407,7 +3448,8 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode) {
 }
 cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t s, cudaGraph_t g, const cudaGraphNode_t* deps,
                                           const cudaGraphEdgeData*, size_t ndeps, cudaStreamCaptureMode) {
-  if (s == nullptr || builtin_stream(s)) return ret(cudaErrorStreamCaptureUnsupported);
+  s = capture_stream(s);
+  if (s == nullptr) return ret(cudaErrorStreamCaptureUnsupported);
   if (g == nullptr || (ndeps && deps == nullptr)) return ret(cudaErrorInvalidValue);
   std::lock_guard<std::mutex> lk(g_graph_mutex);
   if (s->capture || g->captured_into) return ret(cudaErrorIllegalState);
@@ -3420,23 +3462,37 @@ cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t s, cudaGraph_t g, const c
   return cudaSuccess;
 }
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* g) {
-  if (s == nullptr || builtin_stream(s)) return ret(cudaErrorInvalidValue);
-  std::lock_guard<std::mutex> lk(g_graph_mutex);
-  if (!s->capture) return ret(cudaErrorIllegalState);
-  CUgraph_st* cg = s->capture;
-  if (g == nullptr && !cg->captured_into) return ret(cudaErrorInvalidValue);
-  if (g) *g = cg;
-  for (CUstream_st* j : cg->joined) j->capture = nullptr;  // they joined back by now
-  cg->joined.clear();
-  cg->tail.clear();
-  cg->captured_into = false;
-  active_captures().erase(cg);
-  s->capture = nullptr;
-  return cudaSuccess;
+  s = capture_stream(s);
+  if (s == nullptr) return ret(cudaErrorInvalidValue);
+  CUgraph_st* dropped = nullptr;  // an invalidated capture's own graph, destroyed after the lock
+  {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);
+    if (!s->capture) return ret(cudaErrorIllegalState);
+    CUgraph_st* cg = s->capture;
+    if (g == nullptr && !cg->captured_into) return ret(cudaErrorInvalidValue);
+    const bool invalidated = cg->invalidated;
+    if (invalidated && !cg->captured_into) dropped = cg;
+    if (g) *g = invalidated ? nullptr : cg;
+    for (CUstream_st* j : cg->joined) j->capture = nullptr;  // they joined back by now
+    cg->joined.clear();
+    cg->tail.clear();
+    cg->captured_into = false;
+    cg->invalidated = false;
+    active_captures().erase(cg);
+    s->capture = nullptr;
+    if (!invalidated) return cudaSuccess;
+  }
+  if (dropped) cudaGraphDestroy(dropped);
+  return ret(cudaErrorStreamCaptureInvalidated);
 }
 cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status) {
   if (status == nullptr) return ret(cudaErrorInvalidValue);
-  *status = capturing(s) ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  *status = cudaStreamCaptureStatusNone;
+  s = capture_stream(s);
+  if (s == nullptr) return cudaSuccess;
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  if (s->capture)
+    *status = s->capture->invalidated ? cudaStreamCaptureStatusInvalidated : cudaStreamCaptureStatusActive;
   return cudaSuccess;
 }
 cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
@@ -3447,7 +3503,8 @@ cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t s, cudaGraphNode_t*
   if (ndeps && deps == nullptr) return ret(cudaErrorInvalidValue);
   if (flags != cudaStreamAddCaptureDependencies && flags != cudaStreamSetCaptureDependencies)
     return ret(cudaErrorInvalidValue);
-  if (s == nullptr || builtin_stream(s)) return ret(cudaErrorIllegalState);
+  s = capture_stream(s);
+  if (s == nullptr) return ret(cudaErrorIllegalState);
   std::lock_guard<std::mutex> lk(g_graph_mutex);
   CUgraph_st* g = s->capture;
   if (!g) return ret(cudaErrorIllegalState);
@@ -4072,8 +4129,7 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s) {
   if (e == nullptr) return ret(cudaErrorInvalidValue);
   std::shared_ptr<ExecBody> body = e->body;
   if (capturing(s)) {  // a graph launched into a capture: a node of the capture runs it
-    capture(s, closure([body] { run_body(*body); }), cudaGraphNodeTypeGraph);
-    return cudaSuccess;
+    return capture(s, closure([body] { run_body(*body); }), cudaGraphNodeTypeGraph);
   }
   cudaError_t r = allocs_ready(*body, (e->flags & cudaGraphInstantiateFlagAutoFreeOnLaunch) != 0);
   if (r != cudaSuccess) return ret(r);
@@ -4438,8 +4494,7 @@ void symbol_download(void* dst, size_t n) { kernel_input_download(dst, n); }
 }
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t s) {
   if (capturing(s)) {
-    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemcpy(dst, src, n, kind); }), cudaGraphNodeTypeMemcpy);
-    return cudaSuccess;
+    return capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemcpy(dst, src, n, kind); }), cudaGraphNodeTypeMemcpy);
   }
   return cudaMemcpy(dst, src, n, kind);
 }
@@ -4458,9 +4513,8 @@ cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitc
 cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                               cudaMemcpyKind kind, cudaStream_t s) {
   if (capturing(s)) {
-    capture(s, new _Closure_of<std::function<void()>>(
+    return capture(s, new _Closure_of<std::function<void()>>(
                    [=] { cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind); }), cudaGraphNodeTypeMemcpy);
-    return cudaSuccess;
   }
   return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
 }
@@ -4477,8 +4531,7 @@ cudaError_t cudaMemset(void* p, int v, size_t n) {
 }
 cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t s) {
   if (capturing(s)) {
-    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset(p, v, n); }), cudaGraphNodeTypeMemset);
-    return cudaSuccess;
+    return capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset(p, v, n); }), cudaGraphNodeTypeMemset);
   }
   return cudaMemset(p, v, n);
 }
@@ -4501,7 +4554,18 @@ cudaError_t cudaMemGetInfo(size_t* f, size_t* t) {
 }
 // Launch errors are returned by cudaGetLastError, not by a later synchronisation; a device
 // assert (sticky) is returned by every synchronising call.
-cudaError_t cudaDeviceSynchronize() { return (cudaError_t)g_sticky.load(); }
+// Waiting for the device while a capture is under way is refused on a GPU (the capture's work
+// never runs, so there is nothing to wait for) and invalidates every capture.
+cudaError_t cudaDeviceSynchronize() {
+  {
+    std::lock_guard<std::mutex> lk(g_graph_mutex);
+    if (!active_captures().empty()) {
+      for (const CUgraph_st* g : active_captures()) const_cast<CUgraph_st*>(g)->invalidated = true;
+      return ret(cudaErrorStreamCaptureUnsupported);
+    }
+  }
+  return (cudaError_t)g_sticky.load();
+}
 cudaError_t cudaThreadSynchronize() { return cudaDeviceSynchronize(); }
 cudaError_t cudaDeviceReset() { return cudaSuccess; }
 cudaError_t cudaThreadExit() { return cudaSuccess; }
@@ -4752,13 +4816,27 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
   delete s;
   return cudaSuccess;
 }
-// Every operation runs synchronously in issue order, so streams are always idle.
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return (cudaError_t)g_sticky.load(); }
-cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
+// Every operation runs synchronously in issue order, so streams are always idle. A capturing
+// stream may not be waited for or queried (a GPU invalidates its capture).
+cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+  if (capturing(s)) {
+    invalidate_capture(s);
+    return ret(cudaErrorStreamCaptureUnsupported);
+  }
+  return (cudaError_t)g_sticky.load();
+}
+cudaError_t cudaStreamQuery(cudaStream_t s) {
+  if (capturing(s)) {
+    invalidate_capture(s);
+    return ret(cudaErrorStreamCaptureUnsupported);
+  }
+  return cudaSuccess;
+}
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
   // A stream waiting on an event recorded during a capture joins it (fork/join across streams):
   // its work goes to the same chain, in issue order.
-  if (e != nullptr && s != nullptr && !builtin_stream(s)) {
+  s = capture_stream(s);
+  if (e != nullptr && s != nullptr) {
     std::lock_guard<std::mutex> lk(g_graph_mutex);
     if (e->capture != nullptr && s->capture == nullptr && active_captures().count(e->capture)) {
       s->capture = e->capture;
@@ -4773,8 +4851,7 @@ cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void*
 }
 cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* data) {
   if (capturing(s)) {
-    capture(s, new _Closure_of<std::function<void()>>([=] { fn(data); }), cudaGraphNodeTypeHost);
-    return cudaSuccess;
+    return capture(s, new _Closure_of<std::function<void()>>([=] { fn(data); }), cudaGraphNodeTypeHost);
   }
   fn(data);
   return cudaSuccess;
@@ -4790,7 +4867,8 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   if (!e) return ret(cudaErrorInvalidResourceHandle);
-  if (s != nullptr && !builtin_stream(s)) {
+  s = capture_stream(s);
+  if (s != nullptr) {
     std::lock_guard<std::mutex> lk(g_graph_mutex);
     e->capture = s->capture;  // a stream that waits on it joins that capture
   }
@@ -4909,7 +4987,7 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, cudaStreamCaptureStatus* st
   CUgraph_st* g = nullptr;
   if (*status == cudaStreamCaptureStatusActive) {
     std::lock_guard<std::mutex> lk(g_graph_mutex);
-    g = s->capture;
+    g = capture_stream(s)->capture;
   }
   // The capture's id: its graph's address, the same for every stream that joined it.
   if (id) *id = g ? (unsigned long long)reinterpret_cast<uintptr_t>(g) : 0;
@@ -4980,8 +5058,7 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dd, const void* src, int sd, size
 }
 cudaError_t cudaMemset2DAsync(void* p, size_t pitch, int v, size_t width, size_t height, cudaStream_t s) {
   if (capturing(s)) {
-    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset2D(p, pitch, v, width, height); }), cudaGraphNodeTypeMemset);
-    return cudaSuccess;
+    return capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset2D(p, pitch, v, width, height); }), cudaGraphNodeTypeMemset);
   }
   return cudaMemset2D(p, pitch, v, width, height);
 }
@@ -4998,8 +5075,7 @@ cudaError_t cudaMemset3D(cudaPitchedPtr p, int v, cudaExtent e) {
 }
 cudaError_t cudaMemset3DAsync(cudaPitchedPtr p, int v, cudaExtent e, cudaStream_t s) {
   if (capturing(s)) {
-    capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset3D(p, v, e); }), cudaGraphNodeTypeMemset);
-    return cudaSuccess;
+    return capture(s, new _Closure_of<std::function<void()>>([=] { cudaMemset3D(p, v, e); }), cudaGraphNodeTypeMemset);
   }
   return cudaMemset3D(p, v, e);
 }
@@ -5195,3 +5271,4 @@ extern "C" __attribute__((visibility("default"))) long long cudashim_library_cal
   return index >= 0 && index < 7 ? cudashim::g_library_calls[index].load() : -1;
 }
 #endif
+#include "c_api.cpp"

@@ -503,19 +503,12 @@ inline void _Layouts(const _Plan& __p, bool __in_place, _Layout& __in, _Layout& 
   if (__r2c) __out.__dims[2] = __half;
 }
 
-// One execution. _R: the storage precision; __kind: 0 C2C/Z2Z, 1 R2C/D2Z, 2 C2R/Z2D.
+// One transform of a checked plan. _R: the storage precision; __kind: 0 C2C/Z2Z, 1 R2C/D2Z,
+// 2 C2R/Z2D.
 template <class _R>
-inline cufftResult _Exec(cufftHandle __h, int __kind, const void* __idata, void* __odata, int __dir,
-                         const char* __call) {
-  _Plan* __p = _Find(__h);
-  if (__p == nullptr || !__p->__made) return CUFFT_INVALID_PLAN;
+inline cufftResult _Run(const _Plan& __plan, int __kind, const void* __idata, void* __odata, int __dir) {
+  const _Plan* __p = &__plan;
   const bool __dbl = std::is_same<_R, double>::value;
-  const int __plan_kind = _Forward_real(__p->__type) ? 1 : _Inverse_real(__p->__type) ? 2 : 0;
-  if (__plan_kind != __kind || _Double(__p->__type) != __dbl) return CUFFT_INVALID_VALUE;
-  if (__idata == nullptr || __odata == nullptr) return CUFFT_INVALID_VALUE;
-  if (__kind == 0 && __dir != CUFFT_FORWARD && __dir != CUFFT_INVERSE) return CUFFT_INVALID_VALUE;
-  if (!__p->__auto && __p->__work == nullptr && __p->__work_size > 0) return CUFFT_NO_WORKSPACE;
-  ::cudashim::_Library_access __da("cufft", __call);
   _Layout __in, __out;
   _Layouts(*__p, __idata == __odata, __in, __out);
   const int __ld = __kind == 2 ? (__dbl ? _CB_LD_COMPLEX_DOUBLE : _CB_LD_COMPLEX)
@@ -609,6 +602,37 @@ inline cufftResult _Exec(cufftHandle __h, int __kind, const void* __idata, void*
     return CUFFT_ALLOC_FAILED;
   }
   return CUFFT_SUCCESS;
+}
+}  // namespace cudashim::cufft
+namespace cudashim {
+// The runtime's (cudashim_runtime.cpp): a library call's work as a node of the capture `__s` is in.
+cudaError_t capture_library_call(cudaStream_t __s, _Closure* __w, const char* __library, const char* __call);
+}  // namespace cudashim
+namespace cudashim::cufft {
+// One execution: checked now; run now, or, on a plan whose stream is being captured, made a node
+// of the capture that each launch of the graph runs (a GPU records the plan's kernels). The node
+// keeps a copy of the plan as it is now, as those kernels keep their parameters: the program may
+// change or destroy the plan before it launches the graph.
+template <class _R>
+inline cufftResult _Exec(cufftHandle __h, int __kind, const void* __idata, void* __odata, int __dir,
+                         const char* __call) {
+  _Plan* __p = _Find(__h);
+  if (__p == nullptr || !__p->__made) return CUFFT_INVALID_PLAN;
+  const bool __dbl = std::is_same<_R, double>::value;
+  const int __plan_kind = _Forward_real(__p->__type) ? 1 : _Inverse_real(__p->__type) ? 2 : 0;
+  if (__plan_kind != __kind || _Double(__p->__type) != __dbl) return CUFFT_INVALID_VALUE;
+  if (__idata == nullptr || __odata == nullptr) return CUFFT_INVALID_VALUE;
+  if (__kind == 0 && __dir != CUFFT_FORWARD && __dir != CUFFT_INVERSE) return CUFFT_INVALID_VALUE;
+  if (!__p->__auto && __p->__work == nullptr && __p->__work_size > 0) return CUFFT_NO_WORKSPACE;
+  if (::cudashim::capturing(__p->__stream)) {
+    auto __plan = std::make_shared<const _Plan>(*__p);
+    auto __work = [__plan, __kind, __idata, __odata, __dir] { _Run<_R>(*__plan, __kind, __idata, __odata, __dir); };
+    auto* __w = new ::cudashim::_Closure_of<decltype(__work)>(std::move(__work));
+    return ::cudashim::capture_library_call(__p->__stream, __w, "cufft", __call) == cudaSuccess ? CUFFT_SUCCESS
+                                                                                                 : CUFFT_EXEC_FAILED;
+  }
+  ::cudashim::_Library_access __da("cufft", __call);
+  return _Run<_R>(*__p, __kind, __idata, __odata, __dir);
 }
 }  // namespace cudashim::cufft
 
@@ -736,7 +760,7 @@ inline cufftResult cufftSetAutoAllocation(cufftHandle __h, int __auto) {
   __p->__auto = __auto != 0;
   return CUFFT_SUCCESS;
 }
-// Recorded only: every call runs synchronously in issue order, as the shim's streams do.
+// Executions run at once, in issue order, except on a stream being captured (`_Exec`).
 inline cufftResult cufftSetStream(cufftHandle __h, cudaStream_t __s) {
   ::cudashim::cufft::_Plan* __p = ::cudashim::cufft::_Find(__h);
   if (__p == nullptr) return CUFFT_INVALID_PLAN;

@@ -3,8 +3,16 @@
 // each call continuing where the last one stopped. cuRAND's GPU generators spread the
 // sequence over many subsequences in an ordering of their own (CURAND_ORDERING_*), so the
 // values here have the same distribution in another order (validators/cpu/README.md).
+//
+// A generation on a stream being captured (curandSetStream) is a node of the capture, as the
+// generator's kernels are on a GPU: each launch of the graph draws the next values of the
+// generator's one sequence (the node holds the generator, kept alive past its destruction while
+// a graph needs it); a host generator (curandCreateGeneratorHost) works on the host, at the call.
 #pragma once
 #include <curand_kernel.h>
+
+#include <atomic>
+#include <memory>
 
 struct curandGenerator_st {
   curandRngType_t __type;
@@ -12,10 +20,17 @@ struct curandGenerator_st {
   curandOrdering_t __ordering = CURAND_ORDERING_PSEUDO_DEFAULT;
   cudaStream_t __stream = 0;
   bool __fresh = true;  // seed or offset changed since the states were last set
+  bool __host = false;  // curandCreateGeneratorHost
+  std::atomic<int> __refs{1};  // the program's handle and the captured generations that use it
   curandStateXORWOW_t __xorwow;
   curandStatePhilox4_32_10_t __philox;
   curandStateMRG32k3a_t __mrg;
 };
+
+namespace cudashim {
+// The runtime's (cudashim_runtime.cpp): a library call's work as a node of the capture `__s` is in.
+cudaError_t capture_library_call(cudaStream_t __s, _Closure* __w, const char* __library, const char* __call);
+}  // namespace cudashim
 
 namespace cudashim::curand {
 inline bool _Supported(curandRngType_t __t) {
@@ -35,7 +50,7 @@ inline const char* _Type_name(curandRngType_t __t) {
     default: return "an unknown generator type";
   }
 }
-inline curandStatus_t _Create(curandGenerator_t* __g, curandRngType_t __t) {
+inline curandStatus_t _Create(curandGenerator_t* __g, curandRngType_t __t, bool __host = false) {
   if (__g == nullptr) return CURAND_STATUS_NOT_INITIALIZED;
   if (!_Supported(__t)) {
     if ((int)__t == CURAND_RNG_TEST || ((int)__t > 100 && (int)__t <= 204)) {
@@ -47,13 +62,15 @@ inline curandStatus_t _Create(curandGenerator_t* __g, curandRngType_t __t) {
   }
   *__g = new curandGenerator_st{};
   (*__g)->__type = __t;
+  (*__g)->__host = __host;
   return CURAND_STATUS_SUCCESS;
+}
+inline void _Release(curandGenerator_t __g) {
+  if (--__g->__refs == 0) delete __g;
 }
 // Call __f with the generator's device-API state, set from seed and offset when they changed.
 template <class _Fn>
-inline curandStatus_t _With_state(curandGenerator_t __g, _Fn&& __f) {
-  if (__g == nullptr) return CURAND_STATUS_NOT_INITIALIZED;
-  ::cudashim::_Library_access __da("curand");
+inline void _On_state(curandGenerator_t __g, const _Fn& __f) {
   switch (__g->__type) {
     case CURAND_RNG_PSEUDO_PHILOX4_32_10:
       if (__g->__fresh) ::curand_init(__g->__seed, 0, __g->__offset, &__g->__philox);
@@ -71,16 +88,36 @@ inline curandStatus_t _With_state(curandGenerator_t __g, _Fn&& __f) {
       __f(&__g->__xorwow);
       break;
   }
-  return CURAND_STATUS_SUCCESS;
+}
+// A generation: now, or as a node of the capture of the generator's stream (its arguments by
+// value: the work runs when the graph does).
+template <class _Fn>
+inline curandStatus_t _With_state(curandGenerator_t __g, _Fn&& __f, const char* __call = __builtin_FUNCTION()) {
+  if (__g == nullptr) return CURAND_STATUS_NOT_INITIALIZED;
+  if (__g->__host || !::cudashim::capturing(__g->__stream)) {
+    ::cudashim::_Library_access __da("curand", __call);
+    _On_state(__g, __f);
+    return CURAND_STATUS_SUCCESS;
+  }
+  ++__g->__refs;
+  std::shared_ptr<curandGenerator_st> __keep(__g, _Release);
+  auto __work = [__keep, __f = std::decay_t<_Fn>(std::forward<_Fn>(__f))] { _On_state(__keep.get(), __f); };
+  auto* __w = new ::cudashim::_Closure_of<decltype(__work)>(std::move(__work));
+  return ::cudashim::capture_library_call(__g->__stream, __w, "curand", __call) == cudaSuccess ? CURAND_STATUS_SUCCESS
+                                                                                              : CURAND_STATUS_LAUNCH_FAILURE;
 }
 // Normal values come in Box-Muller pairs, so cuRAND asks for an even count.
 template <class _Tp, class _Pairs>
-inline curandStatus_t _Pairs_into(curandGenerator_t __g, _Tp* __out, size_t __n, _Pairs&& __pair) {
+inline curandStatus_t _Pairs_into(curandGenerator_t __g, _Tp* __out, size_t __n, _Pairs&& __pair,
+                                  const char* __call = __builtin_FUNCTION()) {
   if (__g == nullptr) return CURAND_STATUS_NOT_INITIALIZED;
   if (__n % 2 != 0) return CURAND_STATUS_LENGTH_NOT_MULTIPLE;
-  return _With_state(__g, [&](auto* __s) {
-    for (size_t __i = 0; __i < __n; __i += 2) __pair(__s, __out + __i);
-  });
+  return _With_state(
+      __g,
+      [=](auto* __s) {
+        for (size_t __i = 0; __i < __n; __i += 2) __pair(__s, __out + __i);
+      },
+      __call);
 }
 }  // namespace cudashim::curand
 
@@ -88,11 +125,11 @@ inline curandStatus_t curandCreateGenerator(curandGenerator_t* __g, curandRngTyp
   return ::cudashim::curand::_Create(__g, __t);
 }
 inline curandStatus_t curandCreateGeneratorHost(curandGenerator_t* __g, curandRngType_t __t) {
-  return ::cudashim::curand::_Create(__g, __t);
+  return ::cudashim::curand::_Create(__g, __t, true);
 }
 inline curandStatus_t curandDestroyGenerator(curandGenerator_t __g) {
   if (__g == nullptr) return CURAND_STATUS_NOT_INITIALIZED;
-  delete __g;
+  ::cudashim::curand::_Release(__g);
   return CURAND_STATUS_SUCCESS;
 }
 inline curandStatus_t curandGetVersion(int* __v) {
@@ -133,23 +170,23 @@ inline curandStatus_t curandGenerateSeeds(curandGenerator_t __g) {
   return ::cudashim::curand::_With_state(__g, [](auto*) {});
 }
 inline curandStatus_t curandGenerate(curandGenerator_t __g, unsigned int* __out, size_t __n) {
-  return ::cudashim::curand::_With_state(__g, [&](auto* __s) {
+  return ::cudashim::curand::_With_state(__g, [=](auto* __s) {
     for (size_t __i = 0; __i < __n; ++__i) __out[__i] = ::curand(__s);
   });
 }
 inline curandStatus_t curandGenerateUniform(curandGenerator_t __g, float* __out, size_t __n) {
-  return ::cudashim::curand::_With_state(__g, [&](auto* __s) {
+  return ::cudashim::curand::_With_state(__g, [=](auto* __s) {
     for (size_t __i = 0; __i < __n; ++__i) __out[__i] = ::curand_uniform(__s);
   });
 }
 inline curandStatus_t curandGenerateUniformDouble(curandGenerator_t __g, double* __out, size_t __n) {
-  return ::cudashim::curand::_With_state(__g, [&](auto* __s) {
+  return ::cudashim::curand::_With_state(__g, [=](auto* __s) {
     for (size_t __i = 0; __i < __n; ++__i) __out[__i] = ::curand_uniform_double(__s);
   });
 }
 inline curandStatus_t curandGenerateNormal(curandGenerator_t __g, float* __out, size_t __n, float __mean,
                                            float __stddev) {
-  return ::cudashim::curand::_Pairs_into(__g, __out, __n, [&](auto* __s, float* __o) {
+  return ::cudashim::curand::_Pairs_into(__g, __out, __n, [=](auto* __s, float* __o) {
     float2 __v = ::curand_normal2(__s);
     __o[0] = fmaf(__stddev, __v.x, __mean);
     __o[1] = fmaf(__stddev, __v.y, __mean);
@@ -157,7 +194,7 @@ inline curandStatus_t curandGenerateNormal(curandGenerator_t __g, float* __out, 
 }
 inline curandStatus_t curandGenerateNormalDouble(curandGenerator_t __g, double* __out, size_t __n,
                                                  double __mean, double __stddev) {
-  return ::cudashim::curand::_Pairs_into(__g, __out, __n, [&](auto* __s, double* __o) {
+  return ::cudashim::curand::_Pairs_into(__g, __out, __n, [=](auto* __s, double* __o) {
     double2 __v = ::curand_normal2_double(__s);
     __o[0] = fma(__stddev, __v.x, __mean);
     __o[1] = fma(__stddev, __v.y, __mean);
@@ -165,7 +202,7 @@ inline curandStatus_t curandGenerateNormalDouble(curandGenerator_t __g, double* 
 }
 inline curandStatus_t curandGenerateLogNormal(curandGenerator_t __g, float* __out, size_t __n, float __mean,
                                               float __stddev) {
-  return ::cudashim::curand::_Pairs_into(__g, __out, __n, [&](auto* __s, float* __o) {
+  return ::cudashim::curand::_Pairs_into(__g, __out, __n, [=](auto* __s, float* __o) {
     float2 __v = ::curand_log_normal2(__s, __mean, __stddev);
     __o[0] = __v.x;
     __o[1] = __v.y;
@@ -173,7 +210,7 @@ inline curandStatus_t curandGenerateLogNormal(curandGenerator_t __g, float* __ou
 }
 inline curandStatus_t curandGenerateLogNormalDouble(curandGenerator_t __g, double* __out, size_t __n,
                                                     double __mean, double __stddev) {
-  return ::cudashim::curand::_Pairs_into(__g, __out, __n, [&](auto* __s, double* __o) {
+  return ::cudashim::curand::_Pairs_into(__g, __out, __n, [=](auto* __s, double* __o) {
     double2 __v = ::curand_log_normal2_double(__s, __mean, __stddev);
     __o[0] = __v.x;
     __o[1] = __v.y;
@@ -182,7 +219,7 @@ inline curandStatus_t curandGenerateLogNormalDouble(curandGenerator_t __g, doubl
 inline curandStatus_t curandGeneratePoisson(curandGenerator_t __g, unsigned int* __out, size_t __n,
                                             double __lambda) {
   if (!(__lambda > 0)) return CURAND_STATUS_OUT_OF_RANGE;
-  return ::cudashim::curand::_With_state(__g, [&](auto* __s) {
+  return ::cudashim::curand::_With_state(__g, [=](auto* __s) {
     for (size_t __i = 0; __i < __n; ++__i) __out[__i] = ::curand_poisson(__s, __lambda);
   });
 }

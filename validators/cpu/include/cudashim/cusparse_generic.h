@@ -7,7 +7,8 @@
 // The conventions of <cusparse.h>: calls that compute open device memory and note library work
 // (`_Library_access`), descriptor and size calls only open it (`_Device_access`); values are
 // widened to double and each result rounded once to its type; scalars have the compute type and
-// are read through the pointer given (host and device pointer modes alike); a value type outside
+// are read through the pointer given (host and device pointer modes alike; in a capture, a
+// host-mode scalar at the call, see `_enqueue` in <cusparse.h>); a value type outside
 // the real ones stops the run as `needs_gpu`; a format, operation or batch the subset does not
 // compute returns CUSPARSE_STATUS_NOT_SUPPORTED. Buffer sizes are 0 (nothing is kept in device
 // memory), except where a null buffer asks for the size (SpGEMM): there they are 64 bytes, so the
@@ -150,14 +151,19 @@ inline cusparseStatus_t cusparseAxpby(cusparseHandle_t __h, const void* __alpha,
   if (!__alpha || !__beta) return CUSPARSE_STATUS_INVALID_VALUE;
   const cudaDataType __ct = cudashim::sparse::compute_of(__y->value_type);
   cudashim::sparse::require_real("cusparseAxpby", __x->value_type, __y->value_type, __y->value_type, __ct);
-  const double __al = cudashim::sparse::scalar(__alpha, __ct), __be = cudashim::sparse::scalar(__beta, __ct);
-  std::vector<double> __acc((size_t)__y->size);
-  for (int64_t __i = 0; __i < __y->size; ++__i)
-    __acc[__i] = __be != 0.0 ? __be * cudashim::lib::load(__y->values, __y->value_type, __i) : 0.0;
-  for (int64_t __e = 0; __e < __x->nnz; ++__e)
-    __acc[cudashim::sparse::vec_index(__x, __e)] += __al * cudashim::lib::load(__x->values, __x->value_type, __e);
-  for (int64_t __i = 0; __i < __y->size; ++__i) cudashim::lib::store(__y->values, __y->value_type, __i, __acc[__i]);
-  return CUSPARSE_STATUS_SUCCESS;
+  using cudashim::sparse::_held;
+  using cudashim::sparse::_scalar;
+  return cudashim::sparse::_enqueue(__h, [=, __x = _held(__x), __y = _held(__y), __alpha = _scalar(__h, __alpha, __ct),
+                                          __beta = _scalar(__h, __beta, __ct)] {
+    const double __al = cudashim::sparse::scalar(__alpha, __ct), __be = cudashim::sparse::scalar(__beta, __ct);
+    std::vector<double> __acc((size_t)__y->size);
+    for (int64_t __i = 0; __i < __y->size; ++__i)
+      __acc[__i] = __be != 0.0 ? __be * cudashim::lib::load(__y->values, __y->value_type, __i) : 0.0;
+    for (int64_t __e = 0; __e < __x->nnz; ++__e)
+      __acc[cudashim::sparse::vec_index(__x, __e)] += __al * cudashim::lib::load(__x->values, __x->value_type, __e);
+    for (int64_t __i = 0; __i < __y->size; ++__i) cudashim::lib::store(__y->values, __y->value_type, __i, __acc[__i]);
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 // X.values[i] = Y[X.indices[i]].
 inline cusparseStatus_t cusparseGather(cusparseHandle_t __h, cusparseConstDnVecDescr_t __y, cusparseSpVecDescr_t __x) { ::cudashim::_Library_access __cudashim_da("cusparse");
@@ -165,10 +171,13 @@ inline cusparseStatus_t cusparseGather(cusparseHandle_t __h, cusparseConstDnVecD
   if (__s != CUSPARSE_STATUS_SUCCESS) return __s;
   cudashim::sparse::require_real("cusparseGather", __x->value_type, __y->value_type, __y->value_type,
                                  cudashim::sparse::compute_of(__y->value_type));
-  for (int64_t __e = 0; __e < __x->nnz; ++__e)
-    cudashim::lib::store(__x->values, __x->value_type, __e,
-                         cudashim::lib::load(__y->values, __y->value_type, cudashim::sparse::vec_index(__x, __e)));
-  return CUSPARSE_STATUS_SUCCESS;
+  using cudashim::sparse::_held;
+  return cudashim::sparse::_enqueue(__h, [__x = _held(__x), __y = _held(__y)] {
+    for (int64_t __e = 0; __e < __x->nnz; ++__e)
+      cudashim::lib::store(__x->values, __x->value_type, __e,
+                           cudashim::lib::load(__y->values, __y->value_type, cudashim::sparse::vec_index(__x, __e)));
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 // Y[X.indices[i]] = X.values[i] (the other elements of Y unchanged).
 inline cusparseStatus_t cusparseScatter(cusparseHandle_t __h, cusparseConstSpVecDescr_t __x, cusparseDnVecDescr_t __y) { ::cudashim::_Library_access __cudashim_da("cusparse");
@@ -176,10 +185,13 @@ inline cusparseStatus_t cusparseScatter(cusparseHandle_t __h, cusparseConstSpVec
   if (__s != CUSPARSE_STATUS_SUCCESS) return __s;
   cudashim::sparse::require_real("cusparseScatter", __x->value_type, __y->value_type, __y->value_type,
                                  cudashim::sparse::compute_of(__y->value_type));
-  for (int64_t __e = 0; __e < __x->nnz; ++__e)
-    cudashim::lib::store(__y->values, __y->value_type, cudashim::sparse::vec_index(__x, __e),
-                         cudashim::lib::load(__x->values, __x->value_type, __e));
-  return CUSPARSE_STATUS_SUCCESS;
+  using cudashim::sparse::_held;
+  return cudashim::sparse::_enqueue(__h, [__x = _held(__x), __y = _held(__y)] {
+    for (int64_t __e = 0; __e < __x->nnz; ++__e)
+      cudashim::lib::store(__y->values, __y->value_type, cudashim::sparse::vec_index(__x, __e),
+                           cudashim::lib::load(__x->values, __x->value_type, __e));
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 // Givens rotation of X's entries with the matching elements of Y:
 // X[i] = c X[i] + s Y[idx[i]], Y[idx[i]] = c Y[idx[i]] - s X[i] (the old X[i]).
@@ -190,14 +202,19 @@ inline cusparseStatus_t cusparseRot(cusparseHandle_t __h, const void* __c, const
   if (!__c || !__s) return CUSPARSE_STATUS_INVALID_VALUE;
   const cudaDataType __ct = cudashim::sparse::compute_of(__y->value_type);
   cudashim::sparse::require_real("cusparseRot", __x->value_type, __y->value_type, __y->value_type, __ct);
-  const double __cc = cudashim::sparse::scalar(__c, __ct), __ss = cudashim::sparse::scalar(__s, __ct);
-  for (int64_t __e = 0; __e < __x->nnz; ++__e) {
-    const int64_t __i = cudashim::sparse::vec_index(__x, __e);
-    const double __xv = cudashim::lib::load(__x->values, __x->value_type, __e), __yv = cudashim::lib::load(__y->values, __y->value_type, __i);
-    cudashim::lib::store(__x->values, __x->value_type, __e, __cc * __xv + __ss * __yv);
-    cudashim::lib::store(__y->values, __y->value_type, __i, __cc * __yv - __ss * __xv);
-  }
-  return CUSPARSE_STATUS_SUCCESS;
+  using cudashim::sparse::_held;
+  using cudashim::sparse::_scalar;
+  return cudashim::sparse::_enqueue(__h, [=, __x = _held(__x), __y = _held(__y), __c = _scalar(__h, __c, __ct),
+                                          __s = _scalar(__h, __s, __ct)] {
+    const double __cc = cudashim::sparse::scalar(__c, __ct), __ss = cudashim::sparse::scalar(__s, __ct);
+    for (int64_t __e = 0; __e < __x->nnz; ++__e) {
+      const int64_t __i = cudashim::sparse::vec_index(__x, __e);
+      const double __xv = cudashim::lib::load(__x->values, __x->value_type, __e), __yv = cudashim::lib::load(__y->values, __y->value_type, __i);
+      cudashim::lib::store(__x->values, __x->value_type, __e, __cc * __xv + __ss * __yv);
+      cudashim::lib::store(__y->values, __y->value_type, __i, __cc * __yv - __ss * __xv);
+    }
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 // *result = sum X.values[i] Y[X.indices[i]], in the compute type (written through the pointer).
 inline cusparseStatus_t cusparseSpVV(cusparseHandle_t __h, cusparseOperation_t __op, cusparseConstSpVecDescr_t __x,
@@ -206,12 +223,16 @@ inline cusparseStatus_t cusparseSpVV(cusparseHandle_t __h, cusparseOperation_t _
   if (__s != CUSPARSE_STATUS_SUCCESS) return __s;
   if (!__result || cudashim::sparse::bad_op(__op)) return CUSPARSE_STATUS_INVALID_VALUE;
   cudashim::sparse::require_real("cusparseSpVV", __x->value_type, __y->value_type, __y->value_type, __ct);
-  double __sum = 0.0;
-  for (int64_t __e = 0; __e < __x->nnz; ++__e)
-    __sum += cudashim::lib::load(__x->values, __x->value_type, __e) *
-             cudashim::lib::load(__y->values, __y->value_type, cudashim::sparse::vec_index(__x, __e));
-  cudashim::lib::store(__result, __ct, 0, __sum);
-  return CUSPARSE_STATUS_SUCCESS;
+  if (cudashim::sparse::_host_result_in_capture(__h, __h->pointer_mode == CUSPARSE_POINTER_MODE_HOST)) return CUSPARSE_STATUS_INTERNAL_ERROR;
+  using cudashim::sparse::_held;
+  return cudashim::sparse::_enqueue(__h, [=, __x = _held(__x), __y = _held(__y)] {
+    double __sum = 0.0;
+    for (int64_t __e = 0; __e < __x->nnz; ++__e)
+      __sum += cudashim::lib::load(__x->values, __x->value_type, __e) *
+               cudashim::lib::load(__y->values, __y->value_type, cudashim::sparse::vec_index(__x, __e));
+    cudashim::lib::store(__result, __ct, 0, __sum);
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 inline cusparseStatus_t cusparseSpVV_bufferSize(cusparseHandle_t __h, cusparseOperation_t __op, cusparseConstSpVecDescr_t __x,
                                                 cusparseConstDnVecDescr_t __y, const void* __result, cudaDataType, size_t* __size) { ::cudashim::_Device_access __cudashim_da;
@@ -266,13 +287,17 @@ inline cusparseStatus_t cusparseSparseToDense(cusparseHandle_t __h, cusparseCons
   if (__s != CUSPARSE_STATUS_SUCCESS) return __s;
   cudashim::sparse::require_real("cusparseSparseToDense", __a->value_type, __b->value_type, __b->value_type,
                                  cudashim::sparse::compute_of(__b->value_type));
-  for (int64_t __i = 0; __i < __b->rows; ++__i)
-    for (int64_t __j = 0; __j < __b->cols; ++__j) cudashim::lib::store(__b->values, __b->value_type, cudashim::sparse::dense_at(__b, __i, __j), 0.0);
-  cudashim::sparse::for_each_nonzero(__a, [&](int64_t __r, int64_t __c, double __v) {
-    const int64_t __e = cudashim::sparse::dense_at(__b, __r, __c);
-    cudashim::lib::store(__b->values, __b->value_type, __e, cudashim::lib::load(__b->values, __b->value_type, __e) + __v);
+  using cudashim::sparse::_held;
+  return cudashim::sparse::_enqueue(__h, [__a = _held(__a), __b = _held(__b)] {
+    for (int64_t __i = 0; __i < __b->rows; ++__i)
+      for (int64_t __j = 0; __j < __b->cols; ++__j)
+        cudashim::lib::store(__b->values, __b->value_type, cudashim::sparse::dense_at(__b, __i, __j), 0.0);
+    cudashim::sparse::for_each_nonzero(__a, [&](int64_t __r, int64_t __c, double __v) {
+      const int64_t __e = cudashim::sparse::dense_at(__b, __r, __c);
+      cudashim::lib::store(__b->values, __b->value_type, __e, cudashim::lib::load(__b->values, __b->value_type, __e) + __v);
+    });
+    return CUSPARSE_STATUS_SUCCESS;
   });
-  return CUSPARSE_STATUS_SUCCESS;
 }
 inline cusparseStatus_t cusparseDenseToSparse_bufferSize(cusparseHandle_t __h, cusparseConstDnMatDescr_t __a, cusparseSpMatDescr_t __b,
                                                          cusparseDenseToSparseAlg_t __alg, size_t* __size) { ::cudashim::_Device_access __cudashim_da;
@@ -290,6 +315,7 @@ inline cusparseStatus_t cusparseDenseToSparse_analysis(cusparseHandle_t __h, cus
   if (__s != CUSPARSE_STATUS_SUCCESS) return __s;
   cudashim::sparse::require_real("cusparseDenseToSparse_analysis", __a->value_type, __b->value_type, __b->value_type,
                                  cudashim::sparse::compute_of(__b->value_type));
+  if (cudashim::sparse::_host_result_in_capture(__h, true)) return CUSPARSE_STATUS_INTERNAL_ERROR;  // nnz into B's descriptor
   __b->nnz = cudashim::sparse::write_offsets(__b, cudashim::sparse::dense_counts(__a, __b->format == CUSPARSE_FORMAT_CSC));
   return CUSPARSE_STATUS_SUCCESS;
 }
@@ -301,27 +327,32 @@ inline cusparseStatus_t cusparseDenseToSparse_convert(cusparseHandle_t __h, cusp
   if (__s != CUSPARSE_STATUS_SUCCESS) return __s;
   cudashim::sparse::require_real("cusparseDenseToSparse_convert", __a->value_type, __b->value_type, __b->value_type,
                                  cudashim::sparse::compute_of(__b->value_type));
-  const bool __csc = __b->format == CUSPARSE_FORMAT_CSC;
-  const std::vector<int64_t> __counts = cudashim::sparse::dense_counts(__a, __csc);
-  const int64_t __total = std::accumulate(__counts.begin(), __counts.end(), (int64_t)0);
-  if (__total != __b->nnz || (__total > 0 && (!__b->ind || !__b->values || (__b->format == CUSPARSE_FORMAT_COO && !__b->ptr))) ||
-      (__b->format != CUSPARSE_FORMAT_COO && !__b->ptr))
-    return CUSPARSE_STATUS_INVALID_VALUE;
-  cudashim::sparse::write_offsets(__b, __counts);
-  const int64_t __base = __b->base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
-  const int64_t __outer = __csc ? __a->cols : __a->rows, __inner = __csc ? __a->rows : __a->cols;
-  int64_t __e = 0;
-  for (int64_t __o = 0; __o < __outer; ++__o)
-    for (int64_t __i = 0; __i < __inner; ++__i) {
-      const int64_t __r = __csc ? __i : __o, __c = __csc ? __o : __i;
-      const double __v = cudashim::lib::load(__a->values, __a->value_type, cudashim::sparse::dense_at(__a, __r, __c));
-      if (__v == 0.0) continue;
-      if (__b->format == CUSPARSE_FORMAT_COO) cudashim::sparse::set_index(__b->ptr, __b->ptr_type, __e, __r + __base);
-      cudashim::sparse::set_index(__b->ind, __b->ind_type, __e, (__csc ? __r : __c) + __base);
-      cudashim::lib::store(__b->values, __b->value_type, __e, __v);
-      ++__e;
-    }
-  return CUSPARSE_STATUS_SUCCESS;
+  using cudashim::sparse::_held;
+  // The count is the matrix's, read when the work runs: a captured conversion whose B does not
+  // fit it writes nothing (a GPU's would write out of bounds).
+  return cudashim::sparse::_enqueue(__h, [__a = _held(__a), __b = _held(__b)] {
+    const bool __csc = __b->format == CUSPARSE_FORMAT_CSC;
+    const std::vector<int64_t> __counts = cudashim::sparse::dense_counts(__a, __csc);
+    const int64_t __total = std::accumulate(__counts.begin(), __counts.end(), (int64_t)0);
+    if (__total != __b->nnz || (__total > 0 && (!__b->ind || !__b->values || (__b->format == CUSPARSE_FORMAT_COO && !__b->ptr))) ||
+        (__b->format != CUSPARSE_FORMAT_COO && !__b->ptr))
+      return CUSPARSE_STATUS_INVALID_VALUE;
+    cudashim::sparse::write_offsets(__b, __counts);
+    const int64_t __base = __b->base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
+    const int64_t __outer = __csc ? __a->cols : __a->rows, __inner = __csc ? __a->rows : __a->cols;
+    int64_t __e = 0;
+    for (int64_t __o = 0; __o < __outer; ++__o)
+      for (int64_t __i = 0; __i < __inner; ++__i) {
+        const int64_t __r = __csc ? __i : __o, __c = __csc ? __o : __i;
+        const double __v = cudashim::lib::load(__a->values, __a->value_type, cudashim::sparse::dense_at(__a, __r, __c));
+        if (__v == 0.0) continue;
+        if (__b->format == CUSPARSE_FORMAT_COO) cudashim::sparse::set_index(__b->ptr, __b->ptr_type, __e, __r + __base);
+        cudashim::sparse::set_index(__b->ind, __b->ind_type, __e, (__csc ? __r : __c) + __base);
+        cudashim::lib::store(__b->values, __b->value_type, __e, __v);
+        ++__e;
+      }
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 
 // ---------------------------------------------------------------- triangular solves
@@ -437,14 +468,19 @@ inline cusparseStatus_t cusparseSpSV_solve(cusparseHandle_t __h, cusparseOperati
   if (__s != CUSPARSE_STATUS_SUCCESS) return __s;
   if (!__d->analyzed) return CUSPARSE_STATUS_INVALID_VALUE;
   cudashim::sparse::require_real("cusparseSpSV_solve", __a->value_type, __x->value_type, __y->value_type, __ct);
-  cudashim::sparse::triangle __t;
-  cudashim::sparse::make_triangle(__a, __op != CUSPARSE_OPERATION_NON_TRANSPOSE, __d->new_values, __d->update, __t);
-  const double __al = cudashim::sparse::scalar(__alpha, __ct);
-  std::vector<double> __z((size_t)__t.n);
-  for (int64_t __i = 0; __i < __t.n; ++__i) __z[__i] = __al * cudashim::lib::load(__x->values, __x->value_type, __i);
-  __t.solve(__z.data());
-  for (int64_t __i = 0; __i < __t.n; ++__i) cudashim::lib::store(__y->values, __y->value_type, __i, __z[__i]);
-  return CUSPARSE_STATUS_SUCCESS;
+  using cudashim::sparse::_held;
+  using cudashim::sparse::_scalar;
+  return cudashim::sparse::_enqueue(__h, [=, __a = _held(__a), __x = _held(__x), __y = _held(__y), __d = _held(__d),
+                                          __alpha = _scalar(__h, __alpha, __ct)] {
+    cudashim::sparse::triangle __t;
+    cudashim::sparse::make_triangle(__a, __op != CUSPARSE_OPERATION_NON_TRANSPOSE, __d->new_values, __d->update, __t);
+    const double __al = cudashim::sparse::scalar(__alpha, __ct);
+    std::vector<double> __z((size_t)__t.n);
+    for (int64_t __i = 0; __i < __t.n; ++__i) __z[__i] = __al * cudashim::lib::load(__x->values, __x->value_type, __i);
+    __t.solve(__z.data());
+    for (int64_t __i = 0; __i < __t.n; ++__i) cudashim::lib::store(__y->values, __y->value_type, __i, __z[__i]);
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 // The next solves use `__values`: A's values (GENERAL) or its diagonal, n elements (DIAGONAL).
 inline cusparseStatus_t cusparseSpSV_updateMatrix(cusparseHandle_t __h, cusparseSpSVDescr_t __d, void* __values,
@@ -495,23 +531,28 @@ inline cusparseStatus_t cusparseSpSM_solve(cusparseHandle_t __h, cusparseOperati
   if (__s != CUSPARSE_STATUS_SUCCESS) return __s;
   if (!__d->analyzed) return CUSPARSE_STATUS_INVALID_VALUE;
   cudashim::sparse::require_real("cusparseSpSM_solve", __a->value_type, __b->value_type, __c->value_type, __ct);
-  cudashim::sparse::triangle __t;
-  cudashim::sparse::make_triangle(__a, __opa != CUSPARSE_OPERATION_NON_TRANSPOSE, __d->new_values, __d->update, __t);
-  const bool __tb = __opb != CUSPARSE_OPERATION_NON_TRANSPOSE;
-  const double __al = cudashim::sparse::scalar(__alpha, __ct);
-  const int64_t __m = __c->rows, __n = __c->cols;
-  std::vector<double> __z((size_t)(__m * __n));  // column j at j * m: all of B read before C is written
-  for (int64_t __j = 0; __j < __n; ++__j) {
-    double* __col = __z.data() + __j * __m;
-    for (int64_t __i = 0; __i < __m; ++__i)
-      __col[__i] = __al * cudashim::lib::load(__b->values, __b->value_type,
-                                              __tb ? cudashim::sparse::dense_at(__b, __j, __i) : cudashim::sparse::dense_at(__b, __i, __j));
-    __t.solve(__col);
-  }
-  for (int64_t __j = 0; __j < __n; ++__j)
-    for (int64_t __i = 0; __i < __m; ++__i)
-      cudashim::lib::store(__c->values, __c->value_type, cudashim::sparse::dense_at(__c, __i, __j), __z[__j * __m + __i]);
-  return CUSPARSE_STATUS_SUCCESS;
+  using cudashim::sparse::_held;
+  using cudashim::sparse::_scalar;
+  return cudashim::sparse::_enqueue(__h, [=, __a = _held(__a), __b = _held(__b), __c = _held(__c), __d = _held(__d),
+                                          __alpha = _scalar(__h, __alpha, __ct)] {
+    cudashim::sparse::triangle __t;
+    cudashim::sparse::make_triangle(__a, __opa != CUSPARSE_OPERATION_NON_TRANSPOSE, __d->new_values, __d->update, __t);
+    const bool __tb = __opb != CUSPARSE_OPERATION_NON_TRANSPOSE;
+    const double __al = cudashim::sparse::scalar(__alpha, __ct);
+    const int64_t __m = __c->rows, __n = __c->cols;
+    std::vector<double> __z((size_t)(__m * __n));  // column j at j * m: all of B read before C is written
+    for (int64_t __j = 0; __j < __n; ++__j) {
+      double* __col = __z.data() + __j * __m;
+      for (int64_t __i = 0; __i < __m; ++__i)
+        __col[__i] = __al * cudashim::lib::load(__b->values, __b->value_type,
+                                                __tb ? cudashim::sparse::dense_at(__b, __j, __i) : cudashim::sparse::dense_at(__b, __i, __j));
+      __t.solve(__col);
+    }
+    for (int64_t __j = 0; __j < __n; ++__j)
+      for (int64_t __i = 0; __i < __m; ++__i)
+        cudashim::lib::store(__c->values, __c->value_type, cudashim::sparse::dense_at(__c, __i, __j), __z[__j * __m + __i]);
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 inline cusparseStatus_t cusparseSpSM_updateMatrix(cusparseHandle_t __h, cusparseSpSMDescr_t __d, void* __values,
                                                   cusparseSpSMUpdate_t __part) { ::cudashim::_Device_access __cudashim_da;
@@ -626,6 +667,7 @@ inline cusparseStatus_t cusparseSpGEMM_workEstimation(cusparseHandle_t __h, cusp
     *__size1 = cudashim::sparse::kQueryBufferSize;
     return CUSPARSE_STATUS_SUCCESS;
   }
+  if (cudashim::sparse::_host_result_in_capture(__h, true)) return CUSPARSE_STATUS_INTERNAL_ERROR;  // sizes the host reads next
   ::cudashim::_Library_access __work("cusparse");
   __d->products = cudashim::sparse::products(__a, __b);
   __d->estimated = true;
@@ -668,6 +710,7 @@ inline cusparseStatus_t cusparseSpGEMM_compute(cusparseHandle_t __h, cusparseOpe
     *__size2 = cudashim::sparse::kQueryBufferSize;
     return CUSPARSE_STATUS_SUCCESS;
   }
+  if (cudashim::sparse::_host_result_in_capture(__h, true)) return CUSPARSE_STATUS_INTERNAL_ERROR;  // sizes the host reads next
   ::cudashim::_Library_access __work("cusparse");
   cudashim::sparse::spgemm_product(__a, __b, true, cudashim::sparse::scalar(__alpha, __ct), __d, __c);
   __d->computed = true;
@@ -683,15 +726,20 @@ inline cusparseStatus_t cusparseSpGEMM_copy(cusparseHandle_t __h, cusparseOperat
   if (__s != CUSPARSE_STATUS_SUCCESS) return __s;
   if (!__alpha || !__beta || !__d->computed) return CUSPARSE_STATUS_INVALID_VALUE;
   cudashim::sparse::require_real("cusparseSpGEMM_copy", __a->value_type, __b->value_type, __c->value_type, __ct);
-  const cusparseStatus_t __w = cudashim::sparse::spgemm_write_structure(__d, __c);
-  if (__w != CUSPARSE_STATUS_SUCCESS) return __w;
-  const double __be = cudashim::sparse::scalar(__beta, __ct);
-  for (int64_t __e = 0; __e < __c->nnz; ++__e) {
-    double __v = __d->val[__e];
-    if (__be != 0.0) __v += __be * cudashim::lib::load(__c->values, __c->value_type, __e);
-    cudashim::lib::store(__c->values, __c->value_type, __e, __v);
-  }
-  return CUSPARSE_STATUS_SUCCESS;
+  // The product is the descriptor's (the GPU's external buffers): read when the work runs.
+  using cudashim::sparse::_held;
+  using cudashim::sparse::_scalar;
+  return cudashim::sparse::_enqueue(__h, [=, __c = _held(__c), __beta = _scalar(__h, __beta, __ct)] {
+    const cusparseStatus_t __w = cudashim::sparse::spgemm_write_structure(__d, __c);
+    if (__w != CUSPARSE_STATUS_SUCCESS) return __w;
+    const double __be = cudashim::sparse::scalar(__beta, __ct);
+    for (int64_t __e = 0; __e < __c->nnz; ++__e) {
+      double __v = __d->val[__e];
+      if (__be != 0.0) __v += __be * cudashim::lib::load(__c->values, __c->value_type, __e);
+      cudashim::lib::store(__c->values, __c->value_type, __e, __v);
+    }
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 
 // Structure reuse: workEstimation, nnz (C's nnz), copy (C's offsets and columns), then compute
@@ -707,6 +755,7 @@ inline cusparseStatus_t cusparseSpGEMMreuse_workEstimation(cusparseHandle_t __h,
     *__size1 = cudashim::sparse::kQueryBufferSize;
     return CUSPARSE_STATUS_SUCCESS;
   }
+  if (cudashim::sparse::_host_result_in_capture(__h, true)) return CUSPARSE_STATUS_INTERNAL_ERROR;  // sizes the host reads next
   ::cudashim::_Library_access __work("cusparse");
   __d->products = cudashim::sparse::products(__a, __b);
   __d->estimated = true;
@@ -723,6 +772,7 @@ inline cusparseStatus_t cusparseSpGEMMreuse_nnz(cusparseHandle_t __h, cusparseOp
     *__size2 = *__size3 = *__size4 = cudashim::sparse::kQueryBufferSize;
     return CUSPARSE_STATUS_SUCCESS;
   }
+  if (cudashim::sparse::_host_result_in_capture(__h, true)) return CUSPARSE_STATUS_INTERNAL_ERROR;  // sizes the host reads next
   ::cudashim::_Library_access __work("cusparse");
   cudashim::sparse::spgemm_product(__a, __b, false, 0.0, __d, __c);
   __d->structured = true;
@@ -740,7 +790,8 @@ inline cusparseStatus_t cusparseSpGEMMreuse_copy(cusparseHandle_t __h, cusparseO
     return CUSPARSE_STATUS_SUCCESS;
   }
   ::cudashim::_Library_access __work("cusparse");
-  return cudashim::sparse::spgemm_write_structure(__d, __c);
+  using cudashim::sparse::_held;
+  return cudashim::sparse::_enqueue(__h, [__d, __c = _held(__c)] { return cudashim::sparse::spgemm_write_structure(__d, __c); });
 }
 // C = alpha op(A) op(B) + beta C on C's structure (beta == 0: C's values not read).
 inline cusparseStatus_t cusparseSpGEMMreuse_compute(cusparseHandle_t __h, cusparseOperation_t __opa, cusparseOperation_t __opb,
@@ -752,19 +803,24 @@ inline cusparseStatus_t cusparseSpGEMMreuse_compute(cusparseHandle_t __h, cuspar
   if (!__alpha || !__beta || !__d->structured || !__c->ptr || (__c->nnz > 0 && (!__c->ind || !__c->values)))
     return CUSPARSE_STATUS_INVALID_VALUE;
   cudashim::sparse::require_real("cusparseSpGEMMreuse_compute", __a->value_type, __b->value_type, __c->value_type, __ct);
-  const double __al = cudashim::sparse::scalar(__alpha, __ct), __be = cudashim::sparse::scalar(__beta, __ct);
-  std::vector<char> __in_row((size_t)__c->cols, 0);
-  cudashim::sparse::product_rows(__a, __b, true, [&](int64_t __i, const std::vector<int64_t>& __cols, const std::vector<double>& __acc) {
-    for (int64_t __j : __cols) __in_row[__j] = 1;
-    for (int64_t __e = cudashim::sparse::csr_begin(__c, __i); __e < cudashim::sparse::csr_begin(__c, __i + 1); ++__e) {
-      const int64_t __j = cudashim::sparse::csr_col(__c, __e);
-      double __v = __in_row[__j] ? __al * __acc[__j] : 0.0;
-      if (__be != 0.0) __v += __be * cudashim::lib::load(__c->values, __c->value_type, __e);
-      cudashim::lib::store(__c->values, __c->value_type, __e, __v);
-    }
-    for (int64_t __j : __cols) __in_row[__j] = 0;
+  using cudashim::sparse::_held;
+  using cudashim::sparse::_scalar;
+  return cudashim::sparse::_enqueue(__h, [=, __a = _held(__a), __b = _held(__b), __c = _held(__c),
+                                          __alpha = _scalar(__h, __alpha, __ct), __beta = _scalar(__h, __beta, __ct)] {
+    const double __al = cudashim::sparse::scalar(__alpha, __ct), __be = cudashim::sparse::scalar(__beta, __ct);
+    std::vector<char> __in_row((size_t)__c->cols, 0);
+    cudashim::sparse::product_rows(__a, __b, true, [&](int64_t __i, const std::vector<int64_t>& __cols, const std::vector<double>& __acc) {
+      for (int64_t __j : __cols) __in_row[__j] = 1;
+      for (int64_t __e = cudashim::sparse::csr_begin(__c, __i); __e < cudashim::sparse::csr_begin(__c, __i + 1); ++__e) {
+        const int64_t __j = cudashim::sparse::csr_col(__c, __e);
+        double __v = __in_row[__j] ? __al * __acc[__j] : 0.0;
+        if (__be != 0.0) __v += __be * cudashim::lib::load(__c->values, __c->value_type, __e);
+        cudashim::lib::store(__c->values, __c->value_type, __e, __v);
+      }
+      for (int64_t __j : __cols) __in_row[__j] = 0;
+    });
+    return CUSPARSE_STATUS_SUCCESS;
   });
-  return CUSPARSE_STATUS_SUCCESS;
 }
 
 // ---------------------------------------------------------------- SDDMM
@@ -808,26 +864,31 @@ inline cusparseStatus_t cusparseSDDMM(cusparseHandle_t __h, cusparseOperation_t 
   const cusparseStatus_t __s = cudashim::sparse::sddmm_check(__h, __opa, __opb, __alpha, __a, __b, __beta, __c, __alg);
   if (__s != CUSPARSE_STATUS_SUCCESS) return __s;
   cudashim::sparse::require_real("cusparseSDDMM", __a->value_type, __b->value_type, __c->value_type, __ct);
-  const bool __ta = __opa != CUSPARSE_OPERATION_NON_TRANSPOSE, __tb = __opb != CUSPARSE_OPERATION_NON_TRANSPOSE;
-  const int64_t __k = __ta ? __a->rows : __a->cols;
-  const double __al = cudashim::sparse::scalar(__alpha, __ct), __be = cudashim::sparse::scalar(__beta, __ct);
-  for (int __i = 0; __i < __c->batch; ++__i) {
-    const cusparseDnMatDescr __ai = cudashim::sparse::batch_view(__a, __i), __bi = cudashim::sparse::batch_view(__b, __i);
-    const cusparseSpMatDescr __ci = cudashim::sparse::batch_view(__c, __i);
-    cudashim::sparse::for_each_stored(&__ci, [&](int64_t __r, int64_t __cc, int64_t __e) {
-      double __dot = 0.0;
-      if (__al != 0.0)
-        for (int64_t __l = 0; __l < __k; ++__l)
-          __dot += cudashim::lib::load(__ai.values, __ai.value_type,
-                                       __ta ? cudashim::sparse::dense_at(&__ai, __l, __r) : cudashim::sparse::dense_at(&__ai, __r, __l)) *
-                   cudashim::lib::load(__bi.values, __bi.value_type,
-                                       __tb ? cudashim::sparse::dense_at(&__bi, __cc, __l) : cudashim::sparse::dense_at(&__bi, __l, __cc));
-      double __v = __al * __dot;
-      if (__be != 0.0) __v += __be * cudashim::lib::load(__ci.values, __ci.value_type, __e);
-      cudashim::lib::store(__ci.values, __ci.value_type, __e, __v);
-    });
-  }
-  return CUSPARSE_STATUS_SUCCESS;
+  using cudashim::sparse::_held;
+  using cudashim::sparse::_scalar;
+  return cudashim::sparse::_enqueue(__h, [=, __a = _held(__a), __b = _held(__b), __c = _held(__c),
+                                          __alpha = _scalar(__h, __alpha, __ct), __beta = _scalar(__h, __beta, __ct)] {
+    const bool __ta = __opa != CUSPARSE_OPERATION_NON_TRANSPOSE, __tb = __opb != CUSPARSE_OPERATION_NON_TRANSPOSE;
+    const int64_t __k = __ta ? __a->rows : __a->cols;
+    const double __al = cudashim::sparse::scalar(__alpha, __ct), __be = cudashim::sparse::scalar(__beta, __ct);
+    for (int __i = 0; __i < __c->batch; ++__i) {
+      const cusparseDnMatDescr __ai = cudashim::sparse::batch_view(__a, __i), __bi = cudashim::sparse::batch_view(__b, __i);
+      const cusparseSpMatDescr __ci = cudashim::sparse::batch_view(__c, __i);
+      cudashim::sparse::for_each_stored(&__ci, [&](int64_t __r, int64_t __cc, int64_t __e) {
+        double __dot = 0.0;
+        if (__al != 0.0)
+          for (int64_t __l = 0; __l < __k; ++__l)
+            __dot += cudashim::lib::load(__ai.values, __ai.value_type,
+                                         __ta ? cudashim::sparse::dense_at(&__ai, __l, __r) : cudashim::sparse::dense_at(&__ai, __r, __l)) *
+                     cudashim::lib::load(__bi.values, __bi.value_type,
+                                         __tb ? cudashim::sparse::dense_at(&__bi, __cc, __l) : cudashim::sparse::dense_at(&__bi, __l, __cc));
+        double __v = __al * __dot;
+        if (__be != 0.0) __v += __be * cudashim::lib::load(__ci.values, __ci.value_type, __e);
+        cudashim::lib::store(__ci.values, __ci.value_type, __e, __v);
+      });
+    }
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 
 // ---------------------------------------------------------------- legacy: ILU(0) on CSR
@@ -903,8 +964,12 @@ inline cusparseStatus_t cusparseDestroyCsrilu02Info(csrilu02Info_t __info) { ::c
 inline cusparseStatus_t cusparseXcsrilu02_zeroPivot(cusparseHandle_t __h, csrilu02Info_t __info, int* __position) { ::cudashim::_Device_access __cudashim_da;
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   if (!__info || !__position) return CUSPARSE_STATUS_INVALID_VALUE;
-  *__position = __info->zero >= 0 ? __info->zero + __info->base : -1;
-  return __info->zero >= 0 ? CUSPARSE_STATUS_ZERO_PIVOT : CUSPARSE_STATUS_SUCCESS;
+  if (cudashim::sparse::_host_result_in_capture(__h, __h->pointer_mode == CUSPARSE_POINTER_MODE_HOST)) return CUSPARSE_STATUS_INTERNAL_ERROR;
+  // Captured (device pointer mode), the position is written when the graph runs.
+  return cudashim::sparse::_enqueue(__h, [__info, __position] {
+    *__position = __info->zero >= 0 ? __info->zero + __info->base : -1;
+    return __info->zero >= 0 ? CUSPARSE_STATUS_ZERO_PIVOT : CUSPARSE_STATUS_SUCCESS;
+  });
 }
 #define __CUDASHIM_CSRILU02(_P, _Tp)                                                                                               \
   inline cusparseStatus_t cusparse##_P##csrilu02_numericBoost(cusparseHandle_t __h, csrilu02Info_t __info, int __enable, double* __tol, \
@@ -941,10 +1006,12 @@ inline cusparseStatus_t cusparseXcsrilu02_zeroPivot(cusparseHandle_t __h, csrilu
                                                           csrilu02Info_t __info, cusparseSolvePolicy_t, void*) { ::cudashim::_Library_access __cudashim_da("cusparse"); \
     const cusparseStatus_t __s = cudashim::sparse::ilu_check(__h, __m, __nnz, __d, __val, __rowptr, __colind, __info);           \
     if (__s != CUSPARSE_STATUS_SUCCESS) return __s;                                                                                \
-    __info->structural_zero = __info->zero = cudashim::sparse::missing_diagonal(__m, __d, __rowptr, __colind);                     \
     __info->base = __d->base == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;                                                                   \
-    __info->analyzed = true;                                                                                                       \
-    return CUSPARSE_STATUS_SUCCESS;                                                                                                \
+    __info->analyzed = true; /* bookkeeping of the call; the pivot search is device work */                                        \
+    return cudashim::sparse::_enqueue(__h, [=, __d = cudashim::sparse::_held(__d)] {                                               \
+      __info->structural_zero = __info->zero = cudashim::sparse::missing_diagonal(__m, __d, __rowptr, __colind);                   \
+      return CUSPARSE_STATUS_SUCCESS;                                                                                              \
+    });                                                                                                                            \
   }                                                                                                                                \
   inline cusparseStatus_t cusparse##_P##csrilu02(cusparseHandle_t __h, int __m, int __nnz, const cusparseMatDescr_t __d, _Tp* __val, \
                                                  const int* __rowptr, const int* __colind, csrilu02Info_t __info, cusparseSolvePolicy_t, \
@@ -952,8 +1019,10 @@ inline cusparseStatus_t cusparseXcsrilu02_zeroPivot(cusparseHandle_t __h, csrilu
     const cusparseStatus_t __s = cudashim::sparse::ilu_check(__h, __m, __nnz, __d, __val, __rowptr, __colind, __info);           \
     if (__s != CUSPARSE_STATUS_SUCCESS) return __s;                                                                                \
     if (!__info->analyzed) return CUSPARSE_STATUS_INVALID_VALUE;                                                                   \
-    cudashim::sparse::ilu0(__m, __d, __val, __rowptr, __colind, __info);                                                           \
-    return CUSPARSE_STATUS_SUCCESS;                                                                                                \
+    return cudashim::sparse::_enqueue(__h, [=, __d = cudashim::sparse::_held(__d)] {                                               \
+      cudashim::sparse::ilu0(__m, __d, __val, __rowptr, __colind, __info);                                                         \
+      return CUSPARSE_STATUS_SUCCESS;                                                                                              \
+    });                                                                                                                            \
   }
 __CUDASHIM_CSRILU02(S, float)
 __CUDASHIM_CSRILU02(D, double)
@@ -963,8 +1032,10 @@ __CUDASHIM_CSRILU02(D, double)
 inline cusparseStatus_t cusparseCreateIdentityPermutation(cusparseHandle_t __h, int __n, int* __p) { ::cudashim::_Library_access __cudashim_da("cusparse");
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   if (__n < 0 || (__n > 0 && !__p)) return CUSPARSE_STATUS_INVALID_VALUE;
-  for (int __i = 0; __i < __n; ++__i) __p[__i] = __i;
-  return CUSPARSE_STATUS_SUCCESS;
+  return cudashim::sparse::_enqueue(__h, [=] {
+    for (int __i = 0; __i < __n; ++__i) __p[__i] = __i;
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 namespace cudashim::sparse {
 inline cusparseStatus_t sort_check(cusparseHandle_t __h, int __m, int __n, int __nnz, const int* __a, const int* __b) {
@@ -1018,8 +1089,10 @@ inline cusparseStatus_t cusparseXcsrsort(cusparseHandle_t __h, int __m, int __n,
   const cusparseStatus_t __s = cudashim::sparse::sort_check(__h, __m, __n, __nnz, __rowptr, __colind);
   if (__s != CUSPARSE_STATUS_SUCCESS) return __s;
   if (!__d) return CUSPARSE_STATUS_INVALID_VALUE;
-  cudashim::sparse::sort_segments(__m, __d, __rowptr, __colind, __p);
-  return CUSPARSE_STATUS_SUCCESS;
+  return cudashim::sparse::_enqueue(__h, [=, __d = cudashim::sparse::_held(__d)] {
+    cudashim::sparse::sort_segments(__m, __d, __rowptr, __colind, __p);
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 inline cusparseStatus_t cusparseXcscsort_bufferSizeExt(cusparseHandle_t __h, int __m, int __n, int __nnz, const int* __colptr,
                                                        const int* __rowind, size_t* __size) { ::cudashim::_Device_access __cudashim_da;
@@ -1034,8 +1107,10 @@ inline cusparseStatus_t cusparseXcscsort(cusparseHandle_t __h, int __m, int __n,
   const cusparseStatus_t __s = cudashim::sparse::sort_check(__h, __m, __n, __nnz, __colptr, __rowind);
   if (__s != CUSPARSE_STATUS_SUCCESS) return __s;
   if (!__d) return CUSPARSE_STATUS_INVALID_VALUE;
-  cudashim::sparse::sort_segments(__n, __d, __colptr, __rowind, __p);
-  return CUSPARSE_STATUS_SUCCESS;
+  return cudashim::sparse::_enqueue(__h, [=, __d = cudashim::sparse::_held(__d)] {
+    cudashim::sparse::sort_segments(__n, __d, __colptr, __rowind, __p);
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 inline cusparseStatus_t cusparseXcoosort_bufferSizeExt(cusparseHandle_t __h, int __m, int __n, int __nnz, const int* __rows,
                                                        const int* __cols, size_t* __size) { ::cudashim::_Device_access __cudashim_da;
@@ -1049,15 +1124,19 @@ inline cusparseStatus_t cusparseXcoosortByRow(cusparseHandle_t __h, int __m, int
                                               void*) { ::cudashim::_Library_access __cudashim_da("cusparse");
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   if (__m < 0 || __n < 0 || __nnz < 0 || (__nnz > 0 && (!__rows || !__cols))) return CUSPARSE_STATUS_INVALID_VALUE;
-  cudashim::sparse::sort_coo(__nnz, __rows, __cols, __p);
-  return CUSPARSE_STATUS_SUCCESS;
+  return cudashim::sparse::_enqueue(__h, [=] {
+    cudashim::sparse::sort_coo(__nnz, __rows, __cols, __p);
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 inline cusparseStatus_t cusparseXcoosortByColumn(cusparseHandle_t __h, int __m, int __n, int __nnz, int* __rows, int* __cols, int* __p,
                                                  void*) { ::cudashim::_Library_access __cudashim_da("cusparse");
   if (!__h) return CUSPARSE_STATUS_NOT_INITIALIZED;
   if (__m < 0 || __n < 0 || __nnz < 0 || (__nnz > 0 && (!__rows || !__cols))) return CUSPARSE_STATUS_INVALID_VALUE;
-  cudashim::sparse::sort_coo(__nnz, __cols, __rows, __p);
-  return CUSPARSE_STATUS_SUCCESS;
+  return cudashim::sparse::_enqueue(__h, [=] {
+    cudashim::sparse::sort_coo(__nnz, __cols, __rows, __p);
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
 
 // ---------------------------------------------------------------- legacy: CSR to CSC
@@ -1097,17 +1176,19 @@ inline cusparseStatus_t cusparseCsr2cscEx2(cusparseHandle_t __h, int __m, int __
     snprintf(__msg, sizeof __msg, "cusparseCsr2cscEx2 with values %s", cudashim::lib::type_name(__vt));
     cudashim::lib::needs_gpu(__msg);
   }
-  const int __bs = __b == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
-  std::vector<int> __next((size_t)__n + 1, 0);
-  for (int __e = 0; __e < __nnz; ++__e) ++__next[__colind[__e] - __bs + 1];
-  for (int __j = 0; __j < __n; ++__j) __next[__j + 1] += __next[__j];
-  for (int __j = 0; __j <= __n; ++__j) __colptr[__j] = __next[__j] + __bs;
-  for (int __i = 0; __i < __m; ++__i)
-    for (int __e = __rowptr[__i] - __bs; __e < __rowptr[__i + 1] - __bs; ++__e) {
-      const int __p = __next[__colind[__e] - __bs]++;
-      __rowind[__p] = __i + __bs;
-      if (__act == CUSPARSE_ACTION_NUMERIC)
-        memcpy(static_cast<char*>(__csc_val) + (size_t)__p * __vs, static_cast<const char*>(__csr_val) + (size_t)__e * __vs, __vs);
-    }
-  return CUSPARSE_STATUS_SUCCESS;
+  return cudashim::sparse::_enqueue(__h, [=] {
+    const int __bs = __b == CUSPARSE_INDEX_BASE_ONE ? 1 : 0;
+    std::vector<int> __next((size_t)__n + 1, 0);
+    for (int __e = 0; __e < __nnz; ++__e) ++__next[__colind[__e] - __bs + 1];
+    for (int __j = 0; __j < __n; ++__j) __next[__j + 1] += __next[__j];
+    for (int __j = 0; __j <= __n; ++__j) __colptr[__j] = __next[__j] + __bs;
+    for (int __i = 0; __i < __m; ++__i)
+      for (int __e = __rowptr[__i] - __bs; __e < __rowptr[__i + 1] - __bs; ++__e) {
+        const int __p = __next[__colind[__e] - __bs]++;
+        __rowind[__p] = __i + __bs;
+        if (__act == CUSPARSE_ACTION_NUMERIC)
+          memcpy(static_cast<char*>(__csc_val) + (size_t)__p * __vs, static_cast<const char*>(__csr_val) + (size_t)__e * __vs, __vs);
+      }
+    return CUSPARSE_STATUS_SUCCESS;
+  });
 }
