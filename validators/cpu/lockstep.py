@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
+from validators.cpu.device_semantics import ASSIGNING_WRAPPERS, pure_wrapper
 from validators.cpu.syntax import text as _text
 from validators.cpu.syntax import walk as _walk
 
@@ -302,9 +303,14 @@ class _Kernel:
             elif n.type == "pointer_expression" and n.children and _text(self.src, n.children[0]) == "&":
                 self._note_assigned(n.child_by_field_name("argument"))
             elif n.type == "call_expression" and not self._by_value(n.child_by_field_name("function")):
-                # a reference parameter of the callee could assign the argument
+                # a reference parameter of the callee could assign the argument; the rewrite's
+                # `a /= b` (`gpu_div_assign(a, b)`) assigns `a` alone
                 args = n.child_by_field_name("arguments")
-                for a in args.named_children if args is not None else []:
+                named = args.named_children if args is not None else []
+                fn = n.child_by_field_name("function")
+                if fn is not None and _text(self.src, fn) in ASSIGNING_WRAPPERS:
+                    named = named[:1]
+                for a in named:
                     self._note_assigned(a)
         decl = self.node.child_by_field_name("declarator")
         plist = decl.child_by_field_name("parameters") if decl is not None else None
@@ -554,9 +560,12 @@ class _Kernel:
         return False
 
     def _pure_callee(self, fn: Node | None) -> bool:
-        """`fmaf`, `::fmaf`, `std::max<float>`, `static_cast<float>`: math with no side effects."""
+        """`fmaf`, `::fmaf`, `std::max<float>`, `static_cast<float>`: math with no side effects;
+        and the wrappers the rewrite puts around shift amounts and cast operands."""
         if fn is None:
             return False
+        if fn.type == "qualified_identifier" and pure_wrapper(_text(self.src, fn)):
+            return True
         if fn.type == "qualified_identifier":
             scope = fn.child_by_field_name("scope")
             if scope is not None and _text(self.src, scope) != "std":

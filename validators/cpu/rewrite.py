@@ -41,8 +41,8 @@ from validators.analysis.launch_spans import TRAILING_KERNEL as _TRAILING_KERNEL
 from validators.analysis.launch_spans import launch_spans as _launch_spans
 from validators.analysis.launch_spans import masked_launch_directives as _masked_launch_directives
 from validators.analysis.memo import Memo
+from validators.cpu.device_semantics import gpu_device_source
 from validators.cpu.lockstep import lockstep_copies
-from validators.cpu.shifts import gpu_shift_source
 from validators.cpu.syntax import text as _text
 from validators.cpu.syntax import walk as _walk
 
@@ -1252,7 +1252,7 @@ def rewrite(source: str, filename: str = "main.cu", lockstep: bool = True,
     `lockstep`: add warp-lockstep copies of the kernels that allow one (lockstep.py).
     `waits_elsewhere`: names other files of the program define that may wait for another
     thread (`waiting_elsewhere`).
-    `bit_fields`: names other files of the program declare bit-fields by (shifts.py).
+    `bit_fields`: names other files of the program declare bit-fields by (device_semantics.py).
 
     A pure function of its arguments, and a thorough check builds the same source once per
     variant (plain, ASan, race: three rewrites, ~0.07 CPU-s each, of one text): the results of
@@ -1267,9 +1267,9 @@ def _rewrite(source: str, filename: str, lockstep: bool,
              waits_elsewhere: set[str] | frozenset[str], bit_fields: frozenset[str] = frozenset()) -> RewriteResult:
     src = source.encode("utf-8", "surrogatepass")
     tree = _parse(src)
-    shifted = gpu_shift_source(src, tree.root_node, bit_fields)
-    if shifted is not src:  # the lockstep copies and every edit below see the wrapped amounts
-        src, source = shifted, shifted.decode("utf-8", "surrogatepass")
+    wrapped = gpu_device_source(src, tree.root_node, bit_fields)
+    if wrapped is not src:  # the lockstep copies and every edit below see the wrapped code
+        src, source = wrapped, wrapped.decode("utf-8", "surrogatepass")
         tree = _parse(src)
     edits: list[_Edit] = []
     result = RewriteResult(text=source)

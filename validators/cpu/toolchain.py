@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
+from .device_semantics import bit_field_names
 from .lockstep import COPY_PREFIX
 from .rewrite import RewriteResult, copy_errors, program_identity_macros, rewrite, waiting_elsewhere
-from .shifts import bit_field_names
 
 HERE = Path(__file__).resolve().parent
 INCLUDE_DIR = HERE / "include"
@@ -131,7 +131,7 @@ def shim_version() -> str:
     headers = [f for ext in ("*.h", "*.cuh", "*.hpp") for f in INCLUDE_DIR.rglob(ext)]
     runtime = sorted((HERE / "runtime").glob("*.h")) + [C_API_SOURCE]
     headers += INCLUDE_C_DIR.glob("*.h")
-    rewriting = [HERE / n for n in ("rewrite.py", "lockstep.py", "syntax.py", "shifts.py")]
+    rewriting = [HERE / n for n in ("rewrite.py", "lockstep.py", "syntax.py", "device_semantics.py")]
     files = sorted(headers) + [RUNTIME_SOURCE, *runtime, *rewriting, HERE.parent / "analysis" / "launch_spans.py",
                                Path(__file__)]
     for f in files:

@@ -62,6 +62,7 @@
 #include <cstring>
 #include <float.h>
 #include <limits.h>
+#include <limits>
 #include <math.h>
 #include <source_location>
 #include <stdint.h>
@@ -993,10 +994,18 @@ cudaError_t cudaMemcpyToSymbol(const _Tp& symbol, const void* src, size_t n, siz
   (void)kind;
   return cudaSuccess;
 }
+namespace cudashim {
+// An async copy: done now, or on a stream being captured a copy node of the capture, run by each
+// launch of the graph (defined with the graph support below).
+template <class _Fn>
+cudaError_t _async_copy(cudaStream_t __s, _Fn&& __copy);
+}  // namespace cudashim
 template <class _Tp>
 cudaError_t cudaMemcpyToSymbolAsync(const _Tp& symbol, const void* src, size_t n, size_t offset = 0,
-                                    cudaMemcpyKind kind = cudaMemcpyHostToDevice, cudaStream_t = 0) {
-  return cudaMemcpyToSymbol(symbol, src, n, offset, kind);
+                                    cudaMemcpyKind kind = cudaMemcpyHostToDevice, cudaStream_t s = 0) {
+  if (offset + n > sizeof(_Tp)) return cudaMemcpyToSymbol(symbol, src, n, offset, kind);  // its error, at the call
+  const _Tp* __sym = &symbol;
+  return cudashim::_async_copy(s, [=] { return cudaMemcpyToSymbol(*__sym, src, n, offset, kind); });
 }
 template <class _Tp>
 cudaError_t cudaMemcpyFromSymbol(void* dst, const _Tp& symbol, size_t n, size_t offset = 0,
@@ -1010,8 +1019,10 @@ cudaError_t cudaMemcpyFromSymbol(void* dst, const _Tp& symbol, size_t n, size_t 
 }
 template <class _Tp>
 cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const _Tp& symbol, size_t n, size_t offset = 0,
-                                      cudaMemcpyKind kind = cudaMemcpyDeviceToHost, cudaStream_t = 0) {
-  return cudaMemcpyFromSymbol(dst, symbol, n, offset, kind);
+                                      cudaMemcpyKind kind = cudaMemcpyDeviceToHost, cudaStream_t s = 0) {
+  if (offset + n > sizeof(_Tp)) return cudaMemcpyFromSymbol(dst, symbol, n, offset, kind);
+  const _Tp* __sym = &symbol;
+  return cudashim::_async_copy(s, [=] { return cudaMemcpyFromSymbol(dst, *__sym, n, offset, kind); });
 }
 template <class _Tp>
 cudaError_t cudaGetSymbolAddress(void** p, const _Tp& symbol) {
@@ -1291,6 +1302,13 @@ struct _Closure_of final : _Closure {
 };
 bool capturing(cudaStream_t s);
 void capture(cudaStream_t s, _Closure* work);  // the runtime owns `work`
+cudaError_t capture(cudaStream_t s, _Closure* work, cudaGraphNodeType type);
+template <class _Fn>
+cudaError_t _async_copy(cudaStream_t __s, _Fn&& __copy) {
+  if (!capturing(__s)) return __copy();
+  auto __each = [__c = std::decay_t<_Fn>(std::forward<_Fn>(__copy))] { (void)__c(); };
+  return capture(__s, new _Closure_of<decltype(__each)>(std::move(__each)), cudaGraphNodeTypeMemcpy);
+}
 template <bool _MaySync = true, class _Fn, class... _Ap>
 void launch(const char* name, dim3 grid, dim3 block, size_t shmem, cudaStream_t st, _Fn&& f, _Ap&&... a) {
   if (capturing(st)) {
@@ -1609,6 +1627,94 @@ template <class _Val, class _Amt> requires std::is_integral_v<std::remove_volati
 constexpr _Val& operator<<=(_Val& _A, ShiftAmount<_Amt> _S) { _A = static_cast<std::remove_volatile_t<_Val>>(_A << _S); return _A; }
 template <class _Val, class _Amt> requires std::is_integral_v<std::remove_volatile_t<_Val>>
 constexpr _Val& operator>>=(_Val& _A, ShiftAmount<_Amt> _S) { _A = static_cast<std::remove_volatile_t<_Val>>(_A >> _S); return _A; }
+// Explicit casts of device code to a 32- or 64-bit integer type convert a floating-point value as
+// PTX's cvt.rzi does (the rewrite wraps the operand: validators/cpu/device_semantics.py): toward
+// zero, saturated to the type's range, NaN as below, where x86 gives INT_MIN ("integer indefinite")
+// and g++'s float-to-unsigned wraps through a 64-bit conversion. Anything else passes through for
+// the cast itself (a class's conversion operator, a pointer); an arithmetic value by copy, so a
+// bit-field is never bound to a reference.
+template <class _To, class _From> requires std::is_arithmetic_v<_From>
+constexpr auto gpu_cvt(_From _X) {
+  if constexpr (std::is_floating_point_v<_From> && std::is_integral_v<_To> && sizeof(_To) >= 4) {
+    // Both bounds are powers of two, exact in every floating type.
+    constexpr _From _Hi = _From(2) * _From(std::numeric_limits<_To>::max() / 2 + 1);
+    // NaN: 0 from a float to 32 bits; the top bit alone from a double or to 64 bits (PTX ISA,
+    // cvt; the __float2int_* family follows the same rule).
+    if (!(_X == _X))
+      return std::is_same_v<_From, float> && sizeof(_To) == 4 ? _To(0) : _To(_To(1) << (sizeof(_To) * 8 - 1));
+    if (_X >= _Hi) return std::numeric_limits<_To>::max();
+    if constexpr (std::is_signed_v<_To>) {
+      if (_X <= -_Hi) return std::numeric_limits<_To>::min();
+    } else if (_X <= _From(-1)) {
+      return _To(0);
+    }
+    return _To(_X);
+  } else {
+    return _X;
+  }
+}
+template <class _To, class _From> requires (!std::is_arithmetic_v<std::remove_cvref_t<_From>>)
+constexpr _From&& gpu_cvt(_From&& _X) { return static_cast<_From&&>(_X); }
+// Integer division and remainder of device code (the rewrite makes `a / b` gpu_div(a, b) when b is
+// no literal: validators/cpu/device_semantics.py). A GPU has no divide instruction to trap: by 0,
+// the quotient is all ones and the remainder the dividend; the quotient of the most negative value
+// by -1 wraps to itself and the remainder is 0. x86 stops the program with SIGFPE, where a kernel
+// that divides and discards the result (a thread past the end of an empty input) runs on. Each is
+// said once (a portability note): CUDA leaves the values undefined. Anything but two integers is
+// the expression as written.
+void _Portability_division(const char* __what);
+template <class _Num, class _Den>
+constexpr decltype(auto) gpu_div(_Num&& __a, _Den&& __b) {
+  if constexpr (std::is_integral_v<std::remove_cvref_t<_Num>> && std::is_integral_v<std::remove_cvref_t<_Den>>) {
+    using _Res = decltype(__a / __b);
+    const _Res __n = _Res(__a), __d = _Res(__b);
+    if (__d == 0) {
+      if (!std::is_constant_evaluated()) _Portability_division("an integer division by zero (a GPU gives all ones)");
+      return _Res(~_Res(0));
+    }
+    if constexpr (std::is_signed_v<_Res>) {
+      if (__d == _Res(-1)) return _Res(std::make_unsigned_t<_Res>(0) - std::make_unsigned_t<_Res>(__n));
+    }
+    return _Res(__n / __d);
+  } else {
+    return static_cast<_Num&&>(__a) / static_cast<_Den&&>(__b);
+  }
+}
+template <class _Num, class _Den>
+constexpr decltype(auto) gpu_rem(_Num&& __a, _Den&& __b) {
+  if constexpr (std::is_integral_v<std::remove_cvref_t<_Num>> && std::is_integral_v<std::remove_cvref_t<_Den>>) {
+    using _Res = decltype(__a % __b);
+    const _Res __n = _Res(__a), __d = _Res(__b);
+    if (__d == 0) {
+      if (!std::is_constant_evaluated()) _Portability_division("an integer remainder by zero (a GPU gives the dividend)");
+      return _Res(__n);
+    }
+    if constexpr (std::is_signed_v<_Res>) {
+      if (__d == _Res(-1)) return _Res(0);
+    }
+    return _Res(__n % __d);
+  } else {
+    return static_cast<_Num&&>(__a) % static_cast<_Den&&>(__b);
+  }
+}
+template <class _Num, class _Den>
+constexpr decltype(auto) gpu_div_assign(_Num&& __a, _Den&& __b) {
+  if constexpr (std::is_integral_v<std::remove_cvref_t<_Num>> && std::is_integral_v<std::remove_cvref_t<_Den>>) {
+    __a = static_cast<std::remove_cvref_t<_Num>>(gpu_div(__a, __b));
+    return (__a);
+  } else {
+    return static_cast<_Num&&>(__a) /= static_cast<_Den&&>(__b);
+  }
+}
+template <class _Num, class _Den>
+constexpr decltype(auto) gpu_rem_assign(_Num&& __a, _Den&& __b) {
+  if constexpr (std::is_integral_v<std::remove_cvref_t<_Num>> && std::is_integral_v<std::remove_cvref_t<_Den>>) {
+    __a = static_cast<std::remove_cvref_t<_Num>>(gpu_rem(__a, __b));
+    return (__a);
+  } else {
+    return static_cast<_Num&&>(__a) %= static_cast<_Den&&>(__b);
+  }
+}
 }  // namespace cudashim
 
 #define CUDASHIM_LOC std::source_location loc = std::source_location::current()
@@ -1902,7 +2008,14 @@ inline float __tanf(float x) noexcept { return tanf(x); }
 inline void __sincosf(float x, float* s, float* c) noexcept { *s = sinf(x); *c = cosf(x); }
 inline float __powf(float x, float y) noexcept { return powf(x, y); }
 }
-inline float __fdividef(float a, float b) { return a / b; }
+// PTX div.approx.f32 is a * rcp(b), and the reciprocal of |b| in (2^126, 2^128) is below
+// float's normal range and flushed: the quotient is 0, or NaN for an infinite a (libdevice
+// __nv_fast_fdividef).
+inline float __fdividef(float a, float b) {
+  const float m = fabsf(b);
+  if (m > 0x1p126f && m < __builtin_inff()) return a * copysignf(0.0f, b);
+  return a / b;
+}
 inline float fdividef(float a, float b) { return a / b; }
 inline double fdivide(double a, double b) { return a / b; }
 inline float __saturatef(float x) { return x != x ? 0.0f : (x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x)); }
@@ -1910,10 +2023,33 @@ inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
 inline double rcbrt(double x) { return 1.0 / cbrt(x); }
-inline float sinpif(float x) { return sinf((float)M_PI * x); }
-inline float cospif(float x) { return cosf((float)M_PI * x); }
-inline double sinpi(double x) { return sin(M_PI * x); }
-inline double cospi(double x) { return cos(M_PI * x); }
+namespace cudashim {
+// sin(pi x) or cos(pi x), x reduced exactly (modulo 2, then to a quarter turn) before it is
+// multiplied by pi: sin(pi * x) itself is off by up to 1 once pi * x is rounded to a float
+// whose ulp is large (sinpif(1e6f) gave 0.096, not 0). An exact zero is +0 for cospi and has
+// x's sign for sinpi (IEEE 754 sinPi/cosPi; CUDA documents only sinpi(+-0) = +-0).
+inline double _Sincospi(double __x, bool __cos) {
+  if (__x == 0) return __cos ? 1.0 : __x;
+  if (__builtin_isinf(__x)) return __x - __x;
+  const double __r = std::fmod(__x, 2.0);
+  const double __n = __builtin_roundeven(2.0 * __r);
+  const double __f = __r - 0.5 * __n;
+  const double __s = std::sin(M_PI * __f), __c = std::cos(M_PI * __f);
+  double __v;
+  switch (((int)__n + (__cos ? 1 : 0)) & 3) {
+    case 0: __v = __s; break;
+    case 1: __v = __c; break;
+    case 2: __v = -__s; break;
+    default: __v = -__c; break;
+  }
+  if (__v == 0) return __cos ? 0.0 : std::copysign(0.0, __x);
+  return __v;
+}
+}  // namespace cudashim
+inline float sinpif(float x) { return (float)cudashim::_Sincospi(x, false); }
+inline float cospif(float x) { return (float)cudashim::_Sincospi(x, true); }
+inline double sinpi(double x) { return cudashim::_Sincospi(x, false); }
+inline double cospi(double x) { return cudashim::_Sincospi(x, true); }
 inline void sincospif(float x, float* s, float* c) { *s = sinpif(x); *c = cospif(x); }
 inline void sincospi(double x, double* s, double* c) { *s = sinpi(x); *c = cospi(x); }
 inline float normcdff(float x) { return 0.5f * erfcf(-x * (float)M_SQRT1_2); }
@@ -1955,47 +2091,175 @@ inline double erfcinv(double y) { return cudashim::erfinv_impl(1.0 - y); }
 inline float normcdfinvf(float p) { return -(float)M_SQRT2 * erfcinvf(2.0f * p); }
 inline double normcdfinv(double p) { return -M_SQRT2 * erfcinv(2.0 * p); }
 
-#define CUDASHIM_RND4(NAME, EXPR_T, ARGS, EXPR)                   \
-  inline EXPR_T NAME##_rn ARGS { return EXPR; }                   \
-  inline EXPR_T NAME##_rz ARGS { return EXPR; }                   \
-  inline EXPR_T NAME##_ru ARGS { return EXPR; }                   \
-  inline EXPR_T NAME##_rd ARGS { return EXPR; }
-CUDASHIM_RND4(__fadd, float, (float a, float b), a + b)
-CUDASHIM_RND4(__fsub, float, (float a, float b), a - b)
-CUDASHIM_RND4(__fmul, float, (float a, float b), a * b)
-CUDASHIM_RND4(__fdiv, float, (float a, float b), a / b)
-CUDASHIM_RND4(__fmaf, float, (float a, float b, float c), fmaf(a, b, c))
-CUDASHIM_RND4(__frcp, float, (float a), 1.0f / a)
-CUDASHIM_RND4(__fsqrt, float, (float a), sqrtf(a))
-CUDASHIM_RND4(__dadd, double, (double a, double b), a + b)
-CUDASHIM_RND4(__dsub, double, (double a, double b), a - b)
-CUDASHIM_RND4(__dmul, double, (double a, double b), a * b)
-CUDASHIM_RND4(__ddiv, double, (double a, double b), a / b)
-CUDASHIM_RND4(__fma, double, (double a, double b, double c), fma(a, b, c))
-CUDASHIM_RND4(__drcp, double, (double a), 1.0 / a)
-CUDASHIM_RND4(__dsqrt, double, (double a), sqrt(a))
-inline float __frsqrt_rn(float a) { return 1.0f / sqrtf(a); }
+namespace cudashim {
+// CUDA's _rn arithmetic intrinsics are never merged into an FMA (that is what they are for:
+// `__fmul_rn(a, d) - __fmul_rn(b, c)` is exactly 0 where a*d == b*c); the shim builds with
+// -ffp-contract=fast, so operands and result pass through an empty asm that g++ cannot see into.
+inline float _Opaque(float __v) { __asm__("" : "+x"(__v)); return __v; }
+inline double _Opaque(double __v) { __asm__("" : "+x"(__v)); return __v; }
+// The _rz/_ru/_rd intrinsics round the exact result in their direction: from the result rounded
+// to nearest, `__r`, and the sign of (exact - __r), `__dir`, that is __r or its neighbour toward
+// the exact value. Each operation finds the sign exactly (error-free transformations), so the
+// result is the correctly rounded one, as the GPU's.
+enum _Rdir : int { _Rdir_z, _Rdir_u, _Rdir_d };
+inline int _Sgn(double __a, double __b) { return (__a > __b) - (__a < __b); }
+inline int _Sgnl(long double __a, long double __b) { return (__a > __b) - (__a < __b); }
+inline float _Directed(float __r, int __dir, _Rdir __m) {
+  if (__dir == 0) return __r;
+  if (__m == _Rdir_u) return __dir > 0 ? std::nextafter(__r, __builtin_inff()) : __r;
+  if (__m == _Rdir_d) return __dir < 0 ? std::nextafter(__r, -__builtin_inff()) : __r;
+  return __r != 0 && (__r > 0) == (__dir < 0) ? std::nextafter(__r, 0.0f) : __r;
+}
+inline double _Directed(double __r, int __dir, _Rdir __m) {
+  if (__dir == 0) return __r;
+  if (__m == _Rdir_u) return __dir > 0 ? std::nextafter(__r, __builtin_inf()) : __r;
+  if (__m == _Rdir_d) return __dir < 0 ? std::nextafter(__r, -__builtin_inf()) : __r;
+  return __r != 0 && (__r > 0) == (__dir < 0) ? std::nextafter(__r, 0.0) : __r;
+}
+// An exact zero sum is -0 when rounding down unless both terms are +0 (IEEE 754), else as
+// rounded to nearest.
+inline bool _Neg_zero_sum(double __a, double __b, _Rdir __m) {
+  return __m == _Rdir_d && (__builtin_signbit(__a) || __builtin_signbit(__b) || __a != 0);
+}
+// a + b for floats: s = a + b in double and its error e (TwoSum); s - r is exact and, where not
+// 0, outweighs e.
+inline float _Fadd(float __a, float __b, _Rdir __m) {
+  const double __x = _Opaque((double)__a), __y = _Opaque((double)__b);
+  const double __s = _Opaque(__x + __y), __bb = _Opaque(__s - __x);
+  const double __e = (__x - (__s - __bb)) + (__y - __bb);
+  const float __r = (float)__s;
+  if (__s == 0) return _Neg_zero_sum(__x, __y, __m) ? -0.0f : __r;
+  return _Directed(__r, __r != __s ? _Sgn(__s, __r) : _Sgn(__e, 0), __m);
+}
+inline float _Fmul(float __a, float __b, _Rdir __m) {
+  const double __p = _Opaque((double)__a * (double)__b);  // exact
+  const float __r = (float)__p;
+  return _Directed(__r, _Sgn(__p, __r), __m);
+}
+// q = a / b rounded to nearest; a - q b is exact in double, its sign (times b's) that of a/b - q.
+inline float _Fdiv(float __a, float __b, _Rdir __m) {
+  const float __q = _Opaque(__a / __b);
+  const double __rem = _Opaque((double)__a - _Opaque((double)__q * (double)__b));
+  return _Directed(__q, _Sgn(__rem, 0) * (__b < 0 ? -1 : 1), __m);
+}
+inline float _Fsqrt(float __a, _Rdir __m) {
+  const float __s = _Opaque(std::sqrt(__a));
+  const double __rem = _Opaque((double)__a - _Opaque((double)__s * (double)__s));
+  return _Directed(__s, _Sgn(__rem, 0), __m);
+}
+inline float _Ffma(float __a, float __b, float __c, _Rdir __m) {
+  const double __p = _Opaque((double)__a * (double)__b), __y = (double)__c;  // p exact
+  const double __s = _Opaque(__p + __y), __bb = _Opaque(__s - __p);
+  const double __e = (__p - (__s - __bb)) + (__y - __bb);
+  const float __r = (float)__s;
+  if (__s == 0 && __e == 0) return _Neg_zero_sum(__p, __y, __m) ? -0.0f : __r;
+  return _Directed(__r, __r != __s ? _Sgn(__s, __r) : _Sgn(__e, 0), __m);
+}
+inline double _Dadd(double __a, double __b, _Rdir __m) {
+  __a = _Opaque(__a);
+  __b = _Opaque(__b);
+  const double __s = _Opaque(__a + __b), __bb = _Opaque(__s - __a);
+  const double __e = (__a - (__s - __bb)) + (__b - __bb);
+  if (__s == 0) return _Neg_zero_sum(__a, __b, __m) ? -0.0 : __s;
+  return _Directed(__s, _Sgn(__e, 0), __m);
+}
+// The product, and the remainders a - q b and a - s s, are exact in binary128 (106 of its 113
+// bits, far from its range's ends, where fma's error would underflow).
+inline int _Sgnq(__float128 __a, __float128 __b) { return (__a > __b) - (__a < __b); }
+inline double _Dmul(double __a, double __b, _Rdir __m) {
+  const __float128 __p = (__float128)__a * (__float128)__b;
+  const double __r = (double)__p;
+  return _Directed(__r, _Sgnq(__p, (__float128)__r), __m);
+}
+inline double _Ddiv(double __a, double __b, _Rdir __m) {
+  const double __q = _Opaque(_Opaque(__a) / _Opaque(__b));
+  const __float128 __rem = (__float128)__a - (__float128)__q * (__float128)__b;
+  return _Directed(__q, _Sgnq(__rem, 0) * (__b < 0 ? -1 : 1), __m);
+}
+inline double _Dsqrt(double __a, _Rdir __m) {
+  const double __s = _Opaque(std::sqrt(__a));
+  return _Directed(__s, _Sgnq((__float128)__a - (__float128)__s * (__float128)__s, 0), __m);
+}
+// a * b + c for doubles: the product is exact in binary128, the sum's error by TwoSum there.
+inline double _Dfma(double __a, double __b, double __c, _Rdir __m) {
+  const __float128 __p = (__float128)__a * (__float128)__b, __y = __c;
+  const __float128 __s = __p + __y, __bb = __s - __p;
+  const __float128 __e = (__p - (__s - __bb)) + (__y - __bb);
+  const double __r = (double)__s;
+  if (__s == 0 && __e == 0) return _Neg_zero_sum(__a * __b, __c, __m) ? -0.0 : std::fma(__a, __b, __c);
+  return _Directed(__r, (__float128)__r != __s ? _Sgnq(__s, (__float128)__r) : _Sgnq(__e, 0), __m);
+}
+}  // namespace cudashim
+#define CUDASHIM_RND4(NAME, T, ARGS, RN, FN, ...)                                             \
+  inline T NAME##_rn ARGS { return RN; }                                                         \
+  inline T NAME##_rz ARGS { return ::cudashim::FN(__VA_ARGS__, ::cudashim::_Rdir_z); }           \
+  inline T NAME##_ru ARGS { return ::cudashim::FN(__VA_ARGS__, ::cudashim::_Rdir_u); }           \
+  inline T NAME##_rd ARGS { return ::cudashim::FN(__VA_ARGS__, ::cudashim::_Rdir_d); }
+#define CUDASHIM_OPQ(V) ::cudashim::_Opaque(V)
+CUDASHIM_RND4(__fadd, float, (float a, float b), CUDASHIM_OPQ(CUDASHIM_OPQ(a) + CUDASHIM_OPQ(b)), _Fadd, a, b)
+CUDASHIM_RND4(__fsub, float, (float a, float b), CUDASHIM_OPQ(CUDASHIM_OPQ(a) - CUDASHIM_OPQ(b)), _Fadd, a, -b)
+CUDASHIM_RND4(__fmul, float, (float a, float b), CUDASHIM_OPQ(CUDASHIM_OPQ(a) * CUDASHIM_OPQ(b)), _Fmul, a, b)
+CUDASHIM_RND4(__fdiv, float, (float a, float b), a / b, _Fdiv, a, b)
+CUDASHIM_RND4(__fmaf, float, (float a, float b, float c), fmaf(a, b, c), _Ffma, a, b, c)
+CUDASHIM_RND4(__frcp, float, (float a), 1.0f / a, _Fdiv, 1.0f, a)
+CUDASHIM_RND4(__fsqrt, float, (float a), sqrtf(a), _Fsqrt, a)
+CUDASHIM_RND4(__dadd, double, (double a, double b), CUDASHIM_OPQ(CUDASHIM_OPQ(a) + CUDASHIM_OPQ(b)), _Dadd, a, b)
+CUDASHIM_RND4(__dsub, double, (double a, double b), CUDASHIM_OPQ(CUDASHIM_OPQ(a) - CUDASHIM_OPQ(b)), _Dadd, a, -b)
+CUDASHIM_RND4(__dmul, double, (double a, double b), CUDASHIM_OPQ(CUDASHIM_OPQ(a) * CUDASHIM_OPQ(b)), _Dmul, a, b)
+CUDASHIM_RND4(__ddiv, double, (double a, double b), a / b, _Ddiv, a, b)
+CUDASHIM_RND4(__fma, double, (double a, double b, double c), fma(a, b, c), _Dfma, a, b, c)
+CUDASHIM_RND4(__drcp, double, (double a), 1.0 / a, _Ddiv, 1.0, a)
+CUDASHIM_RND4(__dsqrt, double, (double a), sqrt(a), _Dsqrt, a)
+#undef CUDASHIM_OPQ
+// Correctly rounded, as CUDA documents it: 1.0f / sqrtf(a) rounds twice (1 ulp off at
+// a = 1 + 2^-23); the quotient in double is within 2^-52 (relative) of the exact value.
+inline float __frsqrt_rn(float a) { return (float)(1.0 / std::sqrt((double)a)); }
 inline float __fmaf_ieee_rn(float a, float b, float c) { return fmaf(a, b, c); }
 
-// Conversions. _rn rounds to nearest even (the current FP mode), _rz truncates, _rd/_ru floor/ceil.
-#define CUDASHIM_CVT(FROM, TO, SUFFIXNAME, TO_T, FROM_T)                                        \
-  inline TO_T __##FROM##2##TO##_rn(FROM_T x) { return (TO_T)nearbyint((double)x); }                \
-  inline TO_T __##FROM##2##TO##_rz(FROM_T x) { return (TO_T)trunc((double)x); }                    \
-  inline TO_T __##FROM##2##TO##_rd(FROM_T x) { return (TO_T)floor((double)x); }                    \
-  inline TO_T __##FROM##2##TO##_ru(FROM_T x) { return (TO_T)ceil((double)x); }
-CUDASHIM_CVT(float, int, , int, float)
-CUDASHIM_CVT(float, uint, , unsigned int, float)
-CUDASHIM_CVT(float, ll, , long long, float)
-CUDASHIM_CVT(float, ull, , unsigned long long, float)
-CUDASHIM_CVT(double, int, , int, double)
-CUDASHIM_CVT(double, uint, , unsigned int, double)
-CUDASHIM_CVT(double, ll, , long long, double)
-CUDASHIM_CVT(double, ull, , unsigned long long, double)
-#define CUDASHIM_TOFLOAT(FROM, FROM_T, TO, TO_T)                        \
-  inline TO_T __##FROM##2##TO##_rn(FROM_T x) { return (TO_T)x; }           \
-  inline TO_T __##FROM##2##TO##_rz(FROM_T x) { return (TO_T)x; }           \
-  inline TO_T __##FROM##2##TO##_rd(FROM_T x) { return (TO_T)x; }           \
-  inline TO_T __##FROM##2##TO##_ru(FROM_T x) { return (TO_T)x; }
+// Conversions. _rn rounds to nearest even, _rz truncates, _rd/_ru floor/ceil. To an integer,
+// PTX cvt saturates to the target's range, and a NaN gives 0, except from a double or to a
+// 64-bit integer, where it gives 1 << (width - 1) (PTX ISA 9.0, cvt). A plain C++ cast gave x86's
+// "integer indefinite" (1 << (width - 1)) for every NaN and out-of-range value, and wrapped a
+// negative value converted to unsigned (-1.0f gave 0xFFFFFFFF, the GPU 0).
+#define CUDASHIM_CVT1(NAME, FROM_T, TO_T, LO, HI, NANV, ROUND) \
+  inline TO_T NAME(FROM_T x) {                                 \
+    if (x != x) return (TO_T)(NANV);                           \
+    const double t = ROUND((double)x);                         \
+    if (t <= (double)(LO)) return (TO_T)(LO);                  \
+    if (t >= (double)(HI)) return (TO_T)(HI);                  \
+    return (TO_T)t;                                            \
+  }
+#define CUDASHIM_CVT(FROM, TO, TO_T, FROM_T, LO, HI, NANV)                                   \
+  CUDASHIM_CVT1(__##FROM##2##TO##_rn, FROM_T, TO_T, LO, HI, NANV, __builtin_roundeven)     \
+  CUDASHIM_CVT1(__##FROM##2##TO##_rz, FROM_T, TO_T, LO, HI, NANV, __builtin_trunc)         \
+  CUDASHIM_CVT1(__##FROM##2##TO##_rd, FROM_T, TO_T, LO, HI, NANV, __builtin_floor)         \
+  CUDASHIM_CVT1(__##FROM##2##TO##_ru, FROM_T, TO_T, LO, HI, NANV, __builtin_ceil)
+CUDASHIM_CVT(float, int, int, float, -2147483647 - 1, 2147483647, 0)
+CUDASHIM_CVT(float, uint, unsigned int, float, 0u, 4294967295u, 0u)
+CUDASHIM_CVT(float, ll, long long, float, -9223372036854775807ll - 1, 9223372036854775807ll,
+             -9223372036854775807ll - 1)
+CUDASHIM_CVT(float, ull, unsigned long long, float, 0ull, 18446744073709551615ull, 9223372036854775808ull)
+CUDASHIM_CVT(double, int, int, double, -2147483647 - 1, 2147483647, -2147483647 - 1)
+CUDASHIM_CVT(double, uint, unsigned int, double, 0u, 4294967295u, 2147483648u)
+CUDASHIM_CVT(double, ll, long long, double, -9223372036854775807ll - 1, 9223372036854775807ll,
+             -9223372036854775807ll - 1)
+CUDASHIM_CVT(double, ull, unsigned long long, double, 0ull, 18446744073709551615ull,
+             9223372036854775808ull)
+#undef CUDASHIM_CVT
+#undef CUDASHIM_CVT1
+// To floating point in a directed mode: the conversion rounded to nearest, moved one step where
+// it went the wrong way (the comparison is exact: long double holds any 64-bit integer).
+#define CUDASHIM_TOFLOAT(FROM, FROM_T, TO, TO_T)                                                       \
+  inline TO_T __##FROM##2##TO##_rn(FROM_T x) { return (TO_T)x; }                                          \
+  inline TO_T __##FROM##2##TO##_rz(FROM_T x) {                                                            \
+    return ::cudashim::_Directed((TO_T)x, ::cudashim::_Sgnl((long double)x, (long double)(TO_T)x), ::cudashim::_Rdir_z); \
+  }                                                                                                     \
+  inline TO_T __##FROM##2##TO##_rd(FROM_T x) {                                                            \
+    return ::cudashim::_Directed((TO_T)x, ::cudashim::_Sgnl((long double)x, (long double)(TO_T)x), ::cudashim::_Rdir_d); \
+  }                                                                                                     \
+  inline TO_T __##FROM##2##TO##_ru(FROM_T x) {                                                            \
+    return ::cudashim::_Directed((TO_T)x, ::cudashim::_Sgnl((long double)x, (long double)(TO_T)x), ::cudashim::_Rdir_u); \
+  }
 CUDASHIM_TOFLOAT(int, int, float, float)
 CUDASHIM_TOFLOAT(uint, unsigned int, float, float)
 CUDASHIM_TOFLOAT(ll, long long, float, float)
@@ -2066,11 +2330,14 @@ inline int __hadd(int a, int b) { return (int)(((long long)a + b) >> 1); }
 inline int __rhadd(int a, int b) { return (int)(((long long)a + b + 1) >> 1); }
 inline unsigned __uhadd(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a + b) >> 1); }
 inline unsigned __urhadd(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a + b + 1) >> 1); }
-inline unsigned __sad(int a, int b, unsigned c) { return (unsigned)(a > b ? a - b : b - a) + c; }
+// In unsigned arithmetic: the GPU's wraps, and a signed overflow (INT_MAX - INT_MIN) let g++
+// assume it away.
+inline unsigned __sad(int a, int b, unsigned c) { return (a > b ? (unsigned)a - (unsigned)b : (unsigned)b - (unsigned)a) + c; }
 inline unsigned __usad(unsigned a, unsigned b, unsigned c) { return (a > b ? a - b : b - a) + c; }
 inline int __dp4a(int a, int b, int c) {
-  for (int i = 0; i < 4; ++i) c += (int)(signed char)(a >> (8 * i)) * (int)(signed char)(b >> (8 * i));
-  return c;
+  unsigned r = (unsigned)c;
+  for (int i = 0; i < 4; ++i) r += (unsigned)((int)(signed char)(a >> (8 * i)) * (int)(signed char)(b >> (8 * i)));
+  return (int)r;
 }
 inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
   for (int i = 0; i < 4; ++i) c += ((a >> (8 * i)) & 0xff) * ((b >> (8 * i)) & 0xff);

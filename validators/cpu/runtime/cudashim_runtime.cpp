@@ -2072,6 +2072,12 @@ void assert_fail(const char* expr, const char* file, unsigned line, const char* 
   __builtin_unreachable();
 }
 
+// The rewrite's device division by zero (cuda_runtime.h, gpu_div): a GPU runs on, and says so.
+void _Portability_division(const char* what) {
+  portability("%s in kernel '%s' (x86 stops the program there; CUDA leaves the value undefined)", what,
+              t_kernel ? t_kernel : "host code");
+}
+
 // ---------------------------------------------------------------- crash reports
 static struct sigaction g_prev_segv, g_prev_bus;
 // The size of the last allocation the runtime could not make (cudaMalloc and kin): a program
@@ -4845,7 +4851,14 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
   }
   return cudaSuccess;
 }
+// Not supported in stream capture, unlike cudaLaunchHostFunc (Runtime API reference,
+// cudaStreamAddCallback): refused with the capture's error and the capture invalidated, as the
+// other calls a GPU refuses there.
 cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* data, unsigned int) {
+  if (capturing(s)) {
+    invalidate_capture(s);
+    return ret(cudaErrorStreamCaptureUnsupported);
+  }
   cb(s, cudaSuccess, data);
   return cudaSuccess;
 }
@@ -4876,8 +4889,24 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   e->e.recorded = true;
   return cudaSuccess;
 }
-cudaError_t cudaEventSynchronize(cudaEvent_t) { return (cudaError_t)g_sticky.load(); }
-cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
+// An event last recorded in a capturing stream stands for work of a graph, not of a stream:
+// cudaErrorCapturedEvent ("not permitted on an event which was last recorded in a capturing
+// stream") rather than a wait that would pass before the graph ever ran.
+// Only while that capture is under way: whether a GPU still refuses the event once the capture
+// ended is not documented.
+static bool recorded_in_capture(cudaEvent_t e) {
+  if (e == nullptr) return false;
+  std::lock_guard<std::mutex> lk(g_graph_mutex);
+  return e->capture != nullptr && active_captures().count(e->capture);
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  if (recorded_in_capture(e)) return ret(cudaErrorCapturedEvent);
+  return (cudaError_t)g_sticky.load();
+}
+cudaError_t cudaEventQuery(cudaEvent_t e) {
+  if (recorded_in_capture(e)) return ret(cudaErrorCapturedEvent);
+  return cudaSuccess;
+}
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
   if (!a || !b || !a->e.recorded || !b->e.recorded) return ret(cudaErrorInvalidResourceHandle);
   *ms = std::chrono::duration<float, std::milli>(b->e.t - a->e.t).count();

@@ -1,6 +1,7 @@
 // cudashim: the host side of CUDA's texture-object API: channel descriptors, CUDA arrays, copies
 // to and from them, and texture object creation (Runtime API reference semantics; device
-// memory is host memory, so every copy is a memmove done in issue order).
+// memory is host memory, so every copy is a memmove done in issue order; an async copy on a stream
+// being captured is a copy node of the capture instead, `cudashim::_async_copy`).
 #ifndef CUDASHIM_TEXTURE_RUNTIME_H
 #define CUDASHIM_TEXTURE_RUNTIME_H
 
@@ -152,10 +153,14 @@ inline cudaError_t cudaMemcpy2DToArray(cudaArray_t __dst, size_t __wOffset, size
   if (__p == nullptr) return fail(cudaErrorInvalidValue);
   return copy_rows(__p, array_row_bytes(__dst), __src, __spitch, __width, __height, __kind);
 }
+template <class = void>  // not instantiated in a program that makes no such copy
 inline cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t __dst, size_t __wOffset, size_t __hOffset, const void* __src,
                                             size_t __spitch, size_t __width, size_t __height, cudaMemcpyKind __kind,
-                                            cudaStream_t = 0) { ::cudashim::_Device_access __cudashim_da;
-  return cudaMemcpy2DToArray(__dst, __wOffset, __hOffset, __src, __spitch, __width, __height, __kind);
+                                            cudaStream_t __s = 0) {
+  if (!cudashim::tex::valid_array(__dst)) return cudashim::tex::fail(cudaErrorInvalidValue);
+  return cudashim::_async_copy(__s, [=] {
+    return cudaMemcpy2DToArray(__dst, __wOffset, __hOffset, __src, __spitch, __width, __height, __kind);
+  });
 }
 inline cudaError_t cudaMemcpy2DFromArray(void* __dst, size_t __dpitch, cudaArray_const_t __src, size_t __wOffset,
                                          size_t __hOffset, size_t __width, size_t __height, cudaMemcpyKind __kind) { ::cudashim::_Device_access __cudashim_da;
@@ -166,10 +171,14 @@ inline cudaError_t cudaMemcpy2DFromArray(void* __dst, size_t __dpitch, cudaArray
   if (__p == nullptr) return fail(cudaErrorInvalidValue);
   return copy_rows(__dst, __dpitch, __p, array_row_bytes(__src), __width, __height, __kind);
 }
+template <class = void>  // not instantiated in a program that makes no such copy
 inline cudaError_t cudaMemcpy2DFromArrayAsync(void* __dst, size_t __dpitch, cudaArray_const_t __src, size_t __wOffset,
                                               size_t __hOffset, size_t __width, size_t __height, cudaMemcpyKind __kind,
-                                              cudaStream_t = 0) { ::cudashim::_Device_access __cudashim_da;
-  return cudaMemcpy2DFromArray(__dst, __dpitch, __src, __wOffset, __hOffset, __width, __height, __kind);
+                                              cudaStream_t __s = 0) {
+  if (!cudashim::tex::valid_array(__src)) return cudashim::tex::fail(cudaErrorInvalidValue);
+  return cudashim::_async_copy(__s, [=] {
+    return cudaMemcpy2DFromArray(__dst, __dpitch, __src, __wOffset, __hOffset, __width, __height, __kind);
+  });
 }
 // Deprecated but common: `count` bytes from (wOffset bytes, hOffset rows) on, row after row.
 inline cudaError_t cudaMemcpyToArray(cudaArray_t __dst, size_t __wOffset, size_t __hOffset, const void* __src,
@@ -182,9 +191,11 @@ inline cudaError_t cudaMemcpyToArray(cudaArray_t __dst, size_t __wOffset, size_t
     return fail(cudaErrorInvalidValue);
   return cudaMemcpy(__dst->__data + __start, __src, __count, __kind);
 }
+template <class = void>  // not instantiated in a program that makes no such copy
 inline cudaError_t cudaMemcpyToArrayAsync(cudaArray_t __dst, size_t __wOffset, size_t __hOffset, const void* __src,
-                                          size_t __count, cudaMemcpyKind __kind, cudaStream_t = 0) { ::cudashim::_Device_access __cudashim_da;
-  return cudaMemcpyToArray(__dst, __wOffset, __hOffset, __src, __count, __kind);
+                                          size_t __count, cudaMemcpyKind __kind, cudaStream_t __s = 0) {
+  if (!cudashim::tex::valid_array(__dst)) return cudashim::tex::fail(cudaErrorInvalidValue);
+  return cudashim::_async_copy(__s, [=] { return cudaMemcpyToArray(__dst, __wOffset, __hOffset, __src, __count, __kind); });
 }
 inline cudaError_t cudaMemcpyFromArray(void* __dst, cudaArray_const_t __src, size_t __wOffset, size_t __hOffset,
                                        size_t __count, cudaMemcpyKind __kind) { ::cudashim::_Device_access __cudashim_da;
@@ -195,6 +206,12 @@ inline cudaError_t cudaMemcpyFromArray(void* __dst, cudaArray_const_t __src, siz
       __start + __count > array_row_bytes(__src) * array_height(__src) * array_depth(__src))
     return fail(cudaErrorInvalidValue);
   return cudaMemcpy(__dst, __src->__data + __start, __count, __kind);
+}
+template <class = void>  // not instantiated in a program that makes no such copy
+inline cudaError_t cudaMemcpyFromArrayAsync(void* __dst, cudaArray_const_t __src, size_t __wOffset, size_t __hOffset,
+                                            size_t __count, cudaMemcpyKind __kind, cudaStream_t __s = 0) {
+  if (!cudashim::tex::valid_array(__src)) return cudashim::tex::fail(cudaErrorInvalidValue);
+  return cudashim::_async_copy(__s, [=] { return cudaMemcpyFromArray(__dst, __src, __wOffset, __hOffset, __count, __kind); });
 }
 
 // Positions and the extent are in elements of the array taking part (bytes when none does).
@@ -228,7 +245,13 @@ inline cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* __p) { ::cudashim::_Dev
   }
   return cudaSuccess;
 }
-inline cudaError_t cudaMemcpy3DAsync(const cudaMemcpy3DParms* __p, cudaStream_t = 0) { ::cudashim::_Device_access __cudashim_da; return cudaMemcpy3D(__p); }
+// The parameters are taken at the call (a captured copy keeps them, as a GPU's copy node does).
+template <class = void>  // not instantiated in a program that makes no such copy
+inline cudaError_t cudaMemcpy3DAsync(const cudaMemcpy3DParms* __p, cudaStream_t __s = 0) {
+  if (__p == nullptr) return cudashim::tex::fail(cudaErrorInvalidValue);
+  const cudaMemcpy3DParms __parms = *__p;
+  return cudashim::_async_copy(__s, [=] { return cudaMemcpy3D(&__parms); });
+}
 
 // ---------------------------------------------------------------- texture objects
 inline cudaError_t cudaCreateTextureObject(cudaTextureObject_t* __out, const cudaResourceDesc* __res,

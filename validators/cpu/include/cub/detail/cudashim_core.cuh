@@ -212,7 +212,8 @@ constexpr _Tp DivideAndRoundUp(_Tp __a, _Tp __b) { return (__a + __b - 1) / __b;
 inline cudaError_t PtxVersion(int& __v) { __v = 800; return cudaSuccess; }
 inline cudaError_t SmVersion(int& __v, int = 0) { __v = 800; return cudaSuccess; }
 inline int CurrentDevice() { return 0; }
-inline cudaError_t SyncStream(cudaStream_t) { return cudaSuccess; }
+// A GPU refuses it on a stream being captured (and invalidates the capture): as the runtime does.
+inline cudaError_t SyncStream(cudaStream_t __s) { return cudaStreamSynchronize(__s); }
 
 namespace cudashim_detail {
 template <class _It>

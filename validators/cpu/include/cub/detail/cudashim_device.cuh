@@ -2,7 +2,8 @@
 // DeviceRadixSort, DeviceSelect, DeviceRunLengthEncode, DeviceHistogram) run sequentially on
 // the host, with CUB's signatures and its two-phase temporary-storage protocol. "Device" memory
 // is host memory in the shim, so every iterator (raw pointer, thrust or CUB iterator) is read
-// directly. The stream and debug_synchronous arguments are accepted; work is synchronous.
+// directly. Work runs at the call, in issue order, except on a stream being captured, where it is a
+// node of the capture (`enqueue`); debug_synchronous is accepted and ignored.
 #ifndef CUDASHIM_CUB_DEVICE_CUH
 #define CUDASHIM_CUB_DEVICE_CUH
 
@@ -15,6 +16,12 @@
 #define CUDASHIM_CUB_TEMP(_Dp, _Bp)                                          \
   if (::cub::cudashim_detail::size_query(_Dp, _Bp)) return cudaSuccess;     \
   if (cudaError_t __err = ::cub::cudashim_detail::check_temp(_Bp)) return __err
+
+namespace cudashim {
+// The runtime's (cudashim_runtime.cpp): a library call's work as a node of the capture `__s` is
+// in (it owns `__w`).
+cudaError_t capture_library_call(cudaStream_t __s, _Closure* __w, const char* __library, const char* __call);
+}  // namespace cudashim
 
 namespace cub {
 namespace cudashim_detail {
@@ -161,6 +168,24 @@ void radix_sort(const _Kp* __keys_in, _Kp* __keys_out, const _Vp* __vals_in, _Vp
   std::copy(__ks.begin(), __ks.end(), __keys_out);
 }
 
+// A device-wide algorithm's work: run now, or, on a stream being captured, a node of the capture
+// that each launch of the graph runs (CUB's kernels are recorded on a GPU; the size query and
+// the temporary-storage check stay at the call). Each run starts from a copy of the work, whose
+// iterators the body advances.
+template <class _Fn>
+cudaError_t enqueue(cudaStream_t __s, _Fn __work, const char* __call = __builtin_FUNCTION()) {
+  if (!::cudashim::capturing(__s)) {
+    __work();
+    return cudaSuccess;
+  }
+  auto __each = [__work] {
+    _Fn __w = __work;
+    __w();
+  };
+  return ::cudashim::capture_library_call(__s, new ::cudashim::_Closure_of<decltype(__each)>(std::move(__each)), "cub",
+                                          __call);
+}
+
 template <class _Out, class _Vt>
 void write_count(_Out __out, _Vt __count) {
   *__out = static_cast<out_value_t<_Out, long long>>(__count);
@@ -178,9 +203,10 @@ struct DeviceScan {
     requires __cd::iterator_like<_Out> && __cd::count_like<_Np>
   static cudaError_t ExclusiveSum(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Vt = __cd::value_t<_In>;
-    __cd::exclusive_scan(__in, __out, Sum{}, __cd::accum_t<Sum, _Vt, _Vt>(), __n);
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Vt = __cd::value_t<_In>;
+      __cd::exclusive_scan(__in, __out, Sum{}, __cd::accum_t<Sum, _Vt, _Vt>(), __n);
+    });
   }
   template <class _Io, class _Np>
     requires __cd::count_like<_Np>
@@ -191,9 +217,10 @@ struct DeviceScan {
     requires __cd::iterator_like<_Out> && __cd::count_like<_Np>
   static cudaError_t InclusiveSum(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Vt = __cd::value_t<_In>;
-    __cd::inclusive_scan<__cd::accum_t<Sum, _Vt, _Vt>>(__in, __out, Sum{}, __n);
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Vt = __cd::value_t<_In>;
+      __cd::inclusive_scan<__cd::accum_t<Sum, _Vt, _Vt>>(__in, __out, Sum{}, __n);
+    });
   }
   template <class _Io, class _Np>
     requires __cd::count_like<_Np>
@@ -205,9 +232,10 @@ struct DeviceScan {
   static cudaError_t ExclusiveScan(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Op __op, _Init __init, _Np __n,
                                    CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
-    __cd::exclusive_scan(__in, __out, __op, static_cast<_Acc>(__init), __n);
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
+      __cd::exclusive_scan(__in, __out, __op, static_cast<_Acc>(__init), __n);
+    });
   }
   template <class _Io, class _Op, class _Init, class _Np>
     requires(!__cd::iterator_like<_Op>) && __cd::count_like<_Np>
@@ -220,9 +248,10 @@ struct DeviceScan {
   static cudaError_t InclusiveScan(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Op __op, _Np __n,
                                    CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Vt = __cd::value_t<_In>;
-    __cd::inclusive_scan<__cd::accum_t<_Op, _Vt, _Vt>>(__in, __out, __op, __n);
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Vt = __cd::value_t<_In>;
+      __cd::inclusive_scan<__cd::accum_t<_Op, _Vt, _Vt>>(__in, __out, __op, __n);
+    });
   }
   template <class _Io, class _Op, class _Np>
     requires(!__cd::iterator_like<_Op>) && __cd::count_like<_Np>
@@ -234,9 +263,10 @@ struct DeviceScan {
   static cudaError_t InclusiveScanInit(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Op __op, _Init __init, _Np __n,
                                        CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
-    __cd::inclusive_scan_init(__in, __out, __op, static_cast<_Acc>(__init), __n);
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
+      __cd::inclusive_scan_init(__in, __out, __op, static_cast<_Acc>(__init), __n);
+    });
   }
 
   template <class _Keys, class _In, class _Out, class _Np, class _Eq = Equality>
@@ -244,39 +274,43 @@ struct DeviceScan {
   static cudaError_t ExclusiveSumByKey(CUDASHIM_TEMP_PARAMS, _Keys __keys, _In __in, _Out __out, _Np __n,
                                        _Eq __eq = _Eq(), CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Vt = __cd::value_t<_In>;
-    using _Acc = __cd::accum_t<Sum, _Vt, _Vt>;
-    const _Acc __zero{};
-    __cd::scan_by_key<_Acc, true>(__keys, __in, __out, Sum{}, &__zero, __n, __eq);
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Vt = __cd::value_t<_In>;
+      using _Acc = __cd::accum_t<Sum, _Vt, _Vt>;
+      const _Acc __zero{};
+      __cd::scan_by_key<_Acc, true>(__keys, __in, __out, Sum{}, &__zero, __n, __eq);
+    });
   }
   template <class _Keys, class _In, class _Out, class _Np, class _Eq = Equality>
     requires __cd::count_like<_Np>
   static cudaError_t InclusiveSumByKey(CUDASHIM_TEMP_PARAMS, _Keys __keys, _In __in, _Out __out, _Np __n,
                                        _Eq __eq = _Eq(), CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Vt = __cd::value_t<_In>;
-    __cd::scan_by_key<__cd::accum_t<Sum, _Vt, _Vt>, false>(__keys, __in, __out, Sum{}, nullptr, __n, __eq);
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Vt = __cd::value_t<_In>;
+      __cd::scan_by_key<__cd::accum_t<Sum, _Vt, _Vt>, false>(__keys, __in, __out, Sum{}, nullptr, __n, __eq);
+    });
   }
   template <class _Keys, class _In, class _Out, class _Op, class _Init, class _Np, class _Eq = Equality>
     requires __cd::count_like<_Np>
   static cudaError_t ExclusiveScanByKey(CUDASHIM_TEMP_PARAMS, _Keys __keys, _In __in, _Out __out, _Op __op,
                                         _Init __init, _Np __n, _Eq __eq = _Eq(), CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
-    const _Acc __first = static_cast<_Acc>(__init);
-    __cd::scan_by_key<_Acc, true>(__keys, __in, __out, __op, &__first, __n, __eq);
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
+      const _Acc __first = static_cast<_Acc>(__init);
+      __cd::scan_by_key<_Acc, true>(__keys, __in, __out, __op, &__first, __n, __eq);
+    });
   }
   template <class _Keys, class _In, class _Out, class _Op, class _Np, class _Eq = Equality>
     requires __cd::count_like<_Np>
   static cudaError_t InclusiveScanByKey(CUDASHIM_TEMP_PARAMS, _Keys __keys, _In __in, _Out __out, _Op __op, _Np __n,
                                         _Eq __eq = _Eq(), CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Vt = __cd::value_t<_In>;
-    __cd::scan_by_key<__cd::accum_t<_Op, _Vt, _Vt>, false>(__keys, __in, __out, __op, nullptr, __n, __eq);
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Vt = __cd::value_t<_In>;
+      __cd::scan_by_key<__cd::accum_t<_Op, _Vt, _Vt>, false>(__keys, __in, __out, __op, nullptr, __n, __eq);
+    });
   }
 };
 
@@ -287,9 +321,10 @@ struct DeviceReduce {
   static cudaError_t Reduce(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, _Op __op, _Init __init,
                             CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
-    *__out = __cd::reduce(__in, __n, __op, static_cast<_Acc>(__init));
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
+      *__out = __cd::reduce(__in, __n, __op, static_cast<_Acc>(__init));
+    });
   }
   template <class _In, class _Out, class _Np>
     requires __cd::count_like<_Np>
@@ -317,64 +352,69 @@ struct DeviceReduce {
     requires __cd::count_like<_Np>
   static cudaError_t ArgMin(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Kv = __cd::value_t<_Out>;
-    *__out = __cd::make_kv<_Kv>(__cd::arg_extreme<false, typename _Kv::Value>(__in, __n));
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Kv = __cd::value_t<_Out>;
+      *__out = __cd::make_kv<_Kv>(__cd::arg_extreme<false, typename _Kv::Value>(__in, __n));
+    });
   }
   template <class _In, class _Out, class _Np>
     requires __cd::count_like<_Np>
   static cudaError_t ArgMax(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Kv = __cd::value_t<_Out>;
-    *__out = __cd::make_kv<_Kv>(__cd::arg_extreme<true, typename _Kv::Value>(__in, __n));
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Kv = __cd::value_t<_Out>;
+      *__out = __cd::make_kv<_Kv>(__cd::arg_extreme<true, typename _Kv::Value>(__in, __n));
+    });
   }
   template <class _In, class _Vo, class _Io, class _Np>
     requires __cd::iterator_like<_Io> && __cd::count_like<_Np>
   static cudaError_t ArgMin(CUDASHIM_TEMP_PARAMS, _In __in, _Vo __val_out, _Io __idx_out, _Np __n,
                             CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    auto __r = __cd::arg_extreme<false, __cd::value_t<_In>>(__in, __n);
-    *__val_out = __r.second;
-    *__idx_out = static_cast<__cd::out_value_t<_Io, long long>>(__r.first);
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      auto __r = __cd::arg_extreme<false, __cd::value_t<_In>>(__in, __n);
+      *__val_out = __r.second;
+      *__idx_out = static_cast<__cd::out_value_t<_Io, long long>>(__r.first);
+    });
   }
   template <class _In, class _Vo, class _Io, class _Np>
     requires __cd::iterator_like<_Io> && __cd::count_like<_Np>
   static cudaError_t ArgMax(CUDASHIM_TEMP_PARAMS, _In __in, _Vo __val_out, _Io __idx_out, _Np __n,
                             CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    auto __r = __cd::arg_extreme<true, __cd::value_t<_In>>(__in, __n);
-    *__val_out = __r.second;
-    *__idx_out = static_cast<__cd::out_value_t<_Io, long long>>(__r.first);
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      auto __r = __cd::arg_extreme<true, __cd::value_t<_In>>(__in, __n);
+      *__val_out = __r.second;
+      *__idx_out = static_cast<__cd::out_value_t<_Io, long long>>(__r.first);
+    });
   }
   template <class _Keys, class _UniqOut, class _Vals, class _AggOut, class _NumRuns, class _Op, class _Np>
     requires __cd::count_like<_Np>
   static cudaError_t ReduceByKey(CUDASHIM_TEMP_PARAMS, _Keys __keys, _UniqOut __uniq, _Vals __vals, _AggOut __aggs,
                                  _NumRuns __num_runs, _Op __op, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Kt = __cd::value_t<_Keys>;
-    using _Vt = __cd::value_t<_Vals>;
-    using _Acc = __cd::accum_t<_Op, _Vt, _Vt>;
-    long long __runs = 0;
-    _Kt __prev{};
-    _Acc __acc{};
-    for (_Np __i = 0; __i < __n; ++__i, ++__keys, ++__vals) {
-      _Kt __k = *__keys;
-      _Vt __v = *__vals;
-      if (__i == 0 || !(__prev == __k)) {
-        if (__i > 0) __aggs[__runs - 1] = __acc;
-        __uniq[__runs++] = __k;
-        __acc = static_cast<_Acc>(__v);
-      } else {
-        __acc = static_cast<_Acc>(__op(__acc, __v));
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Kt = __cd::value_t<_Keys>;
+      using _Vt = __cd::value_t<_Vals>;
+      using _Acc = __cd::accum_t<_Op, _Vt, _Vt>;
+      long long __runs = 0;
+      _Kt __prev{};
+      _Acc __acc{};
+      for (_Np __i = 0; __i < __n; ++__i, ++__keys, ++__vals) {
+        _Kt __k = *__keys;
+        _Vt __v = *__vals;
+        if (__i == 0 || !(__prev == __k)) {
+          if (__i > 0) __aggs[__runs - 1] = __acc;
+          __uniq[__runs++] = __k;
+          __acc = static_cast<_Acc>(__v);
+        } else {
+          __acc = static_cast<_Acc>(__op(__acc, __v));
+        }
+        __prev = __k;
       }
-      __prev = __k;
-    }
-    if (__runs > 0) __aggs[__runs - 1] = __acc;
-    __cd::write_count(__num_runs, __runs);
-    return cudaSuccess;
+      if (__runs > 0) __aggs[__runs - 1] = __acc;
+      __cd::write_count(__num_runs, __runs);
+    });
   }
 };
 
@@ -385,12 +425,13 @@ struct DeviceSegmentedReduce {
   static cudaError_t Reduce(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Sn __segments, _Beg __begins, _End __ends,
                             _Op __op, _Init __init, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
-    for (_Sn __s = 0; __s < __segments; ++__s) {
-      long long __b = (long long)__begins[__s], __e = (long long)__ends[__s];
-      __out[__s] = __cd::reduce(__in + __b, __e > __b ? __e - __b : 0, __op, static_cast<_Acc>(__init));
-    }
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Acc = __cd::accum_t<_Op, _Init, __cd::value_t<_In>>;
+      for (_Sn __s = 0; __s < __segments; ++__s) {
+        long long __b = (long long)__begins[__s], __e = (long long)__ends[__s];
+        __out[__s] = __cd::reduce(__in + __b, __e > __b ? __e - __b : 0, __op, static_cast<_Acc>(__init));
+      }
+    });
   }
   template <class _In, class _Out, class _Beg, class _End, class _Sn>
     requires __cd::count_like<_Sn>
@@ -420,24 +461,26 @@ struct DeviceSegmentedReduce {
   static cudaError_t ArgMin(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Sn __segments, _Beg __begins, _End __ends,
                             CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Kv = __cd::value_t<_Out>;
-    for (_Sn __s = 0; __s < __segments; ++__s) {
-      long long __b = (long long)__begins[__s], __e = (long long)__ends[__s];
-      __out[__s] = __cd::make_kv<_Kv>(__cd::arg_extreme<false, typename _Kv::Value>(__in + __b, __e - __b));
-    }
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Kv = __cd::value_t<_Out>;
+      for (_Sn __s = 0; __s < __segments; ++__s) {
+        long long __b = (long long)__begins[__s], __e = (long long)__ends[__s];
+        __out[__s] = __cd::make_kv<_Kv>(__cd::arg_extreme<false, typename _Kv::Value>(__in + __b, __e - __b));
+      }
+    });
   }
   template <class _In, class _Out, class _Beg, class _End, class _Sn>
     requires __cd::count_like<_Sn>
   static cudaError_t ArgMax(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _Sn __segments, _Beg __begins, _End __ends,
                             CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Kv = __cd::value_t<_Out>;
-    for (_Sn __s = 0; __s < __segments; ++__s) {
-      long long __b = (long long)__begins[__s], __e = (long long)__ends[__s];
-      __out[__s] = __cd::make_kv<_Kv>(__cd::arg_extreme<true, typename _Kv::Value>(__in + __b, __e - __b));
-    }
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Kv = __cd::value_t<_Out>;
+      for (_Sn __s = 0; __s < __segments; ++__s) {
+        long long __b = (long long)__begins[__s], __e = (long long)__ends[__s];
+        __out[__s] = __cd::make_kv<_Kv>(__cd::arg_extreme<true, typename _Kv::Value>(__in + __b, __e - __b));
+      }
+    });
   }
 };
 
@@ -450,40 +493,51 @@ struct DeviceRadixSort {
   template <class _Kp, class _Np>                                                                              \
     requires __cd::count_like<_Np>                                                                             \
   static cudaError_t NAME(CUDASHIM_TEMP_PARAMS, const _Kp* __keys_in, _Kp* __keys_out, _Np __n,                 \
-                          CUDASHIM_RADIX_BITS, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");                                       \
+                          CUDASHIM_RADIX_BITS, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub"); \
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);                                                 \
-    __cd::radix_sort<DESC, _Kp, NullType>(__keys_in, __keys_out, nullptr, nullptr, __n, __begin_bit, __end_bit); \
-    return cudaSuccess;                                                                                        \
+    return __cd::enqueue(__stream, [=] {                                                                       \
+      __cd::radix_sort<DESC, _Kp, NullType>(__keys_in, __keys_out, nullptr, nullptr, __n, __begin_bit, __end_bit); \
+    });                                                                                                        \
   }                                                                                                            \
   template <class _Kp, class _Np>                                                                              \
     requires __cd::count_like<_Np>                                                                             \
   static cudaError_t NAME(CUDASHIM_TEMP_PARAMS, DoubleBuffer<_Kp>& __keys, _Np __n, CUDASHIM_RADIX_BITS,        \
-                          CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");                                                            \
+                          CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");          \
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);                                                 \
-    __cd::radix_sort<DESC, _Kp, NullType>(__keys.Current(), __keys.Alternate(), nullptr, nullptr, __n,          \
-                                          __begin_bit, __end_bit);                                             \
-    __keys.selector ^= 1;                                                                                      \
-    return cudaSuccess;                                                                                        \
+    /* CUB flips the selector at the call (host side); the kernels, captured or not, use the buffers as they \
+       were then. */                                                                                           \
+    _Kp *__from = __keys.Current(), *__to = __keys.Alternate();                                                \
+    cudaError_t __err = __cd::enqueue(__stream, [=] {                                                          \
+      __cd::radix_sort<DESC, _Kp, NullType>(__from, __to, nullptr, nullptr, __n, __begin_bit, __end_bit);      \
+    });                                                                                                        \
+    if (__err == cudaSuccess) __keys.selector ^= 1;                                                            \
+    return __err;                                                                                              \
   }
 #define CUDASHIM_RADIX_PAIRS(NAME, DESC)                                                                       \
   template <class _Kp, class _Vp, class _Np>                                                                   \
     requires __cd::count_like<_Np>                                                                             \
   static cudaError_t NAME(CUDASHIM_TEMP_PARAMS, const _Kp* __keys_in, _Kp* __keys_out, const _Vp* __vals_in,    \
-                          _Vp* __vals_out, _Np __n, CUDASHIM_RADIX_BITS, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");             \
+                          _Vp* __vals_out, _Np __n, CUDASHIM_RADIX_BITS, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub"); \
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);                                                 \
-    __cd::radix_sort<DESC>(__keys_in, __keys_out, __vals_in, __vals_out, __n, __begin_bit, __end_bit);          \
-    return cudaSuccess;                                                                                        \
+    return __cd::enqueue(__stream, [=] {                                                                       \
+      __cd::radix_sort<DESC>(__keys_in, __keys_out, __vals_in, __vals_out, __n, __begin_bit, __end_bit);        \
+    });                                                                                                        \
   }                                                                                                            \
   template <class _Kp, class _Vp, class _Np>                                                                   \
     requires __cd::count_like<_Np>                                                                             \
   static cudaError_t NAME(CUDASHIM_TEMP_PARAMS, DoubleBuffer<_Kp>& __keys, DoubleBuffer<_Vp>& __vals, _Np __n,  \
-                          CUDASHIM_RADIX_BITS, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");                                       \
+                          CUDASHIM_RADIX_BITS, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub"); \
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);                                                 \
-    __cd::radix_sort<DESC>(__keys.Current(), __keys.Alternate(), __vals.Current(), __vals.Alternate(), __n,     \
-                           __begin_bit, __end_bit);                                                            \
-    __keys.selector ^= 1;                                                                                      \
-    __vals.selector ^= 1;                                                                                      \
-    return cudaSuccess;                                                                                        \
+    _Kp *__kfrom = __keys.Current(), *__kto = __keys.Alternate();                                              \
+    _Vp *__vfrom = __vals.Current(), *__vto = __vals.Alternate();                                              \
+    cudaError_t __err = __cd::enqueue(__stream, [=] {                                                          \
+      __cd::radix_sort<DESC>(__kfrom, __kto, __vfrom, __vto, __n, __begin_bit, __end_bit);                      \
+    });                                                                                                        \
+    if (__err == cudaSuccess) {                                                                                \
+      __keys.selector ^= 1;                                                                                    \
+      __vals.selector ^= 1;                                                                                    \
+    }                                                                                                          \
+    return __err;                                                                                              \
   }
   CUDASHIM_RADIX_KEYS(SortKeys, false)
   CUDASHIM_RADIX_KEYS(SortKeysDescending, true)
@@ -501,14 +555,15 @@ struct DeviceSelect {
   static cudaError_t If(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _NumSel __num_selected, _Np __n, _Pred __pred,
                         CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    std::vector<__cd::value_t<_In>> __kept;
-    for (_Np __i = 0; __i < __n; ++__i, ++__in) {
-      auto __x = *__in;
-      if (__pred(__x)) __kept.push_back(__x);
-    }
-    std::copy(__kept.begin(), __kept.end(), __out);
-    __cd::write_count(__num_selected, (long long)__kept.size());
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      std::vector<__cd::value_t<_In>> __kept;
+      for (_Np __i = 0; __i < __n; ++__i, ++__in) {
+        auto __x = *__in;
+        if (__pred(__x)) __kept.push_back(__x);
+      }
+      std::copy(__kept.begin(), __kept.end(), __out);
+      __cd::write_count(__num_selected, (long long)__kept.size());
+    });
   }
   template <class _Io, class _NumSel, class _Np, class _Pred>
     requires __cd::iterator_like<_NumSel> && __cd::count_like<_Np>
@@ -521,12 +576,13 @@ struct DeviceSelect {
   static cudaError_t Flagged(CUDASHIM_TEMP_PARAMS, _In __in, _Flags __flags, _Out __out, _NumSel __num_selected,
                              _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    std::vector<__cd::value_t<_In>> __kept;
-    for (_Np __i = 0; __i < __n; ++__i, ++__in, ++__flags)
-      if (*__flags) __kept.push_back(*__in);
-    std::copy(__kept.begin(), __kept.end(), __out);
-    __cd::write_count(__num_selected, (long long)__kept.size());
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      std::vector<__cd::value_t<_In>> __kept;
+      for (_Np __i = 0; __i < __n; ++__i, ++__in, ++__flags)
+        if (*__flags) __kept.push_back(*__in);
+      std::copy(__kept.begin(), __kept.end(), __out);
+      __cd::write_count(__num_selected, (long long)__kept.size());
+    });
   }
   template <class _Io, class _Flags, class _NumSel, class _Np>
     requires __cd::iterator_like<_NumSel> && __cd::count_like<_Np>
@@ -539,33 +595,35 @@ struct DeviceSelect {
   static cudaError_t Unique(CUDASHIM_TEMP_PARAMS, _In __in, _Out __out, _NumSel __num_selected, _Np __n,
                             CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    std::vector<__cd::value_t<_In>> __kept;
-    for (_Np __i = 0; __i < __n; ++__i, ++__in) {
-      auto __x = *__in;
-      if (__kept.empty() || !(__kept.back() == __x)) __kept.push_back(__x);
-    }
-    std::copy(__kept.begin(), __kept.end(), __out);
-    __cd::write_count(__num_selected, (long long)__kept.size());
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      std::vector<__cd::value_t<_In>> __kept;
+      for (_Np __i = 0; __i < __n; ++__i, ++__in) {
+        auto __x = *__in;
+        if (__kept.empty() || !(__kept.back() == __x)) __kept.push_back(__x);
+      }
+      std::copy(__kept.begin(), __kept.end(), __out);
+      __cd::write_count(__num_selected, (long long)__kept.size());
+    });
   }
   template <class _Kin, class _Vin, class _Kout, class _Vout, class _NumSel, class _Np>
     requires __cd::iterator_like<_NumSel> && __cd::count_like<_Np>
   static cudaError_t UniqueByKey(CUDASHIM_TEMP_PARAMS, _Kin __keys_in, _Vin __vals_in, _Kout __keys_out,
                                  _Vout __vals_out, _NumSel __num_selected, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    std::vector<__cd::value_t<_Kin>> __ks;
-    std::vector<__cd::value_t<_Vin>> __vs;
-    for (_Np __i = 0; __i < __n; ++__i, ++__keys_in, ++__vals_in) {
-      auto __k = *__keys_in;
-      if (__ks.empty() || !(__ks.back() == __k)) {
-        __ks.push_back(__k);
-        __vs.push_back(*__vals_in);
+    return __cd::enqueue(__stream, [=]() mutable {
+      std::vector<__cd::value_t<_Kin>> __ks;
+      std::vector<__cd::value_t<_Vin>> __vs;
+      for (_Np __i = 0; __i < __n; ++__i, ++__keys_in, ++__vals_in) {
+        auto __k = *__keys_in;
+        if (__ks.empty() || !(__ks.back() == __k)) {
+          __ks.push_back(__k);
+          __vs.push_back(*__vals_in);
+        }
       }
-    }
-    std::copy(__ks.begin(), __ks.end(), __keys_out);
-    std::copy(__vs.begin(), __vs.end(), __vals_out);
-    __cd::write_count(__num_selected, (long long)__ks.size());
-    return cudaSuccess;
+      std::copy(__ks.begin(), __ks.end(), __keys_out);
+      std::copy(__vs.begin(), __vs.end(), __vals_out);
+      __cd::write_count(__num_selected, (long long)__ks.size());
+    });
   }
 };
 
@@ -576,21 +634,22 @@ struct DeviceRunLengthEncode {
   static cudaError_t Encode(CUDASHIM_TEMP_PARAMS, _In __in, _UniqOut __uniq, _CountOut __counts, _NumRuns __num_runs,
                             _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _Ct = __cd::out_value_t<_CountOut, int>;
-    long long __runs = 0;
-    __cd::value_t<_In> __prev{};
-    for (_Np __i = 0; __i < __n; ++__i, ++__in) {
-      auto __x = *__in;
-      if (__i == 0 || !(__prev == __x)) {
-        __uniq[__runs] = __x;
-        __counts[__runs] = _Ct(0);
-        ++__runs;
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _Ct = __cd::out_value_t<_CountOut, int>;
+      long long __runs = 0;
+      __cd::value_t<_In> __prev{};
+      for (_Np __i = 0; __i < __n; ++__i, ++__in) {
+        auto __x = *__in;
+        if (__i == 0 || !(__prev == __x)) {
+          __uniq[__runs] = __x;
+          __counts[__runs] = _Ct(0);
+          ++__runs;
+        }
+        __counts[__runs - 1] = _Ct(__counts[__runs - 1] + 1);
+        __prev = __x;
       }
-      __counts[__runs - 1] = _Ct(__counts[__runs - 1] + 1);
-      __prev = __x;
-    }
-    __cd::write_count(__num_runs, __runs);
-    return cudaSuccess;
+      __cd::write_count(__num_runs, __runs);
+    });
   }
   // Runs longer than one item: their offsets and lengths.
   template <class _In, class _OffOut, class _LenOut, class _NumRuns, class _Np>
@@ -598,19 +657,20 @@ struct DeviceRunLengthEncode {
   static cudaError_t NonTrivialRuns(CUDASHIM_TEMP_PARAMS, _In __in, _OffOut __offsets, _LenOut __lengths,
                                     _NumRuns __num_runs, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    long long __runs = 0, __start = 0;
-    for (long long __i = 1; __i <= (long long)__n; ++__i) {
-      if (__i == (long long)__n || !(__in[__i] == __in[__start])) {
-        if (__i - __start > 1) {
-          __offsets[__runs] = static_cast<__cd::out_value_t<_OffOut, long long>>(__start);
-          __lengths[__runs] = static_cast<__cd::out_value_t<_LenOut, long long>>(__i - __start);
-          ++__runs;
+    return __cd::enqueue(__stream, [=]() mutable {
+      long long __runs = 0, __start = 0;
+      for (long long __i = 1; __i <= (long long)__n; ++__i) {
+        if (__i == (long long)__n || !(__in[__i] == __in[__start])) {
+          if (__i - __start > 1) {
+            __offsets[__runs] = static_cast<__cd::out_value_t<_OffOut, long long>>(__start);
+            __lengths[__runs] = static_cast<__cd::out_value_t<_LenOut, long long>>(__i - __start);
+            ++__runs;
+          }
+          __start = __i;
         }
-        __start = __i;
       }
-    }
-    __cd::write_count(__num_runs, __runs);
-    return cudaSuccess;
+      __cd::write_count(__num_runs, __runs);
+    });
   }
 };
 
@@ -633,13 +693,14 @@ struct DeviceHistogram {
   static cudaError_t HistogramEven(CUDASHIM_TEMP_PARAMS, _Samples __samples, _Counter* __hist, int __num_levels,
                                    _Lp __lower, _Lp __upper, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    const long long __bins = __num_levels - 1;
-    for (long long __b = 0; __b < __bins; ++__b) __hist[__b] = _Counter(0);
-    for (_Np __i = 0; __i < __n; ++__i, ++__samples) {
-      long long __b = even_bin(*__samples, __lower, __upper, __bins);
-      if (__b >= 0) ++__hist[__b];
-    }
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      const long long __bins = __num_levels - 1;
+      for (long long __b = 0; __b < __bins; ++__b) __hist[__b] = _Counter(0);
+      for (_Np __i = 0; __i < __n; ++__i, ++__samples) {
+        long long __b = even_bin(*__samples, __lower, __upper, __bins);
+        if (__b >= 0) ++__hist[__b];
+      }
+    });
   }
   template <class _Samples, class _Counter, class _Lp, class _Np, class _Rp>
     requires __cd::count_like<_Np> && __cd::count_like<_Rp>
@@ -647,32 +708,34 @@ struct DeviceHistogram {
                                    _Lp __lower, _Lp __upper, _Np __row_samples, _Rp __rows, size_t __row_stride_bytes,
                                    CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    using _St = __cd::value_t<_Samples>;
-    const long long __bins = __num_levels - 1;
-    for (long long __b = 0; __b < __bins; ++__b) __hist[__b] = _Counter(0);
-    for (_Rp __r = 0; __r < __rows; ++__r) {
-      const _St* __row = reinterpret_cast<const _St*>(reinterpret_cast<const char*>(&*__samples) + __r * __row_stride_bytes);
-      for (_Np __i = 0; __i < __row_samples; ++__i) {
-        long long __b = even_bin(__row[__i], __lower, __upper, __bins);
-        if (__b >= 0) ++__hist[__b];
+    return __cd::enqueue(__stream, [=]() mutable {
+      using _St = __cd::value_t<_Samples>;
+      const long long __bins = __num_levels - 1;
+      for (long long __b = 0; __b < __bins; ++__b) __hist[__b] = _Counter(0);
+      for (_Rp __r = 0; __r < __rows; ++__r) {
+        const _St* __row = reinterpret_cast<const _St*>(reinterpret_cast<const char*>(&*__samples) + __r * __row_stride_bytes);
+        for (_Np __i = 0; __i < __row_samples; ++__i) {
+          long long __b = even_bin(__row[__i], __lower, __upper, __bins);
+          if (__b >= 0) ++__hist[__b];
+        }
       }
-    }
-    return cudaSuccess;
+    });
   }
   template <class _Samples, class _Counter, class _Lp, class _Np>
     requires __cd::count_like<_Np>
   static cudaError_t HistogramRange(CUDASHIM_TEMP_PARAMS, _Samples __samples, _Counter* __hist, int __num_levels,
                                     const _Lp* __levels, _Np __n, CUDASHIM_STREAM_PARAMS) { ::cudashim::_Library_access __cudashim_da("cub");
     CUDASHIM_CUB_TEMP(__d_temp_storage, __temp_storage_bytes);
-    const long long __bins = __num_levels - 1;
-    for (long long __b = 0; __b < __bins; ++__b) __hist[__b] = _Counter(0);
-    for (_Np __i = 0; __i < __n; ++__i, ++__samples) {
-      auto __s = *__samples;
-      if (__bins <= 0 || !(__s >= __levels[0] && __s < __levels[__bins])) continue;
-      long long __b = (long long)(std::upper_bound(__levels, __levels + __num_levels, __s) - __levels) - 1;
-      if (__b >= 0 && __b < __bins) ++__hist[__b];
-    }
-    return cudaSuccess;
+    return __cd::enqueue(__stream, [=]() mutable {
+      const long long __bins = __num_levels - 1;
+      for (long long __b = 0; __b < __bins; ++__b) __hist[__b] = _Counter(0);
+      for (_Np __i = 0; __i < __n; ++__i, ++__samples) {
+        auto __s = *__samples;
+        if (__bins <= 0 || !(__s >= __levels[0] && __s < __levels[__bins])) continue;
+        long long __b = (long long)(std::upper_bound(__levels, __levels + __num_levels, __s) - __levels) - 1;
+        if (__b >= 0 && __b < __bins) ++__hist[__b];
+      }
+    });
   }
 };
 

@@ -5,7 +5,8 @@
 // derived_cast as an argument of the call that runs the algorithm, so the temporary lives for
 // that whole call: for a policy of the device system (thrust::system::cuda, see
 // thrust/system/cuda/execution_policy.h) it holds device memory open and notes the call as
-// library work (cudashim/thrust_device.h); for any other it does nothing.
+// library work (cudashim/thrust_device.h), and applies the capture rules to a policy on a stream
+// being captured (`__check`); for any other it does nothing.
 #pragma once
 
 #define derived_cast __cudashim_thrust_derived_cast
@@ -19,15 +20,17 @@ namespace detail {
 
 template <typename _Derived>
 constexpr _Derived& derived_cast(execution_policy_base<_Derived>& __x,
-                                 ::cudashim::_Thrust_call<_Derived>&& = ::cudashim::_Thrust_call<_Derived>(
+                                 ::cudashim::_Thrust_call<_Derived>&& __call = ::cudashim::_Thrust_call<_Derived>(
                                    __builtin_FUNCTION())) {
+  __call.__check(static_cast<const _Derived&>(__x));
   return static_cast<_Derived&>(__x);
 }
 
 template <typename _Derived>
 constexpr const _Derived& derived_cast(const execution_policy_base<_Derived>& __x,
-                                       ::cudashim::_Thrust_call<_Derived>&& = ::cudashim::_Thrust_call<_Derived>(
+                                       ::cudashim::_Thrust_call<_Derived>&& __call = ::cudashim::_Thrust_call<_Derived>(
                                          __builtin_FUNCTION())) {
+  __call.__check(static_cast<const _Derived&>(__x));
   return static_cast<const _Derived&>(__x);
 }
 

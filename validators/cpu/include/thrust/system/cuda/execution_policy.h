@@ -29,5 +29,7 @@
 #include <thrust/system/cpp/execution_policy.h>
 // Thrust's device storage, noted with the uploads in the kernel-work check's runs.
 #include <cudashim/thrust_storage.h>
+// Device algorithms on a stream being captured: recorded, refused or reported as a GPU's Thrust.
+#include <thrust/system/cuda/detail/cudashim_capture.h>
 
 #endif

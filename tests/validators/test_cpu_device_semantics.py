@@ -1,5 +1,6 @@
-"""Which shifts the cpu rewrite gives a GPU's meaning (validators/cpu/shifts.py): run-time amounts
-in device code only; what runs is in cpu_programs/device_shifts.cu."""
+"""Which shifts and casts the cpu rewrite gives a GPU's meaning (validators/cpu/device_semantics.py):
+run-time shift amounts and explicit casts to 32/64-bit integers, in device code only; what runs
+is in cpu_programs/device_semantics.cu."""
 
 from __future__ import annotations
 
@@ -61,3 +62,41 @@ def test_host_only_branches_and_stream_manipulators_are_not_amounts():
     assert lines[2] == "  std::cout << v << std::endl;" and lines[9] == "  std::cout << y;"
     assert lines[4] == f"  y = v << {WRAP}y);" and lines[7] == f"  y = y << {WRAP}v);"
     assert lines[11] == f"  std::cerr << {WRAP}y) << std::endl << \"s\";"
+
+
+def test_integer_casts_of_device_code_are_wrapped():
+    cvt = "::cudashim::gpu_cvt"
+    source = """__device__ long f(float x, double d, S s) {
+  int a = (int)x + (int)3.5f + (int)sizeof(S);
+  unsigned b = (unsigned int)(x * 2) + static_cast<unsigned long long>(d) + int(x);
+  float c = (float)a + (MyInt)x + (short)x;
+  return (long)(unsigned)x;
+}
+int host(float x) { return (int)x; }
+"""
+    lines = rewrite(source, lockstep=False).text.splitlines()
+    assert lines[1] == f"  int a = (int){cvt}<int>(x) + (int)3.5f + (int)sizeof(S);"
+    assert lines[2] == (f"  unsigned b = (unsigned int){cvt}<unsigned int>((x * 2)) + "
+                        f"static_cast<unsigned long long>({cvt}<unsigned long long>(d)) + int({cvt}<int>(x));")
+    # Not an integer type of 32 or 64 bits by name: left alone.
+    assert lines[3] == "  float c = (float)a + (MyInt)x + (short)x;"
+    assert lines[4] == f"  return (long){cvt}<long>((unsigned){cvt}<unsigned>(x));"
+    assert lines[6] == "int host(float x) { return (int)x; }"
+
+
+def test_integer_divisions_of_device_code_are_wrapped():
+    source = """struct S { int bits : 3; int v; };
+__device__ int f(int a, int b, float x, S s) {
+  int q = a / b + a % b + a / 2 + (a / b) / (b % a) + a / sizeof(S);
+  a /= b; s.bits %= b; s.v %= b;
+  return q;
+}
+int host(int a, int b) { return a / b; }
+"""
+    lines = rewrite(source, lockstep=False).text.splitlines()
+    div, rem = "::cudashim::gpu_div(", "::cudashim::gpu_rem("
+    assert lines[2] == (f"  int q = {div}a , b) + {rem}a , b) + a / 2 + "
+                        f"{div}({div}a , b)) , ({rem}b , a))) + a / sizeof(S);")
+    # A bit-field binds to no reference: its compound division keeps x86's meaning.
+    assert lines[3] == "  ::cudashim::gpu_div_assign(a , b); s.bits %= b; ::cudashim::gpu_rem_assign(s.v , b);"
+    assert lines[6] == "int host(int a, int b) { return a / b; }"

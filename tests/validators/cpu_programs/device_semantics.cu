@@ -1,3 +1,11 @@
+// Part 3 (`divisions`): integer division and remainder by zero, and of the most negative value by
+// -1, do not stop the program (x86: SIGFPE): a GPU has no divide instruction to trap. The values
+// are CUDA's undefined ones a GPU gives (all ones; the dividend; wrapped; 0), each said once.
+//
+// Part 2 (`conversions`): explicit float-to-integer casts of device code convert as PTX's cvt.rzi
+// does: toward zero, saturated to the type's range, NaN to 0 (x86: INT_MIN for both, and
+// float-to-unsigned wraps through a 64-bit conversion).
+//
 // Device shifts by a run-time amount mean what PTX's shl/shr mean: the amount clamps to the
 // width, so a shift by the width or more gives 0 (a signed right shift, the sign). x86 masks the
 // amount (x << 32 == x), and Rodinia's huffman, packing `dw << (32 - bit)` with bit == 0,
@@ -71,6 +79,44 @@ __global__ void shifts(const unsigned *in, const int *amt, long long *out) {
   o[14] = (x >> (b >> 1)) & 0xff;  // nested
 }
 
+struct Holder {
+  unsigned bits : 7;
+  operator int() const { return 42; }
+};
+
+__global__ void conversions(const float *f, const double *d, long long *out, int n) {
+  int i = threadIdx.x;
+  if (i >= n) return;
+  long long *o = out + 8 * i;
+  float x = f[i];
+  o[0] = (int)x;
+  o[1] = (unsigned)x;
+  o[2] = static_cast<long long>(d[i]);
+  o[3] = (long long)(unsigned long long)(d[i]);
+  o[4] = int(x * 2.0f);
+  Holder h{5};
+  o[5] = (int)h + (int)h.bits;  // a class's conversion, a bit-field: still casts
+  o[6] = (int64_t)(x);
+  o[7] = (int)(unsigned)(x);
+}
+
+__global__ void divisions(const int *num, const int *den, long long *out, int n) {
+  int i = threadIdx.x;
+  if (i >= n) return;
+  long long *o = out + 6 * i;
+  int a = num[i], b = den[i];
+  unsigned ua = (unsigned)a, ub = (unsigned)b;
+  o[0] = a / b;
+  o[1] = a % b;
+  o[2] = ua / ub;
+  o[3] = ua % ub;
+  int c = a;
+  c /= b;
+  o[4] = c;
+  float f = 1.0f;
+  o[5] = (long long)(f / b * 2.0f);  // a float divided by an int: IEEE's (1/0 is inf)
+}
+
 int main() {
   const int threads = 8;
   unsigned h_in[4] = {0xdeadbeefu, 0x12345678u, 0xffffffffu, 1u};
@@ -116,6 +162,69 @@ int main() {
                (unsigned long long)want[k]);
         bad++;
       }
+  }
+  {
+    const int n = 8;
+    const float nan = __int_as_float(0x7fc00000);
+    float hf[n] = {nan, -1.0f, 3e9f, -3e9f, 5e9f, 2.75f, -2.75f, 1e20f};
+    double hd[n] = {(double)nan, -1.0, 1e19, -1e19, 3e19, 2.5, -0.5, 1e300};
+    float *df;
+    double *dd;
+    long long *dout, hout[8 * n];
+    cudaMalloc(&df, sizeof hf);
+    cudaMalloc(&dd, sizeof hd);
+    cudaMalloc(&dout, sizeof hout);
+    cudaMemcpy(df, hf, sizeof hf, cudaMemcpyHostToDevice);
+    cudaMemcpy(dd, hd, sizeof hd, cudaMemcpyHostToDevice);
+    conversions<<<1, n>>>(df, dd, dout, n);
+    cudaMemcpy(hout, dout, sizeof hout, cudaMemcpyDeviceToHost);
+    const long long IMAX = 2147483647LL, IMIN = -2147483648LL, UMAX = 4294967295LL;
+    const long long LMAX = 9223372036854775807LL, LMIN = -LMAX - 1;
+    // What cvt.rzi gives: NaN -> 0, saturated, toward zero.
+    long long want[n][8] = {
+        {0, 0, LMIN, LMIN, 0, 47, LMIN, 0},  // NaN: 0 from a float to 32 bits, else the top bit
+        {-1, 0, -1, 0, -2, 47, -1, 0},
+        {IMAX, 3000000000LL, LMAX, 0 /* below */, IMAX, 47, 3000000000LL, -1294967296LL},
+        {IMIN, 0, LMIN, 0, IMIN, 47, -3000000000LL, 0},
+        {IMAX, UMAX, LMAX, -1, IMAX, 47, 5000000000LL, -1},
+        {2, 2, 2, 2, 5, 47, 2, 2},
+        {-2, 0, 0, 0, -5, 47, -2, 0},
+        {IMAX, UMAX, LMAX, -1, IMAX, 47, LMAX, -1},
+    };
+    want[2][3] = (long long)10000000000000000000ULL;  // 1e19 fits a u64; as a signed one, wraps
+    for (int i = 0; i < n; i++)
+      for (int k = 0; k < 8; k++)
+        if (hout[8 * i + k] != want[i][k]) {
+          printf("conversion %d of value %d: %lld, a GPU gives %lld\n", k, i, hout[8 * i + k], want[i][k]);
+          bad++;
+        }
+  }
+  {
+    const int n = 4;
+    int hn[n] = {7, -7, (int)0x80000000, 9}, hd[n] = {0, 0, -1, 2};
+    int *dn, *dd;
+    long long *dout, hout[6 * n];
+    cudaMalloc(&dn, sizeof hn);
+    cudaMalloc(&dd, sizeof hd);
+    cudaMalloc(&dout, sizeof hout);
+    cudaMemcpy(dn, hn, sizeof hn, cudaMemcpyHostToDevice);
+    cudaMemcpy(dd, hd, sizeof hd, cudaMemcpyHostToDevice);
+    divisions<<<1, n>>>(dn, dd, dout, n);
+    if (cudaDeviceSynchronize() != cudaSuccess) bad++;
+    cudaMemcpy(hout, dout, sizeof hout, cudaMemcpyDeviceToHost);
+    const long long INF_AS_LL = (long long)0x7fffffffffffffffLL;  // inf saturates (cvt.rzi)
+    long long want[n][6] = {
+        {-1, 7, 0xffffffffLL, 7, -1, INF_AS_LL},
+        {-1, -7, 0xffffffffLL, 0xfffffff9LL, -1, INF_AS_LL},
+        {(int)0x80000000, 0, 0, 0x80000000LL, (int)0x80000000, -2},
+        {4, 1, 4, 1, 4, 1},
+    };
+    for (int i = 0; i < n; i++)
+      for (int k = 0; k < 6; k++)
+        if (hout[6 * i + k] != want[i][k]) {
+          printf("division %d of pair %d: %lld, a GPU gives %lld\n", k, i, hout[6 * i + k], want[i][k]);
+          bad++;
+        }
   }
   printf(bad ? "FAIL\n" : "PASS\n");
   return bad != 0;

@@ -1,0 +1,246 @@
+"""Device arithmetic with a GPU's meaning where C++ leaves it undefined and x86 differs: shifts by
+the width or more, and float-to-integer casts of NaN or out-of-range values.
+
+Shifts. PTX's `shl`/`shr` clamp the shift amount to the register width: on a GPU `x << 32` and `x >> 32`
+of a 32-bit `x` are 0 (a signed `x >> 32` fills with the sign), and a negative amount, read as
+an unsigned one, clamps too. C++ calls such a shift undefined; nvcc emits the PTX instruction for
+a run-time amount, and programs rely on it (Rodinia's huffman packs `dw << (32 - bit)` with
+`bit == 0`). x86 masks the amount to 5 or 6 bits, so g++'s build of the same kernel gives `x`
+back, and a GPU-correct program computes a different answer here.
+
+Every shift of device code (bodies of `__global__` and `__device__` functions, `__device__`
+lambdas) whose amount is not a literal gets that amount wrapped in `::cudashim::shift_amount(...)`;
+the shim's header (cuda_runtime.h) makes a shift of an integer by such an amount clamp as PTX
+does. Only insertions, on the shift's own line, so line numbers stay. An amount that is not an
+integer (an overloaded `<<` of a class) passes through unchanged. Not reached: shifts in `#define`
+bodies (text the tree does not parse) and a compound shift (`s.f <<= n`) of a member named as a
+bit-field is in the program (`bit_field_names`), which keeps x86's meaning: the clamping
+`operator<<=` takes a reference, which cannot bind to a bit-field.
+
+Casts. PTX's `cvt.rzi` from a float to a 32- or 64-bit integer saturates to the destination's
+range (NaN: 0 from a float to 32 bits, the top bit alone otherwise); x86's `cvttss2si` gives the
+"integer indefinite" (INT_MIN) for both,
+and g++ converts a float to `unsigned` through a 64-bit signed conversion, so `(unsigned)-1.0f` is
+0xFFFFFFFF where a GPU gives 0. An explicit cast of device code to such a type (`(int)x`,
+`static_cast<unsigned>(x)`, `int(x)`, named by a standard spelling: `int`, `unsigned long long`,
+`size_t`, `int64_t`, ...) gets its operand wrapped in `::cudashim::gpu_cvt<T>(...)`, which
+converts a floating-point value as PTX does and passes anything else through for the cast.
+Not reached: implicit conversions (`int i = f;`, an argument), whose target type the tree does not
+say, and 8- and 16-bit targets, which nvcc converts through a wider register."""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from validators.cpu.syntax import text as _text
+
+_OPERATORS = frozenset({"<<", ">>", "<<=", ">>="})
+_COMPOUND = frozenset({"<<=", ">>="})
+_NOT_AMOUNTS = frozenset({"number_literal", "char_literal", "string_literal", "concatenated_string",
+                          "raw_string_literal"})
+# A stream manipulator is a stream's right operand, never an amount (and `std::endl`, a
+# template, cannot be an argument): in `__host__ __device__` code outside a `__CUDA_ARCH__` test.
+_MANIPULATOR = re.compile(r"(?:^|::)\s*(?:endl|ends|flush|ws|hex|dec|oct|fixed|scientific|hexfloat"
+                          r"|defaultfloat|(?:no)?(?:boolalpha|showbase|showpoint|showpos|skipws|uppercase"
+                          r"|unitbuf)|left|right|internal)\s*$")
+# `name : width` followed by `;` or `,`: a bit-field's declarator. A label or a `case` matched
+# too only leaves a member of that name's compound shifts as they were.
+_BIT_FIELD = re.compile(r"\b([A-Za-z_]\w*)\s*:\s*(?:\d+|[A-Za-z_]\w*)\s*[;,]")
+
+
+def bit_field_names(text: str) -> frozenset[str]:
+    """The names `text` may declare bit-fields by (see `gpu_device_source`)."""
+    return frozenset(_BIT_FIELD.findall(text)) if ":" in text else frozenset()
+_DEVICE = re.compile(rb"\b(?:__global__|__device__)\b")
+_DIVISIONS = {"/": b"::cudashim::gpu_div(", "%": b"::cudashim::gpu_rem(",
+              "/=": b"::cudashim::gpu_div_assign(", "%=": b"::cudashim::gpu_rem_assign("}
+PURE_WRAPPERS = frozenset({"::cudashim::shift_amount", "::cudashim::gpu_div", "::cudashim::gpu_rem"})
+"""The calls this module wraps code in that take their arguments by value (or forward them),
+besides `::cudashim::gpu_cvt<T>`; `ASSIGNING_WRAPPERS` assign their first argument only."""
+ASSIGNING_WRAPPERS = frozenset({"::cudashim::gpu_div_assign", "::cudashim::gpu_rem_assign"})
+
+
+def pure_wrapper(callee: str) -> bool:
+    """Whether `callee` (a call's function, as written) is a wrapper of `PURE_WRAPPERS` or a cast's."""
+    return callee in PURE_WRAPPERS or callee.startswith("::cudashim::gpu_cvt<")
+"""The calls this module wraps code in: pure, they take their argument by value (or forward it)."""
+_OPEN = b"::cudashim::shift_amount("
+_CLOSE = b")"
+
+
+def _is_device_function(src: bytes, node: Node) -> Node | None:
+    """The body of `node` if it is a function definition or lambda of device code."""
+    if node.type not in ("function_definition", "lambda_expression"):
+        return None
+    body = node.child_by_field_name("body")
+    if body is None:
+        return None
+    return body if _DEVICE.search(src, node.start_byte, body.start_byte) else None
+
+
+def _host_branch(src: bytes, node: Node) -> Node | None:
+    """Which part of a `#if`/`#ifdef` in device code is host code only: the body of
+    `#ifndef __CUDA_ARCH__` or `#if !defined(__CUDA_ARCH__)` (the node itself stands for it),
+    the `#else` of `#ifdef __CUDA_ARCH__` or `#if defined(__CUDA_ARCH__)`; None for others."""
+    if node.type == "preproc_ifdef":
+        name = node.child_by_field_name("name")
+        if name is None or _text(src, name) != "__CUDA_ARCH__":
+            return None
+        negated = _text(src, node.children[0]) == "#ifndef"
+    elif node.type == "preproc_if":
+        condition = node.child_by_field_name("condition")
+        words = re.sub(r"\s|defined|[()]", "", _text(src, condition)) if condition is not None else ""
+        if words not in ("__CUDA_ARCH__", "!__CUDA_ARCH__"):
+            return None
+        negated = words.startswith("!")
+    else:
+        return None
+    return node if negated else node.child_by_field_name("alternative")
+
+
+_Edit = tuple[int, int, bytes, int]
+"""(start, end, text, rank): an insertion when start == end; at one offset, closes (rank 0) go
+before opens (1), and an operator's replacement (2) after both."""
+
+
+def _wrap(node: Node, opening: bytes) -> list[_Edit]:
+    return [(node.start_byte, node.start_byte, opening, 1), (node.end_byte, node.end_byte, _CLOSE, 0)]
+
+
+def _division(src: bytes, node: Node, operator: Node, bit_fields: frozenset[str]) -> list[_Edit]:
+    """`a / b` made `::cudashim::gpu_div(a, b)` (and `%`, `/=`, `%=` alike) when `b` is no literal."""
+    right = node.child_by_field_name("right")
+    if right is None or right.type in _NOT_AMOUNTS or right.type == "sizeof_expression":
+        return []
+    op = _text(src, operator)
+    if op in ("/=", "%=") and _bit_field(src, node, bit_fields):
+        return []
+    call = _DIVISIONS[op]
+    return [(node.start_byte, node.start_byte, call, 1),
+            (operator.start_byte, operator.end_byte, b",", 2),
+            (node.end_byte, node.end_byte, _CLOSE, 0)]
+
+
+def _wrapped(body: Node, src: bytes, bit_fields: frozenset[str]) -> list[_Edit]:
+    """What of `body` to wrap: the amounts of shifts that are not literals, the operands of
+    integer casts and the integer divisions by no literal, outside preprocessor conditions and
+    host-only branches (`std::cout << std::endl` there is no shift, and a template name cannot be
+    passed to `shift_amount`)."""
+    found: list[_Edit] = []
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if node.type in ("preproc_if", "preproc_elif", "preproc_ifdef", "preproc_elifdef"):
+            skipped = {node.child_by_field_name("condition")}
+            host = _host_branch(src, node)
+            if host is node:  # the body is host code; an #else/#elif may not be
+                alternative = node.child_by_field_name("alternative")
+                stack.extend([alternative] if alternative is not None else [])
+                continue
+            skipped.add(host)
+            stack.extend(c for c in node.children if c not in skipped)
+            continue
+        operand = _cast_operand(src, node)
+        if operand is not None:
+            found += _wrap(operand, _CAST.format(type=_cast_type(src, node)).encode())
+        if node.type in ("binary_expression", "assignment_expression"):
+            operator = node.child_by_field_name("operator")
+            right = node.child_by_field_name("right")
+            op = _text(src, operator) if operator is not None else ""
+            if (op in _OPERATORS and right is not None and right.type not in _NOT_AMOUNTS
+                    and not _MANIPULATOR.search(_text(src, right))
+                    and not (op in _COMPOUND and _bit_field(src, node, bit_fields))):
+                found += _wrap(right, _OPEN)
+            elif op in _DIVISIONS:
+                found += _division(src, node, operator, bit_fields)
+        stack.extend(node.children)
+    return found
+
+
+def _bit_field(src: bytes, assignment: Node, bit_fields: frozenset[str]) -> bool:
+    left = assignment.child_by_field_name("left")
+    while left is not None and left.type == "parenthesized_expression":
+        left = left.named_children[0] if left.named_children else None
+    if left is None or left.type != "field_expression":
+        return False
+    field = left.child_by_field_name("field")
+    return field is not None and _text(src, field) in bit_fields
+
+
+# The integer types whose casts from a float saturate on a GPU (32 and 64 bits), as a program
+# spells them: a typedef of its own is not known to be one.
+_CAST_TYPES = frozenset(
+    " ".join(t.split()) for t in """int|signed|signed int|unsigned|unsigned int|long|long int|
+    signed long|unsigned long|unsigned long int|long long|long long int|signed long long|
+    unsigned long long|unsigned long long int|size_t|ssize_t|ptrdiff_t|int32_t|uint32_t|int64_t|
+    uint64_t|intptr_t|uintptr_t|intmax_t|uintmax_t|std::size_t|std::ptrdiff_t|std::int32_t|
+    std::uint32_t|std::int64_t|std::uint64_t""".replace("\n", " ").split("|")
+)
+_CAST = "::cudashim::gpu_cvt<{type}>("
+_NAMED_CAST = re.compile(r"^(?:static_cast|::std::static_cast)\s*<\s*(?P<type>[\w:\s]+?)\s*>$")
+_LITERALS = frozenset({"number_literal", "char_literal", "true", "false", "null", "nullptr", "sizeof_expression"})
+
+
+def _cast_type(src: bytes, node: Node) -> str:
+    if node.type == "cast_expression":
+        return " ".join(_text(src, node.child_by_field_name("type")).split())
+    function = node.child_by_field_name("function")
+    if function.type == "primitive_type":
+        return _text(src, function)
+    named = _NAMED_CAST.match(_text(src, function))
+    return " ".join(named["type"].split()) if named else ""
+
+
+def _cast_operand(src: bytes, node: Node) -> Node | None:
+    """The operand of `node` when it is an explicit cast to one of `_CAST_TYPES` that is worth
+    wrapping (not a literal)."""
+    if node.type == "cast_expression":
+        operand = node.child_by_field_name("value")
+    elif node.type == "call_expression":
+        function = node.child_by_field_name("function")
+        if function is None or function.type not in ("primitive_type", "template_function"):
+            return None
+        arguments = node.child_by_field_name("arguments")
+        named = arguments.named_children if arguments is not None else []
+        if len(named) != 1 or any(c.type == "comment" for c in named):
+            return None
+        operand = named[0]
+    else:
+        return None
+    if operand is None or operand.type in _LITERALS or _cast_type(src, node) not in _CAST_TYPES:
+        return None
+    return operand
+
+
+def gpu_device_source(src: bytes, root: Node, bit_fields: frozenset[str] = frozenset()) -> bytes:
+    """`src` with the run-time amount of each device shift and the operand of each integer cast
+    of device code wrapped (see the module's doc); `src` itself when it has none. `bit_fields`: names of bit-fields other files of the program
+    declare (this file's own are added)."""
+    if any(op in src for op in (b"<<=", b">>=", b"/=", b"%=")):
+        bit_fields = bit_fields | bit_field_names(src.decode("utf-8", "replace"))
+    edits: list[_Edit] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        body = _is_device_function(src, node)
+        if body is None:
+            stack.extend(node.children)
+            continue
+        # Device code nested in device code (a lambda in a kernel) is in the same walk.
+        edits += _wrapped(body, src, bit_fields)
+    if not edits:
+        return src
+    # Nested ones (`a << (b << c)`, `(int)(x << n)`, `a / b / c`) close inside out: at one
+    # offset, closes before opens; opens at one offset (`a / b / c` opens both divisions at `a`)
+    # in the order of the walk, outermost first.
+    order = {id(e): i for i, e in enumerate(edits)}
+    edits.sort(key=lambda e: (e[0], e[3], order[id(e)]))
+    out, last = [], 0
+    for start, end, text, _rank in edits:
+        out.append(src[last:start])
+        out.append(text)
+        last = end
+    out.append(src[last:])
+    return b"".join(out)
