@@ -4,9 +4,9 @@ is in cpu_programs/device_semantics.cu."""
 
 from __future__ import annotations
 
-from validators.cpu.rewrite import rewrite
+from validators.cpu.rewrite import _parse, rewrite
 
-WRAP = "::cudashim::shift_amount("
+WRAP = " ::cudashim::shift_amount("  # each opens with a space (see the last test)
 
 
 def test_only_device_run_time_amounts_are_wrapped():
@@ -65,7 +65,7 @@ def test_host_only_branches_and_stream_manipulators_are_not_amounts():
 
 
 def test_integer_casts_of_device_code_are_wrapped():
-    cvt = "::cudashim::gpu_cvt"
+    cvt = " ::cudashim::gpu_cvt"
     source = """__device__ long f(float x, double d, S s) {
   int a = (int)x + (int)3.5f + (int)sizeof(S);
   unsigned b = (unsigned int)(x * 2) + static_cast<unsigned long long>(d) + int(x);
@@ -94,9 +94,33 @@ __device__ int f(int a, int b, float x, S s) {
 int host(int a, int b) { return a / b; }
 """
     lines = rewrite(source, lockstep=False).text.splitlines()
-    div, rem = "::cudashim::gpu_div(", "::cudashim::gpu_rem("
+    div, rem = " ::cudashim::gpu_div(", " ::cudashim::gpu_rem("
     assert lines[2] == (f"  int q = {div}a , b) + {rem}a , b) + a / 2 + "
                         f"{div}({div}a , b)) , ({rem}b , a))) + a / sizeof(S);")
     # A bit-field binds to no reference: its compound division keeps x86's meaning.
-    assert lines[3] == "  ::cudashim::gpu_div_assign(a , b); s.bits %= b; ::cudashim::gpu_rem_assign(s.v , b);"
+    assert lines[3] == "   ::cudashim::gpu_div_assign(a , b); s.bits %= b;  ::cudashim::gpu_rem_assign(s.v , b);"
     assert lines[6] == "int host(int a, int b) { return a / b; }"
+
+
+def test_wrapped_code_in_a_subscript_still_parses_and_later_launches_are_rewritten():
+    # `a[::f(x)]` is an error to tree-sitter (it reads `[:`), so the rewrite's later edits (a
+    # launch after the kernel) were built from a broken tree: every insertion opens with a space.
+    source = """__global__ void k(float *s, const float *x, int n, int m, float f) {
+  s[threadIdx.x / n] = x[threadIdx.x % m] + s[(int)f] + s[threadIdx.x << n];
+}
+void run(float *s, const float *x, int n, int m) {
+  switch (n) {
+    case 1: k<<<1, 32>>>(s, x, n, m, 1.5f); break;
+  }
+}
+"""
+    out = rewrite(source, lockstep=False)
+    assert [launch.kernel for launch in out.launches] == ["k"], out.warnings
+    assert not out.warnings
+    tree = _parse(out.text.encode())
+    stack, broken = [tree.root_node], []
+    while stack:
+        node = stack.pop()
+        broken += [node] if node.is_error or node.is_missing else []
+        stack.extend(node.children)
+    assert not broken, [out.text.encode()[b.start_byte:b.end_byte] for b in broken]

@@ -54,8 +54,9 @@ def bit_field_names(text: str) -> frozenset[str]:
     """The names `text` may declare bit-fields by (see `gpu_device_source`)."""
     return frozenset(_BIT_FIELD.findall(text)) if ":" in text else frozenset()
 _DEVICE = re.compile(rb"\b(?:__global__|__device__)\b")
-_DIVISIONS = {"/": b"::cudashim::gpu_div(", "%": b"::cudashim::gpu_rem(",
-              "/=": b"::cudashim::gpu_div_assign(", "%=": b"::cudashim::gpu_rem_assign("}
+# Each opens with a space: tree-sitter reads `a[::f(x)]` as an error (`[:`), g++ does not.
+_DIVISIONS = {"/": b" ::cudashim::gpu_div(", "%": b" ::cudashim::gpu_rem(",
+              "/=": b" ::cudashim::gpu_div_assign(", "%=": b" ::cudashim::gpu_rem_assign("}
 PURE_WRAPPERS = frozenset({"::cudashim::shift_amount", "::cudashim::gpu_div", "::cudashim::gpu_rem"})
 """The calls this module wraps code in that take their arguments by value (or forward them),
 besides `::cudashim::gpu_cvt<T>`; `ASSIGNING_WRAPPERS` assign their first argument only."""
@@ -66,7 +67,7 @@ def pure_wrapper(callee: str) -> bool:
     """Whether `callee` (a call's function, as written) is a wrapper of `PURE_WRAPPERS` or a cast's."""
     return callee in PURE_WRAPPERS or callee.startswith("::cudashim::gpu_cvt<")
 """The calls this module wraps code in: pure, they take their argument by value (or forward it)."""
-_OPEN = b"::cudashim::shift_amount("
+_OPEN = b" ::cudashim::shift_amount("
 _CLOSE = b")"
 
 
@@ -178,7 +179,7 @@ _CAST_TYPES = frozenset(
     uint64_t|intptr_t|uintptr_t|intmax_t|uintmax_t|std::size_t|std::ptrdiff_t|std::int32_t|
     std::uint32_t|std::int64_t|std::uint64_t""".replace("\n", " ").split("|")
 )
-_CAST = "::cudashim::gpu_cvt<{type}>("
+_CAST = " ::cudashim::gpu_cvt<{type}>("
 _NAMED_CAST = re.compile(r"^(?:static_cast|::std::static_cast)\s*<\s*(?P<type>[\w:\s]+?)\s*>$")
 _LITERALS = frozenset({"number_literal", "char_literal", "true", "false", "null", "nullptr", "sizeof_expression"})
 
