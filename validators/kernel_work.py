@@ -101,6 +101,11 @@ class Verdict:
     """Share of each replaced input's bytes that reached the device as the second draw."""
 
 
+HOST_MAJORITY = 2 / 3
+"""Share of the told-apart output elements that must follow the host's inputs for outputs
+that follow neither draw whole to be judged host work."""
+
+
 def second_case(case: InputCase) -> InputCase:
     seed = (case.seed * SEED_MIX + 1) % (2**31)
     return case.model_copy(update={"seed": seed, "name": f"{case.name}+device"})
@@ -231,7 +236,10 @@ def judge(task: Task, outputs: dict[str, np.ndarray], refs_host: dict[str, np.nd
     judged = (_given_back(outputs, refs_host, refs_device, host_inputs, plan)
               if returned and host_inputs is not None else outputs)
     host, device_ = _elements_following(task, judged, refs_host, refs_device)
-    if host > device_ and 2 * host >= host + device_ > 0:
+    # A clear majority only: an even split (one output from raw uploads, another from inputs the
+    # host transformed first) tips either way when a few elements of one draw happen to land
+    # within tolerance of the other's, which fresh seeds make a matter of chance.
+    if host + device_ > 0 and host >= HOST_MAJORITY * (host + device_):
         return Verdict("host", (
             f"outputs do not depend on the kernels: when the device saw other inputs than the "
             f"host ({where}), {host} of the {host + device_} output elements that the two tell "

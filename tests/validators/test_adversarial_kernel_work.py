@@ -278,6 +278,36 @@ def test_elements_that_copy_an_input_may_hold_the_hosts_bytes():
     assert v.kind == "unknown", v.note
 
 
+def test_an_even_split_between_outputs_is_not_decided_by_chance():
+    """One output computed from raw uploads, another from inputs the host transformed first
+    (CI's flaky WMMA program: float inputs for one kernel, doubles for another): an element of the
+    device's output whose two references happen to agree must not tip the count to `host`. A
+    kernel computing a small part while the host computes the rest is still host work."""
+    import numpy as np
+
+    from validators import kernel_work
+
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(64).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    b[5] = -a[5]  # y's two references agree here (z's do not): this element of y tells nothing
+    two = SQUARE.model_copy(update={"sizes": {"N": 64}, "outputs": [
+        TensorSpec(name="y", dtype="float32", shape=["N"]),
+        TensorSpec(name="z", dtype="float32", shape=["N"])]})
+
+    def ref(x):
+        return {"y": x * x, "z": x * x * x}
+
+    plan = kernel_work.Plan(["x"], {"x": b})
+    split = {"y": b * b, "z": a * a * a}  # 63 elements follow the device, 64 the host
+    v = kernel_work.judge(two, split, ref(a), ref(b), {"x": b}, plan, {"x": 1.0}, 0, "a")
+    assert v.kind == "unknown", v.note
+    part = ref(a)
+    part["y"][:8] = (b * b)[:8]  # the kernel did 8 of 128 elements
+    v = kernel_work.judge(two, part, ref(a), ref(b), {"x": b}, plan, {"x": 1.0}, 0, "a")
+    assert v.kind == "host" and "120 of the 127" in v.note, v.note
+
+
 # The red-team audit's p7: the host computes; a sentinel kernel stops the program in the no-launch
 # run, and the runtime's kernel-work log is blocked so that the device-input run "could not tell"
 # (it passed so: the runtime appended to the log at exit with O_APPEND|O_CREAT, which a read-only
