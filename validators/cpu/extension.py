@@ -34,7 +34,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import bindings, toolchain
+from . import bindings, diagnostics, toolchain
 from .rewrite import program_identity_macros
 
 if TYPE_CHECKING:
@@ -337,7 +337,10 @@ def compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runne
         ok, diag, more = _compile_request(req, out_dir, runner=runner, full=True, cache=cache)
         diag = f"cudashim: built again with the whole torch/extension.h ({first})\n" + diag
         commands += more
-    return ok, diag, commands
+    # g++ quotes the rewritten units; a split source keeps its lines (its bindings are blanked),
+    # so the answer's own text stands for every CUDA unit.
+    own = {f"cuda{i}.cu": cuda_generation(src, req.inline) for i, src in enumerate(req.cuda_sources)}
+    return ok, diagnostics.program_quotes(diag, own), commands
 
 
 def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runner, full: bool,

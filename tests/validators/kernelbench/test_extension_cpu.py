@@ -322,6 +322,23 @@ def test_a_self_binding_source_compiles_its_kernels_without_pybind11_and_shares_
     assert binding_units() == units
 
 
+def test_a_compile_error_quotes_the_answers_own_line(tmp_path, cache):
+    """g++ compiles the rewritten unit (a launch is a call to the shim); what it says about an
+    answer's launch quotes the answer's line, split from its bindings or not."""
+    from validators.cpu import toolchain
+
+    bad = SELF_BINDING.replace("k<<<(n + 127) / 128, 128>>>", "k<<<(n + 127) / 128, threads>>>")
+    line = next(i for i, ln in enumerate(bad.splitlines(), 1) if "threads>>>" in ln) + 3  # load_inline's includes
+    for name, src in [("quote_split", bad), ("quote_lambda", bad.replace(
+            'm.def("forward", &forward, "relu");',
+            'm.def("forward", [](torch::Tensor x) { return forward(x); });'))]:
+        req = extension.BuildRequest(name=name, cpp_sources=[""], cuda_sources=[src])
+        ok, diag, _ = extension.compile_request(req, tmp_path / name, runner=toolchain.run_local, cache=cache)
+        assert not ok
+        assert "cudashim::launch" not in diag, diag[-3000:]
+        assert f"cuda0.cu:{line}:" in diag and "k<<<(n + 127) / 128, threads>>>" in diag, diag[-3000:]
+
+
 def test_a_forged_request_file_is_reported_and_builds_nothing(relu_work, cache):
     """The answer's process can write in requests/: what is not a request is named, not built,
     and stops nothing else."""
