@@ -379,11 +379,9 @@ LEAKY_HIDDEN = {
         "return ext.leaky(r.to(x.device), 1.0)"),
     "sparse": ("xs = x.to_sparse()\nr = (xs.relu() - xs.neg().relu() * self.slope).to_dense()\n"
                "return ext.leaky(r, 1.0)"),
-    "padded_past_the_hash_limit": (
-        "n = x.numel()\nbig = torch.zeros((1 << 26) + n, device=x.device)\n"
-        "big[:n] = x.reshape(-1)\n"
-        "r = torch.nn.functional.leaky_relu(big, self.slope)[:n].view_as(x).contiguous()\n"
-        "return ext.leaky(r, 1.0)"),
+    # (Torch's result on a padded copy past the fingerprinting limit: in-process, with the limit
+    # lowered, in test_torch_s_work_past_the_hashing_limit_is_followed; end to end it moved 256
+    # MiB through every op of every call, 47 s of the suite's budget.)
 }
 
 
