@@ -45,6 +45,7 @@ from validators.cpu.device_semantics import gpu_device_source
 from validators.cpu.lockstep import lockstep_copies
 from validators.cpu.syntax import text as _text
 from validators.cpu.syntax import walk as _walk
+from validators.cpu.warp_exchange import in_step
 
 _SPECIFIER_WORDS = re.compile(r"\b(?:extern|__shared__|static|thread_local)\b")
 # Alignment and attribute specifiers of a declaration, their parentheses matched by `_attribute_spans`.
@@ -151,7 +152,7 @@ SYNC_NAMES = frozenset(
     barrier latch counting_semaphore binary_semaphore arrive arrive_and_wait arrive_and_drop
     wait wait_parity try_wait try_wait_parity count_down acquire try_acquire release
     make_pipeline pipeline_shared_state producer_acquire producer_commit consumer_wait
-    consumer_release pipeline_consumer_wait_prior pipeline_producer_commit""".split()
+    consumer_release pipeline_consumer_wait_prior pipeline_producer_commit warp_step""".split()
 )
 # CUB's collectives (include/cub/) wait at barriers; a kernel using one names its TempStorage
 # (or the class, for the default constructor) even through a typedef. The WMMA *_sync calls
@@ -1270,6 +1271,10 @@ def _rewrite(source: str, filename: str, lockstep: bool,
     wrapped = gpu_device_source(src, tree.root_node, bit_fields)
     if wrapped is not src:  # the lockstep copies and every edit below see the wrapped code
         src, source = wrapped, wrapped.decode("utf-8", "surrogatepass")
+        tree = _parse(src)
+    stepped = in_step(src, tree.root_node)
+    if stepped is not src:  # exchanges through volatile memory wait for the warp (warp_step)
+        src, source = stepped, stepped.decode("utf-8", "surrogatepass")
         tree = _parse(src)
     edits: list[_Edit] = []
     result = RewriteResult(text=source)

@@ -131,7 +131,8 @@ def shim_version() -> str:
     headers = [f for ext in ("*.h", "*.cuh", "*.hpp") for f in INCLUDE_DIR.rglob(ext)]
     runtime = sorted((HERE / "runtime").glob("*.h")) + [C_API_SOURCE]
     headers += INCLUDE_C_DIR.glob("*.h")
-    rewriting = [HERE / n for n in ("rewrite.py", "lockstep.py", "syntax.py", "device_semantics.py")]
+    rewriting = [HERE / n for n in ("rewrite.py", "lockstep.py", "syntax.py", "device_semantics.py",
+                                      "warp_exchange.py")]
     files = sorted(headers) + [RUNTIME_SOURCE, *runtime, *rewriting, HERE.parent / "analysis" / "launch_spans.py",
                                Path(__file__)]
     for f in files:

@@ -1730,6 +1730,16 @@ inline void __syncwarp(unsigned mask = 0xffffffffu, CUDASHIM_LOC) {
 inline unsigned __activemask(CUDASHIM_LOC) {
   return (unsigned)cudashim::warp_op(cudashim::_Wop_COALESCE, 1u << cudashim::lane_id(), 0, 0, 32, loc.line(), loc.file_name());
 }
+namespace cudashim {
+// A step of a warp through implicit warp-synchronous code (warp_exchange.py splits each exchange
+// through volatile memory at one before its store and one after): the lanes that reach it
+// together meet, as __activemask() groups them, so every lane reads before any lane writes.
+void _Portability_warp_step(unsigned line, const char* file);
+inline void warp_step(CUDASHIM_LOC) {
+  _Portability_warp_step(loc.line(), loc.file_name());
+  (void)warp_op(_Wop_COALESCE, 1u << lane_id(), 0, 0, 32, loc.line(), loc.file_name());
+}
+}  // namespace cudashim
 inline unsigned __ballot_sync(unsigned mask, int p, CUDASHIM_LOC) {
   return (unsigned)cudashim::warp_op(cudashim::_Wop_BALLOT, mask, p != 0, 0, 32, loc.line(), loc.file_name());
 }

@@ -2078,6 +2078,22 @@ void _Portability_division(const char* what) {
               t_kernel ? t_kernel : "host code");
 }
 
+void _Portability_warp_step(unsigned line, const char* file) {
+  Worker* w = tw;
+  if (!w || !w->cur) return;  // host code runs it as one lane
+  static std::mutex m;
+  static auto* said = new std::set<std::string>();
+  {
+    std::lock_guard<std::mutex> lk(m);
+    if (!said->insert(w->spec->name).second) return;  // once per kernel
+  }
+  portability("implicit warp-synchronous code in kernel '%s' (first at %s:%u): lanes exchange values "
+              "through volatile memory with no __syncwarp() between; run in step over the lanes that "
+              "reach it together, as a converged warp runs it, though CUDA leaves it undefined since "
+              "Volta's independent thread scheduling (__syncwarp() or shuffles make it defined)",
+              w->spec->name, file, line);
+}
+
 // ---------------------------------------------------------------- crash reports
 static struct sigaction g_prev_segv, g_prev_bus;
 // The size of the last allocation the runtime could not make (cudaMalloc and kin): a program

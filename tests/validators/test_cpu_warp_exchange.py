@@ -1,0 +1,65 @@
+"""Implicit warp-synchronous code (warp_exchange.py): lanes that exchange values through volatile
+shared memory with no barrier run each such statement in step, as a converged warp does; the
+emulator ran each thread through the whole reduction alone, and sums came out wrong."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from schemas import Program, Status
+from validators.backends import get_backend
+from validators.cpu.rewrite import _parse
+from validators.cpu.warp_exchange import STEP, in_step
+from validators.engine import run_program
+
+PROGRAMS = Path(__file__).resolve().parent / "cpu_programs"
+
+
+def stepped(code: str) -> str:
+    src = code.encode()
+    return in_step(src, _parse(src).root_node).decode()
+
+
+def test_exchanges_are_split_at_the_warps_steps_and_keep_their_lines():
+    code = (
+        "__device__ void wr(volatile float* s, int t) {\n"
+        "  s[t] += s[t + 16];\n"
+        "  s[t] = fmaxf(s[t],\n"
+        "               s[t + 1]);\n"
+        "}\n"
+        "__global__ void k(float* x, volatile int* flag) {\n"
+        "  __shared__ volatile float v[64]; __shared__ float plain[64];\n"
+        "  float* volatile p = plain; int t = threadIdx.x; float sum = 0;\n"
+        "  if (t < 32) v[t] = sum = sum + v[t + 32];\n"
+        "  plain[t] += plain[t + 1]; p[t] += p[t + 1];\n"   # not volatile elements
+        "  *flag = 1; flag[t] = 1; v[t] = x[t];\n"         # hand-offs and loads: no exchange
+        "}\n"
+        "void host(volatile float* s) { s[0] += s[1]; }\n"
+    )
+    out = stepped(code)
+    assert out.count("\n") == code.count("\n")
+    lines = out.splitlines()
+    assert lines[1].count(STEP) == 2 and "auto __ckd_exchange = s[t] + (s[t + 16]);" in lines[1]
+    assert lines[2].count(STEP) == 0 and lines[3].strip() == (
+        "s[t + 1])); ::cudashim::warp_step(); s[t] = __ckd_exchange; ::cudashim::warp_step(); }")
+    assert "= (sum = sum + v[t + 32]);" in lines[8] and lines[8].count(STEP) == 2
+    assert STEP not in "\n".join(lines[9:])
+
+
+def test_code_without_exchanges_is_returned_as_it_is():
+    src = b"__global__ void k(volatile int* f) { while (*f == 0) {} f[1] = 2; }\n"
+    assert in_step(src, _parse(src).root_node) is src
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+@pytest.mark.parametrize("variant,schedule", [("plain", "forward"), ("plain", "random:5"), ("race", "reverse")])
+def test_warp_synchronous_sums_are_a_converged_warps(variant, schedule):
+    prog = Program(source=(PROGRAMS / "warp_synchronous.cu").read_text(), filename="main.cu")
+    res = run_program(prog, get_backend("cpu"), variant=variant, schedule=schedule)
+    assert res.status == Status.PASSED, res.reason
+    assert res.outcome is not None and res.outcome.stdout.strip().endswith("PASS"), res.outcome.stdout
+    said = " ".join(res.notes)
+    assert "implicit warp-synchronous code in kernel 'reduce_register'" in said, said

@@ -1,0 +1,168 @@
+"""Implicit warp-synchronous code: lanes exchanging values through `volatile` memory in step.
+
+The classic warp reduction (the CUDA reduction sample's `warpReduce`, countless kernels since)
+has the 32 lanes of a converged warp read each other's shared-memory slots with no barrier:
+
+    __device__ void warpReduce(volatile float* s, int t) { s[t] += s[t + 32]; s[t] += s[t + 16]; ... }
+
+On a GPU each statement runs for every lane before the next: all lanes read, then all write.
+The emulator runs a thread alone until it waits, so thread 0 would finish the whole reduction
+before thread 16 had added anything, a result no GPU gives. CUDA calls the pattern undefined
+since Volta (independent thread scheduling; `__syncwarp()` is the fix), yet converged warps
+still run it in step, and programs rely on it.
+
+So in device code, each statement that stores into an element of a `volatile` array or pointer a
+value read from the same one (`s[t] += s[t + 16]`, `s[t] = max(s[t], s[t + 1])`,
+`s[t] = sum = sum + s[t + 16]`) is split where a warp splits it: the value is computed, the lanes
+that reach the statement together meet, the store is made, and they meet again
+(`::cudashim::warp_step()`, which groups lanes as `__activemask()` does and notes the portability
+once per kernel). The statement keeps its line. A store of a value that reads no such element (a
+flag, a turn, a lock word) is left alone: those are hand-offs, which the spin-wait support runs.
+A `volatile` name counts where a parameter or declaration of the same device function, or one at
+file scope, declares it with the element type qualified (`volatile float* s`, `volatile int s[64]`,
+`__shared__ volatile T s[N]`); a pointer that is itself volatile (`float* volatile p`) does not.
+Not reached: stores written through a cast (`((volatile float*)s)[t] += ...`) or in `#define`
+bodies, whose threads still run one after another.
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from validators.cpu.device_semantics import _is_device_function
+from validators.cpu.syntax import text as _text
+
+STEP = "::cudashim::warp_step()"
+_TEMP = "__ckd_exchange"
+_UNSAFE_LEFT = ("++", "--", "(", "=")  # a left side evaluated twice must have no effects
+
+
+def _declared_name(declarator: Node | None, src: bytes) -> str | None:
+    """The name a declarator declares, or None for a function declarator or a pointer that is
+    itself volatile (its pointee is not)."""
+    while declarator is not None:
+        if declarator.type in ("identifier", "field_identifier"):
+            return _text(src, declarator)
+        if declarator.type == "pointer_declarator":
+            if any(c.type == "type_qualifier" and _text(src, c) == "volatile" for c in declarator.children):
+                return None
+        elif declarator.type not in ("array_declarator", "init_declarator", "reference_declarator",
+                                     "parenthesized_declarator"):
+            return None
+        declarator = declarator.child_by_field_name("declarator") or next(
+            (c for c in declarator.named_children if c.type != "type_qualifier"), None)
+    return None
+
+
+def _volatile_names(node: Node, src: bytes, *, nested: bool) -> set[str]:
+    """Names `node`'s declarations (and parameter declarations) qualify `volatile`; `nested`:
+    look inside statements too (a function's body), else at `node`'s own children only."""
+    names: set[str] = set()
+    stack = list(node.children)
+    while stack:
+        n = stack.pop()
+        if n.type in ("declaration", "parameter_declaration", "field_declaration"):
+            if any(c.type == "type_qualifier" and _text(src, c) == "volatile" for c in n.children):
+                for d in n.children_by_field_name("declarator"):
+                    name = _declared_name(d, src)
+                    if name:
+                        names.add(name)
+            continue
+        if nested and n.type not in ("lambda_expression",):
+            stack.extend(n.children)
+    return names
+
+
+def _parameters(function: Node) -> Node | None:
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    return declarator.child_by_field_name("parameters") if declarator is not None else None
+
+
+def _element_of(node: Node | None, src: bytes, names: set[str]) -> str | None:
+    """The volatile name `node` indexes (`s[i]`), if any."""
+    if node is None or node.type != "subscript_expression":
+        return None
+    argument = node.child_by_field_name("argument")
+    if argument is None or argument.type != "identifier":
+        return None
+    name = _text(src, argument)
+    return name if name in names else None
+
+
+def _reads(node: Node, src: bytes, name: str) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "subscript_expression":
+            argument = n.child_by_field_name("argument")
+            if argument is not None and argument.type == "identifier" and _text(src, argument) == name:
+                return True
+        stack.extend(n.children)
+    return False
+
+
+def _split(statement: Node, src: bytes, names: set[str]) -> tuple[int, int, bytes] | None:
+    """The edit that splits `statement` at the warp's steps, if it is an exchange."""
+    expression = statement.named_children[0] if statement.named_children else None
+    if expression is None or expression.type != "assignment_expression":
+        return None
+    left = expression.child_by_field_name("left")
+    right = expression.child_by_field_name("right")
+    operator = expression.child_by_field_name("operator")
+    name = _element_of(left, src, names)
+    if name is None or right is None or operator is None or not _reads(right, src, name):
+        return None
+    left_text = _text(src, left)
+    # Lines stay where they were: every line break of the statement is inside its right side.
+    if any(mark in left_text for mark in _UNSAFE_LEFT) or \
+            _text(src, statement).count("\n") != _text(src, right).count("\n"):
+        return None
+    op = _text(src, operator)
+    value = f"({_text(src, right)})" if op == "=" else f"{left_text} {op[:-1]} ({_text(src, right)})"
+    text = (f"{{ auto {_TEMP} = {value}; {STEP}; {left_text} = {_TEMP}; {STEP}; }}")
+    return statement.start_byte, statement.end_byte, text.encode("utf-8", "surrogatepass")
+
+
+def in_step(src: bytes, root: Node) -> bytes:
+    """`src` with each exchange through volatile memory in device code split at the warp's steps
+    (see the module's doc); `src` itself when it has none."""
+    if b"volatile" not in src:
+        return src
+    file_scope = _volatile_names(root, src, nested=False)
+    edits: list[tuple[int, int, bytes]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        body = _is_device_function(src, node)
+        if body is None:
+            stack.extend(node.children)
+            continue
+        names = set(file_scope) | _volatile_names(body, src, nested=True)
+        parameters = _parameters(node) if node.type == "function_definition" else \
+            node.child_by_field_name("declarator")
+        if parameters is not None:
+            names |= _volatile_names(parameters, src, nested=True)
+        if not names:
+            continue
+        walk = [body]
+        while walk:
+            n = walk.pop()
+            if n.type == "expression_statement":
+                edit = _split(n, src, names)
+                if edit is not None:
+                    edits.append(edit)
+                    continue
+            if n.type == "lambda_expression":
+                stack.append(n)  # device code of its own, if it is
+                continue
+            walk.extend(n.children)
+    if not edits:
+        return src
+    out, last = [], 0
+    for start, end, text in sorted(edits):
+        out += [src[last:start], text]
+        last = end
+    out.append(src[last:])
+    return b"".join(out)
