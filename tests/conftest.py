@@ -5,6 +5,7 @@ Stand-ins more than one package's tests use (the Hugging Face Hub) live in tests
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 from pathlib import Path
 
@@ -17,6 +18,10 @@ os.environ.setdefault("CKD_ALLOW_WEAK_SANDBOX", "1")
 # KernelBench inputs are drawn under a salt drawn per check (the answer must not know them);
 # the suite fixes it, so that a test's inputs are the same in every run.
 os.environ.setdefault("CKD_KB_INPUT_SALT", "20261128")
+# Each task's fresh case is drawn anew per run (as for users), from a key drawn here once for the
+# whole run (xdist's workers inherit it): a failure that depends on the draw names the key, and
+# `CKD_FRESH_SEED_KEY=<key> bash scripts/test.sh ...` draws the same cases again.
+os.environ.setdefault("CKD_FRESH_SEED_KEY", secrets.token_hex(16))
 # One compute thread per test process when xdist runs several (scripts/test.sh: three, on the
 # two-core CI machine): each torch or NumPy in a worker otherwise starts a thread per core, and
 # OpenMP threads spin while they wait, so two workers training at once burned about three times
@@ -80,3 +85,14 @@ def pytest_collection_modifyitems(session, config, items) -> None:
     `--no-loadscope-reorder`, which scripts/test.sh passes.)"""
     heavy = {item.path for item in items if item.get_closest_marker("slow") is not None}
     items.sort(key=lambda item: 0 if item.path in heavy else 1)
+
+
+def pytest_report_header(config) -> str:
+    return f"fresh cases drawn under CKD_FRESH_SEED_KEY={os.environ['CKD_FRESH_SEED_KEY']}"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if terminalreporter.stats.get("failed") or terminalreporter.stats.get("error"):
+        terminalreporter.write_line(
+            f"fresh cases were drawn under CKD_FRESH_SEED_KEY={os.environ['CKD_FRESH_SEED_KEY']}: "
+            "set it to draw them again")

@@ -49,6 +49,7 @@ the inputs root-owned and read-only; "never read" comes from their access times.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import secrets
 import threading
@@ -242,7 +243,7 @@ class Engine:
             # eval's samples, an RL batch). Programs cannot learn it: each run is sealed off.
             key = _task_key(task)
             fresh_seed = (secrets.randbits(31) if self.fresh_per_check
-                          else self._fresh_seeds.setdefault(key, secrets.randbits(31)))
+                          else self._fresh_seeds.setdefault(key, task_fresh_seed(key)))
         cases, fresh = (with_fresh_case(task, fresh_seed) if self.fresh_case
                         else (list(task.cases), None))
         result.fresh_seed = fresh.seed if fresh is not None else None
@@ -1099,6 +1100,25 @@ def _read_poison_log(work: Path) -> dict[int, str]:
         if k.isdigit() and desc:
             out[int(k)] = desc[:200]
     return out
+
+
+def task_fresh_seed(task_key: str) -> int:
+    """A task's fresh seed for this process: drawn at random, or, under `CKD_FRESH_SEED_KEY`
+    (hex), derived from that secret and the task (HMAC-SHA256, 31 bits), so that a run can be
+    repeated with the same fresh cases (the test suite prints its key). A check that draws anew
+    every time (`fresh_per_check`, the service) never uses the key: replicas sharing it would
+    draw the same sequence."""
+    secret = os.environ.get("CKD_FRESH_SEED_KEY", "").strip()
+    if not secret:
+        return secrets.randbits(31)
+    try:
+        raw = bytes.fromhex(secret)
+    except ValueError as exc:
+        raise ValueError("CKD_FRESH_SEED_KEY must be hex (e.g. `openssl rand -hex 32`)") from exc
+    import hashlib
+    import hmac
+
+    return int.from_bytes(hmac.new(raw, task_key.encode(), hashlib.sha256).digest()[:4], "big") >> 1
 
 
 def _task_key(task: Task) -> str:

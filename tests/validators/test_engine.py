@@ -300,3 +300,20 @@ def test_run_program_picks_the_build_variant_and_schedule(shared):
     outs = {s: run_program(order, backend, limits=LIMITS, schedule=s).outcome.stdout.strip()
             for s in ("forward", "reverse")}
     assert outs == {"forward": "0123", "reverse": "3210"}
+
+
+def test_fresh_seeds_repeat_under_a_key_and_stay_random_without(monkeypatch):
+    """`CKD_FRESH_SEED_KEY` makes a run's fresh cases repeatable (the suite prints its key);
+    without it they are drawn at random; a key that is not hex is named."""
+    from validators.engine import task_fresh_seed
+
+    monkeypatch.setenv("CKD_FRESH_SEED_KEY", "ab" * 16)
+    a, b = task_fresh_seed("task-a"), task_fresh_seed("task-b")
+    assert a == task_fresh_seed("task-a") and a != b and 0 <= a < 2**31
+    monkeypatch.setenv("CKD_FRESH_SEED_KEY", "cd" * 16)
+    assert task_fresh_seed("task-a") != a
+    monkeypatch.delenv("CKD_FRESH_SEED_KEY")
+    assert len({task_fresh_seed("task-a") for _ in range(8)}) > 1
+    monkeypatch.setenv("CKD_FRESH_SEED_KEY", "not hex")
+    with pytest.raises(ValueError, match="CKD_FRESH_SEED_KEY"):
+        task_fresh_seed("task-a")
