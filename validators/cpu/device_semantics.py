@@ -31,6 +31,7 @@ say, and 8- and 16-bit targets, which nvcc converts through a wider register."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from tree_sitter import Node
 
@@ -79,6 +80,19 @@ def _is_device_function(src: bytes, node: Node) -> Node | None:
     if body is None:
         return None
     return body if _DEVICE.search(src, node.start_byte, body.start_byte) else None
+
+
+def device_functions(src: bytes, root: Node) -> Iterator[tuple[Node, Node]]:
+    """(definition, body) of each function or lambda of device code under `root` that no other
+    device code encloses (device code nested in device code is its enclosing body's)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        body = _is_device_function(src, node)
+        if body is None:
+            stack.extend(node.children)
+        else:
+            yield node, body
 
 
 def _host_branch(src: bytes, node: Node) -> Node | None:
@@ -222,13 +236,7 @@ def gpu_device_source(src: bytes, root: Node, bit_fields: frozenset[str] = froze
     if any(op in src for op in (b"<<=", b">>=", b"/=", b"%=")):
         bit_fields = bit_fields | bit_field_names(src.decode("utf-8", "replace"))
     edits: list[_Edit] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        body = _is_device_function(src, node)
-        if body is None:
-            stack.extend(node.children)
-            continue
+    for _, body in device_functions(src, root):
         # Device code nested in device code (a lambda in a kernel) is in the same walk.
         edits += _wrapped(body, src, bit_fields)
     if not edits:

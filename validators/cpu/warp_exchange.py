@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from validators.cpu.device_semantics import _is_device_function
+from validators.cpu.device_semantics import device_functions
 from validators.cpu.syntax import text as _text
 
 STEP = "::cudashim::warp_step()"
@@ -68,7 +68,7 @@ def _volatile_names(node: Node, src: bytes, *, nested: bool) -> set[str]:
                     if name:
                         names.add(name)
             continue
-        if nested and n.type not in ("lambda_expression",):
+        if nested:
             stack.extend(n.children)
     return names
 
@@ -132,13 +132,7 @@ def in_step(src: bytes, root: Node) -> bytes:
         return src
     file_scope = _volatile_names(root, src, nested=False)
     edits: list[tuple[int, int, bytes]] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        body = _is_device_function(src, node)
-        if body is None:
-            stack.extend(node.children)
-            continue
+    for node, body in device_functions(src, root):
         names = set(file_scope) | _volatile_names(body, src, nested=True)
         parameters = _parameters(node) if node.type == "function_definition" else \
             node.child_by_field_name("declarator")
@@ -154,10 +148,7 @@ def in_step(src: bytes, root: Node) -> bytes:
                 if edit is not None:
                     edits.append(edit)
                     continue
-            if n.type == "lambda_expression":
-                stack.append(n)  # device code of its own, if it is
-                continue
-            walk.extend(n.children)
+            walk.extend(n.children)  # a lambda's body too: device code nested in device code
     if not edits:
         return src
     out, last = [], 0
