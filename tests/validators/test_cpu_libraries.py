@@ -121,6 +121,8 @@ def test_gemm_strided_batched_and_pointer_arrays(blas):
             cm(fill(12, 11 + i), 3, 4, 3),
         )
         close(blas, f"sgemm_batched{i}", (1.5 * a @ b.T - 0.5 * c).T)
+        half = [x.astype(np.float16).astype(np.float64) for x in (a, b, c)]
+        close(blas, f"hgemm_batched{i}", (1.5 * half[0] @ half[1].T - 0.5 * half[2]).T, rtol=2e-3)
 
 
 def test_gemm_ex_half_bfloat16_and_legacy_compute_type(blas):

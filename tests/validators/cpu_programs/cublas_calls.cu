@@ -85,6 +85,19 @@ int main() {
     cublasSgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, 3, 4, 2, &alpha, dA, 3, dB, 4, &beta, dC, 3, 2);
     show("sgemm_batched0", Cs[0], 12);
     show("sgemm_batched1", Cs[1], 12);
+    // The same problems in half precision (HeCBench's blas-gemmBatched).
+    const __half ha = __float2half(1.5f), hb = __float2half(-0.5f);
+    __half* Ah[2] = {dev<__half>(3 * 2, 7), dev<__half>(3 * 2, 8)};
+    __half* Bh[2] = {dev<__half>(4 * 2, 9), dev<__half>(4 * 2, 10)};
+    __half* Ch[2] = {dev<__half>(3 * 4, 11), dev<__half>(3 * 4, 12)};
+    __half **dAh, **dBh, **dCh;
+    cudaMalloc(&dAh, sizeof Ah), cudaMalloc(&dBh, sizeof Bh), cudaMalloc(&dCh, sizeof Ch);
+    cudaMemcpy(dAh, Ah, sizeof Ah, cudaMemcpyHostToDevice);
+    cudaMemcpy(dBh, Bh, sizeof Bh, cudaMemcpyHostToDevice);
+    cudaMemcpy(dCh, Ch, sizeof Ch, cudaMemcpyHostToDevice);
+    cublasHgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, 3, 4, 2, &ha, dAh, 3, dBh, 4, &hb, dCh, 3, 2);
+    show("hgemm_batched0", Ch[0], 12);
+    show("hgemm_batched1", Ch[1], 12);
   }
   {  // GemmEx: half in, half out, fp32 compute; bfloat16 in, float out; the legacy cudaDataType overload
     const float one = 1.0f, zero = 0.0f;

@@ -901,6 +901,11 @@ inline cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t __h, cublasOperat
   return cudashim::blas::gemm_strided(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __lda, __sa, __b, __ldb, __sb, __beta, __c, __ldc,
                                       __sc, __batch);
 }
+inline cublasStatus_t cublasHgemmBatched(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
+                                         const __half* __alpha, const __half* const __a[], int __lda, const __half* const __b[],
+                                         int __ldb, const __half* __beta, __half* const __c[], int __ldc, int __batch) { ::cudashim::_Library_access __cudashim_da("cublas");
+  return cudashim::blas::gemm_batched(__h, __ta, __tb, __m, __n, __k, __alpha, __a, __lda, __b, __ldb, __beta, __c, __ldc, __batch);
+}
 
 inline cublasStatus_t cublasGemmEx(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
                                    const void* __alpha, const void* __a, cudaDataType __at, int __lda, const void* __b, cudaDataType __bt,
