@@ -36,3 +36,25 @@ def test_loops_that_poll_memory_get_a_spin_point_and_no_other_does():
     assert marked == [5, 6, 7, 8, 9, 10], out
     assert "while (::cudashim::spin_point(), *f == 0);" in lines[4]
     assert "for (;::cudashim::spin_point(), true;)" in lines[6]
+
+
+def test_a_restrict_qualified_volatile_parameter_still_polls():
+    """ECL-MIS (HeCBench mis): `volatile stattype* const __restrict nstat`. The grammar took
+    `__restrict` after `const` for the parameter's name, so reads of `nstat` polled nothing,
+    the outer loop got no spin point, and the block hung where a thread waits for another."""
+    from validators.analysis import analyze
+
+    src = (
+        "typedef unsigned char stattype;\n"
+        "__global__ void k(const int n, volatile stattype* const __restrict nstat) {\n"
+        "  int missing;\n"
+        "  do {\n"
+        "    missing = 0;\n"
+        "    const stattype nv = nstat[threadIdx.x + 1 < n ? threadIdx.x + 1 : 0];\n"
+        "    if (nv & 1) missing = 1; else nstat[threadIdx.x] = 2;\n"
+        "  } while (missing != 0);\n"
+        "}\n"
+    )
+    lines = rewrite(src, lockstep=False).text.splitlines()
+    assert "::cudashim::spin_point()" in lines[7], lines
+    assert [p.name for p in analyze(src).kernels[0].params] == ["n", "nstat"]

@@ -97,6 +97,18 @@ def _blank_into(out: bytearray, src: bytes, start: int, end: int) -> None:
     out[start:end] = bytes(b if b in b"\r\n" else 32 for b in src[start:end])
 
 
+_RESTRICT = re.compile(rb"(?<![A-Za-z0-9_])__restrict(?![A-Za-z0-9_])")
+
+
+def grammar_spellings(src: bytes) -> bytes:
+    """`src` as the grammar reads it (same length, so offsets hold): GCC's `__restrict` spelled
+    `restrict`. After `const` the grammar takes `__restrict` for the declared name
+    (`volatile T* const __restrict p` declared `__restrict`, and `p` was unknown: ECL-MIS)."""
+    if b"__restrict" not in src:
+        return src
+    return _RESTRICT.sub(b"restrict  ", src)
+
+
 def masked_launch_directives(src: bytes, first_branch: bool = False) -> bytes:
     """`src` with each preprocessor line inside a launch made blanks (its newlines kept, so
     offsets stay). `first_branch`: the text of a conditional's `#elif`/`#else` branches inside

@@ -12,7 +12,7 @@ from itertools import islice
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
-from .launch_spans import masked_launch_directives
+from .launch_spans import grammar_spellings, masked_launch_directives
 
 LANGUAGE = Language(tree_sitter_cuda.language())
 
@@ -334,7 +334,7 @@ class Source:
         self.deadline = deadline
         # A launch's inner preprocessor lines (and the text of its later branches) read as
         # blanks, so the grammar sees one launch; offsets are the same either way.
-        self.parsed = masked_launch_directives(mask_attributes(data), first_branch=True)
+        self.parsed = masked_launch_directives(mask_attributes(grammar_spellings(data)), first_branch=True)
         self.tree: Tree = parse_bytes(self.parsed, deadline)
 
     def start(self, node: Node) -> int:

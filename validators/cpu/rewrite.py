@@ -38,6 +38,7 @@ import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser, Tree
 
 from validators.analysis.launch_spans import TRAILING_KERNEL as _TRAILING_KERNEL_BYTES
+from validators.analysis.launch_spans import grammar_spellings
 from validators.analysis.launch_spans import launch_spans as _launch_spans
 from validators.analysis.launch_spans import masked_launch_directives as _masked_launch_directives
 from validators.analysis.memo import Memo
@@ -111,7 +112,7 @@ def _parse(src: bytes) -> Tree:
     break the launch apart: `_masked_launch_directives`); offsets are the same either way."""
     if b"\0" in src:
         src = src.replace(b"\0", b" ")
-    return _parser().parse(_masked_launch_directives(_masked_align(src)))
+    return _parser().parse(_masked_launch_directives(_masked_align(grammar_spellings(src))))
 
 
 _ALIGN_DIRECTIVE = re.compile(rb"[ \t]*#[ \t]*(?:define|undef|ifdef|ifndef)[ \t]*\Z")
