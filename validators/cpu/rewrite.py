@@ -148,7 +148,7 @@ SYNC_NAMES = frozenset(
     this_thread_block tiled_partition coalesced_threads thread_block thread_block_tile
     coalesced_group cooperative_groups sync __lane_id this_grid grid_group
     binary_partition labeled_partition block_tile_memory
-    TempStorage BlockReduce BlockScan WarpReduce WarpScan BlockRadixSort
+    TempStorage BlockReduce BlockScan BlockAdjacentDifference WarpReduce WarpScan BlockRadixSort
     load_matrix_sync store_matrix_sync mma_sync bmma_sync memcpy_async wait_prior
     barrier latch counting_semaphore binary_semaphore arrive arrive_and_wait arrive_and_drop
     wait wait_parity try_wait try_wait_parity count_down acquire try_acquire release

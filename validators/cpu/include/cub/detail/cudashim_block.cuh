@@ -103,6 +103,80 @@ class BlockReduce {
   int __tid;
 };
 
+// ------------------------------------------------------------------ BlockAdjacentDifference
+// Each thread stores its last item (SubtractLeft) or first (SubtractRight), then after a barrier
+// combines its items with their neighbours: output[i] = op(input[i], left or right neighbour).
+// The tile's first item (left; the predecessor's difference when one is given) and last item
+// (right; the successor's) keep their input, and so does every item of a partial tile past its
+// valid items (left: index >= valid; right: index >= valid - 1), as CUB documents. Items are
+// read before being overwritten, so output may be the input array, as CUB allows.
+template <class _Tp, int _Bx, int _By = 1, int _Bz = 1, int _Arch = 0>
+class BlockAdjacentDifference {
+  static constexpr int _Threads = _Bx * _By * _Bz;
+
+ public:
+  struct TempStorage : cudashim_detail::slots<_Tp, _Threads> {};
+
+  BlockAdjacentDifference() : __storage(__private_storage()), __tid(cudashim_detail::linear_tid<_Bx, _By>()) {}
+  explicit BlockAdjacentDifference(TempStorage& __s) : __storage(__s), __tid(cudashim_detail::linear_tid<_Bx, _By>()) {}
+
+  template <int _Np, class _Out, class _Op>
+  void SubtractLeft(_Tp (&__in)[_Np], _Out (&__out)[_Np], _Op __op) { __left(__in, __out, __op, nullptr, _Threads * _Np); }
+  template <int _Np, class _Out, class _Op>
+  void SubtractLeft(_Tp (&__in)[_Np], _Out (&__out)[_Np], _Op __op, _Tp __pred) { __left(__in, __out, __op, &__pred, _Threads * _Np); }
+  template <int _Np, class _Out, class _Op>
+  void SubtractLeftPartialTile(_Tp (&__in)[_Np], _Out (&__out)[_Np], _Op __op, int __valid) {
+    __left(__in, __out, __op, nullptr, __valid);
+  }
+  template <int _Np, class _Out, class _Op>
+  void SubtractLeftPartialTile(_Tp (&__in)[_Np], _Out (&__out)[_Np], _Op __op, int __valid, _Tp __pred) {
+    __left(__in, __out, __op, &__pred, __valid);
+  }
+  template <int _Np, class _Out, class _Op>
+  void SubtractRight(_Tp (&__in)[_Np], _Out (&__out)[_Np], _Op __op) { __right(__in, __out, __op, nullptr, _Threads * _Np); }
+  template <int _Np, class _Out, class _Op>
+  void SubtractRight(_Tp (&__in)[_Np], _Out (&__out)[_Np], _Op __op, _Tp __succ) { __right(__in, __out, __op, &__succ, _Threads * _Np); }
+  template <int _Np, class _Out, class _Op>
+  void SubtractRightPartialTile(_Tp (&__in)[_Np], _Out (&__out)[_Np], _Op __op, int __valid) {
+    __right(__in, __out, __op, nullptr, __valid);
+  }
+
+ private:
+  template <int _Np, class _Out, class _Op>
+  void __left(_Tp (&__in)[_Np], _Out (&__out)[_Np], _Op& __op, const _Tp* __pred, int __valid) {
+    _Tp* __slot = __storage.get();
+    if (__tid < _Threads) ::new (&__slot[__tid]) _Tp(__in[_Np - 1]);
+    __syncthreads();
+    for (int __i = _Np - 1; __i > 0; --__i)
+      __out[__i] = __tid * _Np + __i < __valid ? static_cast<_Out>(__op(__in[__i], __in[__i - 1])) : static_cast<_Out>(__in[__i]);
+    if (__tid * _Np >= __valid || (__tid == 0 && __pred == nullptr))
+      __out[0] = static_cast<_Out>(__in[0]);
+    else
+      __out[0] = static_cast<_Out>(__op(__in[0], __tid == 0 ? *__pred : __slot[__tid - 1]));
+  }
+  template <int _Np, class _Out, class _Op>
+  void __right(_Tp (&__in)[_Np], _Out (&__out)[_Np], _Op& __op, const _Tp* __succ, int __valid) {
+    _Tp* __slot = __storage.get();
+    if (__tid < _Threads) ::new (&__slot[__tid]) _Tp(__in[0]);
+    __syncthreads();
+    for (int __i = 0; __i < _Np - 1; ++__i)
+      __out[__i] = __tid * _Np + __i < __valid - 1 ? static_cast<_Out>(__op(__in[__i], __in[__i + 1])) : static_cast<_Out>(__in[__i]);
+    const int __last = __tid * _Np + _Np - 1;
+    if (__last < __valid - 1)
+      __out[_Np - 1] = static_cast<_Out>(__op(__in[_Np - 1], __slot[__tid + 1]));
+    else if (__succ != nullptr && __last == _Threads * _Np - 1)
+      __out[_Np - 1] = static_cast<_Out>(__op(__in[_Np - 1], *__succ));
+    else
+      __out[_Np - 1] = static_cast<_Out>(__in[_Np - 1]);
+  }
+  static TempStorage& __private_storage() {
+    __shared__ TempStorage __s;
+    return __s;
+  }
+  TempStorage& __storage;
+  int __tid;
+};
+
 // -------------------------------------------------------------------------------- BlockScan
 template <class _Tp, int _Bx, BlockScanAlgorithm _Alg = BLOCK_SCAN_RAKING, int _By = 1, int _Bz = 1, int _Arch = 800>
 class BlockScan {
