@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 static float fill_value(long long i, int seed) { return (float)((int)((i * 37 + seed * 101) % 23) - 11) / 8.0f; }
@@ -32,6 +33,20 @@ static void show(const char* name, const double* d, long long n) {
   printf("%s", name);
   for (long long i = 0; i < n; ++i) printf(" %.17g", h[i]);
   printf("\n");
+}
+
+template <class T, class Gemm>
+static void batched(cublasHandle_t h, Gemm gemm, const char* name, T alpha, T beta) {
+  T* As[2] = {dev<T>(3 * 2, 7), dev<T>(3 * 2, 8)};
+  T* Bs[2] = {dev<T>(4 * 2, 9), dev<T>(4 * 2, 10)};
+  T* Cs[2] = {dev<T>(3 * 4, 11), dev<T>(3 * 4, 12)};
+  T **dA, **dB, **dC;
+  cudaMalloc(&dA, sizeof As), cudaMalloc(&dB, sizeof Bs), cudaMalloc(&dC, sizeof Cs);
+  cudaMemcpy(dA, As, sizeof As, cudaMemcpyHostToDevice);
+  cudaMemcpy(dB, Bs, sizeof Bs, cudaMemcpyHostToDevice);
+  cudaMemcpy(dC, Cs, sizeof Cs, cudaMemcpyHostToDevice);
+  gemm(h, CUBLAS_OP_N, CUBLAS_OP_T, 3, 4, 2, &alpha, dA, 3, dB, 4, &beta, dC, 3, 2);
+  for (int i = 0; i < 2; ++i) show((std::string(name) + char('0' + i)).c_str(), Cs[i], 12);
 }
 
 int main() {
@@ -73,32 +88,10 @@ int main() {
     show("sgemm_strided", C, sc * 3);
     cudaFree(A), cudaFree(B), cudaFree(C);
   }
-  {  // batched through device arrays of pointers (N, T): 2 problems of 3x4x2
-    float* As[2] = {dev<float>(3 * 2, 7), dev<float>(3 * 2, 8)};
-    float* Bs[2] = {dev<float>(4 * 2, 9), dev<float>(4 * 2, 10)};
-    float* Cs[2] = {dev<float>(3 * 4, 11), dev<float>(3 * 4, 12)};
-    float **dA, **dB, **dC;
-    cudaMalloc(&dA, sizeof As), cudaMalloc(&dB, sizeof Bs), cudaMalloc(&dC, sizeof Cs);
-    cudaMemcpy(dA, As, sizeof As, cudaMemcpyHostToDevice);
-    cudaMemcpy(dB, Bs, sizeof Bs, cudaMemcpyHostToDevice);
-    cudaMemcpy(dC, Cs, sizeof Cs, cudaMemcpyHostToDevice);
-    cublasSgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, 3, 4, 2, &alpha, dA, 3, dB, 4, &beta, dC, 3, 2);
-    show("sgemm_batched0", Cs[0], 12);
-    show("sgemm_batched1", Cs[1], 12);
-    // The same problems in half precision (HeCBench's blas-gemmBatched).
-    const __half ha = __float2half(1.5f), hb = __float2half(-0.5f);
-    __half* Ah[2] = {dev<__half>(3 * 2, 7), dev<__half>(3 * 2, 8)};
-    __half* Bh[2] = {dev<__half>(4 * 2, 9), dev<__half>(4 * 2, 10)};
-    __half* Ch[2] = {dev<__half>(3 * 4, 11), dev<__half>(3 * 4, 12)};
-    __half **dAh, **dBh, **dCh;
-    cudaMalloc(&dAh, sizeof Ah), cudaMalloc(&dBh, sizeof Bh), cudaMalloc(&dCh, sizeof Ch);
-    cudaMemcpy(dAh, Ah, sizeof Ah, cudaMemcpyHostToDevice);
-    cudaMemcpy(dBh, Bh, sizeof Bh, cudaMemcpyHostToDevice);
-    cudaMemcpy(dCh, Ch, sizeof Ch, cudaMemcpyHostToDevice);
-    cublasHgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, 3, 4, 2, &ha, dAh, 3, dBh, 4, &hb, dCh, 3, 2);
-    show("hgemm_batched0", Ch[0], 12);
-    show("hgemm_batched1", Ch[1], 12);
-  }
+  // batched through device arrays of pointers (N, T): 2 problems of 3x4x2, in float and in half
+  // precision (HeCBench's blas-gemmBatched)
+  batched<float>(h, cublasSgemmBatched, "sgemm_batched", alpha, beta);
+  batched<__half>(h, cublasHgemmBatched, "hgemm_batched", __float2half(1.5f), __float2half(-0.5f));
   {  // GemmEx: half in, half out, fp32 compute; bfloat16 in, float out; the legacy cudaDataType overload
     const float one = 1.0f, zero = 0.0f;
     __half *A = dev<__half>(4 * 6, 1), *B = dev<__half>(6 * 3, 2), *C = dev<__half>(4 * 3, 3);
