@@ -4,8 +4,8 @@
 #include <cub/block/block_adjacent_difference.cuh>
 
 constexpr int T = 64, I = 4, N = T * I;
-struct Diff {
-  __device__ int operator()(int a, int b) const { return a - 2 * b; }  // not symmetric
+struct Diff {  // not symmetric; non-const references, as in CUB's own example
+  __device__ int operator()(int& a, int& b) { return a - 2 * b; }
 };
 
 __global__ void k(const int* in, int* out, int valid) {

@@ -109,7 +109,8 @@ class BlockReduce {
 // The tile's first item (left; the predecessor's difference when one is given) and last item
 // (right; the successor's) keep their input, and so does every item of a partial tile past its
 // valid items (left: index >= valid; right: index >= valid - 1), as CUB documents. Items are
-// read before being overwritten, so output may be the input array, as CUB allows.
+// read before being overwritten, so output may be the input array, as CUB allows. The operator
+// gets non-const lvalues, as CUB's own example's `operator()(T& lhs, T& rhs)` needs.
 template <class _Tp, int _Bx, int _By = 1, int _Bz = 1, int _Arch = 0>
 class BlockAdjacentDifference {
   static constexpr int _Threads = _Bx * _By * _Bz;
@@ -143,7 +144,7 @@ class BlockAdjacentDifference {
 
  private:
   template <int _Np, class _Out, class _Op>
-  void __left(_Tp (&__in)[_Np], _Out (&__out)[_Np], _Op& __op, const _Tp* __pred, int __valid) {
+  void __left(_Tp (&__in)[_Np], _Out (&__out)[_Np], _Op& __op, _Tp* __pred, int __valid) {
     _Tp* __slot = __storage.get();
     if (__tid < _Threads) ::new (&__slot[__tid]) _Tp(__in[_Np - 1]);
     __syncthreads();
@@ -152,10 +153,10 @@ class BlockAdjacentDifference {
     if (__tid * _Np >= __valid || (__tid == 0 && __pred == nullptr))
       __out[0] = static_cast<_Out>(__in[0]);
     else
-      __out[0] = static_cast<_Out>(__op(__in[0], __tid == 0 ? *__pred : __slot[__tid - 1]));
+      __out[0] = static_cast<_Out>(__op(__in[0], *(__tid == 0 ? __pred : &__slot[__tid - 1])));
   }
   template <int _Np, class _Out, class _Op>
-  void __right(_Tp (&__in)[_Np], _Out (&__out)[_Np], _Op& __op, const _Tp* __succ, int __valid) {
+  void __right(_Tp (&__in)[_Np], _Out (&__out)[_Np], _Op& __op, _Tp* __succ, int __valid) {
     _Tp* __slot = __storage.get();
     if (__tid < _Threads) ::new (&__slot[__tid]) _Tp(__in[0]);
     __syncthreads();
