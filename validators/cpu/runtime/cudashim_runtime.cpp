@@ -2081,6 +2081,10 @@ void _Portability_division(const char* what) {
 void _Portability_warp_step(unsigned line, const char* file) {
   Worker* w = tw;
   if (!w || !w->cur) return;  // host code runs it as one lane
+  // Every step of every lane comes here: the lock only when this worker meets another kernel.
+  static thread_local std::string t_said;
+  if (t_said == w->spec->name) return;
+  t_said = w->spec->name;
   static std::mutex m;
   static auto* said = new std::set<std::string>();
   {
