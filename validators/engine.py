@@ -444,7 +444,14 @@ class Engine:
                                      extra_env=poison_env)
                 run.poison = poisons.get(variant)
                 fallback = self.backend.fallback_variant(variant)
-                if run.status is not None and fallback in exes and _out_of_time(run):
+                stood = self.backend.stood_down(run.outcome) if run.outcome else None
+                if stood and fallback not in exes and fallback in variants[variants.index(variant):]:
+                    # This build cannot run the program as a GPU would; the build it stands in
+                    # for runs every schedule of its own later, so its runs judge the case.
+                    result.notes.append(f"case {case.name}: the {variant} build stood down "
+                                        f"({stood}); the {fallback} build's runs judged it")
+                    break
+                if run.status is not None and fallback in exes and (stood or _out_of_time(run)):
                     result.notes.append(
                         f"case {case.name}: the {variant} build's {schedule} run stopped "
                         f"({run.reason}); the {fallback} build's run judged it instead")

@@ -52,6 +52,36 @@ def test_threads_of_a_block_waiting_for_each_other_finish(backend, variant):
         assert never.status == Status.TIMEOUT, never.reason
 
 
+@needs_gxx
+def test_blocks_of_a_launch_waiting_for_each_other_finish_as_on_a_gpu(backend):
+    """Blocks of a normal launch that wait for other blocks of it (HeCBench's ECL-MIS at full size
+    hung: 23 of its 24 blocks waited for vertices of blocks that never started). A waiting block
+    now has the launch's next blocks started beside it, up to what the emulated device holds at
+    once; beyond that a wait for a block not started hangs, as it does on a GPU."""
+    for schedule in ("forward", "reverse", "random:2"):
+        got = run(backend, "plain", schedule, ["last_sets", "ring"])
+        assert got.status == Status.PASSED, (schedule, got.reason, got.outcome and got.outcome.stderr)
+        assert got.outcome.stdout.splitlines() == ["last_sets ok (no error)", "ring ok (no error)"]
+    beyond = run(backend, "plain", "forward", ["beyond"], seconds=2)
+    assert beyond.status == Status.TIMEOUT, beyond.reason
+
+
+@needs_gxx
+@pytest.mark.parametrize("variant", ["asan", "race"])
+def test_a_build_that_runs_one_block_at_a_time_stands_down_and_says_why(backend, variant):
+    """The ASan and race builds run a launch's blocks one after another (their __shared__ and
+    race records are per process): where a block waits for blocks not started, the run stops
+    with the runtime's own reason, which is no verdict (`error`) and names the block; a check
+    has the plain build judge instead (`test_a_chained_scan_is_judged_by_the_plain_build`). A
+    block that waits for a block already run is no reason to stand down."""
+    ahead = run(backend, variant, "forward", ["last_sets"])
+    assert ahead.status == Status.ERROR, ahead.reason
+    assert backend.stood_down(ahead.outcome) == ahead.reason
+    assert ahead.reason.startswith("one block at a time: block (0,0,0) of kernel 'last_sets' waits"), ahead.reason
+    behind = run(backend, variant, "reverse", ["last_sets"])  # the setter runs first
+    assert behind.status == Status.PASSED, (behind.reason, behind.outcome and behind.outcome.stderr)
+
+
 SOURCE = """\
 #define WAIT_SET(f) while (atomicAdd((f), 0) == 0) { }
 #define UNTIL(c) do { } while (!(c))
@@ -89,3 +119,38 @@ def test_only_loops_whose_leaving_waits_get_a_spin_point_and_their_kernels_run_a
     fibers = {launch.kernel: launch.may_sync for launch in result.launches}
     assert fibers == {"hist": False, "hist_macro": False, "sum": True, "wait_done": True, "wait_macro": True,
                       "wait_argument": True, "plain_argument": False}, fibers
+
+
+SCAN_REFERENCE = """
+import numpy as np
+def reference(inputs, sizes):
+    return {"y": np.cumsum(inputs["x"].astype(np.int64)).astype(np.int32)}
+"""
+
+
+@needs_gxx
+def test_a_chained_scan_is_judged_by_the_plain_build(backend):
+    """A single-pass scan whose block b waits for block b-1 (`cpu_programs/chained_scan.cu`)
+    passes a thorough check: the ASan build stands down where a later block starts first (its
+    forward run is kept), the race build's reverse run is replaced by the plain build's, and the
+    result says both."""
+    from schemas import InputCase, Reference, Task, TensorSpec, Tolerance
+    from validators.engine import check
+
+    task = Task(
+        name="chained_scan",
+        description="inclusive prefix sum of x in one launch, block b waiting for block b-1",
+        inputs=[TensorSpec(name="x", dtype="int32", shape=["N"])],
+        outputs=[TensorSpec(name="y", dtype="int32", shape=["N"])],
+        sizes={"N": 3000},
+        cases=[InputCase(name="default", seed=5)],
+        reference=Reference(code=SCAN_REFERENCE),
+        tolerance=Tolerance(mode="exact"),
+    )
+    program = Program(source=(PROGRAM.parent / "chained_scan.cu").read_text())
+    res = check(task, program, backend=backend, thorough=True)
+    assert res.status == Status.PASSED, (res.reason, [(c.case, c.reason) for c in res.cases])
+    notes = "\n".join(res.notes)
+    assert "the asan build stood down (one block at a time: block" in notes, notes
+    assert "the race build's reverse run stopped (one block at a time" in notes, notes
+    assert all(sorted(c.schedules) == ["forward", "reverse"] for c in res.cases), res.cases

@@ -332,6 +332,7 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
         return fail(str(exc).splitlines()[0])
     plan = thorough_plan(backend) if args.thorough else [(args.variant, args.schedule, None)]
     runs: list[dict[str, object]] = []
+    said: list[str] = []
     run = None
     try:
         for n, (variant, schedule, poison) in enumerate(plan):
@@ -343,9 +344,13 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
             fallback = backend.fallback_variant(variant)
             out_of_time = one.outcome is not None and (
                 one.outcome.timed_out or one.outcome.limit_hit in ("cpu", "memory"))
-            if len(plan) > 1 and out_of_time and fallback is not None and fallback != variant:
-                # As a check does: a checking build that alone runs out of time (the race
-                # detector records every write) is replaced by the build it stands in for.
+            # As a check does: a checking build that alone runs out of time (the race detector
+            # records every write) after the build it stands in for ran, or that stood down (it
+            # cannot run the program as a GPU would), is replaced by the build it stands in for.
+            stood = backend.stood_down(one.outcome) if one.outcome is not None else None
+            ran_before = fallback in {v for v, _, _ in plan[:n]}
+            if (len(plan) > 1 and fallback is not None and fallback != variant
+                    and (stood or (out_of_time and ran_before))):
                 stopped = one.reason
                 one = run_program(program, backend, prog_args, limits=limits, workdir_files=files,
                                   defines=defines, variant=fallback,  # type: ignore[arg-type]
@@ -365,9 +370,8 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
                     run.reason = f"{one.reason} [{variant}/{schedule}]".strip()
             elif run.status == Status.PASSED:
                 run = one
-            for note in one.notes:
-                if note not in run.notes:
-                    run.notes.append(note)
+            # Every run's notes: the run reported may be a later one than the run that said them.
+            said += [note for note in one.notes if note not in said]
             if one.status != Status.PASSED:
                 break  # decided: the remaining builds would only repeat it, at a higher cost
     except (SandboxError, CapExceeded, UnsafePath, RunDirError) as exc:
@@ -376,7 +380,7 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
         return internal_error(exc)
     assert run is not None
     out = run.outcome
-    notes = [*run_dir_notes, *run.notes]
+    notes = [*run_dir_notes, *said]
     report = {
         "program": str(prog_path) if prog_path is not None else str(folder),
         "sources": program.units or [program.filename], "backend": backend.name, "variant": args.variant,

@@ -1,7 +1,8 @@
 // Threads of one block waiting for each other without a barrier (legal since Volta, whose
 // threads are scheduled independently): a flag polled through volatile or through atomics, two
 // warps passing a token back and forth, a spin-lock around a counter, and a loop written in a
-// macro; a device assert while a thread spins, and a flag nobody sets (which hangs, as on a GPU).
+// macro; a device assert while a thread spins, and a flag nobody sets (which hangs, as on a GPU);
+// blocks of a launch that wait for each other.
 // Every case checks its own result and prints "<case> ok" or "<case> WRONG"; the arguments name
 // the cases, run in that order. Built with nvcc as it stands:  nvcc -o block_spin block_spin.cu
 #include <cassert>
@@ -105,6 +106,40 @@ __global__ void never(volatile int* flag) {
   if (threadIdx.x == 0) while (*flag == 0) { }
 }
 
+// Blocks of a normal launch waiting for other blocks (no cooperative launch): graph codes such
+// as ECL-MIS wait for vertices other blocks own. On a GPU the blocks of a grid it holds at once
+// run side by side. last_sets: every block but the last polls a flag the last block sets (through
+// atomics). ring: block b waits for block b+1's token, block 0 starts the ring and waits for it
+// to come round. beyond: block 0 waits for the last block of a grid larger than the device holds
+// at once (64 blocks of 1024 threads; 8 fit on the 4 SMs the emulator reports): it hangs there.
+__global__ void last_sets(int* flag, int* out) {
+  if (blockIdx.x == gridDim.x - 1) {
+    if (threadIdx.x == 0) atomicExch(flag, 1);
+  } else {
+    while (atomicAdd(flag, 0) == 0) { }
+    if (threadIdx.x == 0) out[blockIdx.x] = 1;
+  }
+}
+
+__global__ void ring(volatile int* token, int* out) {
+  const int b = blockIdx.x, next = (b + 1) % gridDim.x;
+  if (threadIdx.x == 0) {
+    if (b != 0) while (token[next] == 0) { }
+    out[b] = b + 1;
+    __threadfence();
+    token[b] = 1;
+    if (b == 0) while (token[next] == 0) { }
+  }
+}
+
+__global__ void beyond(volatile int* flag) {
+  if (blockIdx.x == gridDim.x - 1) {
+    if (threadIdx.x == 0) *flag = 1;
+  } else if (threadIdx.x == 0) {
+    while (*flag == 0) { }
+  }
+}
+
 static int* zeros(int n) {
   int* p = nullptr;
   cudaMalloc(&p, n * sizeof(int));
@@ -176,6 +211,26 @@ static int run(const char* which) {
     const bool ok = cudaDeviceSynchronize() == cudaErrorAssert;
     printf("%s %s\n", which, ok ? "ok" : "WRONG");
     return ok ? 0 : 1;
+  }
+  if (!strcmp(which, "last_sets") || !strcmp(which, "ring")) {
+    const int nb = 12;
+    int *flag = zeros(nb), *out = zeros(nb);
+    int want = 0, got = 0;
+    if (which[0] == 'l') {
+      last_sets<<<nb, 64>>>(flag, out);
+      want = nb - 1;
+    } else {
+      ring<<<nb, 32>>>(flag, out);
+      want = nb * (nb + 1) / 2;
+    }
+    cudaMemcpy(h, out, nb * sizeof(int), cudaMemcpyDeviceToHost);
+    for (int b = 0; b < nb; ++b) got += h[b];
+    return finish(which, got == want);
+  }
+  if (!strcmp(which, "beyond")) {
+    int* flag = zeros(1);
+    beyond<<<64, 1024>>>(flag);
+    return finish(which, true);
   }
   if (!strcmp(which, "never")) {
     int* flag = zeros(1);

@@ -663,6 +663,8 @@ struct Fiber {
   bool sync_block = true;  // the object has block scope
 };
 
+struct Job;
+
 struct Worker {
   std::vector<Fiber> fibers;
   std::vector<int> order;  // schedule: thread indices in the order they are preferred
@@ -678,6 +680,8 @@ struct Worker {
   bool coop = false;    // running one block of a cooperative launch (see run_cooperative)
   int grid_waiting = 0;  // threads of the block waiting at grid.sync()
   unsigned spins = 0;    // spin points passed since this cooperative block got its turn
+  Job* job = nullptr;    // the normal launch whose blocks this worker takes (drain)
+  unsigned long long stuck = 0;  // spin passes of this block in rounds where every thread spun
   int yielded = 0;       // fibers in state YIELDED
   int sync_waiting = 0;  // fibers in state WAIT_SYNC
   unsigned direct_lin = 0;
@@ -1392,6 +1396,8 @@ fill:
                         (t_kernel ? t_kernel : "?") + ")");
 }
 
+static void block_waits_outside(Worker* w);
+
 static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
   const unsigned gx = s.grid.x, gy = s.grid.y;
   blockIdx = uint3{(unsigned)(lin % gx), (unsigned)((lin / gx) % gy), (unsigned)(lin / ((unsigned long long)gx * gy))};
@@ -1479,6 +1485,7 @@ static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
       if (resolve_coalesced(w)) continue;
       if (w->yielded > 0) {
         // Every thread that spun has let the others run as far as they could: its turn again.
+        if (!w->coop && w->job) block_waits_outside(w);
         for (int i = 0; i < n; ++i)
           if (w->fibers[i].state == YIELDED) w->fibers[i].state = RUNNABLE;
         w->yielded = 0;
@@ -1589,6 +1596,8 @@ struct Job {
   std::atomic<unsigned long long> next{0};
   int wanted = 0;  // helpers the launch can use (blocks - 1, at most workers - 1)
   int joined = 0;  // helpers working on it now (under Pool::m)
+  int resident = 1;  // blocks of the launch the emulated device holds at once (grid residency)
+  bool posted = false;  // in Pool::jobs (under Pool::m)
 };
 
 struct Pool {
@@ -1596,6 +1605,7 @@ struct Pool {
   std::condition_variable cv, done_cv;
   std::vector<std::thread> threads;
   std::vector<Job*> jobs;  // launches still open to helpers, oldest first
+  int idle = 0;            // helpers waiting for a launch
 };
 
 static Pool& pool() {
@@ -1611,10 +1621,13 @@ static inline unsigned long long block_at(unsigned long long k, unsigned long lo
 
 static void drain(Worker* w, Job& j) {
   unsigned long long k;
+  w->job = &j;
   while ((k = j.next.fetch_add(1)) < j.nblocks) {
     if (g_abort_launch.load(std::memory_order_relaxed)) break;
+    w->stuck = 0;
     run_block(w, *j.spec, block_at(k, j.nblocks, j.perm));
   }
+  w->job = nullptr;
 }
 
 static Job* open_job(Pool& p) {
@@ -1630,12 +1643,14 @@ static void worker_loop() {
     std::unique_lock<std::mutex> lk(p.m);
     Job* j = nullptr;
     p.cv.wait(lk, [&] { return (j = open_job(p)) != nullptr; });
+    p.idle--;
     j->joined++;
     lk.unlock();
     prepare_worker(w, *j->spec);
     drain(w, *j);
     finish_worker(w);
     lk.lock();
+    p.idle++;
     if (--j->joined == 0) p.done_cv.notify_all();
   }
 }
@@ -1649,6 +1664,7 @@ static void grow_pool(Pool& p, int helpers) {
     } catch (const std::system_error&) {
       return;
     }
+    p.idle++;  // counted from its start, so a launch waiting for it does not start another
   }
 }
 
@@ -1660,21 +1676,67 @@ static void run_blocks(const LaunchSpec& s, unsigned long long nb, int workers,
   j.nblocks = nb;
   j.perm = perm;
   j.wanted = (int)std::min<unsigned long long>((unsigned long long)workers, nb) - 1;
+  j.resident = std::max(1, kEmulatedSMs * max_blocks_per_sm((long long)s.block.x * s.block.y * s.block.z, s.shmem));
   Pool& p = pool();
   if (j.wanted > 0) {
     std::lock_guard<std::mutex> lk(p.m);
     grow_pool(p, j.wanted);
     p.jobs.push_back(&j);
+    j.posted = true;
     p.cv.notify_all();
   }
   prepare_worker(me, s);
   drain(me, j);
   finish_worker(me);
-  if (j.wanted > 0) {
-    std::unique_lock<std::mutex> lk(p.m);
+  std::unique_lock<std::mutex> lk(p.m);
+  if (j.posted) {
     p.jobs.erase(std::find(p.jobs.begin(), p.jobs.end(), &j));
     p.done_cv.wait(lk, [&] { return j.joined == 0; });
   }
+}
+
+// Every live thread of a block of a normal launch spins (or waits at a barrier behind one that
+// does): the block waits for something outside it, on a GPU most often another block of the
+// grid (ECL's graph codes wait for vertices other blocks own; single-pass scans for the tiles
+// before theirs). A GPU runs the grid's blocks side by side up to what its SMs hold, so such a
+// block does not stop the others: here a block that waits while blocks of its launch have not
+// started has another helper take them, up to the emulated device's residency (the occupancy the
+// program was told: multiProcessorCount x max blocks per SM). The spinning thread lets the
+// others have the core. Beyond that residency a wait for a block not yet started spins until the
+// time limit, as it can hang on a GPU.
+static void block_waits_outside(Worker* w) {
+  Job& j = *w->job;
+  w->stuck += 64ull * (unsigned long long)w->yielded;  // kSpinsPerYield passes per spinning thread
+  const bool waiting = j.next.load(std::memory_order_relaxed) < j.nblocks;
+#if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
+  // This build runs one block at a time (its __shared__ and its race records are per process):
+  // a block that waits this long while others have not started cannot be helped here. It
+  // stands down, and the validator has the plain build's runs judge the program.
+  if (waiting && w->stuck >= (1ull << 24)) {
+    const unsigned long long gx = w->spec->grid.x, gy = w->spec->grid.y, b = w->block_lin;
+    fatal("cudashim: one block at a time: block (%llu,%llu,%llu) of kernel '%s' waits for other "
+          "blocks of its launch (its threads spun %llu times while %llu of its %llu blocks had not "
+          "started); this build runs a launch's blocks one after another, where a GPU runs them "
+          "side by side",
+          b % gx, (b / gx) % gy, b / (gx * gy), w->spec->name, w->stuck,
+          j.nblocks - std::min(j.nblocks, j.next.load()), j.nblocks);
+  }
+#else
+  if (waiting) {
+    Pool& p = pool();
+    std::lock_guard<std::mutex> lk(p.m);
+    if (j.joined + 1 < j.resident && j.wanted <= j.joined) {
+      j.wanted = j.joined + 1;
+      if (!j.posted) {
+        p.jobs.push_back(&j);
+        j.posted = true;
+      }
+      if (p.idle == 0) grow_pool(p, (int)p.threads.size() + 1);
+      p.cv.notify_all();
+    }
+  }
+  std::this_thread::yield();
+#endif
 }
 
 // ---------------------------------------------------------------- cooperative launches
