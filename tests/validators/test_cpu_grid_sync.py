@@ -188,3 +188,16 @@ def test_blocks_waiting_on_each_other_before_grid_sync_finish(backend, schedule)
     assert grid[1] == "1" and int(grid[3]) == int(grid[5]) * int(grid[7].rstrip(",")) > 1, lines[2]
     assert grid[-1] == "cudaErrorCooperativeLaunchTooLarge", lines[2]
     assert lines[3] == "normal launch cudaSuccess bins right 8 of 8"
+
+
+@pytest.mark.parametrize("variant", ["asan", "plain"])
+def test_a_cooperative_block_keeps_its_shared_memory_across_the_others_turns(backend, variant):
+    """A block's __shared__ values live through grid.sync() and through a spin that hands the
+    turn to other blocks (`cpu_programs/grid_sync_shared.cu`). The ASan build's __shared__ is one
+    plain static for every block (so ASan sees overruns of it): the last block to run before the
+    grid.sync() left its tile in every block's (512 of 512 values wrong; 448 in the relay)."""
+    for schedule in ("forward", "reverse", "random:4"):
+        run = run_program(source("grid_sync_shared.cu"), backend, ["sweeps", "relay"], variant=variant,
+                          schedule=schedule)
+        assert run.status == Status.PASSED, (schedule, run.reason, run.outcome and run.outcome.stdout)
+        assert run.outcome.stdout.splitlines() == ["sweeps PASS", "relay PASS"], schedule

@@ -700,6 +700,12 @@ struct Worker {
   size_t sched_size = 0;
 #endif
   char* altstack = nullptr;
+#ifdef CUDASHIM_ASAN
+  // A cooperative block's static __shared__ variables (plain statics in this build, shared by
+  // every block): saved when it hands the turn on, restored when it gets it back.
+  std::vector<std::pair<void*, size_t>> coop_shared;
+  std::vector<char> coop_saved;
+#endif
 #ifdef CUDASHIM_RACE
   // race_detector.h: when the block's last barrier completed, the current grid.sync() phase,
   // and per thread the last warp operation and the last atomic or fence it took part in.
@@ -1380,6 +1386,13 @@ void shared_decl(void* p, size_t n, const char* name, unsigned line) {
 #ifdef CUDASHIM_RACE
   race::note_shared(p, n, name, line);
 #endif
+#ifdef CUDASHIM_ASAN
+  if (Worker* w = tw; w && w->coop) {
+    bool known = false;
+    for (const auto& v : w->coop_shared) known |= v.first == p;
+    if (!known) w->coop_shared.emplace_back(p, n);
+  }
+#endif
   if (poison_byte() < 0) return;
   struct Seen { void* p; unsigned long long serial; };
   static thread_local std::vector<Seen> seen;
@@ -1784,15 +1797,20 @@ void grid_sync(unsigned line, const char* file) {
   yield(w, f);
 }
 
+static void coop_shared_save(Worker* w);
+static void coop_shared_restore(Worker* w);
+
 // A block gives its turn back from inside a spin loop and waits for it again.
 static void coop_yield(Worker* w) {
   Coop& c = coop();
   const unsigned long long b = w->block_lin;
   std::unique_lock<std::mutex> lk(c.m);
+  coop_shared_save(w);
   c.st[b] = Coop::YIELDED;
   c.turn = -1;
   c.cv.notify_all();
   c.cv.wait(lk, [&] { return c.turn == (long long)b; });
+  coop_shared_restore(w);
   w->spins = 0;
 }
 
@@ -1918,6 +1936,36 @@ void _Sync_notify(const void* obj) {
   w->cursor = 0;
 }
 
+// The ASan build's __shared__ is one static for all blocks: a cooperative block keeps its own
+// values across the turns of the others (grid.sync(), a spin's hand-over) as a GPU block keeps its
+// shared memory.
+static void coop_shared_save(Worker* w) {
+#ifdef CUDASHIM_ASAN
+  size_t total = 0;
+  for (const auto& v : w->coop_shared) total += v.second;
+  w->coop_saved.resize(total);
+  size_t at = 0;
+  for (const auto& v : w->coop_shared) {
+    memcpy(w->coop_saved.data() + at, v.first, v.second);
+    at += v.second;
+  }
+#else
+  (void)w;
+#endif
+}
+
+static void coop_shared_restore(Worker* w) {
+#ifdef CUDASHIM_ASAN
+  size_t at = 0;
+  for (const auto& v : w->coop_shared) {
+    memcpy(v.first, w->coop_saved.data() + at, v.second);
+    at += v.second;
+  }
+#else
+  (void)w;
+#endif
+}
+
 static void coop_park(Worker* w) {
   const Fiber* first = nullptr;
   for (int i = 0; i < w->nthreads && !first; ++i)
@@ -1930,12 +1978,14 @@ static void coop_park(Worker* w) {
   Coop& c = coop();
   const unsigned long long b = w->block_lin;
   std::unique_lock<std::mutex> lk(c.m);
+  coop_shared_save(w);
   c.st[b] = Coop::PARKED;
   c.arrived[b] = w->grid_waiting;
   c.at[b] = first;
   c.turn = -1;
   c.cv.notify_all();
   c.cv.wait(lk, [&] { return c.turn == (long long)b; });
+  coop_shared_restore(w);
 }
 
 static void coop_thread(unsigned long long id) {
@@ -1951,6 +2001,9 @@ static void coop_thread(unsigned long long id) {
     prepare_worker(w, s);
     w->coop = _Spin_fibers = true;
     w->spins = 0;
+#ifdef CUDASHIM_ASAN
+    w->coop_shared.clear();
+#endif
     run_block(w, s, id);
     w->coop = _Spin_fibers = false;
     finish_worker(w);
