@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #ifndef N
-#define N 3000
+#define N 16384
 #endif
 #define THREADS 128
 #define TILE (2 * THREADS)

@@ -1606,7 +1606,11 @@ struct Job {
   const LaunchSpec* spec = nullptr;
   unsigned long long nblocks = 0;
   const std::vector<unsigned long long>* perm = nullptr;
-  std::atomic<unsigned long long> next{0};
+  std::atomic<unsigned long long> next{0};  // grids of 2^31 blocks or more: the next position
+  // Smaller grids: positions taken from the front (low 32 bits) and from the back (high 32 bits)
+  // of the schedule's order; from the back once `low` is set (block_waits_outside).
+  std::atomic<unsigned long long> ends{0};
+  std::atomic<bool> low{false};
   int wanted = 0;  // helpers the launch can use (blocks - 1, at most workers - 1)
   int joined = 0;  // helpers working on it now (under Pool::m)
   int resident = 1;  // blocks of the launch the emulated device holds at once (grid residency)
@@ -1632,10 +1636,34 @@ static inline unsigned long long block_at(unsigned long long k, unsigned long lo
   return config().order == Order::Reverse ? nb - 1 - k : k;
 }
 
+static constexpr unsigned long long kPacked = 1ull << 31;
+
+// The next position of the launch's schedule order to run, if any is left.
+static bool take(Job& j, unsigned long long& k) {
+  if (j.nblocks >= kPacked) return (k = j.next.fetch_add(1)) < j.nblocks;
+  const bool low = j.low.load(std::memory_order_relaxed);
+  unsigned long long e = j.ends.load(std::memory_order_relaxed);
+  for (;;) {
+    const unsigned long long front = e & 0xffffffffull, back = e >> 32;
+    if (front + back >= j.nblocks) return false;
+    if (j.ends.compare_exchange_weak(e, low ? e + (1ull << 32) : e + 1, std::memory_order_relaxed)) {
+      k = low ? j.nblocks - 1 - back : front;
+      return true;
+    }
+  }
+}
+
+// Blocks of the launch not started yet.
+static unsigned long long unstarted(const Job& j) {
+  if (j.nblocks >= kPacked) return j.nblocks - std::min(j.nblocks, j.next.load(std::memory_order_relaxed));
+  const unsigned long long e = j.ends.load(std::memory_order_relaxed);
+  return j.nblocks - std::min(j.nblocks, (e & 0xffffffffull) + (e >> 32));
+}
+
 static void drain(Worker* w, Job& j) {
   unsigned long long k;
   w->job = &j;
-  while ((k = j.next.fetch_add(1)) < j.nblocks) {
+  while (take(j, k)) {
     if (g_abort_launch.load(std::memory_order_relaxed)) break;
     w->stuck = 0;
     run_block(w, *j.spec, block_at(k, j.nblocks, j.perm));
@@ -1645,7 +1673,7 @@ static void drain(Worker* w, Job& j) {
 
 static Job* open_job(Pool& p) {
   for (Job* j : p.jobs)
-    if (j->joined < j->wanted && j->next.load(std::memory_order_relaxed) < j->nblocks) return j;
+    if (j->joined < j->wanted && unstarted(*j) > 0) return j;
   return nullptr;
 }
 
@@ -1720,7 +1748,7 @@ static void run_blocks(const LaunchSpec& s, unsigned long long nb, int workers,
 static void block_waits_outside(Worker* w) {
   Job& j = *w->job;
   w->stuck += 64ull * (unsigned long long)w->yielded;  // kSpinsPerYield passes per spinning thread
-  const bool waiting = j.next.load(std::memory_order_relaxed) < j.nblocks;
+  const bool waiting = unstarted(j) > 0;
 #if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
   // This build runs one block at a time (its __shared__ and its race records are per process):
   // a block that waits this long while others have not started cannot be helped here. It
@@ -1732,13 +1760,22 @@ static void block_waits_outside(Worker* w) {
           "started); this build runs a launch's blocks one after another, where a GPU runs them "
           "side by side",
           b % gx, (b / gx) % gy, b / (gx * gy), w->spec->name, w->stuck,
-          j.nblocks - std::min(j.nblocks, j.next.load()), j.nblocks);
+          unstarted(j), j.nblocks);
   }
 #else
   if (waiting) {
     Pool& p = pool();
     std::lock_guard<std::mutex> lk(p.m);
-    if (j.joined + 1 < j.resident && j.wanted <= j.joined) {
+    int room = j.resident;
+    if (j.joined + 1 >= j.resident && config().order == Order::Reverse && j.nblocks < kPacked) {
+      // The device is full and its blocks wait, most likely for blocks before them (a
+      // single-pass scan's tiles): a GPU dispatches a grid's blocks in order, so those would
+      // have run first. The rest of the launch is taken lowest block first, and as many more
+      // blocks may run as the device holds.
+      j.low.store(true, std::memory_order_relaxed);
+      room = 2 * j.resident;
+    }
+    if (j.joined + 1 < room && j.wanted <= j.joined) {
       j.wanted = j.joined + 1;
       if (!j.posted) {
         p.jobs.push_back(&j);
