@@ -448,3 +448,51 @@ def test_nvtx_ranges_and_marks_are_the_no_ops_they_are_without_a_profiler(backen
               'nvtxRangePop(); std::printf("ok 1\\n"); }\n')
     res = run_program(Program(source=legacy), backend)
     assert res.status == Status.PASSED, (res.reason, res.compile.diagnostics[-1500:])
+
+
+LT_CASES = ["col_nn", "row_tn", "mixed_nt", "gelu_aux_bias", "relu_bias_batched", "half_in_place", "int8", "statuses"]
+
+
+@pytest.mark.parametrize("variant", ["plain", "asan"])
+def test_cublaslt_matmuls_match_the_loop(backend, variant):
+    """cuBLASLt's matmul (`include/cublasLt.h`; HeCBench's mlp and llm.c's forward pass call it):
+    column and row orders under every transpose pair, device-side scalars, the bias, ReLU and
+    GELU epilogues with GELU's input stored aside, strided batches, half matrices updated in
+    place, and int8 products into int32 (`cpu_programs/cublaslt_calls.cu` checks each against a
+    double loop). Shapes that disagree and attribute buffers of the wrong size are refused and
+    write nothing. Before, `#include <cublasLt.h>` made every such program `needs_gpu`."""
+    res = run_program(Program(source=(PROGRAMS / "cublaslt_calls.cu").read_text()), backend, LT_CASES,
+                      variant=variant)
+    assert res.status == Status.PASSED, (res.reason, res.compile.diagnostics[-2000:])
+    got = _parse(res.outcome.stdout)
+    for case in LT_CASES[:-1]:
+        assert got[case][1] == "PASS", (case, got[case])
+    assert [got[c][0] for c in ("col_nn", "row_tn", "int8")] == ["0", "0", "0"]
+    invalid = "7"  # CUBLAS_STATUS_INVALID_VALUE
+    lines = dict(line.split()[1:] for line in res.outcome.stdout.splitlines() if line.startswith("status"))
+    assert lines == {"attribute_size": invalid, "attribute_query": "4", "shapes": invalid,
+                     "leading_dimension": invalid, "touched": "0"}
+
+
+_LT_COL32 = """
+#include <cublasLt.h>
+#include <cstdio>
+int main() {
+  cublasLtHandle_t h; cublasLtCreate(&h);
+  cublasLtMatmulDesc_t op; cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  cublasLtMatrixLayout_t l; cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, 32, 32, 32);
+  int32_t order = CUBLASLT_ORDER_COL32;
+  cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_ORDER, &order, sizeof order);
+  float* x; cudaMalloc(&x, 32 * 32 * 4); float a = 1, b = 0;
+  printf("before\\n");
+  cublasLtMatmul(h, op, &a, x, l, x, l, &b, x, l, x, l, nullptr, nullptr, 0, 0);
+  printf("after\\n");
+}
+"""
+
+
+def test_a_cublaslt_matmul_outside_the_subset_needs_a_gpu_naming_it(backend):
+    res = run_program(Program(source=_LT_COL32), backend)
+    assert res.status == Status.NEEDS_GPU, res.reason
+    assert "cublasLtMatmul with a tiled matrix order" in res.reason
+    assert "before" in res.outcome.stdout and "after" not in res.outcome.stdout

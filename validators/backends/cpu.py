@@ -56,7 +56,8 @@ SUPPORTED_FEATURES: frozenset[str] = frozenset(
 """Static-analysis flags the shim runs anyway: `include/cuda_fp16.h`, `cuda_bf16.h`,
 `cuda_fp8.h`, and host subsets of cuBLAS, cuSPARSE and CUB (`cublas_v2.h`, `cusparse.h`,
 `cub/`), and cuRAND's device and host APIs for XORWOW, Philox4_32_10 and MRG32k3a
-(`curand_kernel.h`, `curand.h`), and cuFFT's single-GPU API (`cufft.h`, `cufftXt.h`). A library
+(`curand_kernel.h`, `curand.h`), cuFFT's single-GPU API (`cufft.h`, `cufftXt.h`), and
+cuBLASLt's matmul (`cublasLt.h`, under the `cublas` flag). A library
 function outside a subset fails to compile and is reported `needs_gpu`.
 `texture`/`surface`: texture and surface objects (`include/texture_indirect_functions.h`,
 `surface_indirect_functions.h`); the legacy references the flags also cover do not compile and

@@ -6,7 +6,7 @@
 // kernels do on a GPU, and runs at each launch of the graph.
 // Argument checks follow the reference BLAS / cuBLAS rules and return
 // CUBLAS_STATUS_INVALID_VALUE without touching memory. What is not declared here (complex
-// types, trsm, syrk, cublasLt, ...) fails to compile and is reported as `needs_gpu`; a declared
+// types, trsm, syrk, ...; cuBLASLt's matmul is include/cublasLt.h) fails to compile and is reported as `needs_gpu`; a declared
 // call with a data type the subset does not compute stops the run with a `needs_gpu` report.
 // The exact list is in validators/cpu/README.md. Every local name is reserved (`__x`), so a
 // program's size macros (`-DN=...`) cannot collide with it.

@@ -33,6 +33,9 @@ inline double load(const void* __p, cudaDataType __t, long long __i) {
     case CUDA_R_16F: return (double)(float)static_cast<const __half*>(__p)[__i];
     case CUDA_R_16BF: return (double)(float)static_cast<const __nv_bfloat16*>(__p)[__i];
     case CUDA_R_32F: return (double)static_cast<const float*>(__p)[__i];
+    case CUDA_R_8I: return (double)static_cast<const int8_t*>(__p)[__i];
+    case CUDA_R_8U: return (double)static_cast<const uint8_t*>(__p)[__i];
+    case CUDA_R_32I: return (double)static_cast<const int32_t*>(__p)[__i];
     default: return static_cast<const double*>(__p)[__i];
   }
 }
@@ -43,6 +46,8 @@ inline void store(void* __p, cudaDataType __t, long long __i, double __v) {
     case CUDA_R_16F: static_cast<__half*>(__p)[__i] = __half(__v); break;
     case CUDA_R_16BF: static_cast<__nv_bfloat16*>(__p)[__i] = __nv_bfloat16((float)__v); break;
     case CUDA_R_32F: static_cast<float*>(__p)[__i] = (float)__v; break;
+    // An integer result (an exact integer here) wraps to 32 bits, as an int32 accumulator does.
+    case CUDA_R_32I: static_cast<int32_t*>(__p)[__i] = (int32_t)(uint32_t)(uint64_t)(int64_t)__v; break;
     default: static_cast<double*>(__p)[__i] = __v; break;
   }
 }
