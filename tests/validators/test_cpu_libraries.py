@@ -496,3 +496,22 @@ def test_a_cublaslt_matmul_outside_the_subset_needs_a_gpu_naming_it(backend):
     assert res.status == Status.NEEDS_GPU, res.reason
     assert "cublasLtMatmul with a tiled matrix order" in res.reason
     assert "before" in res.outcome.stdout and "after" not in res.outcome.stdout
+
+
+def test_batched_lu_inverse_qr_and_least_squares_satisfy_their_equations(backend):
+    """cuBLAS's batched solvers (`include/cudashim/cublas_solvers.h`; HeCBench's gels stopped as
+    `needs_gpu` on `cublasSgelsBatched`) in S, D, C and Z: getrf then getrs under N, T and C,
+    getri and matinv (A inv(A) = I), geqrf (A = Q R from the reflectors and tau) and gels (the
+    normal equations), each checked in `cpu_programs/cublas_solvers.cu`; an exactly singular
+    matrix's info names its zero pivot, and invalid arguments give LAPACK's -i in the host info."""
+    res = run_program(Program(source=(PROGRAMS / "cublas_solvers.cu").read_text()), backend)
+    assert res.status == Status.PASSED, (res.reason, res.compile.diagnostics[-2000:])
+    lines = res.outcome.stdout.splitlines()
+    checks = [ln.split() for ln in lines if not ln.startswith("status")]
+    routines = ["getrs_n", "getri", "matinv", "getrs_t", "getrs_c", "geqrf", "gels"]
+    assert [(c[0], c[1]) for c in checks] == [(r, t) for t in "SDCZ" for r in routines], lines
+    assert all(c[3] == "PASS" for c in checks), lines
+    statuses = {ln.split()[1]: ln.split()[2:] for ln in lines if ln.startswith("status")}
+    invalid = "7"  # CUBLAS_STATUS_INVALID_VALUE
+    assert statuses == {"singular": ["0", "2", "pivots", "3", "2", "3"], "getrs_lda": [invalid, "-6"],
+                        "gels_trans": [invalid, "-2"], "matinv_33": [invalid]}, lines

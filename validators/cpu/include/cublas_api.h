@@ -6,8 +6,9 @@
 // kernels do on a GPU, and runs at each launch of the graph.
 // Argument checks follow the reference BLAS / cuBLAS rules and return
 // CUBLAS_STATUS_INVALID_VALUE without touching memory. What is not declared here (complex
-// types, trsm, syrk, ...; cuBLASLt's matmul is include/cublasLt.h) fails to compile and is reported as `needs_gpu`; a declared
-// call with a data type the subset does not compute stops the run with a `needs_gpu` report.
+// level-3 types, trsm, syrk, ...; cuBLASLt's matmul is include/cublasLt.h, the batched solvers
+// cudashim/cublas_solvers.h) fails to compile and is reported as `needs_gpu`; a declared call
+// with a data type the subset does not compute stops the run with a `needs_gpu` report.
 // The exact list is in validators/cpu/README.md. Every local name is reserved (`__x`), so a
 // program's size macros (`-DN=...`) cannot collide with it.
 #pragma once
@@ -888,6 +889,9 @@ CUDASHIM_BLAS_L2(D, double)
 CUDASHIM_BLAS_L3(S, float)
 CUDASHIM_BLAS_L3(D, double)
 #undef CUDASHIM_BLAS_L3
+
+// Batched LU, inverse, QR and least squares in S, D, C and Z.
+#include <cudashim/cublas_solvers.h>
 
 inline cublasStatus_t cublasHgemm(cublasHandle_t __h, cublasOperation_t __ta, cublasOperation_t __tb, int __m, int __n, int __k,
                                   const __half* __alpha, const __half* __a, int __lda, const __half* __b, int __ldb, const __half* __beta,
