@@ -157,3 +157,12 @@ def test_a_chained_scan_is_judged_by_the_plain_build(backend):
     assert "the asan build stood down (one block at a time: block" in notes, notes
     assert "the race build's reverse run stopped (one block at a time" in notes, notes
     assert all(sorted(c.schedules) == ["forward", "reverse"] for c in res.cases), res.cases
+    # Each block waiting for a later one: the one-block builds stand down under `forward`, the
+    # order the kernel-work check runs in, so the plain build makes that check too (the race
+    # build's device-input run stopped, and the weaker no-launch run decided).
+    later = task.model_copy(update={"sizes": {"N": 3000}})
+    res = check(later, program.model_copy(update={"extra_flags": ["-DCHAIN_FROM_LAST=1", "-DN=3000"]}), backend=backend,
+                thorough=True)
+    assert res.status == Status.PASSED, (res.reason, [(c.case, c.reason) for c in res.cases])
+    assert "the asan build stood down" in "\n".join(res.notes), res.notes
+    assert res.kernel_check.startswith("outputs depend on the kernels: they follow the inputs"), res.kernel_check

@@ -2,10 +2,14 @@
 // block scans its tile, waits for the block before it to publish its inclusive prefix, then
 // publishes its own. Block b waits on block b-1, so under a schedule that starts later blocks
 // first the waiting block must not stop the others: a GPU runs the grid's blocks side by side.
+// -DCHAIN_FROM_LAST=1: block b scans tile gridDim.x-1-b, so each block waits for a later one.
 #include <cstdio>
 #include <cstdlib>
 #ifndef N
 #define N 16384
+#endif
+#ifndef CHAIN_FROM_LAST
+#define CHAIN_FROM_LAST 0
 #endif
 #define THREADS 128
 #define TILE (2 * THREADS)
@@ -13,7 +17,7 @@
 __global__ void chained_scan(const int* x, int* y, int n, volatile int* flag, volatile long long* prefix) {
   __shared__ int s[TILE];
   __shared__ long long before;
-  const int b = blockIdx.x, t = threadIdx.x, base = b * TILE;
+  const int b = CHAIN_FROM_LAST ? gridDim.x - 1 - blockIdx.x : blockIdx.x, t = threadIdx.x, base = b * TILE;
   for (int i = t; i < TILE; i += THREADS) s[i] = base + i < n ? x[base + i] : 0;
   __syncthreads();
   for (int off = 1; off < TILE; off *= 2) {  // Hillis-Steele inclusive scan of the tile
