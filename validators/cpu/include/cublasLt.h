@@ -258,20 +258,7 @@ void matmul(const cublasLtMatmulDescOpaque_t& __d, long long __m, long long __n,
     for (long long __j = 0; __j < __n; ++__j)
       for (long long __i = 0; __i < __m; ++__i) {
         _Cp __r = 0;
-        if (__alpha != 0 && __k > 0) {
-          const _Cp* __p = &__pa[__i * __k];
-          const _Cp* __q = &__pb[__j * __k];
-          _Cp __s0 = 0, __s1 = 0, __s2 = 0, __s3 = 0;
-          long long __l = 0;
-          for (; __l + 4 <= __k; __l += 4) {
-            __s0 += __p[__l] * __q[__l];
-            __s1 += __p[__l + 1] * __q[__l + 1];
-            __s2 += __p[__l + 2] * __q[__l + 2];
-            __s3 += __p[__l + 3] * __q[__l + 3];
-          }
-          for (; __l < __k; ++__l) __s0 += __p[__l] * __q[__l];
-          __r = (_Cp)__alpha * ((__s0 + __s1) + (__s2 + __s3));
-        }
+        if (__alpha != 0 && __k > 0) __r = (_Cp)__alpha * cudashim::blas::dot_packed(&__pa[__i * __k], &__pb[__j * __k], __k);
         if (__beta != 0) __r += (_Cp)__beta * (_Cp)lib::load(__cb, __lc.type, at(__lc, __i, __j));
         double __v = (double)__r;
         if (__ep & 4) __v += lib::load(__d.bias, __bias_t, __bi * __d.bias_stride + __i);

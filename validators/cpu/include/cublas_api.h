@@ -556,6 +556,21 @@ inline cublasStatus_t gemm_check(cublasHandle_t __h, cublasOperation_t __ta, cub
   return CUBLAS_STATUS_SUCCESS;
 }
 
+// The dot product of two packed rows in four chains (the loop is latency-bound with one).
+template <class _Cp>
+inline _Cp dot_packed(const _Cp* __p, const _Cp* __q, long long __k) {
+  _Cp __s0 = 0, __s1 = 0, __s2 = 0, __s3 = 0;
+  long long __l = 0;
+  for (; __l + 4 <= __k; __l += 4) {
+    __s0 += __p[__l] * __q[__l];
+    __s1 += __p[__l + 1] * __q[__l + 1];
+    __s2 += __p[__l + 2] * __q[__l + 2];
+    __s3 += __p[__l + 3] * __q[__l + 3];
+  }
+  for (; __l < __k; ++__l) __s0 += __p[__l] * __q[__l];
+  return (__s0 + __s1) + (__s2 + __s3);
+}
+
 // C = alpha op(A) op(B) + beta C in the compute type `_Cp`, for any real element types: op(A)
 // rows and op(B) columns are packed contiguously (converted once), then every C element is one
 // dot product. beta == 0 means C is not read.
@@ -579,20 +594,7 @@ void gemm_core(cublasOperation_t __ta, cublasOperation_t __tb, long long __m, lo
   for (long long __j = 0; __j < __n; ++__j)
     for (long long __i = 0; __i < __m; ++__i) {
       _Cp __r = 0;
-      if (__prod) {
-        const _Cp* __p = &__pa[__i * __k];
-        const _Cp* __q = &__pb[__j * __k];
-        _Cp __s0 = 0, __s1 = 0, __s2 = 0, __s3 = 0;  // four chains: the loop is latency-bound otherwise
-        long long __l = 0;
-        for (; __l + 4 <= __k; __l += 4) {
-          __s0 += __p[__l] * __q[__l];
-          __s1 += __p[__l + 1] * __q[__l + 1];
-          __s2 += __p[__l + 2] * __q[__l + 2];
-          __s3 += __p[__l + 3] * __q[__l + 3];
-        }
-        for (; __l < __k; ++__l) __s0 += __p[__l] * __q[__l];
-        __r = __al * ((__s0 + __s1) + (__s2 + __s3));
-      }
+      if (__prod) __r = __al * dot_packed(&__pa[__i * __k], &__pb[__j * __k], __k);
       const long long __ci = __i + __j * __ldc;
       if (__be != _Cp(0)) __r += __be * (_Cp)lib::load(__c, __ct, __ci);
       lib::store(__c, __ct, __ci, (double)__r);

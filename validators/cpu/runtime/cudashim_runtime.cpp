@@ -1785,7 +1785,10 @@ static void block_waits_outside(Worker* w) {
       p.cv.notify_all();
     }
   }
-  std::this_thread::yield();
+  // A block that has waited long sleeps between rounds: a grid that hangs (as it would on a GPU)
+  // then reaches the run's wall-clock limit (a timeout) rather than its CPU limit first.
+  if (w->stuck >= (1ull << 20)) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  else std::this_thread::yield();
 #endif
 }
 
