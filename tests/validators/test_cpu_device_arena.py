@@ -273,3 +273,36 @@ def test_a_freed_device_buffer_is_not_handed_out_again_at_once(tmp_path):
     assert proc.returncode != 0, proc.stdout
     assert "AddressSanitizer: heap-use-after-free" in proc.stderr, proc.stderr[-3000:]
     assert "in copy" in proc.stderr
+
+
+SHARED_WRAP = r"""
+#include <cstdint>
+#include <cstdio>
+#include <cuda_runtime.h>
+__global__ void k(int* out) {
+  __shared__ int s[64];
+  s[threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  const int* p = s + 40;
+  uint32_t x = threadIdx.x % 8;
+  out[threadIdx.x] = p[~x];  // a GPU's 32-bit shared window reads s[39 - x]
+}
+int main() {
+  int* d;
+  cudaMalloc(&d, 64 * sizeof(int));
+  k<<<1, 64>>>(d);
+  printf("survived %s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+  return 0;
+}
+"""
+
+
+def test_a_shared_pointer_indexed_below_zero_by_an_unsigned_int_is_named(tmp_path):
+    """HeCBench's merge (Merge Path, `BSm1[~Ax]` with `uint32_t Ax`): a GPU addresses shared
+    memory in a 32-bit window, where the index wraps back below the pointer; here it lands 16 GiB
+    past the array. Undefined in C++ and CUDA alike, so not emulated: the fault says what it is."""
+    proc = _run(_build(tmp_path, SHARED_WRAP, "wrap"))
+    assert proc.returncode != 0 and "survived" not in proc.stdout, proc.stdout
+    assert "in kernel 'k' block (0,0,0)" in proc.stderr, proc.stderr
+    assert "16 GiB past shared memory: a pointer into shared memory indexed by an unsigned 32-bit value" \
+        in proc.stderr, proc.stderr

@@ -1382,7 +1382,22 @@ static void poison_fill(void* p, size_t n, const std::string& desc) {
 unsigned long long block_serial();
 // Called (by the rewritten source) where a kernel declares a static __shared__ variable: the
 // first thread of each block to get there fills it, once per block.
+// Where this worker's static __shared__ variables live (the first ones seen; no allocation, so
+// the fault handler may read them): a fault far past one of them is named (shared_wrap_hint).
+struct SharedSeen {
+  uintptr_t p;
+  size_t n;
+};
+static thread_local SharedSeen t_shared_seen[16];
+static thread_local int t_shared_seen_n = 0;
+
 void shared_decl(void* p, size_t n, const char* name, unsigned line) {
+  {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    bool known = false;
+    for (int i = 0; i < t_shared_seen_n && !known; ++i) known = t_shared_seen[i].p == a;
+    if (!known && t_shared_seen_n < 16) t_shared_seen[t_shared_seen_n++] = SharedSeen{a, n};
+  }
 #ifdef CUDASHIM_RACE
   race::note_shared(p, n, name, line);
 #endif
@@ -2277,6 +2292,29 @@ static void null_pointer_hint(char* out, size_t size, uintptr_t addr) {
 
 // The program's buffered output (a pipe: fully buffered) would die with it; taken only when no
 // other code holds stdout's lock, so a fault inside printf cannot hang here.
+// A fault k x 4 GiB past shared memory (k an element size): a pointer into shared memory indexed
+// by an unsigned 32-bit value below zero (Merge Path's `p[~i]`). A GPU addresses shared memory in
+// a 32-bit window, where that index wraps back below the pointer; here it does not.
+static void shared_wrap_hint(char* out, size_t size, uintptr_t addr, const Worker* w) {
+  SharedSeen regions[17];
+  int nr = 0;
+  for (int i = 0; i < t_shared_seen_n; ++i) regions[nr++] = t_shared_seen[i];
+  if (w && w->smem) regions[nr++] = SharedSeen{reinterpret_cast<uintptr_t>(w->smem), w->smem_cap};
+  for (unsigned long long k : {1ull, 2ull, 4ull, 8ull, 16ull}) {
+    const uintptr_t shift = (uintptr_t)(k << 32);
+    if (addr < shift) continue;
+    const uintptr_t a = addr - shift;
+    for (int i = 0; i < nr; ++i)
+      if (a + 65536 >= regions[i].p && a < regions[i].p + regions[i].n + 65536) {
+        snprintf(out, size, "; %llu GiB past shared memory: a pointer into shared memory indexed by an unsigned "
+                 "32-bit value below zero (p[~i], p[i - j])? A GPU's 32-bit shared window wraps such an index "
+                 "back below the pointer; C++ and CUDA leave it undefined (index with a signed int)",
+                 4 * k);
+        return;
+      }
+  }
+}
+
 static void flush_stdout_if_free() {
   if (ftrylockfile(stdout) == 0) {
     fflush_unlocked(stdout);
@@ -2300,7 +2338,7 @@ static void on_segv(int sig, siginfo_t* info, void*) {
   int n;
   const char* what = sig == SIGBUS ? "bus error" : "invalid memory access";
   uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
-  char hint[256];
+  char hint[384];
   null_pointer_hint(hint, sizeof hint, addr);
   if (sig == SIGSEGV && info->si_code == SI_KERNEL) {
     // A general-protection fault: the kernel gives no address (si_addr 0), so it is no null
@@ -2317,6 +2355,7 @@ static void on_segv(int sig, siginfo_t* info, void*) {
                  t_kernel ? t_kernel : "?", blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z,
                  w->cur->stack.size / 1024);
   } else if (w && (w->cur || w->direct)) {  // direct: a barrier-free kernel's threads as plain calls
+    if (!hint[0]) shared_wrap_hint(hint, sizeof hint, addr, w);
     n = snprintf(buf, sizeof buf,
                  "cudashim: %s (address %p) in kernel '%s' block (%u,%u,%u) thread (%u,%u,%u)%s\n", what,
                  info->si_addr, t_kernel ? t_kernel : "?", blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
