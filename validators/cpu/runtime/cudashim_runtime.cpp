@@ -1744,8 +1744,10 @@ static void run_blocks(const LaunchSpec& s, unsigned long long nb, int workers,
   prepare_worker(me, s);
   drain(me, j);
   finish_worker(me);
-  std::unique_lock<std::mutex> lk(p.m);
+  // Only this thread posts a job not yet posted (helpers join posted ones): a launch that never
+  // posted takes no lock here.
   if (j.posted) {
+    std::unique_lock<std::mutex> lk(p.m);
     p.jobs.erase(std::find(p.jobs.begin(), p.jobs.end(), &j));
     p.done_cv.wait(lk, [&] { return j.joined == 0; });
   }
