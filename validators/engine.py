@@ -410,7 +410,6 @@ class Engine:
         poisons = ({v: POISON_BYTES[i % len(POISON_BYTES)] for i, v in enumerate(variants)}
                    if len(variants) > 1 and self.backend.poison_env(0) is not None else {})
         exes: dict[str, Executable] = {}
-        stood_builds: list[str] = []  # the fallback builds of the builds that stood down
         for variant in variants:
             try:
                 exe = self.backend.build_case(program, defines, size_defaults(task),
@@ -445,16 +444,7 @@ class Engine:
                                      extra_env=poison_env)
                 run.poison = poisons.get(variant)
                 fallback = self.backend.fallback_variant(variant)
-                stood = self.backend.stood_down(run.outcome) if run.outcome else None
-                if stood and fallback:
-                    stood_builds.append(fallback)
-                if stood and fallback not in exes and fallback in variants[variants.index(variant):]:
-                    # This build cannot run the program as a GPU would; the build it stands in
-                    # for runs every schedule of its own later, so its runs judge the case.
-                    result.notes.append(f"case {case.name}: the {variant} build stood down "
-                                        f"({stood}); the {fallback} build's runs judged it")
-                    break
-                if run.status is not None and fallback in exes and (stood or _out_of_time(run)):
+                if run.status is not None and fallback in exes and _out_of_time(run):
                     result.notes.append(
                         f"case {case.name}: the {variant} build's {schedule} run stopped "
                         f"({run.reason}); the {fallback} build's run judged it instead")
@@ -486,10 +476,7 @@ class Engine:
         if kernel_check and judged.status == Status.PASSED and exe is not None:
             # Its runs start device memory as this build's runs did: a run that alone left it
             # unpoisoned would tell the program which run it is in.
-            # A build that stood down for this program would stand down there too: the build
-            # that judged in its place makes them.
-            chosen = stood_builds[0] if stood_builds else self.backend.kernel_work_variant(list(exes))
-            exe = exes.get(chosen, exe)
+            exe = exes.get(self.backend.kernel_work_variant(list(exes)), exe)
             note = self._kernel_work(task, exe, case, inputs, sizes, runs[0].arrays,
                                      poison=poisons.get(exe.variant))
             # The first case's note (the fresh case's) stands for the check unless a later

@@ -231,12 +231,6 @@ class Backend(ABC):
         the failure is the verdict."""
         return None
 
-    def stood_down(self, outcome: RunOutcome) -> str | None:
-        """Why the run's build could not run the program as a GPU would (e.g. a build that runs
-        one block at a time meeting blocks that wait for each other), else None: the run is no
-        verdict, and `fallback_variant`'s build judges the program."""
-        return None
-
     def classify(self, exe: Executable, outcome: RunOutcome) -> Verdict:
         """Turn backend-specific failure signatures into a verdict; default: exit code only."""
         if outcome.timed_out:

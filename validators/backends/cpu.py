@@ -408,14 +408,8 @@ class CpuBackend(Backend):
     def fallback_variant(self, variant: str) -> str | None:
         # The race detector records every write of every kernel thread (several times slower
         # than the plain build on write-heavy programs): when that alone runs out of time, the
-        # plain build's run of the same schedule judges the case, and the result says so. Both
-        # checking builds run one block at a time: where blocks of a launch wait for each other
-        # they stand down (`stood_down`) and the plain build, whose blocks are co-resident as a
-        # GPU's are, judges.
+        # plain build's run of the same schedule judges the case, and the result says so.
         return "plain" if variant in ("race", "asan") else None
-
-    def stood_down(self, outcome: RunOutcome) -> str | None:
-        return diagnostics.stood_down(outcome.stderr, outcome.extra.get("fatal_tag", ""))
 
     def sandbox_overrides(self, exe: Executable) -> dict[str, object]:
         # AddressSanitizer reserves terabytes of shadow address space.

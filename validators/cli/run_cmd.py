@@ -345,12 +345,10 @@ def _run(args: argparse.Namespace, prog_args: list[str], prog_path: Path | None)
             out_of_time = one.outcome is not None and (
                 one.outcome.timed_out or one.outcome.limit_hit in ("cpu", "memory"))
             # As a check does: a checking build that alone runs out of time (the race detector
-            # records every write) after the build it stands in for ran, or that stood down (it
-            # cannot run the program as a GPU would), is replaced by the build it stands in for.
-            stood = backend.stood_down(one.outcome) if one.outcome is not None else None
+            # records every write) after the build it stands in for ran is replaced by it.
             ran_before = fallback in {v for v, _, _ in plan[:n]}
             if (len(plan) > 1 and fallback is not None and fallback != variant
-                    and (stood or (out_of_time and ran_before))):
+                    and out_of_time and ran_before):
                 stopped = one.reason
                 one = run_program(program, backend, prog_args, limits=limits, workdir_files=files,
                                   defines=defines, variant=fallback,  # type: ignore[arg-type]

@@ -304,12 +304,6 @@ FATAL_TAG_ENV = "CUDASHIM_FATAL_TAG"
 """The runtime's fatal lines carry this run's tag (`cudashim[<tag>]: ...`, runtime `vfatal`)."""
 
 
-ONE_BLOCK_AT_A_TIME = "cudashim: one block at a time: "
-"""The runtime's words (runtime: block_waits_outside) when a block of a build that runs one block
-at a time (ASan, race) waits for blocks of its launch that have not started: that build stands
-down and the plain build's runs judge the program."""
-
-
 def _own_lines(stderr: str, tag: str) -> str:
     """The runtime's own lines: with the run's `CUDASHIM_FATAL_TAG`, only those it tagged."""
     if not tag:
@@ -317,15 +311,6 @@ def _own_lines(stderr: str, tag: str) -> str:
     mark = f"cudashim[{tag}]: "
     return "\n".join("cudashim: " + ln[len(mark):] for ln in stderr.splitlines()
                      if ln.startswith(mark))
-
-
-def stood_down(stderr: str, tag: str = "") -> str | None:
-    """Why the run's build stood down (it cannot run this program as a GPU would), else None.
-    Taken from the runtime's own tagged words only: a program printing them dodges nothing."""
-    own = _own_lines(stderr, tag)
-    if ONE_BLOCK_AT_A_TIME not in own:
-        return None
-    return _first_line(own, ONE_BLOCK_AT_A_TIME).removeprefix("cudashim: ")[:600]
 
 
 def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1, *,
@@ -341,10 +326,6 @@ def runtime_verdict(stdout: str, stderr: str, exit_code: int | None = 1, *,
     own = _own_lines(stderr, tag)
     if tag:
         stderr = stderr.replace(f"cudashim[{tag}]: ", "cudashim: ")
-    # No verdict on the program: this build could not run it (the validator has another judge).
-    why = stood_down(own)
-    if why:
-        return "error", why
     if "cudashim: deadlock" in stderr:
         line = _first_line(stderr, "cudashim: deadlock")
         return "runtime_error", "deadlock: " + line.removeprefix("cudashim: deadlock ").strip()[

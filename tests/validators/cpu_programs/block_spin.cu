@@ -132,6 +132,36 @@ __global__ void ring(volatile int* token, int* out) {
   }
 }
 
+// shared_kept: each block fills a __shared__ tile, waits for the last block, then reads the tile
+// back (a build that keeps one __shared__ for every block must keep each block's own across the
+// others' turns). lost_after_wait: after the wait every thread of a block adds one to its block's
+// counter without an atomic: lost updates on a GPU, which the race build must see.
+__global__ void shared_kept(int* flag, int* out) {
+  __shared__ int tile[64];
+  tile[threadIdx.x] = blockIdx.x + 1;
+  __syncthreads();
+  if (blockIdx.x == gridDim.x - 1) {
+    if (threadIdx.x == 0) atomicExch(flag, 1);
+  } else {
+    while (atomicAdd(flag, 0) == 0) { }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int s = 0;
+    for (int i = 0; i < 64; ++i) s += tile[i];
+    out[blockIdx.x] = s == 64 * (int)(blockIdx.x + 1);
+  }
+}
+
+__global__ void lost_after_wait(int* flag, int* count) {
+  if (blockIdx.x == gridDim.x - 1) {
+    if (threadIdx.x == 0) atomicExch(flag, 1);
+  } else {
+    while (atomicAdd(flag, 0) == 0) { }
+  }
+  count[blockIdx.x] += 1;
+}
+
 __global__ void beyond(volatile int* flag) {
   if (blockIdx.x == gridDim.x - 1) {
     if (threadIdx.x == 0) *flag = 1;
@@ -212,16 +242,23 @@ static int run(const char* which) {
     printf("%s %s\n", which, ok ? "ok" : "WRONG");
     return ok ? 0 : 1;
   }
-  if (!strcmp(which, "last_sets") || !strcmp(which, "ring")) {
+  if (!strcmp(which, "last_sets") || !strcmp(which, "ring") || !strcmp(which, "shared_kept") ||
+      !strcmp(which, "lost_after_wait")) {
     const int nb = 12;
     int *flag = zeros(nb), *out = zeros(nb);
     int want = 0, got = 0;
-    if (which[0] == 'l') {
+    if (!strcmp(which, "last_sets")) {
       last_sets<<<nb, 64>>>(flag, out);
       want = nb - 1;
-    } else {
+    } else if (!strcmp(which, "ring")) {
       ring<<<nb, 32>>>(flag, out);
       want = nb * (nb + 1) / 2;
+    } else if (!strcmp(which, "shared_kept")) {
+      shared_kept<<<nb, 64>>>(flag, out);
+      want = nb;
+    } else {
+      lost_after_wait<<<nb, 64>>>(flag, out);
+      want = nb * 64;
     }
     cudaMemcpy(h, out, nb * sizeof(int), cudaMemcpyDeviceToHost);
     for (int b = 0; b < nb; ++b) got += h[b];

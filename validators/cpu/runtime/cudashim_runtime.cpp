@@ -701,10 +701,11 @@ struct Worker {
 #endif
   char* altstack = nullptr;
 #ifdef CUDASHIM_ASAN
-  // A cooperative block's static __shared__ variables (plain statics in this build, shared by
-  // every block): saved when it hands the turn on, restored when it gets it back.
-  std::vector<std::pair<void*, size_t>> coop_shared;
-  std::vector<char> coop_saved;
+  // The block's static __shared__ variables (plain statics in this build, shared by every
+  // block): saved when a block of a cooperative launch, or of a launch run by turns, hands the
+  // turn on, restored when it gets it back.
+  std::vector<std::pair<void*, size_t>> block_shared;
+  std::vector<char> block_saved;
 #endif
 #ifdef CUDASHIM_RACE
   // race_detector.h: when the block's last barrier completed, the current grid.sync() phase,
@@ -1402,10 +1403,10 @@ void shared_decl(void* p, size_t n, const char* name, unsigned line) {
   race::note_shared(p, n, name, line);
 #endif
 #ifdef CUDASHIM_ASAN
-  if (Worker* w = tw; w && w->coop) {
+  if (Worker* w = tw; w && w->cur) {
     bool known = false;
-    for (const auto& v : w->coop_shared) known |= v.first == p;
-    if (!known) w->coop_shared.emplace_back(p, n);
+    for (const auto& v : w->block_shared) known |= v.first == p;
+    if (!known) w->block_shared.emplace_back(p, n);
   }
 #endif
   if (poison_byte() < 0) return;
@@ -1425,11 +1426,16 @@ fill:
 }
 
 static void block_waits_outside(Worker* w);
+static void block_shared_save(Worker* w);
+static void block_shared_restore(Worker* w);
 
 static void run_block(Worker* w, const LaunchSpec& s, unsigned long long lin) {
   const unsigned gx = s.grid.x, gy = s.grid.y;
   blockIdx = uint3{(unsigned)(lin % gx), (unsigned)((lin / gx) % gy), (unsigned)(lin / ((unsigned long long)gx * gy))};
   w->block_lin = lin;
+#ifdef CUDASHIM_ASAN
+  w->block_shared.clear();
+#endif
   static std::atomic<unsigned long long> serials{0};
   w->block_serial = ++serials;
   if (s.shmem && poison_byte() >= 0)
@@ -1630,6 +1636,15 @@ struct Job {
   int joined = 0;  // helpers working on it now (under Pool::m)
   int resident = 1;  // blocks of the launch the emulated device holds at once (grid residency)
   bool posted = false;  // in Pool::jobs (under Pool::m)
+#if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
+  // These builds run one block at a time; once a block waits for others, the launch's blocks
+  // run by turns on threads of their own (block_waits_outside). Under `tm`, once `turns` is set:
+  bool turns = false;
+  std::mutex tm;
+  std::condition_variable tcv;
+  Worker* holder = nullptr;  // the worker whose block may run (kNewBlock: the next block to start)
+  std::deque<Worker*> ring;  // workers whose blocks wait for the turn, in the order they gave it up
+#endif
 };
 
 struct Pool {
@@ -1675,14 +1690,47 @@ static unsigned long long unstarted(const Job& j) {
   return j.nblocks - std::min(j.nblocks, (e & 0xffffffffull) + (e >> 32));
 }
 
-static void drain(Worker* w, Job& j) {
+#if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
+static Worker* const kNewBlock = reinterpret_cast<Worker*>(uintptr_t(1));
+
+// A helper starts the block the turn's holder asked for; whoever holds the turn takes blocks,
+// so which block each worker runs is the schedule's alone.
+static void turn_claim_new(Worker* w, Job& j) {
+  std::unique_lock<std::mutex> lk(j.tm);
+  j.tcv.wait(lk, [&] { return j.holder == kNewBlock; });
+  j.holder = w;
+}
+
+// The worker's blocks are done: the block that gave the turn up first gets it.
+static void turn_leave(Worker* w, Job& j) {
+  if (!j.turns) return;  // set only by the worker holding the turn, and before any helper joins
+  std::lock_guard<std::mutex> lk(j.tm);
+  if (j.holder != w) return;
+  j.holder = nullptr;
+  if (!j.ring.empty()) {
+    j.holder = j.ring.front();
+    j.ring.pop_front();
+  }
+  j.tcv.notify_all();
+}
+#endif
+
+static void drain(Worker* w, Job& j, bool helper) {
   unsigned long long k;
   w->job = &j;
+#if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
+  if (helper) turn_claim_new(w, j);
+#else
+  (void)helper;
+#endif
   while (take(j, k)) {
     if (g_abort_launch.load(std::memory_order_relaxed)) break;
     w->stuck = 0;
     run_block(w, *j.spec, block_at(k, j.nblocks, j.perm));
   }
+#if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
+  turn_leave(w, j);
+#endif
   w->job = nullptr;
 }
 
@@ -1703,7 +1751,7 @@ static void worker_loop() {
     j->joined++;
     lk.unlock();
     prepare_worker(w, *j->spec);
-    drain(w, *j);
+    drain(w, *j, true);
     finish_worker(w);
     lk.lock();
     p.idle++;
@@ -1742,7 +1790,7 @@ static void run_blocks(const LaunchSpec& s, unsigned long long nb, int workers,
     p.cv.notify_all();
   }
   prepare_worker(me, s);
-  drain(me, j);
+  drain(me, j, false);
   finish_worker(me);
   // Only this thread posts a job not yet posted (helpers join posted ones): a launch that never
   // posted takes no lock here.
@@ -1758,40 +1806,99 @@ static void run_blocks(const LaunchSpec& s, unsigned long long nb, int workers,
 // grid (ECL's graph codes wait for vertices other blocks own; single-pass scans for the tiles
 // before theirs). A GPU runs the grid's blocks side by side up to what its SMs hold, so such a
 // block does not stop the others: here a block that waits while blocks of its launch have not
-// started has another helper take them, up to the emulated device's residency (the occupancy the
-// program was told: multiProcessorCount x max blocks per SM). The spinning thread lets the
-// others have the core. Beyond that residency a wait for a block not yet started spins until the
-// time limit, as it can hang on a GPU.
+// started has another block started beside it, up to the emulated device's residency (the
+// occupancy the program was told: multiProcessorCount x max blocks per SM). Beyond that
+// residency a wait for a block not yet started spins until the time limit, as it can hang on a
+// GPU.
+//
+// Under `reverse`, a full device whose blocks wait takes the rest of the launch lowest block
+// first, with room for as many more blocks: a GPU dispatches a grid's blocks in index order, so
+// the blocks waited for (a scan's earlier tiles) would have run first.
+static int residency_room(Job& j, unsigned long long live) {
+  if (live >= (unsigned long long)j.resident && config().order == Order::Reverse && j.nblocks < kPacked) {
+    j.low.store(true, std::memory_order_relaxed);
+    return 2 * j.resident;
+  }
+  return j.resident;
+}
+
+// A block that has waited long sleeps between rounds: a grid that hangs (as it would on a GPU)
+// then reaches the run's wall-clock limit (a timeout) rather than its CPU limit first.
+static void pause_waiting(Worker* w) {
+  if (w->stuck >= (1ull << 20)) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  else std::this_thread::yield();
+}
+
+#if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
+// A helper to start the launch's next block: false when the sandbox allows no more threads.
+static bool helper_for_next_block(Job& j) {
+  Pool& p = pool();
+  std::lock_guard<std::mutex> lk(p.m);
+  if (p.idle == 0) grow_pool(p, (int)p.threads.size() + 1);
+  if (p.idle == 0) return false;
+  j.wanted = j.joined + 1;
+  if (!j.posted) {
+    p.jobs.push_back(&j);
+    j.posted = true;
+  }
+  p.cv.notify_all();
+  return true;
+}
+
+// These builds keep one copy of what a block owns (the ASan build's __shared__ is a plain
+// static, the race detector's records are the process's), so they run one block at a time. A
+// block that waits for other blocks hands the turn on: to a block not started yet (on a helper
+// thread, up to the residency) or else to the block that has waited longest, and waits for the
+// turn to come back, its __shared__ saved meanwhile, as the blocks of a cooperative launch do.
+// Only one block runs at any moment, and every hand-over happens where a block waits, so a
+// run's interleaving is a function of the schedule alone.
 static void block_waits_outside(Worker* w) {
   Job& j = *w->job;
   w->stuck += 64ull * (unsigned long long)w->yielded;  // kSpinsPerYield passes per spinning thread
   const bool waiting = unstarted(j) > 0;
-#if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
-  // This build runs one block at a time (its __shared__ and its race records are per process):
-  // a block that waits this long while others have not started cannot be helped here. It
-  // stands down, and the validator has the plain build's runs judge the program.
-  if (waiting && w->stuck >= (1ull << 24)) {
-    const unsigned long long gx = w->spec->grid.x, gy = w->spec->grid.y, b = w->block_lin;
-    fatal("cudashim: one block at a time: block (%llu,%llu,%llu) of kernel '%s' waits for other "
-          "blocks of its launch (its threads spun %llu times while %llu of its %llu blocks had not "
-          "started); this build runs a launch's blocks one after another, where a GPU runs them "
-          "side by side",
-          b % gx, (b / gx) % gy, b / (gx * gy), w->spec->name, w->stuck,
-          unstarted(j), j.nblocks);
+  std::unique_lock<std::mutex> lk(j.tm);
+  if (!j.turns) {
+    if (!waiting) {  // the only block left: nothing else can run
+      lk.unlock();
+      pause_waiting(w);
+      return;
+    }
+    j.turns = true;
+    j.holder = w;
   }
+  Worker* next = nullptr;
+  if (waiting && (unsigned long long)j.ring.size() + 1 < (unsigned long long)residency_room(j, j.ring.size() + 1) &&
+      helper_for_next_block(j)) {
+    next = kNewBlock;
+  } else if (!j.ring.empty()) {
+    next = j.ring.front();
+    j.ring.pop_front();
+  } else {
+    lk.unlock();
+    pause_waiting(w);
+    return;
+  }
+  if (w->stuck >= (1ull << 20)) std::this_thread::sleep_for(std::chrono::microseconds(100));
+#ifdef CUDASHIM_RACE
+  race::turn_ends(w);
+#endif
+  block_shared_save(w);
+  j.ring.push_back(w);
+  j.holder = next;
+  j.tcv.notify_all();
+  j.tcv.wait(lk, [&] { return j.holder == w; });
+  lk.unlock();
+  block_shared_restore(w);
+}
 #else
-  if (waiting) {
+// The plain build runs blocks side by side: another helper takes the launch's next block.
+static void block_waits_outside(Worker* w) {
+  Job& j = *w->job;
+  w->stuck += 64ull * (unsigned long long)w->yielded;  // kSpinsPerYield passes per spinning thread
+  if (unstarted(j) > 0) {
     Pool& p = pool();
     std::lock_guard<std::mutex> lk(p.m);
-    int room = j.resident;
-    if (j.joined + 1 >= j.resident && config().order == Order::Reverse && j.nblocks < kPacked) {
-      // The device is full and its blocks wait, most likely for blocks before them (a
-      // single-pass scan's tiles): a GPU dispatches a grid's blocks in order, so those would
-      // have run first. The rest of the launch is taken lowest block first, and as many more
-      // blocks may run as the device holds.
-      j.low.store(true, std::memory_order_relaxed);
-      room = 2 * j.resident;
-    }
+    const int room = residency_room(j, (unsigned long long)j.joined + 1);
     if (j.joined + 1 < room && j.wanted <= j.joined) {
       j.wanted = j.joined + 1;
       if (!j.posted) {
@@ -1802,12 +1909,9 @@ static void block_waits_outside(Worker* w) {
       p.cv.notify_all();
     }
   }
-  // A block that has waited long sleeps between rounds: a grid that hangs (as it would on a GPU)
-  // then reaches the run's wall-clock limit (a timeout) rather than its CPU limit first.
-  if (w->stuck >= (1ull << 20)) std::this_thread::sleep_for(std::chrono::microseconds(100));
-  else std::this_thread::yield();
-#endif
+  pause_waiting(w);
 }
+#endif
 
 // ---------------------------------------------------------------- cooperative launches
 // Every block of a cooperative grid is co-resident: each gets its own thread (so its
@@ -1854,20 +1958,17 @@ void grid_sync(unsigned line, const char* file) {
   yield(w, f);
 }
 
-static void coop_shared_save(Worker* w);
-static void coop_shared_restore(Worker* w);
-
 // A block gives its turn back from inside a spin loop and waits for it again.
 static void coop_yield(Worker* w) {
   Coop& c = coop();
   const unsigned long long b = w->block_lin;
   std::unique_lock<std::mutex> lk(c.m);
-  coop_shared_save(w);
+  block_shared_save(w);
   c.st[b] = Coop::YIELDED;
   c.turn = -1;
   c.cv.notify_all();
   c.cv.wait(lk, [&] { return c.turn == (long long)b; });
-  coop_shared_restore(w);
+  block_shared_restore(w);
   w->spins = 0;
 }
 
@@ -1996,14 +2097,14 @@ void _Sync_notify(const void* obj) {
 // The ASan build's __shared__ is one static for all blocks: a cooperative block keeps its own
 // values across the turns of the others (grid.sync(), a spin's hand-over) as a GPU block keeps its
 // shared memory.
-static void coop_shared_save(Worker* w) {
+static void block_shared_save(Worker* w) {
 #ifdef CUDASHIM_ASAN
   size_t total = 0;
-  for (const auto& v : w->coop_shared) total += v.second;
-  w->coop_saved.resize(total);
+  for (const auto& v : w->block_shared) total += v.second;
+  w->block_saved.resize(total);
   size_t at = 0;
-  for (const auto& v : w->coop_shared) {
-    memcpy(w->coop_saved.data() + at, v.first, v.second);
+  for (const auto& v : w->block_shared) {
+    memcpy(w->block_saved.data() + at, v.first, v.second);
     at += v.second;
   }
 #else
@@ -2011,11 +2112,11 @@ static void coop_shared_save(Worker* w) {
 #endif
 }
 
-static void coop_shared_restore(Worker* w) {
+static void block_shared_restore(Worker* w) {
 #ifdef CUDASHIM_ASAN
   size_t at = 0;
-  for (const auto& v : w->coop_shared) {
-    memcpy(v.first, w->coop_saved.data() + at, v.second);
+  for (const auto& v : w->block_shared) {
+    memcpy(v.first, w->block_saved.data() + at, v.second);
     at += v.second;
   }
 #else
@@ -2035,14 +2136,14 @@ static void coop_park(Worker* w) {
   Coop& c = coop();
   const unsigned long long b = w->block_lin;
   std::unique_lock<std::mutex> lk(c.m);
-  coop_shared_save(w);
+  block_shared_save(w);
   c.st[b] = Coop::PARKED;
   c.arrived[b] = w->grid_waiting;
   c.at[b] = first;
   c.turn = -1;
   c.cv.notify_all();
   c.cv.wait(lk, [&] { return c.turn == (long long)b; });
-  coop_shared_restore(w);
+  block_shared_restore(w);
 }
 
 static void coop_thread(unsigned long long id) {
@@ -2058,9 +2159,6 @@ static void coop_thread(unsigned long long id) {
     prepare_worker(w, s);
     w->coop = _Spin_fibers = true;
     w->spins = 0;
-#ifdef CUDASHIM_ASAN
-    w->coop_shared.clear();
-#endif
     run_block(w, s, id);
     w->coop = _Spin_fibers = false;
     finish_worker(w);

@@ -35,7 +35,8 @@
 //
 // The first conflict ends the run (exit code 87) with a report naming the kernel, both threads,
 // both source lines and the address space (shared or global memory, and which buffer).
-// Launches take turns and blocks run on one worker, so the bookkeeping needs no locks.
+// Launches take turns and one block runs at a time (blocks that wait for each other hand a turn
+// over under a lock), so the bookkeeping needs no locks of its own.
 #pragma once
 #ifdef CUDASHIM_RACE
 
@@ -513,6 +514,11 @@ static void warp_op_completes(Worker* w, int warp, unsigned group) {
     const size_t lin = (size_t)warp * 32 + __builtin_ctz(g);
     if (lin < w->race_lane_sync.size()) w->race_lane_sync[lin] = t;
   }
+}
+// A block hands the turn to another block of its launch (blocks that wait for each other run by
+// turns): its last write is judged before the next block writes.
+static void turn_ends(Worker* w) {
+  if (g_pend.active) resolve(w);
 }
 // A block of a cooperative grid resumes after grid.sync(): the first block of each new phase
 // opens it; writes of earlier phases are ordered before every later one.
