@@ -168,3 +168,27 @@ def test_a_chained_scan_passes_every_build_of_a_thorough_check(backend):
     assert res.status == Status.PASSED, (res.reason, [(c.case, c.reason) for c in res.cases])
     assert not [n for n in res.notes if "judged it" in n], res.notes
     assert res.kernel_check.startswith("outputs depend on the kernels: they follow the inputs"), res.kernel_check
+
+
+@needs_gxx
+@pytest.mark.parametrize("variant", ["plain", "race"])
+def test_a_chained_scan_over_more_tiles_than_the_device_holds_finishes_in_a_random_order(
+        backend, variant, tmp_path):
+    """Under `random:<seed>` the device filled with tiles from anywhere in the grid, most waiting
+    for tiles not started (a timeout); as under `reverse`, a full device whose blocks wait now
+    takes the rest of the launch lowest block first, as a GPU dispatches them."""
+    import numpy as np
+
+    data = tmp_path / "data"
+    data.mkdir()
+    x = np.random.default_rng(9).integers(-1000, 1000, 16384).astype(np.int32)
+    x.tofile(data / "x.bin")
+    for schedule in ("random:3", "random:11"):
+        out = tmp_path / f"out-{variant}-{schedule.replace(':', '')}"
+        got = run_program(Program(source=(PROGRAM.parent / "chained_scan.cu").read_text()), backend,
+                          variant=variant, schedule=schedule, workdir_files=[data], keep_outputs=out,
+                          limits=Limits(cpu_seconds=60, wall_seconds=60))
+        assert got.status == Status.PASSED, (schedule, got.reason, got.outcome and got.outcome.stderr)
+        assert got.outcome.stdout.strip() == "blocks 64"
+        np.testing.assert_array_equal(np.fromfile(out / "data" / "y.bin", dtype=np.int32),
+                                      np.cumsum(x.astype(np.int64)).astype(np.int32))

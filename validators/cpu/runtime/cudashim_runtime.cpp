@@ -1632,6 +1632,11 @@ struct Job {
   // of the schedule's order; from the back once `low` is set (block_waits_outside).
   std::atomic<unsigned long long> ends{0};
   std::atomic<bool> low{false};
+  // `random:` orders (perm): blocks taken in the permutation's order, or lowest index first
+  // once `low` is set; under `pm`.
+  std::mutex pm;
+  std::vector<unsigned char> started;
+  unsigned long long front = 0, lowest = 0, taken = 0;
   int wanted = 0;  // helpers the launch can use (blocks - 1, at most workers - 1)
   int joined = 0;  // helpers working on it now (under Pool::m)
   int resident = 1;  // blocks of the launch the emulated device holds at once (grid residency)
@@ -1668,9 +1673,35 @@ static inline unsigned long long block_at(unsigned long long k, unsigned long lo
 
 static constexpr unsigned long long kPacked = 1ull << 31;
 
-// The next position of the launch's schedule order to run, if any is left.
-static bool take(Job& j, unsigned long long& k) {
-  if (j.nblocks >= kPacked) return (k = j.next.fetch_add(1)) < j.nblocks;
+// A `random:` launch's next block: the permutation's next one not started, or once `low` is set
+// the lowest one not started.
+static bool take_permuted(Job& j, unsigned long long& b) {
+  const std::vector<unsigned long long>& perm = *j.perm;
+  std::lock_guard<std::mutex> lk(j.pm);
+  if (j.started.empty()) j.started.assign(j.nblocks, 0);
+  if (j.low.load(std::memory_order_relaxed)) {
+    while (j.lowest < j.nblocks && j.started[j.lowest]) ++j.lowest;
+    if (j.lowest >= j.nblocks) return false;
+    b = j.lowest;
+  } else {
+    while (j.front < j.nblocks && j.started[perm[j.front]]) ++j.front;
+    if (j.front >= j.nblocks) return false;
+    b = perm[j.front++];
+  }
+  j.started[b] = 1;
+  j.taken++;
+  return true;
+}
+
+// The next block of the launch to run, in the schedule's order, if any is left.
+static bool take(Job& j, unsigned long long& b) {
+  if (j.perm) return take_permuted(j, b);
+  unsigned long long k;
+  if (j.nblocks >= kPacked) {
+    if ((k = j.next.fetch_add(1)) >= j.nblocks) return false;
+    b = block_at(k, j.nblocks, nullptr);
+    return true;
+  }
   const bool low = j.low.load(std::memory_order_relaxed);
   unsigned long long e = j.ends.load(std::memory_order_relaxed);
   for (;;) {
@@ -1678,13 +1709,18 @@ static bool take(Job& j, unsigned long long& k) {
     if (front + back >= j.nblocks) return false;
     if (j.ends.compare_exchange_weak(e, low ? e + (1ull << 32) : e + 1, std::memory_order_relaxed)) {
       k = low ? j.nblocks - 1 - back : front;
+      b = block_at(k, j.nblocks, nullptr);
       return true;
     }
   }
 }
 
 // Blocks of the launch not started yet.
-static unsigned long long unstarted(const Job& j) {
+static unsigned long long unstarted(Job& j) {
+  if (j.perm) {
+    std::lock_guard<std::mutex> lk(j.pm);
+    return j.nblocks - j.taken;
+  }
   if (j.nblocks >= kPacked) return j.nblocks - std::min(j.nblocks, j.next.load(std::memory_order_relaxed));
   const unsigned long long e = j.ends.load(std::memory_order_relaxed);
   return j.nblocks - std::min(j.nblocks, (e & 0xffffffffull) + (e >> 32));
@@ -1716,17 +1752,17 @@ static void turn_leave(Worker* w, Job& j) {
 #endif
 
 static void drain(Worker* w, Job& j, bool helper) {
-  unsigned long long k;
+  unsigned long long b;
   w->job = &j;
 #if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
   if (helper) turn_claim_new(w, j);
 #else
   (void)helper;
 #endif
-  while (take(j, k)) {
+  while (take(j, b)) {
     if (g_abort_launch.load(std::memory_order_relaxed)) break;
     w->stuck = 0;
-    run_block(w, *j.spec, block_at(k, j.nblocks, j.perm));
+    run_block(w, *j.spec, b);
   }
 #if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
   turn_leave(w, j);
@@ -1811,11 +1847,11 @@ static void run_blocks(const LaunchSpec& s, unsigned long long nb, int workers,
 // residency a wait for a block not yet started spins until the time limit, as it can hang on a
 // GPU.
 //
-// Under `reverse`, a full device whose blocks wait takes the rest of the launch lowest block
-// first, with room for as many more blocks: a GPU dispatches a grid's blocks in index order, so
-// the blocks waited for (a scan's earlier tiles) would have run first.
+// Under `reverse` or `random:<seed>`, a full device whose blocks wait takes the rest of the
+// launch lowest block first, with room for as many more blocks: a GPU dispatches a grid's blocks
+// in index order, so the blocks waited for (a scan's earlier tiles) would have run first.
 static int residency_room(Job& j, unsigned long long live) {
-  if (live >= (unsigned long long)j.resident && config().order == Order::Reverse && j.nblocks < kPacked) {
+  if (live >= (unsigned long long)j.resident && config().order != Order::Forward && j.nblocks < kPacked) {
     j.low.store(true, std::memory_order_relaxed);
     return 2 * j.resident;
   }
