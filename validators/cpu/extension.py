@@ -435,15 +435,22 @@ def _compile_request(req: BuildRequest, out_dir: Path, *, runner: toolchain.Runn
                 output += res.output
                 return False, "\n".join(notes) + ("\n" if notes else "") + output, commands
             # With the whole header: the host unit itself needs it, compiled so below.
-        cmd = [*common, *forced(bind, library), *host_flags, "-x", "c++", "-c", fname, "-o", obj]
+        # A CUDA unit that never names the module is the same object under any module name: it
+        # is built once in the build cache for every answer of that text (answers that differ
+        # only in their Python, or in the name they give load_inline).
+        reusable = (i > 0 and cache is not None and not library and "TORCH_EXTENSION_NAME" not in text
+                    and not any(f.startswith(("-I", "-include", "-isystem", "-iquote")) for f in host_flags))
+        unit_common = ([*common[:-1], f"-DTORCH_EXTENSION_NAME={HOST_UNIT_NAME}"] if reusable else common)
+        unit_cache = cache if reusable else None
+        cmd = [*unit_common, *forced(bind, library), *host_flags, "-x", "c++", "-c", fname, "-o", obj]
         commands.append(" ".join(cmd))
-        res = runner(cmd, out_dir, expose)
+        res = _unit(text, cmd, out_dir, runner=runner, cache=unit_cache, expose=expose)
         if not bind and res.returncode != 0 and not res.timed_out and _NEEDS_BIND.search(res.output):
             first = next((ln for ln in res.output.splitlines() if "error" in ln), "").strip()
             notes.append(f"cudashim: {fname} compiled again with pybind11's headers ({first})")
-            cmd = [*common, *forced(True, library), *host_flags, "-x", "c++", "-c", fname, "-o", obj]
+            cmd = [*unit_common, *forced(True, library), *host_flags, "-x", "c++", "-c", fname, "-o", obj]
             commands.append(" ".join(cmd))
-            res = runner(cmd, out_dir, expose)
+            res = _unit(text, cmd, out_dir, runner=runner, cache=unit_cache, expose=expose)
         output += res.output
         if res.returncode != 0 or res.timed_out:
             return False, "\n".join(notes) + ("\n" if notes else "") + output, commands
@@ -579,10 +586,32 @@ def _shared_host_unit(text: str, cmd: list[str], out_dir: Path, *, runner: toolc
     with the host compiler), so every variant links the plain build of it: the race build's
     instrumentation observes kernel threads only. pybind11 makes this unit the costliest of an
     extension (about 12 CPU-s of a ~20 s build), and a thorough check builds two variants."""
+    return _cached_unit(text, cmd, out_dir, runner=runner, cache=cache, expose=expose,
+                        kind="torch-ext-host-unit")
+
+
+def _unit(text: str, cmd: list[str], out_dir: Path, *, runner: toolchain.Runner,
+          cache: BuildCache | None, expose: list[Path]) -> toolchain.CommandResult:
+    """A CUDA unit's object (its text already at `out_dir / cmd[-3]`): from the build cache
+    when `cache` is given, else compiled in place."""
+    if cache is None:
+        return runner(cmd, out_dir, expose)
+    return _cached_unit(text, cmd, out_dir, runner=runner, cache=cache, expose=expose,
+                        kind="torch-ext-cuda-unit")
+
+
+_UNIT_KINDS = {"torch-ext-host-unit": "host unit of torch extensions",
+               "torch-ext-cuda-unit": "CUDA unit of torch extensions"}
+
+
+def _cached_unit(text: str, cmd: list[str], out_dir: Path, *, runner: toolchain.Runner,
+                 cache: BuildCache, expose: list[Path], kind: str) -> toolchain.CommandResult:
+    """The object `cmd` compiles from `text` (written at `cmd[-3]`), from the build cache or
+    built there (keyed on both), copied to `out_dir`."""
     from ..build_cache import BuildCache, TransientBuildError
 
     obj = cmd[-1]
-    key = BuildCache.key(kind="torch-ext-host-unit", text=text, command=cmd, shim=shim_version(),
+    key = BuildCache.key(kind=kind, text=text, command=cmd, shim=shim_version(),
                          compiler=toolchain.gxx_version())
     from schemas.validation import CompileInfo
 
@@ -590,7 +619,7 @@ def _shared_host_unit(text: str, cmd: list[str], out_dir: Path, *, runner: toolc
         t0 = time.monotonic()
         (work / cmd[-3]).write_text(text, encoding="utf-8", errors="surrogatepass")
         res = runner(cmd, work, expose)
-        info = CompileInfo(compiler=f"g++ {toolchain.gxx_version()} (host unit of torch extensions)",
+        info = CompileInfo(compiler=f"g++ {toolchain.gxx_version()} ({_UNIT_KINDS[kind]})",
                            command=cmd,
                            ok=res.returncode == 0 and not res.timed_out,
                            seconds=time.monotonic() - t0, diagnostics=res.output)

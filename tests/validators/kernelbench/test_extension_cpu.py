@@ -272,6 +272,37 @@ def test_answers_whose_bindings_differ_only_by_names_share_one_host_unit(relu_wo
     assert _host_unit_builds(cache) == before
 
 
+def _unit_builds(cache: BuildCache, what: str) -> int:
+    return sum(1 for meta in cache.root.rglob("meta.json")
+               if what in json.loads(meta.read_text())["info"]["compiler"])
+
+
+def test_an_answer_that_differs_only_in_its_python_and_module_name_reuses_both_units(relu_work, cache, tmp_path):
+    """Samples of one policy often share their CUDA text and differ in the module name they give
+    load_inline or in their Python: the CUDA unit never names the module, so its object is the
+    one already built (2.3 of the ~4 s a warm answer cost), and so is the host unit; the module
+    still imports under its own name and computes with that kernel."""
+    assert _unit_builds(cache, "CUDA unit") >= 1  # relu_work built it
+    before = (_unit_builds(cache, "CUDA unit"), _host_unit_builds(cache))
+    answer = (RELU_ANSWER.replace('name="relu_ext"', 'name="relu_sample_7"')
+              .replace("return ext.relu_cuda(x)", "x = x.contiguous()\n        return ext.relu_cuda(x)"))
+    assert "relu_sample_7" in answer and "x = x.contiguous()" in answer
+    work = tmp_path / "sample"
+    (work / "build").mkdir(parents=True)
+    (work / "answer.py").write_text(answer + textwrap.dedent('''
+        def check(torch, torch_cuda):
+            x = torch.randn(300, device="cuda")
+            return {"equal": bool(torch.equal(ModelNew()(x), torch.relu(x))), "module": ext.__name__}
+    '''))
+    extension.prepare_runtime(work / "build", "plain")
+    run_pass(work, work / "build")
+    builds = extension.build_pending(work / "build", "plain", cache=cache)
+    assert [b.ok for b in builds] == [True], builds[0].diagnostics
+    report, out = run_pass(work, work / "build")
+    assert report == {"equal": True, "module": "relu_sample_7"}, out.stdout + out.stderr
+    assert (_unit_builds(cache, "CUDA unit"), _host_unit_builds(cache)) == before
+
+
 SELF_BINDING = textwrap.dedent(r"""
     #include <torch/extension.h>
     __global__ void k(const float* x, float* y, int64_t n) {
