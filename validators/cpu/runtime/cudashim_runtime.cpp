@@ -13,6 +13,7 @@
 #include "kernel_inputs.h"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <cstdarg>
@@ -682,6 +683,7 @@ struct Worker {
   unsigned spins = 0;    // spin points passed since this cooperative block got its turn
   Job* job = nullptr;    // the normal launch whose blocks this worker takes (drain)
   unsigned long long stuck = 0;  // spin passes of this block in rounds where every thread spun
+  std::chrono::steady_clock::time_point round_began;  // its current round of spinning (pause_waiting)
   int yielded = 0;       // fibers in state YIELDED
   int sync_waiting = 0;  // fibers in state WAIT_SYNC
   unsigned direct_lin = 0;
@@ -706,6 +708,11 @@ struct Worker {
   // turn on, restored when it gets it back.
   std::vector<std::pair<void*, size_t>> block_shared;
   std::vector<char> block_saved;
+#endif
+#if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
+  // Its block's turn came (blocks run by turns: block_waits_outside), under Job::tm; one
+  // variable per worker, so a hand-over wakes only the block it is for.
+  std::condition_variable turn_cv;
 #endif
 #ifdef CUDASHIM_RACE
   // race_detector.h: when the block's last barrier completed, the current grid.sync() phase,
@@ -1646,7 +1653,7 @@ struct Job {
   // run by turns on threads of their own (block_waits_outside). Under `tm`, once `turns` is set:
   bool turns = false;
   std::mutex tm;
-  std::condition_variable tcv;
+  std::condition_variable tcv;  // helpers waiting to start the next block (kNewBlock)
   Worker* holder = nullptr;  // the worker whose block may run (kNewBlock: the next block to start)
   std::deque<Worker*> ring;  // workers whose blocks wait for the turn, in the order they gave it up
 #endif
@@ -1729,6 +1736,13 @@ static unsigned long long unstarted(Job& j) {
 #if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
 static Worker* const kNewBlock = reinterpret_cast<Worker*>(uintptr_t(1));
 
+// The turn passes to `next` (under j.tm).
+static void hand_turn(Job& j, Worker* next) {
+  j.holder = next;
+  if (next == kNewBlock) j.tcv.notify_all();
+  else if (next) next->turn_cv.notify_one();
+}
+
 // A helper starts the block the turn's holder asked for; whoever holds the turn takes blocks,
 // so which block each worker runs is the schedule's alone.
 static void turn_claim_new(Worker* w, Job& j) {
@@ -1742,12 +1756,12 @@ static void turn_leave(Worker* w, Job& j) {
   if (!j.turns) return;  // set only by the worker holding the turn, and before any helper joins
   std::lock_guard<std::mutex> lk(j.tm);
   if (j.holder != w) return;
-  j.holder = nullptr;
+  Worker* next = nullptr;
   if (!j.ring.empty()) {
-    j.holder = j.ring.front();
+    next = j.ring.front();
     j.ring.pop_front();
   }
-  j.tcv.notify_all();
+  hand_turn(j, next);
 }
 #endif
 
@@ -1762,6 +1776,7 @@ static void drain(Worker* w, Job& j, bool helper) {
   while (take(j, b)) {
     if (g_abort_launch.load(std::memory_order_relaxed)) break;
     w->stuck = 0;
+    w->round_began = std::chrono::steady_clock::now();
     run_block(w, *j.spec, b);
   }
 #if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
@@ -1858,11 +1873,20 @@ static int residency_room(Job& j, unsigned long long live) {
   return j.resident;
 }
 
-// A block that has waited long sleeps between rounds: a grid that hangs (as it would on a GPU)
-// then reaches the run's wall-clock limit (a timeout) rather than its CPU limit first.
-static void pause_waiting(Worker* w) {
-  if (w->stuck >= (1ull << 20)) std::this_thread::sleep_for(std::chrono::microseconds(100));
-  else std::this_thread::yield();
+// A block that has waited long (2^20 passes) sleeps between rounds as long as its last round
+// took, times the blocks spinning beside it: a grid that hangs (as it would on a GPU) then keeps
+// less than one core busy, and reaches the run's wall-clock limit (a timeout) before its CPU
+// limit (a round of 1024 threads in the race build takes tens of milliseconds: a fixed 100 us
+// nap let such a hang reach the CPU limit first).
+static void pause_waiting(Worker* w, int beside) {
+  using namespace std::chrono;
+  if (w->stuck >= (1ull << 20)) {
+    const auto round = (steady_clock::now() - w->round_began) * std::max(1, beside);
+    std::this_thread::sleep_for(std::clamp<steady_clock::duration>(round, microseconds(100), milliseconds(200)));
+  } else {
+    std::this_thread::yield();
+  }
+  w->round_began = steady_clock::now();
 }
 
 #if defined(CUDASHIM_ASAN) || defined(CUDASHIM_RACE)
@@ -1892,13 +1916,10 @@ static void block_waits_outside(Worker* w) {
   Job& j = *w->job;
   w->stuck += 64ull * (unsigned long long)w->yielded;  // kSpinsPerYield passes per spinning thread
   const bool waiting = unstarted(j) > 0;
+  pause_waiting(w, 1);  // one block runs at a time
   std::unique_lock<std::mutex> lk(j.tm);
   if (!j.turns) {
-    if (!waiting) {  // the only block left: nothing else can run
-      lk.unlock();
-      pause_waiting(w);
-      return;
-    }
+    if (!waiting) return;  // the only block left: nothing else can run
     j.turns = true;
     j.holder = w;
   }
@@ -1910,21 +1931,18 @@ static void block_waits_outside(Worker* w) {
     next = j.ring.front();
     j.ring.pop_front();
   } else {
-    lk.unlock();
-    pause_waiting(w);
     return;
   }
-  if (w->stuck >= (1ull << 20)) std::this_thread::sleep_for(std::chrono::microseconds(100));
 #ifdef CUDASHIM_RACE
   race::turn_ends(w);
 #endif
   block_shared_save(w);
   j.ring.push_back(w);
-  j.holder = next;
-  j.tcv.notify_all();
-  j.tcv.wait(lk, [&] { return j.holder == w; });
+  hand_turn(j, next);
+  w->turn_cv.wait(lk, [&] { return j.holder == w; });
   lk.unlock();
   block_shared_restore(w);
+  w->round_began = std::chrono::steady_clock::now();  // the others' turns were not its round
 }
 #else
 // The plain build runs blocks side by side: another helper takes the launch's next block.
@@ -1945,7 +1963,12 @@ static void block_waits_outside(Worker* w) {
       p.cv.notify_all();
     }
   }
-  pause_waiting(w);
+  int beside = 1;  // the launch's other workers may spin too
+  if (w->stuck >= (1ull << 20)) {
+    std::lock_guard<std::mutex> lk(pool().m);
+    beside = j.joined + 1;
+  }
+  pause_waiting(w, beside);
 }
 #endif
 
