@@ -194,6 +194,16 @@ def test_new_allocations_start_poisoned_in_python_and_in_the_extension(relu_work
     assert report["cpp_empty"] == [byte] * 64, report
 
 
+def _built_and_run(work: Path, cache: BuildCache):
+    """The answer in `work` through its first pass, its build (plain) and the pass that runs it."""
+    (work / "build").mkdir(exist_ok=True)
+    extension.prepare_runtime(work / "build", "plain")
+    run_pass(work, work / "build")
+    builds = extension.build_pending(work / "build", "plain", cache=cache)
+    assert [b.ok for b in builds] == [True], builds[0].diagnostics if builds else "nothing to build"
+    return run_pass(work, work / "build")
+
+
 def _host_unit_builds(cache: BuildCache) -> int:
     return sum(1 for meta in cache.root.rglob("meta.json")
                if "host unit" in json.loads(meta.read_text())["info"]["compiler"])
@@ -225,12 +235,7 @@ def test_the_host_unit_is_built_once_for_every_variant_and_same_declarations(rel
         .replace("? x[i] : scalar_t(0)", "? x[i] + scalar_t(1) : scalar_t(1)")
         + "\ndef check(torch, torch_cuda):\n    x = torch.randn(300, device='cuda')\n"
         "    return {'equal': bool(torch.equal(ModelNew()(x), torch.relu(x) + 1)), 'name': ext.__name__}\n")
-    (other / "build").mkdir()
-    extension.prepare_runtime(other / "build", "plain")
-    run_pass(other, other / "build")
-    builds = extension.build_pending(other / "build", "plain", cache=cache)
-    assert [b.ok for b in builds] == [True], builds[0].diagnostics
-    report, out = run_pass(other, other / "build")
+    report, out = _built_and_run(other, cache)
     assert report == {"equal": True, "name": "relu_plus_one"}, out.stdout + out.stderr
     assert _host_unit_builds(cache) == before
 
@@ -247,7 +252,7 @@ def test_answers_whose_bindings_differ_only_by_names_share_one_host_unit(relu_wo
                        '"fresh_on_device": "A new tensor."}'))
     assert "Clamps at zero" in answer
     work = tmp_path / "renamed"
-    (work / "build").mkdir(parents=True)
+    work.mkdir(parents=True)
     (work / "answer.py").write_text(answer + textwrap.dedent('''
         def check(torch, torch_cuda):
             x = torch.randn(300, device="cuda")
@@ -262,11 +267,7 @@ def test_answers_whose_bindings_differ_only_by_names_share_one_host_unit(relu_wo
                     "other": ext.fresh_on_device.__name__, "error_names_it": "clamp_below_cuda()" in message,
                     "module": ext.__name__}
     '''))
-    extension.prepare_runtime(work / "build", "plain")
-    run_pass(work, work / "build")
-    builds = extension.build_pending(work / "build", "plain", cache=cache)
-    assert [b.ok for b in builds] == [True], builds[0].diagnostics
-    report, out = run_pass(work, work / "build")
+    report, out = _built_and_run(work, cache)
     assert report == {"equal": True, "name": "clamp_below_cuda", "doc": True, "other": "fresh_on_device",
                       "error_names_it": True, "module": "renamed_ext"}, out.stdout + out.stderr
     assert _host_unit_builds(cache) == before
@@ -288,17 +289,13 @@ def test_an_answer_that_differs_only_in_its_python_and_module_name_reuses_both_u
               .replace("return ext.relu_cuda(x)", "x = x.contiguous()\n        return ext.relu_cuda(x)"))
     assert "relu_sample_7" in answer and "x = x.contiguous()" in answer
     work = tmp_path / "sample"
-    (work / "build").mkdir(parents=True)
+    work.mkdir(parents=True)
     (work / "answer.py").write_text(answer + textwrap.dedent('''
         def check(torch, torch_cuda):
             x = torch.randn(300, device="cuda")
             return {"equal": bool(torch.equal(ModelNew()(x), torch.relu(x))), "module": ext.__name__}
     '''))
-    extension.prepare_runtime(work / "build", "plain")
-    run_pass(work, work / "build")
-    builds = extension.build_pending(work / "build", "plain", cache=cache)
-    assert [b.ok for b in builds] == [True], builds[0].diagnostics
-    report, out = run_pass(work, work / "build")
+    report, out = _built_and_run(work, cache)
     assert report == {"equal": True, "module": "relu_sample_7"}, out.stdout + out.stderr
     assert (_unit_builds(cache, "CUDA unit"), _host_unit_builds(cache)) == before
 
