@@ -49,6 +49,25 @@ def test_exchanges_are_split_at_the_warps_steps_and_keep_their_lines():
     assert STEP not in "\n".join(lines[9:])
 
 
+def test_an_exchange_through_a_cast_to_volatile_is_split_too():
+    """`((volatile int*)s)[t] += ((volatile int*)s)[t + 16]` over a plain array is the same
+    exchange (it was left to run one thread at a time); a cast that makes only the pointer
+    volatile, or a cast store of another array's value, is none."""
+    code = (
+        "__global__ void k(int* x) {\n"
+        "  __shared__ int s[64]; __shared__ int o[64]; int t = threadIdx.x;\n"
+        "  ((volatile int*)s)[t] += ((volatile int*)s)[t + 16];\n"
+        "  ((volatile int*)(s))[t] = ((volatile int *)(s))[t] + ((volatile int*)(s))[t + 8];\n"
+        "  ((int* volatile)s)[t] += ((int* volatile)s)[t + 4];\n"
+        "  ((volatile int*)s)[t] = o[t + 1];\n"
+        "  ((volatile int*)s)[t++] += ((volatile int*)s)[t + 1];\n"
+        "}\n"
+    )
+    lines = stepped(code).splitlines()
+    assert lines[2].count(STEP) == 2 and lines[3].count(STEP) == 2, lines
+    assert STEP not in "\n".join(lines[4:]), lines
+
+
 def test_code_without_exchanges_is_returned_as_it_is():
     src = b"__global__ void k(volatile int* f) { while (*f == 0) {} f[1] = 2; }\n"
     assert in_step(src, _parse(src).root_node) is src

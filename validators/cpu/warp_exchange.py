@@ -21,8 +21,9 @@ flag, a turn, a lock word) is left alone: those are hand-offs, which the spin-wa
 A `volatile` name counts where a parameter or declaration of the same device function, or one at
 file scope, declares it with the element type qualified (`volatile float* s`, `volatile int s[64]`,
 `__shared__ volatile T s[N]`); a pointer that is itself volatile (`float* volatile p`) does not.
-Not reached: stores written through a cast (`((volatile float*)s)[t] += ...`) or in `#define`
-bodies, whose threads still run one after another.
+A store through a cast to a pointer to volatile (`((volatile float*)s)[t] += ((volatile float*)s)[t + 16]`)
+counts as one through a volatile name. Not reached: exchanges in `#define` bodies, whose threads
+still run one after another.
 """
 
 from __future__ import annotations
@@ -80,25 +81,56 @@ def _parameters(function: Node) -> Node | None:
     return declarator.child_by_field_name("parameters") if declarator is not None else None
 
 
+def _unparenthesized(node: Node | None) -> Node | None:
+    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
+
+
+def _volatile_cast_of(node: Node | None, src: bytes) -> str | None:
+    """`s` of `((volatile T*)s)`: a name cast to a pointer to volatile, if `node` is one."""
+    node = _unparenthesized(node)
+    if node is None or node.type != "cast_expression":
+        return None
+    kind = node.child_by_field_name("type")
+    value = _unparenthesized(node.child_by_field_name("value"))
+    if kind is None or value is None or value.type != "identifier":
+        return None
+    spelled = _text(src, kind)
+    # The pointee is volatile (`volatile T*`, `T volatile*`), not the pointer (`T* volatile`).
+    if "*" not in spelled or "volatile" not in spelled.split("*", 1)[0]:
+        return None
+    return _text(src, value)
+
+
+def _indexed(node: Node, src: bytes) -> str | None:
+    """The name a subscript indexes: `s` of `s[i]` and of `((volatile T*)s)[i]`."""
+    argument = node.child_by_field_name("argument")
+    if argument is None:
+        return None
+    if argument.type == "identifier":
+        return _text(src, argument)
+    return _volatile_cast_of(argument, src)
+
+
 def _element_of(node: Node | None, src: bytes, names: set[str]) -> str | None:
-    """The volatile name `node` indexes (`s[i]`), if any."""
+    """The name whose volatile element `node` is (`s[i]` with `s` volatile, or any name indexed
+    through a cast to a pointer to volatile), if any."""
     if node is None or node.type != "subscript_expression":
         return None
     argument = node.child_by_field_name("argument")
-    if argument is None or argument.type != "identifier":
-        return None
-    name = _text(src, argument)
-    return name if name in names else None
+    if argument is not None and argument.type == "identifier":
+        name = _text(src, argument)
+        return name if name in names else None
+    return _volatile_cast_of(argument, src)
 
 
 def _reads(node: Node, src: bytes, name: str) -> bool:
     stack = [node]
     while stack:
         n = stack.pop()
-        if n.type == "subscript_expression":
-            argument = n.child_by_field_name("argument")
-            if argument is not None and argument.type == "identifier" and _text(src, argument) == name:
-                return True
+        if n.type == "subscript_expression" and _indexed(n, src) == name:
+            return True
         stack.extend(n.children)
     return False
 
@@ -115,8 +147,12 @@ def _split(statement: Node, src: bytes, names: set[str]) -> tuple[int, int, byte
     if name is None or right is None or operator is None or not _reads(right, src, name):
         return None
     left_text = _text(src, left)
+    argument = left.child_by_field_name("argument")
+    # The cast's own parentheses are no call: only the rest of the left side is looked at.
+    checked = left_text if argument is None or argument.type == "identifier" else \
+        src[argument.end_byte:left.end_byte].decode("utf-8", "surrogatepass")
     # Lines stay where they were: every line break of the statement is inside its right side.
-    if any(mark in left_text for mark in _UNSAFE_LEFT) or \
+    if any(mark in checked for mark in _UNSAFE_LEFT) or \
             _text(src, statement).count("\n") != _text(src, right).count("\n"):
         return None
     op = _text(src, operator)
@@ -138,7 +174,7 @@ def in_step(src: bytes, root: Node) -> bytes:
             node.child_by_field_name("declarator")
         if parameters is not None:
             names |= _volatile_names(parameters, src, nested=True)
-        if not names:
+        if not names and b"volatile" not in src[body.start_byte:body.end_byte]:
             continue
         walk = [body]
         while walk:

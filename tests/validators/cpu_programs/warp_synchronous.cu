@@ -60,14 +60,32 @@ __global__ void reduce_half_loop(const int* in, int* out) {
   if (t == 0) out[blockIdx.x] = v[0];
 }
 
+// Through a cast to a pointer to volatile, the shared array itself declared plain.
+__global__ void reduce_cast(const int* in, int* out) {
+  __shared__ int s[64];
+  unsigned t = threadIdx.x;
+  s[t] = in[blockIdx.x * 64 + t];
+  __syncthreads();
+  if (t < 32) {
+    ((volatile int*)s)[t] += ((volatile int*)s)[t + 32];
+    ((volatile int*)s)[t] += ((volatile int*)s)[t + 16];
+    ((volatile int*)(s))[t] += ((volatile int*)(s))[t + 8];
+    ((volatile int*)s)[t] += ((volatile int*)s)[t + 4];
+    ((volatile int*)s)[t] += ((volatile int*)s)[t + 2];
+    ((volatile int*)s)[t] += ((volatile int*)s)[t + 1];
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+
 int main() {
   const int n = 4 * 256;
-  int h[n], sums[3][4], got[3][4];
+  int h[n], sums[4][4], got[4][4];
   for (int i = 0; i < n; i++) h[i] = (i * 7919) % 1009 - 500;
   for (int b = 0; b < 4; b++) {
-    sums[0][b] = sums[1][b] = sums[2][b] = 0;
+    sums[0][b] = sums[1][b] = sums[2][b] = sums[3][b] = 0;
     for (int i = 0; i < 256; i++) sums[0][b] += h[b * 256 + i];
     for (int i = 0; i < 64; i++) sums[1][b] += h[b * 64 + i];
+    sums[3][b] = sums[1][b];
     for (int i = 0; i < 32; i++) sums[2][b] += h[b * 32 + i];
   }
   int *d_in, *d_out;
@@ -77,9 +95,10 @@ int main() {
   reduce_classic<256><<<4, 256>>>(d_in, d_out);
   reduce_register<<<4, 64>>>(d_in, d_out + 4);
   reduce_half_loop<<<4, 32>>>(d_in, d_out + 8);
+  reduce_cast<<<4, 64>>>(d_in, d_out + 12);
   cudaMemcpy(got, d_out, sizeof got, cudaMemcpyDeviceToHost);
   bool ok = true;
-  for (int k = 0; k < 3; k++)
+  for (int k = 0; k < 4; k++)
     for (int b = 0; b < 4; b++)
       if (got[k][b] != sums[k][b]) {
         printf("form %d block %d: %d, expected %d\n", k, b, got[k][b], sums[k][b]);
