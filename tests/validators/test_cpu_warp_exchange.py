@@ -68,6 +68,28 @@ def test_an_exchange_through_a_cast_to_volatile_is_split_too():
     assert STEP not in "\n".join(lines[4:]), lines
 
 
+def test_an_exchange_in_a_macro_is_split_in_the_macros_text():
+    """A `#define` whose body is an exchange becomes `do { ... } while (0)` (its uses stay
+    statements, `if (c) M(...); else ...` included); one of several statements becomes a block;
+    a macro of hand-offs or of a plain array is left alone; lines stay."""
+    code = (
+        "__shared__ volatile int v[64];\n"
+        "#define ADD(s, t, o) ((volatile int*)(s))[t] += ((volatile int*)(s))[(t) + (o)]\n"
+        "#define TWO(t) v[t] += v[t + 2]; \\\n"
+        "  v[t] += v[t + 1];\n"
+        "#define SET(s, t) ((volatile int*)(s))[t] = 1\n"
+        "#define PLAIN(s, t) s[t] += s[t + 1]\n"
+        "__global__ void k(int* s) { int t = threadIdx.x; if (t) ADD(s, t, 1); else TWO(t); PLAIN(s, t); }\n"
+    )
+    out = stepped(code)
+    assert out.count("\n") == code.count("\n")
+    lines = out.splitlines()
+    assert lines[1].startswith("#define ADD(s, t, o) do { auto __ckd_exchange = ((volatile int*)(s))[t] + ("), lines[1]
+    assert lines[1].endswith("} while (0)") and lines[1].count(STEP) == 2, lines[1]
+    assert lines[2].count(STEP) == 2 and lines[2].endswith("\\") and lines[3].count(STEP) == 2, lines[2:4]
+    assert STEP not in "\n".join(lines[4:]), lines
+
+
 def test_code_without_exchanges_is_returned_as_it_is():
     src = b"__global__ void k(volatile int* f) { while (*f == 0) {} f[1] = 2; }\n"
     assert in_step(src, _parse(src).root_node) is src

@@ -22,8 +22,8 @@ A `volatile` name counts where a parameter or declaration of the same device fun
 file scope, declares it with the element type qualified (`volatile float* s`, `volatile int s[64]`,
 `__shared__ volatile T s[N]`); a pointer that is itself volatile (`float* volatile p`) does not.
 A store through a cast to a pointer to volatile (`((volatile float*)s)[t] += ((volatile float*)s)[t + 16]`)
-counts as one through a volatile name. Not reached: exchanges in `#define` bodies, whose threads
-still run one after another.
+counts as one through a volatile name. Exchanges in `#define` bodies are split in the macro's
+text (`_macro_edits`), where only casts and names declared volatile at file scope can tell.
 """
 
 from __future__ import annotations
@@ -161,6 +161,48 @@ def _split(statement: Node, src: bytes, names: set[str]) -> tuple[int, int, byte
     return statement.start_byte, statement.end_byte, text.encode("utf-8", "surrogatepass")
 
 
+def _macro_edits(src: bytes, root: Node, names: set[str]) -> list[tuple[int, int, bytes]]:
+    """The exchanges of `#define` bodies (`#define WARP_ADD(s, t, o) ((volatile int*)(s))[t] +=
+    ((volatile int*)(s))[(t) + (o)]`), split as in a function. A body that is one exchange
+    becomes `do { ... } while (0)`, so that its uses (`WARP_ADD(s, t, 4);`) stay statements. Its
+    parameters have no types: only names declared volatile at file scope and casts to volatile
+    count."""
+    from validators.cpu.rewrite import _MACRO_PREFIX, _macro_parts, _parse
+
+    edits: list[tuple[int, int, bytes]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type not in ("preproc_def", "preproc_function_def"):
+            stack.extend(node.children)
+            continue
+        parts = _macro_parts(src, node)
+        if parts is None:
+            continue
+        start, stop = parts[2], parts[3]
+        body = src[start:stop]
+        if b"volatile" not in body and not names:
+            continue
+        # No newline before the `;` that ends the body's last expression: the split keeps lines
+        # only when every line break of a statement is inside its right side.
+        wrapped = _MACRO_PREFIX + body + b";}"
+        end_of_body = len(_MACRO_PREFIX) + len(body)
+        shift = start - len(_MACRO_PREFIX)
+        walk = [_parse(wrapped).root_node]
+        while walk:
+            n = walk.pop()
+            edit = _split(n, wrapped, names) if n.type == "expression_statement" else None
+            if edit is None:
+                walk.extend(n.children)
+                continue
+            first, last, text = edit
+            if last > end_of_body:  # the body's own last expression, ended by our `;`
+                last = n.named_children[0].end_byte
+                text = b"do " + text + b" while (0)"
+            edits.append((first + shift, last + shift, text))
+    return edits
+
+
 def in_step(src: bytes, root: Node) -> bytes:
     """`src` with each exchange through volatile memory in device code split at the warp's steps
     (see the module's doc); `src` itself when it has none."""
@@ -185,6 +227,7 @@ def in_step(src: bytes, root: Node) -> bytes:
                     edits.append(edit)
                     continue
             walk.extend(n.children)  # a lambda's body too: device code nested in device code
+    edits += _macro_edits(src, root, file_scope)
     if not edits:
         return src
     out, last = [], 0

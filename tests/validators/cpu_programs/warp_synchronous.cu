@@ -60,7 +60,9 @@ __global__ void reduce_half_loop(const int* in, int* out) {
   if (t == 0) out[blockIdx.x] = v[0];
 }
 
-// Through a cast to a pointer to volatile, the shared array itself declared plain.
+// Through a cast to a pointer to volatile, the shared array itself declared plain; the last steps
+// in a macro.
+#define WARP_ADD(s, t, o) ((volatile int*)(s))[t] += ((volatile int*)(s))[(t) + (o)]
 __global__ void reduce_cast(const int* in, int* out) {
   __shared__ int s[64];
   unsigned t = threadIdx.x;
@@ -71,8 +73,8 @@ __global__ void reduce_cast(const int* in, int* out) {
     ((volatile int*)s)[t] += ((volatile int*)s)[t + 16];
     ((volatile int*)(s))[t] += ((volatile int*)(s))[t + 8];
     ((volatile int*)s)[t] += ((volatile int*)s)[t + 4];
-    ((volatile int*)s)[t] += ((volatile int*)s)[t + 2];
-    ((volatile int*)s)[t] += ((volatile int*)s)[t + 1];
+    WARP_ADD(s, t, 2);
+    if (t < 32) WARP_ADD(s, t, 1); else s[t] = 0;
   }
   if (t == 0) out[blockIdx.x] = s[0];
 }
