@@ -88,6 +88,9 @@ def test_an_exchange_in_a_macro_is_split_in_the_macros_text():
     assert lines[1].endswith("} while (0)") and lines[1].count(STEP) == 2, lines[1]
     assert lines[2].count(STEP) == 2 and lines[2].endswith("\\") and lines[3].count(STEP) == 2, lines[2:4]
     assert STEP not in "\n".join(lines[4:]), lines
+    # Used as a value somewhere: the body stays an expression (as a statement it would not compile).
+    valued = code.replace("PLAIN(s, t); }", "PLAIN(s, t); int r = ADD(s, t, 2); }")
+    assert STEP not in stepped(valued).splitlines()[1]
 
 
 def test_code_without_exchanges_is_returned_as_it_is():

@@ -197,10 +197,29 @@ def _macro_edits(src: bytes, root: Node, names: set[str]) -> list[tuple[int, int
                 continue
             first, last, text = edit
             if last > end_of_body:  # the body's own last expression, ended by our `;`
+                if not _only_statements(root, src, parts[0]):
+                    continue  # a use as a value (`x = M(...)`) would not compile as a statement
                 last = n.named_children[0].end_byte
                 text = b"do " + text + b" while (0)"
             edits.append((first + shift, last + shift, text))
     return edits
+
+
+def _only_statements(root: Node, src: bytes, macro: str) -> bool:
+    """Every use of `macro` in the file is a statement of its own (`M(...);`, `M;`)."""
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier" and _text(src, n) == macro:
+            use = n.parent
+            if use is not None and use.type in ("preproc_def", "preproc_function_def"):
+                continue  # its definition
+            if use is not None and use.type == "call_expression" and use.child_by_field_name("function") == n:
+                use = use.parent  # M(...): the call is the use
+            if use is None or use.type != "expression_statement":
+                return False
+        stack.extend(n.children)
+    return True
 
 
 def in_step(src: bytes, root: Node) -> bytes:
