@@ -124,3 +124,41 @@ void run(float *s, const float *x, int n, int m) {
         broken += [node] if node.is_error or node.is_missing else []
         stack.extend(node.children)
     assert not broken, [out.text.encode()[b.start_byte:b.end_byte] for b in broken]
+
+
+def test_implicit_conversions_to_integers_are_wrapped_where_the_tree_says_the_target():
+    cvt = " ::cudashim::gpu_cvt"
+    source = """typedef float real;
+struct Bin { int idx; float w; };
+struct Other { long idx; };
+__device__ float g(float);
+template <typename T> __device__ void put(int *dst, const T *v, int i) { dst[i] = v[i]; }
+__device__ int f(const real *x, float2 p, int *q, Bin b, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x, j = p.x, k(x[0]), m = 3;
+  int s = (int)x[0] + sizeof(float) + n / 2;
+  q[i] = x[i] * 0.5f;
+  b.idx = g(x[0]);
+  n = b.w;
+  i = i + 1;
+  auto l = [=] __device__ (float v) { return v; };
+  return x[1];
+}
+__device__ int *h(float *x) { return nullptr; }
+int host(float x) { int y = x; return x; }
+"""
+    lines = rewrite(source, lockstep=False).text.splitlines()
+    assert lines[4].endswith(f"dst[i] = {cvt}<int>(v[i]); }}")  # T may be float
+    # Index arithmetic, a call's form of initialiser and literals are not wrapped; a float member is.
+    assert lines[6] == f"  int i = blockIdx.x * blockDim.x + threadIdx.x, j = {cvt}<int>(p.x), k(x[0]), m = 3;"
+    # An explicit cast already converts, and sizeof gives no float.
+    assert lines[7] == f"  int s = (int){cvt}<int>(x[0]) + sizeof(float) + n / 2;"
+    assert lines[8] == f"  q[i] = {cvt}<int>(x[i] * 0.5f);"
+    # `idx` is an int member here and a long one in Other: which one is assigned is not the
+    # name's to say, so it is left alone; `n`, an int wherever it is declared, is converted.
+    assert lines[9] == "  b.idx = g(x[0]);"
+    assert lines[10] == f"  n = {cvt}<int>(b.w);"
+    assert lines[11] == "  i = i + 1;"
+    assert lines[12] == "  auto l = [=] __device__ (float v) { return v; };"  # the lambda's own return
+    assert lines[13] == f"  return {cvt}<int>(x[1]);"
+    assert lines[15] == "__device__ int *h(float *x) { return nullptr; }"
+    assert lines[16] == "int host(float x) { int y = x; return x; }"

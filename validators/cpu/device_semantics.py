@@ -25,8 +25,16 @@ and g++ converts a float to `unsigned` through a 64-bit signed conversion, so `(
 `static_cast<unsigned>(x)`, `int(x)`, named by a standard spelling: `int`, `unsigned long long`,
 `size_t`, `int64_t`, ...) gets its operand wrapped in `::cudashim::gpu_cvt<T>(...)`, which
 converts a floating-point value as PTX does and passes anything else through for the cast.
-Not reached: implicit conversions (`int i = f;`, an argument), whose target type the tree does not
-say, and 8- and 16-bit targets, which nvcc converts through a wider register."""
+Implicit conversions to such a type are wrapped too where the tree says the target's type: the
+initialiser of a variable declared with it (`int i = x * s;`), the value returned by a device
+function that returns it, and the value assigned (`=`) to a name, or an element of an array or
+pointer, that the file declares with that one type alone (`count = f;`, `q[i] = f;`, `s.n = f;`:
+a name declared with two types anywhere in the file, which shadowing could make either, is left
+alone). Only values that may hold a float are wrapped (one that names something the file declares
+with a floating type, a float literal or a call), so a kernel's index arithmetic compiles as it
+was. Not reached: arguments (the callee's parameter types), compound assignments (`i += f`),
+names of types the program defines, and 8- and 16-bit targets, which nvcc converts through a
+wider register."""
 
 from __future__ import annotations
 
@@ -138,28 +146,33 @@ def _division(src: bytes, node: Node, operator: Node, bit_fields: frozenset[str]
             (node.end_byte, node.end_byte, _CLOSE, 0)]
 
 
-def _wrapped(body: Node, src: bytes, bit_fields: frozenset[str]) -> list[_Edit]:
+def _wrapped(body: Node, src: bytes, bit_fields: frozenset[str], types: _FileTypes | None = None,
+             returns: str | None = None) -> list[_Edit]:
     """What of `body` to wrap: the amounts of shifts that are not literals, the operands of
-    integer casts and the integer divisions by no literal, outside preprocessor conditions and
-    host-only branches (`std::cout << std::endl` there is no shift, and a template name cannot be
-    passed to `shift_amount`)."""
+    integer casts, the values implicitly converted to such a type (`types`; `returns`: the
+    function's integer return type, if it has one) and the integer divisions by no literal,
+    outside preprocessor conditions and host-only branches (`std::cout << std::endl` there is
+    no shift, and a template name cannot be passed to `shift_amount`)."""
     found: list[_Edit] = []
-    stack = [body]
+    stack = [(body, returns)]
     while stack:
-        node = stack.pop()
+        node, returns = stack.pop()
         if node.type in ("preproc_if", "preproc_elif", "preproc_ifdef", "preproc_elifdef"):
             skipped = {node.child_by_field_name("condition")}
             host = _host_branch(src, node)
             if host is node:  # the body is host code; an #else/#elif may not be
                 alternative = node.child_by_field_name("alternative")
-                stack.extend([alternative] if alternative is not None else [])
+                stack.extend([(alternative, returns)] if alternative is not None else [])
                 continue
             skipped.add(host)
-            stack.extend(c for c in node.children if c not in skipped)
+            stack.extend((c, returns) for c in node.children if c not in skipped)
             continue
         operand = _cast_operand(src, node)
         if operand is not None:
             found += _wrap(operand, _CAST.format(type=_cast_type(src, node)).encode())
+        if types is not None:
+            for value, target in types.converted(src, node, returns):
+                found += _wrap(value, _CAST.format(type=target).encode())
         if node.type in ("binary_expression", "assignment_expression"):
             operator = node.child_by_field_name("operator")
             right = node.child_by_field_name("right")
@@ -170,7 +183,9 @@ def _wrapped(body: Node, src: bytes, bit_fields: frozenset[str]) -> list[_Edit]:
                 found += _wrap(right, _OPEN)
             elif op in _DIVISIONS:
                 found += _division(src, node, operator, bit_fields)
-        stack.extend(node.children)
+        # A lambda's `return` is its own, and its type is not written where the tree says it.
+        inner = None if node.type == "lambda_expression" else returns
+        stack.extend((c, inner) for c in node.children)
     return found
 
 
@@ -236,9 +251,11 @@ def gpu_device_source(src: bytes, root: Node, bit_fields: frozenset[str] = froze
     if any(op in src for op in (b"<<=", b">>=", b"/=", b"%=")):
         bit_fields = bit_fields | bit_field_names(src.decode("utf-8", "replace"))
     edits: list[_Edit] = []
-    for _, body in device_functions(src, root):
+    types: _FileTypes | None = None
+    for definition, body in device_functions(src, root):
+        types = types or _FileTypes(src, root)
         # Device code nested in device code (a lambda in a kernel) is in the same walk.
-        edits += _wrapped(body, src, bit_fields)
+        edits += _wrapped(body, src, bit_fields, types, _integer_return(src, definition))
     if not edits:
         return src
     # Nested ones (`a << (b << c)`, `(int)(x << n)`, `a / b / c`) close inside out: at one
@@ -253,3 +270,202 @@ def gpu_device_source(src: bytes, root: Node, bit_fields: frozenset[str] = froze
         last = end
     out.append(src[last:])
     return b"".join(out)
+
+
+# A declaration's type that holds floats (or vectors of them): the values that name something
+# declared with one may need a GPU's conversion.
+_FLOATING = re.compile(r"\b(?:float|double)[1-4]?\b")
+_POINTERS = frozenset({"pointer_declarator", "array_declarator", "reference_declarator",
+                       "abstract_pointer_declarator", "abstract_array_declarator"})
+_DECLARING = frozenset({"declaration", "parameter_declaration", "field_declaration",
+                        "optional_parameter_declaration"})
+# An initialiser with one of these forms is no expression to wrap (`b(3)`, `{...}`).
+_NOT_VALUES = frozenset({"argument_list", "initializer_list", *_LITERALS})
+_BUILTIN_VECTORS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
+
+
+def _normal_type(src: bytes, node: Node) -> str:
+    type_node = node.child_by_field_name("type")
+    return " ".join(_text(src, type_node).split()) if type_node is not None else ""
+
+
+def _declared(declarator: Node | None) -> tuple[str | None, int]:
+    """The name a declarator declares and how many pointer/array levels are between it and the
+    declaration's type (`int *p[3]`: p, 2); (None, 0) for a function's or an unnamed one."""
+    depth = 0
+    while declarator is not None:
+        if declarator.type in ("identifier", "field_identifier"):
+            return declarator.text.decode("utf-8", "replace"), depth
+        if declarator.type == "init_declarator":
+            declarator = declarator.child_by_field_name("declarator")
+            continue
+        if declarator.type in _POINTERS:
+            depth += declarator.type != "reference_declarator"
+            declarator = declarator.child_by_field_name("declarator") or next(
+                (c for c in declarator.named_children if c.type not in ("type_qualifier", "ms_pointer_modifier")),
+                None)
+            continue
+        return None, 0
+    return None, 0
+
+
+class _FileTypes:
+    """What the file's declarations say, by name alone: which names hold floats, and which hold
+    one integer type of `_CAST_TYPES` everywhere they are declared (so an assignment to that name,
+    or to an element of it, converts to that type whichever declaration is in scope). Variables
+    and members are apart (`p.x` of a float2 names no variable `x`)."""
+
+    def __init__(self, src: bytes, root: Node) -> None:
+        self.floating: set[tuple[bool, str]] = set()  # (is a member, name)
+        declared: dict[tuple[bool, str], set[tuple[str, int]]] = {}
+        nodes, aliases = [], []
+        # Types that may be floating: `auto`, a template's type parameters (`T` may be float),
+        # and the file's aliases of floating types (`typedef float real;`, in chains).
+        self.floating_types = {"auto"}
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children)
+            if node.type == "type_parameter_declaration":
+                self.floating_types.update(_text(src, c) for c in node.named_children
+                                           if c.type == "type_identifier")
+            elif node.type == "type_definition":
+                aliases += [(_normal_type(src, node), _text(src, c)) for c in node.named_children
+                            if c.type == "type_identifier" and c != node.child_by_field_name("type")]
+            elif node.type == "alias_declaration" and node.child_by_field_name("name") is not None:
+                aliases.append((_normal_type(src, node), _text(src, node.child_by_field_name("name"))))
+            elif node.type == "function_definition" or node.type in _DECLARING:
+                nodes.append(node)
+        while True:
+            more = {name for type_text, name in aliases
+                    if name not in self.floating_types and self.is_floating_type(type_text)}
+            if not more:
+                break
+            self.floating_types |= more
+        for node in nodes:
+            if node.type == "function_definition":
+                name, _ = _declared(_function_name(node))
+                if name and self.is_floating_type(_normal_type(src, node)):
+                    self.floating.add((False, name))
+                continue
+            type_text = _normal_type(src, node)
+            floating = self.is_floating_type(type_text)
+            member = node.type == "field_declaration"
+            for i in range(node.child_count):
+                if node.field_name_for_child(i) != "declarator":
+                    continue
+                name, depth = _declared(node.children[i])
+                if name is None:
+                    continue
+                declared.setdefault((member, name), set()).add((type_text, depth))
+                if floating:
+                    self.floating.add((member, name))
+        self.integer = {key: next(iter(kinds)) for key, kinds in declared.items()
+                        if len(kinds) == 1 and next(iter(kinds))[0] in _CAST_TYPES}
+
+    def is_floating_type(self, type_text: str) -> bool:
+        return bool(_FLOATING.search(type_text)) or any(
+            word in self.floating_types for word in re.findall(r"[A-Za-z_]\w*", type_text))
+
+    def may_be_floating(self, src: bytes, value: Node) -> bool:
+        """Whether `value` may hold a float: it names something declared with a floating type,
+        holds a float literal, a call or a cast to a floating type (a cast to another type, or
+        `sizeof`, gives no float whatever it holds; a call may return one)."""
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            if node.type == "sizeof_expression":
+                continue
+            if node.type == "cast_expression":
+                type_node = node.child_by_field_name("type")
+                if type_node is not None and not self.is_floating_type(_text(src, type_node)):
+                    continue
+                return True
+            if node.type == "identifier":
+                if (False, _text(src, node)) in self.floating:
+                    return True
+            elif node.type == "field_expression":
+                base, field = node.child_by_field_name("argument"), node.child_by_field_name("field")
+                if base is not None and _text(src, base) in _BUILTIN_VECTORS:
+                    continue
+                if field is not None and (True, _text(src, field)) in self.floating:
+                    return True
+            elif node.type == "number_literal":
+                literal = _text(src, node).lower()
+                if not literal.startswith("0x") and any(c in literal for c in ".ef"):
+                    return True
+            elif node.type == "call_expression":
+                function = node.child_by_field_name("function")
+                cast = function is not None and (function.type == "primitive_type" or (
+                    function.type == "template_function" and _NAMED_CAST.match(_text(src, function))))
+                if not cast or self.is_floating_type(_cast_type(src, node)):
+                    return True
+                continue
+            stack.extend(node.children)
+        return False
+
+    def _target(self, src: bytes, left: Node) -> str | None:
+        depth = 0
+        while True:
+            if left.type == "parenthesized_expression" and left.named_children:
+                left = left.named_children[0]
+            elif left.type == "subscript_expression" and left.child_by_field_name("argument") is not None:
+                depth += 1
+                left = left.child_by_field_name("argument")
+            else:
+                break
+        member = left.type == "field_expression"
+        if member:
+            left = left.child_by_field_name("field")
+        if left is None or left.type not in ("identifier", "field_identifier"):
+            return None
+        kind = self.integer.get((member, _text(src, left)))
+        return kind[0] if kind is not None and kind[1] == depth else None
+
+    def converted(self, src: bytes, node: Node, returns: str | None) -> list[tuple[Node, str]]:
+        """(value, integer type) pairs `node` converts implicitly: a declaration's initialisers,
+        an assignment's right side, a `return` of a function returning `returns`."""
+        found: list[tuple[Node, str]] = []
+        if node.type == "declaration":
+            target = _normal_type(src, node)
+            if target not in _CAST_TYPES:
+                return []
+            for i in range(node.child_count):
+                child = node.children[i]
+                if node.field_name_for_child(i) != "declarator" or child.type != "init_declarator":
+                    continue
+                declarator = child.child_by_field_name("declarator")
+                value = child.child_by_field_name("value")
+                if declarator is not None and declarator.type == "identifier" and value is not None:
+                    found.append((value, target))
+        elif node.type == "assignment_expression":
+            operator = node.child_by_field_name("operator")
+            left, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if operator is not None and _text(src, operator) == "=" and left is not None and value is not None:
+                target = self._target(src, left)
+                found += [(value, target)] if target else []
+        elif node.type == "return_statement" and returns and node.named_children:
+            found.append((node.named_children[0], returns))
+        return [(value, target) for value, target in found
+                if value.type not in _NOT_VALUES and _cast_operand(src, value) is None
+                and self.may_be_floating(src, value)]
+
+
+def _function_name(definition: Node) -> Node | None:
+    declarator = definition.child_by_field_name("declarator")
+    while declarator is not None and declarator.type in _POINTERS | {"function_declarator"}:
+        if declarator.type == "function_declarator":
+            return declarator.child_by_field_name("declarator")
+        declarator = declarator.child_by_field_name("declarator")
+    return None
+
+
+def _integer_return(src: bytes, definition: Node) -> str | None:
+    """The integer type of `_CAST_TYPES` a function definition returns by value, if it does."""
+    if definition.type != "function_definition":
+        return None
+    declarator = definition.child_by_field_name("declarator")
+    if declarator is None or declarator.type != "function_declarator":
+        return None  # a pointer or reference is returned
+    target = _normal_type(src, definition)
+    return target if target in _CAST_TYPES else None

@@ -2,6 +2,10 @@
 // -1, do not stop the program (x86: SIGFPE): a GPU has no divide instruction to trap. The values
 // are CUDA's undefined ones a GPU gives (all ones; the dividend; wrapped; 0), each said once.
 //
+// Part 4 (`implicit_conversions`): the same conversions where no cast is written: a variable's
+// initialiser, an assignment to an int member or element, a device function's `return`, through
+// a typedef of float and a template's T.
+//
 // Part 2 (`conversions`): explicit float-to-integer casts of device code convert as PTX's cvt.rzi
 // does: toward zero, saturated to the type's range, NaN to 0 (x86: INT_MIN for both, and
 // float-to-unsigned wraps through a 64-bit conversion).
@@ -98,6 +102,34 @@ __global__ void conversions(const float *f, const double *d, long long *out, int
   o[5] = (int)h + (int)h.bits;  // a class's conversion, a bit-field: still casts
   o[6] = (int64_t)(x);
   o[7] = (int)(unsigned)(x);
+}
+
+typedef float real;
+struct Bin {
+  int idx;
+  unsigned count;
+};
+
+__device__ int twice_as_int(float v) { return v * 2.0f; }
+
+template <typename T> __device__ void store(int *dst, const T *v, int i) { dst[i] = v[i]; }
+
+__global__ void implicit_conversions(const float *f, long long *out, int *elems, int n) {
+  int i = threadIdx.x;
+  if (i >= n) return;
+  long long *o = out + 4 * i;
+  real x = f[i];
+  int a = x;
+  unsigned u = x;
+  Bin bin;
+  bin.idx = x;
+  bin.count = f[i];
+  o[0] = a;
+  o[1] = u;
+  o[2] = (long long)bin.idx - bin.idx + bin.count;
+  o[3] = twice_as_int(x);
+  elems[i] = bin.idx;
+  store(elems + n, f, i);
 }
 
 __global__ void divisions(const int *num, const int *den, long long *out, int n) {
@@ -225,6 +257,39 @@ int main() {
           printf("division %d of pair %d: %lld, a GPU gives %lld\n", k, i, hout[6 * i + k], want[i][k]);
           bad++;
         }
+  }
+  {
+    const int n = 8;
+    const float nan = __int_as_float(0x7fc00000);
+    float hf[n] = {nan, -1.0f, 3e9f, -3e9f, 5e9f, 2.75f, -2.75f, 1e20f};
+    float *df;
+    long long *dout, hout[4 * n];
+    int *delems, helems[2 * n];
+    cudaMalloc(&df, sizeof hf);
+    cudaMalloc(&dout, sizeof hout);
+    cudaMalloc(&delems, sizeof helems);
+    cudaMemcpy(df, hf, sizeof hf, cudaMemcpyHostToDevice);
+    implicit_conversions<<<1, n>>>(df, dout, delems, n);
+    cudaMemcpy(hout, dout, sizeof hout, cudaMemcpyDeviceToHost);
+    cudaMemcpy(helems, delems, sizeof helems, cudaMemcpyDeviceToHost);
+    const long long IMAX = 2147483647LL, IMIN = -2147483648LL, UMAX = 4294967295LL;
+    const long long as_int[n] = {0, -1, IMAX, IMIN, IMAX, 2, -2, IMAX};
+    const long long as_unsigned[n] = {0, 0, 3000000000LL, 0, UMAX, 2, 0, UMAX};
+    const long long twice[n] = {0, -2, IMAX, IMIN, IMAX, 5, -5, IMAX};
+    for (int i = 0; i < n; i++) {
+      long long want[4] = {as_int[i], as_unsigned[i], as_unsigned[i], twice[i]};
+      for (int k = 0; k < 4; k++)
+        if (hout[4 * i + k] != want[k]) {
+          printf("implicit conversion %d of value %d: %lld, a GPU gives %lld\n", k, i, hout[4 * i + k], want[k]);
+          bad++;
+        }
+      for (int k = 0; k < 2; k++)
+        if (helems[k * n + i] != as_int[i]) {
+          printf("implicit conversion to an element %d of value %d: %d, a GPU gives %lld\n", k, i,
+                 helems[k * n + i], as_int[i]);
+          bad++;
+        }
+    }
   }
   printf(bad ? "FAIL\n" : "PASS\n");
   return bad != 0;
