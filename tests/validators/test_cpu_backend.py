@@ -69,6 +69,29 @@ def test_deadlock_verdict(backend):
     ), res.reason
 
 
+def test_a_sync_mask_that_leaves_out_the_calling_lane_is_named_in_the_deadlock(backend):
+    """bscan's warp scan passes `__ballot_sync` each lane's lanes-below mask, its own bit not in
+    it (undefined in CUDA): the lanes wait for different groups, and the verdict says why rather
+    than only that no thread can move."""
+    source = """
+__global__ void k(unsigned *out) {
+  unsigned lane = threadIdx.x & 31;
+  out[threadIdx.x] = __popc(__ballot_sync((1u << lane) - 1, 1));
+  __syncthreads();
+}
+int main() {
+  unsigned *d;
+  cudaMalloc(&d, 32 * sizeof(unsigned));
+  k<<<1, 32>>>(d);
+  return cudaDeviceSynchronize() != cudaSuccess;
+}
+"""
+    res = run_program(Program(source=source, filename="main.cu"), backend)
+    assert res.status == Status.RUNTIME_ERROR
+    assert res.reason.startswith("deadlock: "), res.reason
+    assert "passed __ballot_sync the mask 0x00000001, which leaves out its own lane" in res.reason, res.reason
+
+
 def test_threads_that_exited_do_not_hold_a_barrier_and_the_run_says_so(backend):
     """Undefined in CUDA, but GPUs since Volta release a barrier without threads that exited
     (10 of 223 real benchmark solutions rely on it): the run passes with a portability note

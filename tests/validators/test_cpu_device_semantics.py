@@ -162,3 +162,49 @@ int host(float x) { int y = x; return x; }
     assert lines[13] == f"  return {cvt}<int>(x[1]);"
     assert lines[15] == "__device__ int *h(float *x) { return nullptr; }"
     assert lines[16] == "int host(float x) { int y = x; return x; }"
+
+
+def test_arguments_to_integer_parameters_of_a_function_declared_one_way_are_wrapped():
+    cvt = " ::cudashim::gpu_cvt"
+    source = """__device__ void add(int *h, int bin, float w);
+__device__ void add(int *h, int bin, float w) { atomicAdd(h + bin, 1); }
+__device__ int over(int a); __device__ int over(float a);
+__device__ int byref(int &a, unsigned b, ...);
+template <typename T> __device__ T tw(T v, int k) { return v; }
+__global__ void k(int *h, const float *x, int r) {
+  add(h, x[threadIdx.x] * 10.f, x[0]);
+  over(x[0]);
+  byref(r, x[0]);
+  tw(x[0], x[1]);
+  add(h, threadIdx.x, 1.f);
+}
+"""
+    lines = rewrite(source, lockstep=False).text.splitlines()
+    assert lines[6] == f"  add(h, {cvt}<int>(x[threadIdx.x] * 10.f), x[0]);"
+    assert lines[7] == "  over(x[0]);"  # overloaded: which one is called is not the name's to say
+    # A reference binds, no conversion; the fixed parameters of a variadic one convert.
+    assert lines[8] == f"  byref(r, {cvt}<unsigned>(x[0]));"
+    assert lines[9] == f"  tw(x[0], {cvt}<int>(x[1]));"
+    assert lines[10] == "  add(h, threadIdx.x, 1.f);"
+
+
+def test_aliases_of_integer_types_are_resolved_and_others_are_not_taken_for_one():
+    cvt = " ::cudashim::gpu_cvt"
+    source = """typedef unsigned int count_t;
+using index_t = count_t;
+typedef unsigned short half_word;
+__global__ void k(const float *x, unsigned *o) {
+  uint a = x[0];
+  count_t b = x[1];
+  index_t c = (index_t)x[2] + uint(x[3]);
+  half_word d = x[4];
+}
+"""
+    lines = rewrite(source, lockstep=False).text.splitlines()
+    assert lines[4] == f"  uint a = {cvt}<unsigned int>(x[0]);"  # glibc's <sys/types.h>
+    assert lines[5] == f"  count_t b = {cvt}<unsigned int>(x[1]);"
+    assert lines[6] == f"  index_t c = (index_t){cvt}<unsigned int>(x[2]) + uint({cvt}<unsigned int>(x[3]));"
+    assert lines[7] == "  half_word d = x[4];"  # 16 bits: not a target here
+    # A program's own `uint` of another width is its own.
+    own = "typedef unsigned char uint;\n__global__ void k(const float *x) { uint a = x[0]; }\n"
+    assert rewrite(own, lockstep=False).text.splitlines()[1] == "__global__ void k(const float *x) { uint a = x[0]; }"

@@ -42,10 +42,10 @@ def test_exchanges_are_split_at_the_warps_steps_and_keep_their_lines():
     out = stepped(code)
     assert out.count("\n") == code.count("\n")
     lines = out.splitlines()
-    assert lines[1].count(STEP) == 2 and "auto __ckd_exchange = s[t] + (s[t + 16]);" in lines[1]
-    assert lines[2].count(STEP) == 0 and lines[3].strip() == (
+    assert lines[1].count(STEP) == 3 and "auto __ckd_exchange = s[t] + (s[t + 16]);" in lines[1]
+    assert lines[2].count(STEP) == 1 and lines[3].strip() == (
         "s[t + 1])); ::cudashim::warp_step(); s[t] = __ckd_exchange; ::cudashim::warp_step(); }")
-    assert "= (sum = sum + v[t + 32]);" in lines[8] and lines[8].count(STEP) == 2
+    assert "= (sum = sum + v[t + 32]);" in lines[8] and lines[8].count(STEP) == 3
     assert STEP not in "\n".join(lines[9:])
 
 
@@ -64,7 +64,7 @@ def test_an_exchange_through_a_cast_to_volatile_is_split_too():
         "}\n"
     )
     lines = stepped(code).splitlines()
-    assert lines[2].count(STEP) == 2 and lines[3].count(STEP) == 2, lines
+    assert lines[2].count(STEP) == 3 and lines[3].count(STEP) == 3, lines
     assert STEP not in "\n".join(lines[4:]), lines
 
 
@@ -84,9 +84,9 @@ def test_an_exchange_in_a_macro_is_split_in_the_macros_text():
     out = stepped(code)
     assert out.count("\n") == code.count("\n")
     lines = out.splitlines()
-    assert lines[1].startswith("#define ADD(s, t, o) do { auto __ckd_exchange = ((volatile int*)(s))[t] + ("), lines[1]
-    assert lines[1].endswith("} while (0)") and lines[1].count(STEP) == 2, lines[1]
-    assert lines[2].count(STEP) == 2 and lines[2].endswith("\\") and lines[3].count(STEP) == 2, lines[2:4]
+    assert lines[1].startswith("#define ADD(s, t, o) do { ::cudashim::warp_step(); auto __ckd_exchange = ((volatile int*)(s))[t] + ("), lines[1]
+    assert lines[1].endswith("} while (0)") and lines[1].count(STEP) == 3, lines[1]
+    assert lines[2].count(STEP) == 3 and lines[2].endswith("\\") and lines[3].count(STEP) == 3, lines[2:4]
     assert STEP not in "\n".join(lines[4:]), lines
     # Used as a value somewhere: the body stays an expression (as a statement it would not compile).
     valued = code.replace("PLAIN(s, t); }", "PLAIN(s, t); int r = ADD(s, t, 2); }")

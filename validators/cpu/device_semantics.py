@@ -27,13 +27,14 @@ and g++ converts a float to `unsigned` through a 64-bit signed conversion, so `(
 converts a floating-point value as PTX does and passes anything else through for the cast.
 Implicit conversions to such a type are wrapped too where the tree says the target's type: the
 initialiser of a variable declared with it (`int i = x * s;`), the value returned by a device
-function that returns it, and the value assigned (`=`) to a name, or an element of an array or
+function that returns it, the value assigned (`=`) to a name, or an element of an array or
 pointer, that the file declares with that one type alone (`count = f;`, `q[i] = f;`, `s.n = f;`:
 a name declared with two types anywhere in the file, which shadowing could make either, is left
-alone). Only values that may hold a float are wrapped (one that names something the file declares
-with a floating type, a float literal or a call), so a kernel's index arithmetic compiles as it
-was. Not reached: arguments (the callee's parameter types), compound assignments (`i += f`),
-names of types the program defines, and 8- and 16-bit targets, which nvcc converts through a
+alone), and an argument to such a parameter of a function the file declares one way (no
+overload). Only values that may hold a float are wrapped (one that names something the file
+declares with a floating type, a float literal or a call), so a kernel's index arithmetic
+compiles as it was. Not reached: compound assignments (`i += f`), calls of overloaded functions,
+methods and functions of other files, and 8- and 16-bit targets, which nvcc converts through a
 wider register."""
 
 from __future__ import annotations
@@ -167,9 +168,10 @@ def _wrapped(body: Node, src: bytes, bit_fields: frozenset[str], types: _FileTyp
             skipped.add(host)
             stack.extend((c, returns) for c in node.children if c not in skipped)
             continue
-        operand = _cast_operand(src, node)
+        aliases = types.aliases if types is not None else _LIBC_ALIASES
+        operand = _cast_operand(src, node, aliases)
         if operand is not None:
-            found += _wrap(operand, _CAST.format(type=_cast_type(src, node)).encode())
+            found += _wrap(operand, _CAST.format(type=_cast_type(src, node, aliases)).encode())
         if types is not None:
             for value, target in types.converted(src, node, returns):
                 found += _wrap(value, _CAST.format(type=target).encode())
@@ -200,37 +202,49 @@ def _bit_field(src: bytes, assignment: Node, bit_fields: frozenset[str]) -> bool
 
 
 # The integer types whose casts from a float saturate on a GPU (32 and 64 bits), as a program
-# spells them: a typedef of its own is not known to be one.
+# spells them; its own typedefs of them are resolved per file (`_FileTypes.aliases`).
 _CAST_TYPES = frozenset(
     " ".join(t.split()) for t in """int|signed|signed int|unsigned|unsigned int|long|long int|
     signed long|unsigned long|unsigned long int|long long|long long int|signed long long|
     unsigned long long|unsigned long long int|size_t|ssize_t|ptrdiff_t|int32_t|uint32_t|int64_t|
     uint64_t|intptr_t|uintptr_t|intmax_t|uintmax_t|std::size_t|std::ptrdiff_t|std::int32_t|
-    std::uint32_t|std::int64_t|std::uint64_t""".replace("\n", " ").split("|")
+    std::uint32_t|std::int64_t|std::uint64_t|int_fast32_t|uint_fast32_t|int_fast64_t|
+    uint_fast64_t|int_least32_t|uint_least32_t|int_least64_t|uint_least64_t""".replace("\n", " ").split("|")
 )
+# glibc's own names for them (<sys/types.h>, which <stdlib.h> brings): HeCBench's quicksort pads
+# its keys with `uint u = x;`.
+_LIBC_ALIASES = {"uint": "unsigned int", "ulong": "unsigned long", "u_int": "unsigned int",
+                 "u_long": "unsigned long", "u_int32_t": "uint32_t", "u_int64_t": "uint64_t",
+                 "__uint32_t": "uint32_t", "__int32_t": "int32_t", "__uint64_t": "uint64_t",
+                 "__int64_t": "int64_t"}
 _CAST = " ::cudashim::gpu_cvt<{type}>("
 _NAMED_CAST = re.compile(r"^(?:static_cast|::std::static_cast)\s*<\s*(?P<type>[\w:\s]+?)\s*>$")
 _LITERALS = frozenset({"number_literal", "char_literal", "true", "false", "null", "nullptr", "sizeof_expression"})
 
 
-def _cast_type(src: bytes, node: Node) -> str:
+def _cast_type(src: bytes, node: Node, aliases: dict[str, str] = _LIBC_ALIASES) -> str:
+    """The type a cast names, an alias of `aliases` resolved."""
     if node.type == "cast_expression":
-        return " ".join(_text(src, node.child_by_field_name("type")).split())
-    function = node.child_by_field_name("function")
-    if function.type == "primitive_type":
-        return _text(src, function)
-    named = _NAMED_CAST.match(_text(src, function))
-    return " ".join(named["type"].split()) if named else ""
+        spelled = " ".join(_text(src, node.child_by_field_name("type")).split())
+    else:
+        function = node.child_by_field_name("function")
+        if function.type in ("primitive_type", "identifier"):
+            spelled = _text(src, function)
+        else:
+            named = _NAMED_CAST.match(_text(src, function))
+            spelled = " ".join(named["type"].split()) if named else ""
+    return aliases.get(spelled, spelled)
 
 
-def _cast_operand(src: bytes, node: Node) -> Node | None:
-    """The operand of `node` when it is an explicit cast to one of `_CAST_TYPES` that is worth
-    wrapping (not a literal)."""
+def _cast_operand(src: bytes, node: Node, aliases: dict[str, str] = _LIBC_ALIASES) -> Node | None:
+    """The operand of `node` when it is an explicit cast to one of `_CAST_TYPES` (or an alias of
+    one, `uint(x)` too) that is worth wrapping (not a literal)."""
     if node.type == "cast_expression":
         operand = node.child_by_field_name("value")
     elif node.type == "call_expression":
         function = node.child_by_field_name("function")
-        if function is None or function.type not in ("primitive_type", "template_function"):
+        if function is None or function.type not in ("primitive_type", "template_function", "identifier") or (
+                function.type == "identifier" and _text(src, function) not in aliases):
             return None
         arguments = node.child_by_field_name("arguments")
         named = arguments.named_children if arguments is not None else []
@@ -239,7 +253,7 @@ def _cast_operand(src: bytes, node: Node) -> Node | None:
         operand = named[0]
     else:
         return None
-    if operand is None or operand.type in _LITERALS or _cast_type(src, node) not in _CAST_TYPES:
+    if operand is None or operand.type in _LITERALS or _cast_type(src, node, aliases) not in _CAST_TYPES:
         return None
     return operand
 
@@ -255,7 +269,7 @@ def gpu_device_source(src: bytes, root: Node, bit_fields: frozenset[str] = froze
     for definition, body in device_functions(src, root):
         types = types or _FileTypes(src, root)
         # Device code nested in device code (a lambda in a kernel) is in the same walk.
-        edits += _wrapped(body, src, bit_fields, types, _integer_return(src, definition))
+        edits += _wrapped(body, src, bit_fields, types, _integer_return(src, definition, types.aliases))
     if not edits:
         return src
     # Nested ones (`a << (b << c)`, `(int)(x << n)`, `a / b / c`) close inside out: at one
@@ -342,13 +356,34 @@ class _FileTypes:
             if not more:
                 break
             self.floating_types |= more
+        # The file's aliases of integer types of `_CAST_TYPES` (chains too), each resolved to the
+        # type's own spelling; a name aliased to anything else anywhere in the file is none.
+        self.aliases = dict(_LIBC_ALIASES)
+        named: dict[str, set[str]] = {}
+        for type_text, name in aliases:
+            named.setdefault(name, set()).add(type_text)
+        for _ in range(len(named) + 1):
+            resolved = {name: {self.aliases.get(t, t) for t in targets} for name, targets in named.items()}
+            known = {name: next(iter(targets)) for name, targets in resolved.items()
+                     if len(targets) == 1 and next(iter(targets)) in _CAST_TYPES}
+            if all(self.aliases.get(name) == target for name, target in known.items()):
+                break
+            self.aliases.update(known)
+        for name in set(named) - set(known):
+            self.aliases.pop(name, None)
+        signatures: dict[str, set[tuple[tuple[str, int, bool], ...] | None]] = {}
         for node in nodes:
+            function = _function_declarator(node)
+            if function is not None:
+                name_node = function.child_by_field_name("declarator")
+                name = _text(src, name_node) if name_node is not None else ""
+                signatures.setdefault(name, set()).add(_parameters(src, function))
             if node.type == "function_definition":
                 name, _ = _declared(_function_name(node))
                 if name and self.is_floating_type(_normal_type(src, node)):
                     self.floating.add((False, name))
                 continue
-            type_text = _normal_type(src, node)
+            type_text = self.canonical(_normal_type(src, node))
             floating = self.is_floating_type(type_text)
             member = node.type == "field_declaration"
             for i in range(node.child_count):
@@ -362,6 +397,13 @@ class _FileTypes:
                     self.floating.add((member, name))
         self.integer = {key: next(iter(kinds)) for key, kinds in declared.items()
                         if len(kinds) == 1 and next(iter(kinds))[0] in _CAST_TYPES}
+        # A function's parameters, by its name alone: only where every declaration of the name
+        # agrees (an overload, a method of the same name, could be the one called).
+        self.parameters = {name: next(iter(shapes)) for name, shapes in signatures.items()
+                           if name and len(shapes) == 1 and next(iter(shapes)) is not None}
+
+    def canonical(self, type_text: str) -> str:
+        return self.aliases.get(type_text, type_text)
 
     def is_floating_type(self, type_text: str) -> bool:
         return bool(_FLOATING.search(type_text)) or any(
@@ -397,8 +439,9 @@ class _FileTypes:
             elif node.type == "call_expression":
                 function = node.child_by_field_name("function")
                 cast = function is not None and (function.type == "primitive_type" or (
-                    function.type == "template_function" and _NAMED_CAST.match(_text(src, function))))
-                if not cast or self.is_floating_type(_cast_type(src, node)):
+                    function.type == "template_function" and _NAMED_CAST.match(_text(src, function)))
+                    or (function.type == "identifier" and _text(src, function) in self.aliases))
+                if not cast or self.is_floating_type(_cast_type(src, node, self.aliases)):
                     return True
                 continue
             stack.extend(node.children)
@@ -424,10 +467,11 @@ class _FileTypes:
 
     def converted(self, src: bytes, node: Node, returns: str | None) -> list[tuple[Node, str]]:
         """(value, integer type) pairs `node` converts implicitly: a declaration's initialisers,
-        an assignment's right side, a `return` of a function returning `returns`."""
+        an assignment's right side, a `return` of a function returning `returns`, a call's
+        arguments to integer parameters of a function the file declares one way."""
         found: list[tuple[Node, str]] = []
         if node.type == "declaration":
-            target = _normal_type(src, node)
+            target = self.canonical(_normal_type(src, node))
             if target not in _CAST_TYPES:
                 return []
             for i in range(node.child_count):
@@ -446,9 +490,56 @@ class _FileTypes:
                 found += [(value, target)] if target else []
         elif node.type == "return_statement" and returns and node.named_children:
             found.append((node.named_children[0], returns))
+        elif node.type == "call_expression":
+            function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+            shape = self.parameters.get(_text(src, function)) if function is not None and (
+                function.type == "identifier") else None
+            if shape is not None and arguments is not None:
+                values = [c for c in arguments.named_children if c.type != "comment"]
+                found += [(value, self.canonical(target))
+                          for value, (target, depth, reference) in zip(values, shape, strict=False)
+                          if self.canonical(target) in _CAST_TYPES and depth == 0 and not reference]
         return [(value, target) for value, target in found
-                if value.type not in _NOT_VALUES and _cast_operand(src, value) is None
+                if value.type not in _NOT_VALUES and _cast_operand(src, value, self.aliases) is None
                 and self.may_be_floating(src, value)]
+
+
+def _function_declarator(node: Node) -> Node | None:
+    """The function declarator of a function's definition or prototype (`int f(float);`)."""
+    if node.type == "function_definition":
+        declarator = node.child_by_field_name("declarator")
+    elif node.type == "declaration":
+        declarators = [node.children[i] for i in range(node.child_count)
+                       if node.field_name_for_child(i) == "declarator"]
+        declarator = declarators[0] if len(declarators) == 1 else None
+    else:
+        return None
+    while declarator is not None and declarator.type in _POINTERS:
+        declarator = declarator.child_by_field_name("declarator")
+    return declarator if declarator is not None and declarator.type == "function_declarator" else None
+
+
+def _parameters(src: bytes, function: Node) -> tuple[tuple[str, int, bool], ...] | None:
+    """(type, pointer levels, is a reference) per named parameter (a C variadic `...` takes
+    what it is given, unconverted); None for a parameter pack or a form not read here."""
+    parameters = function.child_by_field_name("parameters")
+    if parameters is None:
+        return None
+    shape = []
+    for param in parameters.named_children:
+        if param.type == "comment":
+            continue
+        if param.type not in ("parameter_declaration", "optional_parameter_declaration"):
+            return None  # `...`, a parameter pack
+        depth, reference = 0, False
+        declarator = param.child_by_field_name("declarator")
+        while declarator is not None and declarator.type in _POINTERS:
+            reference |= declarator.type == "reference_declarator"
+            depth += declarator.type != "reference_declarator"
+            declarator = declarator.child_by_field_name("declarator") or next(
+                (c for c in declarator.named_children if c.type in _POINTERS | {"identifier"}), None)
+        shape.append((_normal_type(src, param), depth, reference))
+    return tuple(shape)
 
 
 def _function_name(definition: Node) -> Node | None:
@@ -460,7 +551,7 @@ def _function_name(definition: Node) -> Node | None:
     return None
 
 
-def _integer_return(src: bytes, definition: Node) -> str | None:
+def _integer_return(src: bytes, definition: Node, aliases: dict[str, str]) -> str | None:
     """The integer type of `_CAST_TYPES` a function definition returns by value, if it does."""
     if definition.type != "function_definition":
         return None
@@ -468,4 +559,5 @@ def _integer_return(src: bytes, definition: Node) -> str | None:
     if declarator is None or declarator.type != "function_declarator":
         return None  # a pointer or reference is returned
     target = _normal_type(src, definition)
+    target = aliases.get(target, target)
     return target if target in _CAST_TYPES else None

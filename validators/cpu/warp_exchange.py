@@ -16,7 +16,9 @@ value read from the same one (`s[t] += s[t + 16]`, `s[t] = max(s[t], s[t + 1])`,
 `s[t] = sum = sum + s[t + 16]`) is split where a warp splits it: the value is computed, the lanes
 that reach the statement together meet, the store is made, and they meet again
 (`::cudashim::warp_step()`, which groups lanes as `__activemask()` does and notes the portability
-once per kernel). The statement keeps its line. A store of a value that reads no such element (a
+once per kernel). They meet before the value is computed too: a converged warp has run every
+statement before this one for all its lanes, so a lane reads what its neighbour stored just
+before (the CUDA SDK's warp scan zeroes a padding slot and then reads its neighbour's). The statement keeps its line. A store of a value that reads no such element (a
 flag, a turn, a lock word) is left alone: those are hand-offs, which the spin-wait support runs.
 A `volatile` name counts where a parameter or declaration of the same device function, or one at
 file scope, declares it with the element type qualified (`volatile float* s`, `volatile int s[64]`,
@@ -157,7 +159,10 @@ def _split(statement: Node, src: bytes, names: set[str]) -> tuple[int, int, byte
         return None
     op = _text(src, operator)
     value = f"({_text(src, right)})" if op == "=" else f"{left_text} {op[:-1]} ({_text(src, right)})"
-    text = (f"{{ auto {_TEMP} = {value}; {STEP}; {left_text} = {_TEMP}; {STEP}; }}")
+    # Three meetings: before the read, so that every store the lanes made before the statement
+    # is there to read (the SDK scan zeroes a padding slot, then a lane reads its neighbour's);
+    # before the store, so that every lane has read; after it, so that every lane has stored.
+    text = (f"{{ {STEP}; auto {_TEMP} = {value}; {STEP}; {left_text} = {_TEMP}; {STEP}; }}")
     return statement.start_byte, statement.end_byte, text.encode("utf-8", "surrogatepass")
 
 

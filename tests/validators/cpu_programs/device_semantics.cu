@@ -4,7 +4,8 @@
 //
 // Part 4 (`implicit_conversions`): the same conversions where no cast is written: a variable's
 // initialiser, an assignment to an int member or element, a device function's `return`, through
-// a typedef of float and a template's T.
+// a typedef of float and a template's T, an argument to an int parameter, and targets named by
+// an alias (glibc's `uint`, a typedef).
 //
 // Part 2 (`conversions`): explicit float-to-integer casts of device code convert as PTX's cvt.rzi
 // does: toward zero, saturated to the type's range, NaN to 0 (x86: INT_MIN for both, and
@@ -105,6 +106,7 @@ __global__ void conversions(const float *f, const double *d, long long *out, int
 }
 
 typedef float real;
+typedef unsigned int count_t;  // and glibc's `uint` (<sys/types.h>)
 struct Bin {
   int idx;
   unsigned count;
@@ -112,12 +114,14 @@ struct Bin {
 
 __device__ int twice_as_int(float v) { return v * 2.0f; }
 
+__device__ long long widened(int v) { return v; }
+
 template <typename T> __device__ void store(int *dst, const T *v, int i) { dst[i] = v[i]; }
 
 __global__ void implicit_conversions(const float *f, long long *out, int *elems, int n) {
   int i = threadIdx.x;
   if (i >= n) return;
-  long long *o = out + 4 * i;
+  long long *o = out + 6 * i;
   real x = f[i];
   int a = x;
   unsigned u = x;
@@ -128,6 +132,11 @@ __global__ void implicit_conversions(const float *f, long long *out, int *elems,
   o[1] = u;
   o[2] = (long long)bin.idx - bin.idx + bin.count;
   o[3] = twice_as_int(x);
+  uint by_libc = x;
+  count_t by_typedef = f[i];
+  o[4] = by_libc;
+  o[5] = by_typedef;
+  elems[2 * n + i] = widened(x);
   elems[i] = bin.idx;
   store(elems + n, f, i);
 }
@@ -263,8 +272,8 @@ int main() {
     const float nan = __int_as_float(0x7fc00000);
     float hf[n] = {nan, -1.0f, 3e9f, -3e9f, 5e9f, 2.75f, -2.75f, 1e20f};
     float *df;
-    long long *dout, hout[4 * n];
-    int *delems, helems[2 * n];
+    long long *dout, hout[6 * n];
+    int *delems, helems[3 * n];
     cudaMalloc(&df, sizeof hf);
     cudaMalloc(&dout, sizeof hout);
     cudaMalloc(&delems, sizeof helems);
@@ -277,13 +286,13 @@ int main() {
     const long long as_unsigned[n] = {0, 0, 3000000000LL, 0, UMAX, 2, 0, UMAX};
     const long long twice[n] = {0, -2, IMAX, IMIN, IMAX, 5, -5, IMAX};
     for (int i = 0; i < n; i++) {
-      long long want[4] = {as_int[i], as_unsigned[i], as_unsigned[i], twice[i]};
-      for (int k = 0; k < 4; k++)
-        if (hout[4 * i + k] != want[k]) {
-          printf("implicit conversion %d of value %d: %lld, a GPU gives %lld\n", k, i, hout[4 * i + k], want[k]);
+      long long want[6] = {as_int[i], as_unsigned[i], as_unsigned[i], twice[i], as_unsigned[i], as_unsigned[i]};
+      for (int k = 0; k < 6; k++)
+        if (hout[6 * i + k] != want[k]) {
+          printf("implicit conversion %d of value %d: %lld, a GPU gives %lld\n", k, i, hout[6 * i + k], want[k]);
           bad++;
         }
-      for (int k = 0; k < 2; k++)
+      for (int k = 0; k < 3; k++)
         if (helems[k * n + i] != as_int[i]) {
           printf("implicit conversion to an element %d of value %d: %d, a GPU gives %lld\n", k, i,
                  helems[k * n + i], as_int[i]);

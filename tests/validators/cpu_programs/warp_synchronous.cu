@@ -1,7 +1,8 @@
 // Implicit warp-synchronous reductions (volatile shared memory, no __syncwarp), as the CUDA
 // reduction sample, HeCBench's logan and chacha20 and many scraped kernels write them. Sums,
 // so that a lane reading a slot another lane already updated in the same step (a result no
-// converged warp gives) shows. Prints PASS when every form gives the host's sums.
+// converged warp gives) shows; and a warp scan over zeroed padding. Prints PASS when every form gives
+// the host's sums.
 #include <cstdio>
 #include <cuda_runtime.h>
 
@@ -79,6 +80,25 @@ __global__ void reduce_cast(const int* in, int* out) {
   if (t == 0) out[blockIdx.x] = s[0];
 }
 
+// The CUDA SDK's warp scan (inclusive prefix sums): each lane zeroes a padding slot below its
+// own, then adds its neighbours' slots; lane 1's first step reads the padding lane 31 zeroed, so
+// every lane's stores before the first exchange must be there when any lane reads.
+__global__ void scan_padded(const int* in, int* out) {
+  volatile __shared__ int s[64];
+  unsigned lane = threadIdx.x, idx = lane + 32;
+  s[lane] = 12345;  // stale contents under the padding
+  s[idx] = 12345;
+  __syncthreads();
+  s[lane] = 0;
+  s[idx] = in[blockIdx.x * 32 + lane];
+  s[idx] += s[idx - 1];
+  s[idx] += s[idx - 2];
+  s[idx] += s[idx - 4];
+  s[idx] += s[idx - 8];
+  s[idx] += s[idx - 16];
+  out[blockIdx.x * 32 + lane] = s[idx];
+}
+
 int main() {
   const int n = 4 * 256;
   int h[n], sums[4][4], got[4][4];
@@ -106,6 +126,18 @@ int main() {
         printf("form %d block %d: %d, expected %d\n", k, b, got[k][b], sums[k][b]);
         ok = false;
       }
+  int scanned[4 * 32], *d_scan;
+  cudaMalloc(&d_scan, sizeof scanned);
+  scan_padded<<<4, 32>>>(d_in, d_scan);
+  cudaMemcpy(scanned, d_scan, sizeof scanned, cudaMemcpyDeviceToHost);
+  for (int b = 0; b < 4; b++)
+    for (int i = 0, sum = 0; i < 32; i++) {
+      sum += h[b * 32 + i];
+      if (scanned[b * 32 + i] != sum) {
+        printf("scan block %d lane %d: %d, expected %d\n", b, i, scanned[b * 32 + i], sum);
+        ok = false;
+      }
+    }
   printf("%s\n", ok ? "PASS" : "FAIL");
   return 0;
 }

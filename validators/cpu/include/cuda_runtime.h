@@ -1732,8 +1732,9 @@ inline unsigned __activemask(CUDASHIM_LOC) {
 }
 namespace cudashim {
 // A step of a warp through implicit warp-synchronous code (warp_exchange.py splits each exchange
-// through volatile memory at one before its store and one after): the lanes that reach it
-// together meet, as __activemask() groups them, so every lane reads before any lane writes.
+// through volatile memory at one before its read, one before its store and one after): the lanes
+// that reach it together meet, as __activemask() groups them, so every lane reads after the
+// lanes' earlier stores and before any lane writes.
 void _Portability_warp_step(unsigned line, const char* file);
 inline void warp_step(CUDASHIM_LOC) {
   _Portability_warp_step(loc.line(), loc.file_name());

@@ -653,6 +653,7 @@ struct Fiber {
   const char* file = "";
   int kind = 0;
   unsigned mask = 0;
+  unsigned asked = 0;  // the mask as the program passed it (a deadlock's description)
   unsigned long long value = 0;
   int param = 0;
   int width = 32;
@@ -1206,6 +1207,7 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
   f->state = WAIT_WARP;
   f->kind = kind;
   f->mask = group;
+  f->asked = mask;
   if (kind == _Wop_COALESCE) {  // resolved by the scheduler once the warp cannot move otherwise
     f->line = line;
     f->file = file;
@@ -1284,6 +1286,19 @@ static void describe_and_die(Worker* w) {
     snprintf(b, sizeof b, " %d threads wait at %s (first at %s, thread (%u,%u,%u), mask 0x%08x);", at_warp,
              warp_op_name(fw->kind), where(*fw).c_str(), fw->tid.x, fw->tid.y, fw->tid.z, fw->mask);
     msg += b;
+    // What CUDA requires of a *_sync mask, said where a waiting lane broke it: a hang of ours
+    // would read the same, so the program's own cause is named when it has one.
+    for (const Fiber& f : w->fibers) {
+      if (f.state != WAIT_WARP || f.kind == _Wop_COALESCE) continue;
+      int lane = f.lin % 32;
+      if (!(f.asked & (1u << lane))) {
+        snprintf(b, sizeof b, " lane %d of thread (%u,%u,%u) passed %s the mask 0x%08x, which leaves out its own "
+                 "lane (CUDA: each calling thread must have its own bit set; undefined otherwise);", lane,
+                 f.tid.x, f.tid.y, f.tid.z, warp_op_name(f.kind), f.asked);
+        msg += b;
+        break;
+      }
+    }
   }
   if (at_sync) {
     snprintf(b, sizeof b, " %d threads wait at %s (first at %s, thread (%u,%u,%u)) for arrivals or releases "
