@@ -14,6 +14,10 @@
 #pragma once
 // The include guard CUDA's own header defines: programs test it to know the header is in.
 #define CUBLAS_API_H_
+// Its calling-convention macro (empty off Windows), which programs test as they test the guard.
+#ifndef CUBLASAPI
+#define CUBLASAPI
+#endif
 #include <cudashim/libdata.h>
 // NVIDIA's cublas_api.h includes cuComplex.h: programs use cuComplex with cuBLAS alone.
 #include <cuComplex.h>

@@ -14,6 +14,11 @@
 #pragma once
 // The include guard CUDA's own header defines: programs test it to know the header is in.
 #define CUSPARSE_H_
+// Its calling-convention macro (empty off Windows): cuda-samples' helper_cuda.h names cuSPARSE's
+// errors only #ifdef CUSPARSEAPI, and checkCudaErrors on a cusparseStatus_t needs that overload.
+#ifndef CUSPARSEAPI
+#define CUSPARSEAPI
+#endif
 #include <cudashim/libdata.h>
 // NVIDIA's cusparse.h includes cuComplex.h: programs use cuComplex with cuSPARSE alone.
 #include <cuComplex.h>
