@@ -111,10 +111,15 @@ static inline uint64_t load_value(uintptr_t a, unsigned size) {
   return v[0] ^ (v[1] * 0x9E3779B97F4A7C15ull);
 }
 
-// Neighbouring addresses get neighbouring slots: threads write arrays in order, and the table
-// is then walked like the array (a scattering hash made every write a cache miss).
+// Neighbouring addresses get neighbouring slots within a 256-byte granule: threads write arrays
+// in order, and the table is then walked like the array (a scattering hash made every write a
+// cache miss). Granules scatter: an address's own high bits (`a ^ a >> 21`, as before) put the
+// writes of a grid-stride loop (i, i + G, i + 2G, ... with G * size a power of two) into one run
+// of filled slots that every later write walked, so a race-free fill of 4M floats by 64 blocks
+// took 115 s here against 0.6 s in index order.
 static inline size_t slot_of(uintptr_t a, size_t cap) {
-  return (size_t)(a ^ (a >> 21) ^ (a >> 42)) & (cap - 1);
+  const uint64_t granule = (uint64_t)(a >> 8) * 0x9E3779B97F4A7C15ull;
+  return (size_t)(((granule >> 32) << 8) | (a & 0xFF)) & (cap - 1);
 }
 
 extern "C" void __libc_free(void*);
