@@ -208,3 +208,29 @@ __global__ void k(const float *x, unsigned *o) {
     # A program's own `uint` of another width is its own.
     own = "typedef unsigned char uint;\n__global__ void k(const float *x) { uint a = x[0]; }\n"
     assert rewrite(own, lockstep=False).text.splitlines()[1] == "__global__ void k(const float *x) { uint a = x[0]; }"
+
+
+def test_an_integers_compound_assignment_of_a_float_converts_its_result():
+    source = """struct Hist { int n; unsigned bits : 4; };
+__global__ void k(const float *x, int *q, int r, Hist h) {
+  int i = 0, m = 1;
+  i += x[0];
+  q[r] -= x[1] * 2.0f;
+  h.n *= x[2];
+  h.bits += x[3];
+  i += m;
+  m += r * 2;
+  i /= x[4];
+  float f = 1.f;
+  f += x[5];
+}
+"""
+    lines = rewrite(source, lockstep=False).text.splitlines()
+    assert lines[3] == "   ::cudashim::gpu_add_assign(i , x[0]);"
+    assert lines[4] == "   ::cudashim::gpu_sub_assign(q[r] , x[1] * 2.0f);"
+    assert lines[5] == "   ::cudashim::gpu_mul_assign(h.n , x[2]);"
+    assert lines[6] == "  h.bits += x[3];"  # a bit-field cannot bind to the wrapper's reference
+    assert lines[7] == "  i += m;"  # integers alone: as written
+    assert lines[8] == "  m += r * 2;"
+    assert lines[9] == "   ::cudashim::gpu_div_assign(i , x[4]);"  # converts in the header too
+    assert lines[11] == "  f += x[5];"  # a float target is no conversion

@@ -30,10 +30,12 @@ initialiser of a variable declared with it (`int i = x * s;`), the value returne
 function that returns it, the value assigned (`=`) to a name, or an element of an array or
 pointer, that the file declares with that one type alone (`count = f;`, `q[i] = f;`, `s.n = f;`:
 a name declared with two types anywhere in the file, which shadowing could make either, is left
-alone), and an argument to such a parameter of a function the file declares one way (no
-overload). Only values that may hold a float are wrapped (one that names something the file
-declares with a floating type, a float literal or a call), so a kernel's index arithmetic
-compiles as it was. Not reached: compound assignments (`i += f`), calls of overloaded functions,
+alone), an integer's compound assignment of such a value (`i += f` becomes
+`::cudashim::gpu_add_assign(i, f)`, which converts `i + f` back and evaluates `i` once; `-=`, `*=`,
+and `/=` through `gpu_div_assign`), and an argument to such a parameter of a function the file
+declares one way (no overload). Only values that may hold a float are wrapped (one that names
+something the file declares with a floating type, a float literal or a call), so a kernel's index
+arithmetic compiles as it was. Not reached: calls of overloaded functions,
 methods and functions of other files, and 8- and 16-bit targets, which nvcc converts through a
 wider register."""
 
@@ -70,7 +72,11 @@ _DIVISIONS = {"/": b" ::cudashim::gpu_div(", "%": b" ::cudashim::gpu_rem(",
 PURE_WRAPPERS = frozenset({"::cudashim::shift_amount", "::cudashim::gpu_div", "::cudashim::gpu_rem"})
 """The calls this module wraps code in that take their arguments by value (or forward them),
 besides `::cudashim::gpu_cvt<T>`; `ASSIGNING_WRAPPERS` assign their first argument only."""
-ASSIGNING_WRAPPERS = frozenset({"::cudashim::gpu_div_assign", "::cudashim::gpu_rem_assign"})
+# An integer's compound assignment of a value that may be floating (`i += f`): its result converts.
+_ARITHMETIC_ASSIGNMENTS = {"+=": b" ::cudashim::gpu_add_assign(", "-=": b" ::cudashim::gpu_sub_assign(",
+                           "*=": b" ::cudashim::gpu_mul_assign("}
+ASSIGNING_WRAPPERS = frozenset({"::cudashim::gpu_div_assign", "::cudashim::gpu_rem_assign",
+                                *(w.strip()[:-1].decode() for w in _ARITHMETIC_ASSIGNMENTS.values())})
 
 
 def pure_wrapper(callee: str) -> bool:
@@ -147,6 +153,20 @@ def _division(src: bytes, node: Node, operator: Node, bit_fields: frozenset[str]
             (node.end_byte, node.end_byte, _CLOSE, 0)]
 
 
+def _arithmetic_assignment(src: bytes, node: Node, operator: Node, types: _FileTypes,
+                           bit_fields: frozenset[str]) -> list[_Edit]:
+    """`i += f` made `::cudashim::gpu_add_assign(i, f)` (and `-=`, `*=`) when the file declares
+    `i` with one integer type and `f` may be floating; a bit-field cannot be bound to the wrapper's
+    reference."""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if (left is None or types._target(src, left) is None or not types.may_be_floating(src, right)
+            or _bit_field(src, node, bit_fields)):
+        return []
+    return [(node.start_byte, node.start_byte, _ARITHMETIC_ASSIGNMENTS[_text(src, operator)], 1),
+            (operator.start_byte, operator.end_byte, b",", 2),
+            (node.end_byte, node.end_byte, _CLOSE, 0)]
+
+
 def _wrapped(body: Node, src: bytes, bit_fields: frozenset[str], types: _FileTypes | None = None,
              returns: str | None = None) -> list[_Edit]:
     """What of `body` to wrap: the amounts of shifts that are not literals, the operands of
@@ -185,6 +205,8 @@ def _wrapped(body: Node, src: bytes, bit_fields: frozenset[str], types: _FileTyp
                 found += _wrap(right, _OPEN)
             elif op in _DIVISIONS:
                 found += _division(src, node, operator, bit_fields)
+            elif op in _ARITHMETIC_ASSIGNMENTS and types is not None and right is not None:
+                found += _arithmetic_assignment(src, node, operator, types, bit_fields)
         # A lambda's `return` is its own, and its type is not written where the tree says it.
         inner = None if node.type == "lambda_expression" else returns
         stack.extend((c, inner) for c in node.children)
@@ -262,7 +284,7 @@ def gpu_device_source(src: bytes, root: Node, bit_fields: frozenset[str] = froze
     """`src` with the run-time amount of each device shift and the operand of each integer cast
     of device code wrapped (see the module's doc); `src` itself when it has none. `bit_fields`: names of bit-fields other files of the program
     declare (this file's own are added)."""
-    if any(op in src for op in (b"<<=", b">>=", b"/=", b"%=")):
+    if any(op in src for op in (b"<<=", b">>=", b"/=", b"%=", b"+=", b"-=", b"*=")):
         bit_fields = bit_fields | bit_field_names(src.decode("utf-8", "replace"))
     edits: list[_Edit] = []
     types: _FileTypes | None = None

@@ -7,6 +7,9 @@
 // a typedef of float and a template's T, an argument to an int parameter, and targets named by
 // an alias (glibc's `uint`, a typedef).
 //
+// Part 5 (`compound_conversions`): an integer's compound assignment of a float (`i += f`, `-=`,
+// `*=`, `/=`; to a name, a member, a 64-bit name) converts its result as PTX's cvt.rzi does.
+//
 // Part 2 (`conversions`): explicit float-to-integer casts of device code convert as PTX's cvt.rzi
 // does: toward zero, saturated to the type's range, NaN to 0 (x86: INT_MIN for both, and
 // float-to-unsigned wraps through a 64-bit conversion).
@@ -139,6 +142,28 @@ __global__ void implicit_conversions(const float *f, long long *out, int *elems,
   elems[2 * n + i] = widened(x);
   elems[i] = bin.idx;
   store(elems + n, f, i);
+}
+
+__global__ void compound_conversions(const float *f, long long *out, int n) {
+  int i = threadIdx.x;
+  if (i >= n) return;
+  long long *o = out + 5 * i;
+  int a = 1;
+  a += f[i];
+  unsigned u = 5;
+  u *= f[i];
+  Bin bin;
+  bin.idx = 0;
+  bin.idx -= f[i];
+  int d = 7;
+  d /= f[i];
+  long long l = 0;
+  l += f[i] * 2.0;
+  o[0] = a;
+  o[1] = u;
+  o[2] = bin.idx;
+  o[3] = d;
+  o[4] = l;
 }
 
 __global__ void divisions(const int *num, const int *den, long long *out, int n) {
@@ -299,6 +324,19 @@ int main() {
           bad++;
         }
     }
+    compound_conversions<<<1, n>>>(df, dout, n);
+    cudaMemcpy(hout, dout, sizeof hout, cudaMemcpyDeviceToHost);
+    const long long LMIN = (long long)(1ULL << 63), LMAX = 9223372036854775807LL;
+    const long long compound[n][5] = {
+        {0, 0, 0, 0, LMIN},           {0, 0, 1, -7, -2},         {IMAX, UMAX, IMIN, 0, 6000000000LL},
+        {IMIN, 0, IMAX, 0, -6000000000LL}, {IMAX, UMAX, IMIN, 0, 10000000000LL}, {3, 13, -2, 2, 5},
+        {-1, 0, 2, -2, -5},           {IMAX, UMAX, IMIN, 0, LMAX}};
+    for (int i = 0; i < n; i++)
+      for (int k = 0; k < 5; k++)
+        if (hout[5 * i + k] != compound[i][k]) {
+          printf("compound conversion %d of value %d: %lld, a GPU gives %lld\n", k, i, hout[5 * i + k], compound[i][k]);
+          bad++;
+        }
   }
   printf(bad ? "FAIL\n" : "PASS\n");
   return bad != 0;

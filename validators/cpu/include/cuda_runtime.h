@@ -1702,6 +1702,9 @@ constexpr decltype(auto) gpu_div_assign(_Num&& __a, _Den&& __b) {
   if constexpr (std::is_integral_v<std::remove_cvref_t<_Num>> && std::is_integral_v<std::remove_cvref_t<_Den>>) {
     __a = static_cast<std::remove_cvref_t<_Num>>(gpu_div(__a, __b));
     return (__a);
+  } else if constexpr (std::is_integral_v<std::remove_cvref_t<_Num>> && std::is_floating_point_v<std::remove_cvref_t<_Den>>) {
+    __a = gpu_cvt<std::remove_cvref_t<_Num>>(__a / __b);
+    return (__a);
   } else {
     return static_cast<_Num&&>(__a) /= static_cast<_Den&&>(__b);
   }
@@ -1715,6 +1718,25 @@ constexpr decltype(auto) gpu_rem_assign(_Num&& __a, _Den&& __b) {
     return static_cast<_Num&&>(__a) %= static_cast<_Den&&>(__b);
   }
 }
+// `i += f` of an integer `i` and a floating `f` converts `i + f` back to `i`'s type: as PTX's cvt.rzi
+// (the rewrite makes it gpu_add_assign(i, f) when the file declares `i` with an integer type and `f`
+// may be floating). `i` is evaluated once, as in the compound assignment; any other pair of types
+// is the compound assignment as written.
+#define _CUDASHIM_CVT_ASSIGN(_Name, _Op, _OpAssign)                                                  \
+  template <class _Lhs, class _Rhs>                                                                  \
+  constexpr decltype(auto) _Name(_Lhs&& __a, _Rhs&& __b) {                                           \
+    using _To = std::remove_cvref_t<_Lhs>;                                                           \
+    if constexpr (std::is_integral_v<_To> && std::is_floating_point_v<std::remove_cvref_t<_Rhs>>) { \
+      __a = gpu_cvt<_To>(__a _Op __b);                                                               \
+      return (__a);                                                                                  \
+    } else {                                                                                         \
+      return static_cast<_Lhs&&>(__a) _OpAssign static_cast<_Rhs&&>(__b);                            \
+    }                                                                                                \
+  }
+_CUDASHIM_CVT_ASSIGN(gpu_add_assign, +, +=)
+_CUDASHIM_CVT_ASSIGN(gpu_sub_assign, -, -=)
+_CUDASHIM_CVT_ASSIGN(gpu_mul_assign, *, *=)
+#undef _CUDASHIM_CVT_ASSIGN
 }  // namespace cudashim
 
 #define CUDASHIM_LOC std::source_location loc = std::source_location::current()
