@@ -951,7 +951,12 @@ LOG_HEADER = "ckd-runtime-log"
 TIMING_FILE = ".ckd-kernel-timing"
 UPLOAD_LOG = anticheat.UPLOAD_LOG
 POISON_LOG = anticheat.POISON_LOG
-POISON_BYTES = (0xA5, 0x5A)
+POISON_BYTES = (0xD5, 0x5A)
+"""Bytes the checking variants fill fresh device and shared memory with: far from zero and from
+each other, of opposite signs, as every float type (float -2.9e13 and 1.5e16, half -93.3 and 203.2,
+double -3e105 and 2e127) and as integers, so a read of either shows in the outputs. The first
+alone serves `--fast` and the no-launch run: 0xA5, a float of -2.9e-16, read as zero within any
+tolerance, and an output left unwritten passed where the reference is zero."""
 
 
 def thorough_plan(backend: Backend) -> list[tuple[str, str, int | None]]:
@@ -963,8 +968,6 @@ def thorough_plan(backend: Backend) -> list[tuple[str, str, int | None]]:
     poisons = len(variants) > 1 and backend.poison_env(0) is not None
     return [(v, s, POISON_BYTES[i % len(POISON_BYTES)] if poisons else None)
             for i, v in enumerate(variants) for s in backend.schedules_for(v, variants, schedules)]
-"""Bytes the checking variants fill fresh device and shared memory with: finite and far apart
-as floats (-2.9e-16, 1.5e16) and as integers, so a read of either shows in the outputs."""
 MAX_POISON_PROBES = 16
 SHIM_LOG_WIDTH = 160
 """Log paths are padded like the shim's other settings (see backends/cpu.py `_padded`)."""

@@ -15,6 +15,7 @@ import pytest
 from test_verify_extensions import PROBLEM, answer
 
 from schemas import Status
+from validators.engine import POISON_BYTES
 from validators.kernelbench import verify
 from validators.kernelbench.answer import emulation_available, run_answer
 from validators.kernelbench.reference import run_reference
@@ -285,7 +286,7 @@ def test_the_answer_sees_the_same_process_in_the_plain_and_race_builds() -> None
            "        return ext.rowsum(x, 1)\n")
     groups = run_reference(ROWSUM, [11, 12])
     seen = {}
-    for variant, poison in (("plain", 0xA5), ("race", 0x5A)):
+    for variant, poison in (("plain", POISON_BYTES[0]), ("race", POISON_BYTES[1])):
         run = run_answer(src, groups, variant=variant, poison=poison, follow=True)
         assert run.status == "ok", (variant, run.status, run.reason, run.stderr_tail)
         lines = re.findall(r"^OBSERVED (.*)$", run.stderr_tail, re.M)

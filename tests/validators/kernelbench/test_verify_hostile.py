@@ -14,6 +14,7 @@ from test_verify_extensions import answer as ext_answer
 from test_verify_kernelbench import PROBLEM, answer, check
 
 from schemas import Status
+from validators.engine import POISON_BYTES
 from validators.kernelbench import verify
 from validators.kernelbench.answer import _malformed, emulation_available
 
@@ -120,13 +121,13 @@ def test_a_launch_count_rewritten_in_the_answers_interpreter_is_caught() -> None
 
 # A kernel launched and its work thrown away (torch computes), and the no-launch run told apart:
 # its first pass leaves no marker file, because the extension was built before it started (a
-# judged run's second pass would find the first pass's marker), and its memory starts as 0xA5.
+# judged run's second pass would find the first pass's marker), and its memory starts as the first poison byte.
 MARKER = """import os
 _seen = os.path.exists("marker")
 open("marker", "w").close()
 """
 SPOT = ("\n_poison = int(torch.empty(4096, dtype=torch.uint8, device='cuda')[123])\n"
-        "NO_LAUNCH_RUN = (not _seen) and _poison == 0xA5\n")
+        f"NO_LAUNCH_RUN = (not _seen) and _poison == {POISON_BYTES[0]:#x}\n")
 DECOY = ("ext.leaky(x, self.slope)\n"
          "if NO_LAUNCH_RUN:\n    return torch.zeros_like(x)\n"
          "return torch.where(x > 0, x, x * self.slope)")
@@ -141,3 +142,26 @@ def test_no_file_of_an_earlier_pass_tells_the_no_launch_run_apart() -> None:
     # Every pass starts in a new workspace: each judged run looks like the no-launch run, and
     # its zeros fail.
     assert r.status == Status.FAILED, (r.status, r.rule, r.reason, r.kernel_check)
+
+
+# Outputs a correct answer computes as zeros, and a wrong one leaves unwritten where the reference
+# is zero: the first poison byte (the one `--fast` and the no-launch run use) must not read as
+# zero. 0xA5 did (a float of -2.9e-16): the wrong answer passed `--fast`, and the correct one was
+# rejected as `kernels_not_used` because its unwritten output matched the zeros as well.
+RELU_PROBLEM = EXT_PROBLEM.replace("return [0.1]", "return [0.0]")
+
+
+@needs_emulation
+def test_an_output_left_unwritten_where_the_reference_is_zero_fails_the_fast_check() -> None:
+    problem = RELU_PROBLEM.replace("torch.rand(batch_size, dim)", "torch.randn(batch_size, dim)")
+    r = verify(problem, ext_answer(limit="n && x[i] > 0.f", name="relu_partial"), fast=True)
+    assert r.status == Status.FAILED, (r.status, r.rule, r.reason)
+
+
+@needs_emulation
+def test_a_kernel_that_computes_an_all_zero_reference_is_not_taken_for_unused() -> None:
+    # Zero for every input (as KernelBench's level-2 problems 80 and 83 are): no input set tells.
+    problem = RELU_PROBLEM.replace("leaky_relu(x,", "leaky_relu(-x.abs(),")
+    r = verify(problem, ext_answer("return ext.leaky(-x.abs(), self.slope)", name="relu_zero"), fast=True)
+    assert r.status == Status.PASSED, (r.status, r.rule, r.reason)
+    assert r.kernel_check.startswith("depends on the kernels"), r.kernel_check
