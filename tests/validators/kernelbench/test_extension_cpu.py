@@ -72,11 +72,28 @@ RELU_ANSWER = textwrap.dedent(r'''
       TORCH_CHECK(t.device().type() == at::kCUDA && t.is_cuda(), "not on the device");
       return t;
     }
+
+    // The extension tutorial's accessors, with torch's nvcc-only RestrictPtrTraits.
+    __global__ void row_scale_kernel(const torch::PackedTensorAccessor32<float, 2, torch::RestrictPtrTraits> x,
+                                     const torch::PackedTensorAccessor32<float, 1, at::RestrictPtrTraits> s,
+                                     torch::PackedTensorAccessor32<float, 2, torch::RestrictPtrTraits> y) {
+      const int r = blockIdx.x, c = threadIdx.x;
+      if (r < x.size(0) && c < x.size(1)) y[r][c] = x[r][c] * s[r];
+    }
+
+    torch::Tensor row_scale(torch::Tensor x, torch::Tensor s) {
+      auto y = torch::empty_like(x);
+      row_scale_kernel<<<x.size(0), x.size(1)>>>(x.packed_accessor32<float, 2, torch::RestrictPtrTraits>(),
+                                                 s.packed_accessor32<float, 1, torch::RestrictPtrTraits>(),
+                                                 y.packed_accessor32<float, 2, torch::RestrictPtrTraits>());
+      return y;
+    }
     """
 
     ext = load_inline(name="relu_ext",
-                      cpp_sources="torch::Tensor relu_cuda(torch::Tensor x);\ntorch::Tensor empty_on_device(int64_t n);",
-                      cuda_sources=cuda_src, functions=["relu_cuda", "empty_on_device"],
+                      cpp_sources="torch::Tensor relu_cuda(torch::Tensor x);\ntorch::Tensor empty_on_device(int64_t n);\n"
+                                  "torch::Tensor row_scale(torch::Tensor x, torch::Tensor s);",
+                      cuda_sources=cuda_src, functions=["relu_cuda", "empty_on_device", "row_scale"],
                       extra_cuda_cflags=["-O3", "--use_fast_math"], verbose=False)
 
 
@@ -122,6 +139,8 @@ RELU_CHECK = textwrap.dedent('''
         xh = torch.randn(1000).half().cuda()
         out["equal_half"] = bool(torch.equal(model(xh), torch.relu(xh)))
         out["launches_total"] = torch_cuda.launch_count() - before
+        s = torch.randn(257, device="cuda")
+        out["accessor"] = bool(torch.equal(ext.row_scale(x, s), x * s[:, None]))
         out["is_cuda"] = bool(x.is_cuda)
         out["device"] = [str(x.device), str(y.device), str(torch.zeros(2, device=x.device).device)]
         out["available"] = torch.cuda.is_available()
@@ -178,6 +197,7 @@ def test_load_inline_answer_computes_torchs_result_on_the_emulator(relu_work):
     report, out = run_pass(work, root, poison=0xAB, env={"CUDASHIM_SCHEDULE": "reverse"})
     assert report is not None, out.stdout + out.stderr
     assert report["equal"] and report["equal_double"] and report["equal_half"], report
+    assert report["accessor"], report
     # one custom launch per forward, counted by the runtime the extensions share
     assert report["launches"] == 1 and report["launches_total"] == 3, report
     assert report["is_cuda"] and report["available"] and report["device_count"] == 1, report
@@ -247,9 +267,9 @@ def test_answers_whose_bindings_differ_only_by_names_share_one_host_unit(relu_wo
     before = _host_unit_builds(cache)
     answer = (RELU_ANSWER.replace("relu_cuda", "clamp_below_cuda").replace("empty_on_device", "fresh_on_device")
               .replace('name="relu_ext"', 'name="renamed_ext"')
-              .replace('functions=["clamp_below_cuda", "fresh_on_device"]',
+              .replace('functions=["clamp_below_cuda", "fresh_on_device", "row_scale"]',
                        'functions={"clamp_below_cuda": "Clamps at zero, from below.", '
-                       '"fresh_on_device": "A new tensor."}'))
+                       '"fresh_on_device": "A new tensor.", "row_scale": "Rows scaled."}'))
     assert "Clamps at zero" in answer
     work = tmp_path / "renamed"
     work.mkdir(parents=True)

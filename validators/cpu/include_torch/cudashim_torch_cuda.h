@@ -7,6 +7,20 @@
 #include <c10/util/Exception.h>
 #include <optional>
 
+// Accessors with `__restrict__` data pointers (the extension tutorial's
+// `packed_accessor32<float, 2, torch::RestrictPtrTraits>`): torch declares the traits only for
+// nvcc (`__CUDACC__`), and its headers are read here as a host compiler reads them.
+#if __has_include(<torch/headeronly/core/TensorAccessor.h>)
+namespace torch::headeronly {
+template <typename T> struct RestrictPtrTraits { typedef T* __restrict__ PtrType; };
+}  // namespace torch::headeronly
+namespace at { using torch::headeronly::RestrictPtrTraits; }
+#else
+namespace at {
+template <typename T> struct RestrictPtrTraits { typedef T* __restrict__ PtrType; };
+}  // namespace at
+#endif
+
 namespace c10::cuda {
 using DeviceIndex = c10::DeviceIndex;
 class CUDAStream {
