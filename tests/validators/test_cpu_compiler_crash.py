@@ -66,12 +66,13 @@ ICE = ("main.cu: In function 'int main()':\n"
 
 def crashing(levels: set[str]) -> toolchain.Runner:
     """g++, except that it crashes on the program's source at the given -O levels (the last
-    -O on the command line wins, as in g++)."""
+    -O on the command line wins, as in g++), with the driver's exit status for a crash under
+    -pass-exit-codes (4; without the option it is 1, as for any error)."""
 
     def run(cmd: list[str], cwd: Path, expose: list[Path]) -> toolchain.CommandResult:
         opt = [w for w in cmd if w.startswith("-O")]
         if "main.cu" in cmd and opt and opt[-1] in levels:
-            return toolchain.CommandResult(1, ICE)
+            return toolchain.CommandResult(4 if "-pass-exit-codes" in cmd else 1, ICE)
         return toolchain.run_local(cmd, cwd, expose)
 
     return run
@@ -124,3 +125,40 @@ def test_a_checking_build_keeps_its_own_optimisation_level(tmp_path, variant, le
     assert [w for w in program_step if w.startswith("-O")][-1] == level
     noted = "cudashim: -O3 applies to the plain build" in exe.compile.diagnostics
     assert noted == (variant != "plain")
+
+
+@pytest.mark.parametrize("forged", [
+    'static_assert(sizeof(int) == 3, "internal compiler error: in gimplify_expr, at gimplify.cc:1");',
+    "#error internal compiler error: Segmentation fault",
+    '#line 1 "main.cu:20:1: internal compiler error: Segmentation fault"\nint broken = ;',
+])
+def test_a_program_whose_own_error_text_reads_as_a_crash_is_a_compile_error(tmp_path, forged):
+    # The program's text reaches g++'s diagnostics (a message, a file name): only the driver's
+    # exit status tells a crash, so the error stays the program's, and is never blamed on us.
+    backend = CpuBackend(cache=BuildCache(tmp_path / "cache"))
+    source = SOURCE.replace("int main() {", forged + "\nint main() {")
+    out = toolchain.compile_program(source, tmp_path / "b")
+    assert not out.ok and not out.compiler_crashed and not out.ice
+    assert "internal compiler error" in out.diagnostics
+    result = Engine(backend).check(TASK, Program(source=source), thorough=False)
+    assert result.status == Status.COMPILE_ERROR, (result.status, result.reason)
+
+
+@pytest.mark.skipif(toolchain.toolkit_include_dir() is None, reason="no CUDA toolkit headers here")
+def test_a_made_up_toolkit_header_does_not_turn_a_broken_program_into_needs_gpu(tmp_path):
+    # `#include <cuda/...>` named a GPU feature whatever followed: a program that does not
+    # compile could pick `needs_gpu` (no failure to a reward) over `compile_error`.
+    from validators.cpu.diagnostics import gpu_feature_from_errors
+
+    backend = CpuBackend(cache=BuildCache(tmp_path / "cache"))
+    made_up = SOURCE.replace("#include <cstdio>", "#include <cstdio>\n#include <cuda/fake_feature_header.h>")
+    result = Engine(backend).check(TASK, Program(source=made_up), thorough=False)
+    assert result.status == Status.COMPILE_ERROR, (result.status, result.reason)
+    assert "cuda/fake_feature_header.h" in result.reason
+    # Headers the toolkit ships, and other libraries' headers, still name what they are.
+    for header, feature in (("cuda/pipeline", "cp_async"), ("thrust/device_vector.h", "thrust"),
+                            ("cudnn.h", "cudnn"), ("cublasLt.h", "cublas")):
+        diag = f"main.cu:2:10: fatal error: {header}: No such file or directory"
+        assert (gpu_feature_from_errors(diag) or "").startswith(feature), header
+    for header in ("thrust/made_up.h", "cuda_made_up.h", "cooperative_groups/made_up.h"):
+        assert gpu_feature_from_errors(f"main.cu:2:10: fatal error: {header}: No such file or directory") is None

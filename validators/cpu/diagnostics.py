@@ -233,10 +233,35 @@ def portability_notes(stderr: str) -> list[str]:
     return notes[:8]
 
 
+# Headers that come with nvcc itself (the runtime's, the compiler's, CCCL's): a missing one named
+# so is a GPU feature only if the toolkit, where this machine has one, ships it. Headers of the
+# toolkit's libraries (cuBLAS, cuSOLVER, ...: packages of their own, often not installed) and of
+# other libraries (cuDNN, CUTLASS, NCCL, cuda-samples' helpers) keep their names' meaning.
+_TOOLKIT_HEADER = re.compile(
+    r"^(?:cuda/|thrust/|cub/|nv/|cuda_\w+\.hp*$|cuda\.h$|cooperative_groups|crt/|sm_\d|mma\.h$"
+    r"|texture_|surface_|device_|vector_|math_constants|builtin_types|driver_|channel_descriptor"
+    r"|host_defines|library_types)")
+
+
+def _not_in_toolkit(header: str) -> bool:
+    """Whether `header` claims the CUDA toolkit's name space, and the toolkit here has no such
+    file: `#include <cuda/any_name.h>` made any failed build `needs_gpu`, a verdict that a
+    program could pick instead of `compile_error` (and that a reward counts as no failure)."""
+    from .toolchain import cccl_dir, toolkit_include_dir
+
+    root = toolkit_include_dir()
+    if root is None or not _TOOLKIT_HEADER.match(header):
+        return False
+    folders = [root, *([cccl_dir()] if cccl_dir() else [])]
+    return not any((folder / header).is_file() for folder in folders)
+
+
 def gpu_feature_from_errors(diag: str) -> str | None:
     """The GPU-only construct a failed CPU build tripped over, or None for an ordinary error."""
     for m in _MISSING_HEADER.finditer(diag):
         header = m.group(1)
+        if _not_in_toolkit(header):
+            continue
         feature = match_include(header)
         if feature:
             return f"{feature} ({header})"

@@ -415,6 +415,12 @@ def _toolkit_headers(env: str, folder: str, marker: str) -> Path | None:
 
 
 @lru_cache(maxsize=1)
+def toolkit_include_dir() -> Path | None:
+    """The CUDA toolkit's include root (`cuda_runtime_api.h`), when installed."""
+    return _toolkit_headers("CKD_CUDA_INCLUDE_DIR", "", "cuda_runtime_api.h")
+
+
+@lru_cache(maxsize=1)
 def cccl_dir() -> Path | None:
     """The CCCL headers (Thrust) shipped with the CUDA toolkit, when installed."""
     return _toolkit_headers("CKD_CCCL_DIR", "cccl", "thrust/version.h")
@@ -514,6 +520,8 @@ class CompileOutcome:
     compiler_crashed: bool = False
     """g++ itself failed (an internal compiler error) at every optimisation level tried: no
     verdict on the program, which nvcc's own front end may well build."""
+    ice: bool = False
+    """A step ended with GCC's own exit status for an internal compiler error."""
 
 
 _CHANGES_MEANING = re.compile(r"\berror: declaration of .* changes meaning of .*\[-fpermissive\]")
@@ -529,7 +537,12 @@ def only_changes_meaning(diagnostics: str) -> bool:
 
 
 # GCC's own failure, not the program's: "internal compiler error: Segmentation fault" (GCC 12
-# crashes in IPA constant propagation on some sources at -O3 with AddressSanitizer).
+# crashes in IPA constant propagation on some sources at -O3 with AddressSanitizer). Told by the
+# exit status alone: with -pass-exit-codes the driver passes on its compiler's ICE_EXIT_CODE (4),
+# where any error of the program's is 1. The text is the program's to forge (a `static_assert`
+# or `#error` message, a `#line` file name), and a forged crash was blamed on the validator.
+_PASS_EXIT_CODES = "-pass-exit-codes"
+_ICE_EXIT_CODE = 4
 _COMPILER_CRASH = re.compile(r"internal compiler error")
 
 
@@ -590,18 +603,18 @@ def compile_program(
         again = _compile(source, out_dir, defines=defines, variant=variant, filename=filename,
                          extra_flags=flagged, use_pch=use_pch, thrust=thrust, runner=runner,
                          lockstep=copies, files=files, units=units, runtime=runtime)
-        if again.ok or _COMPILER_CRASH.search(again.diagnostics):  # a crash: tried again below
+        if again.ok or again.ice:  # a crash: tried again below
             first = next(ln for ln in outcome.diagnostics.splitlines() if _CHANGES_MEANING.search(ln))
             note = f"cudashim: built with -fpermissive, as nvcc accepts it ({first.strip()[:200]})"
             again.diagnostics = note + "\n" + again.diagnostics
             if again.rewrite is not None:
                 again.rewrite.warnings.append(note)
             outcome, extra_flags = again, flagged
-    if not outcome.ok and not outcome.timed_out and _COMPILER_CRASH.search(outcome.diagnostics):
+    if not outcome.ok and not outcome.timed_out and outcome.ice:
         # A compiler crash is in an optimisation pass almost always: the same sources at -O0
         # build what the program means. Only when that crashes too is there no build at all.
-        crash = next(ln.strip() for ln in outcome.diagnostics.splitlines()
-                     if _COMPILER_CRASH.search(ln))
+        crash = next((ln.strip() for ln in outcome.diagnostics.splitlines()
+                      if _COMPILER_CRASH.search(ln)), f"exit status {_ICE_EXIT_CODE}")
         unoptimised = [f for f in (extra_flags or []) if not f.startswith("-O")] + ["-O0"]
         outcome = _compile(source, out_dir, defines=defines, variant=variant, filename=filename,
                            extra_flags=unoptimised, use_pch=use_pch, thrust=thrust,
@@ -611,7 +624,7 @@ def compile_program(
             outcome.diagnostics = (f"cudashim: g++ crashed ({crash[:200]}); built again at -O0\n"
                                    + outcome.diagnostics)
         else:
-            outcome.compiler_crashed = bool(_COMPILER_CRASH.search(outcome.diagnostics))
+            outcome.compiler_crashed = outcome.ice
     outcome.seconds = time.perf_counter() - started
     return outcome
 
@@ -658,7 +671,7 @@ def _compile(
     host_objects = [f"cudashim_cpp{i}.o" for i in range(len(host_units))]
     c_output = ""
     for src, obj in zip(c_units, c_objects, strict=True):
-        step = [gcc(), *c_unit_flags(variant), f"-I{INCLUDE_C_DIR}", *_c_flags(extra_flags or []),
+        step = [gcc(), _PASS_EXIT_CODES, *c_unit_flags(variant), f"-I{INCLUDE_C_DIR}", *_c_flags(extra_flags or []),
                 *[f"-D{k}={v}" for k, v in sorted((defines or {}).items())],
                 "-x", "c", "-c", src, "-o", obj]
         done = runner(step, out_dir, shim_paths(variant))
@@ -666,7 +679,7 @@ def _compile(
         if done.returncode != 0 or done.timed_out:
             return CompileOutcome(ok=False, exe=None, command=step, diagnostics=c_output,
                                   seconds=time.perf_counter() - started, rewrite=rw,
-                                  timed_out=done.timed_out)
+                                  timed_out=done.timed_out, ice=done.returncode == _ICE_EXIT_CODE)
     # The PCH was built without the library-mode macro, so it cannot serve those builds.
     pch = use_pch and not library
     include = pch_header(variant) if pch else INCLUDE_DIR / "cuda_runtime.h"
@@ -690,6 +703,7 @@ def _compile(
     on_line = {k: v for k, v in (defines or {}).items() if k not in after}
     compile_part = [
         gxx(),
+        _PASS_EXIT_CODES,
         *program_flags(variant),
         "-x",
         "c++",
@@ -711,7 +725,7 @@ def _compile(
     for src, obj in zip(host_units, host_objects, strict=True):
         # The flags a CUDA unit gets, less the forced includes of CUDA headers (the shim's PCH,
         # Thrust's policy); the sizes' header stays: it carries the -D sizes (their run-time reads).
-        step = [gxx(), *program_flags(variant), "-x", "c++", f"-I{INCLUDE_DIR}",
+        step = [gxx(), _PASS_EXIT_CODES, *program_flags(variant), "-x", "c++", f"-I{INCLUDE_DIR}",
                 *_without_forced_includes(library),
                 *(["-include", CASE_DEFINES] if after else []),
                 *(["-idirafter", str(nvtx)] if (nvtx := nvtx_dir()) else []),
@@ -722,7 +736,7 @@ def _compile(
         if done.returncode != 0 or done.timed_out:
             return CompileOutcome(ok=False, exe=None, command=step, diagnostics=c_output,
                                   seconds=time.perf_counter() - started, rewrite=rw,
-                                  timed_out=done.timed_out)
+                                  timed_out=done.timed_out, ice=done.returncode == _ICE_EXIT_CODE)
     # The runtime's object is linked first: its .preinit_array entry, which captures and wipes the
     # shim's settings, then runs before any the program's source could add.
     link_part = [*link_flags(), *c_objects, *host_objects, "-o", "prog", "-lm"]
@@ -740,7 +754,7 @@ def _compile(
             if done.returncode != 0:
                 break
         if res.returncode == 0:
-            link = [gxx(), *flags(variant), str(runtime_object(variant)), *(extra_flags or []),
+            link = [gxx(), _PASS_EXIT_CODES, *flags(variant), str(runtime_object(variant)), *(extra_flags or []),
                     *objects, *link_part]
             linked = runner(link, out_dir, shim_paths(variant))
             res = CommandResult(linked.returncode, res.output + linked.output, linked.timed_out)
@@ -760,6 +774,7 @@ def _compile(
         seconds=time.perf_counter() - started,
         rewrite=rw,
         timed_out=res.timed_out,
+        ice=res.returncode == _ICE_EXIT_CODE,
     )
 
 
