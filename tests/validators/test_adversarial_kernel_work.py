@@ -98,6 +98,14 @@ HONEST = {
 int main() { load(); dev(); cudaMemcpy(da, x, N * 4, cudaMemcpyHostToDevice);
   sq<<<N / 256, 256>>>(da, db, N); cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save(); }
 """,
+    # Ends without exit handlers (skipping slow destructors): the runtime's logs are still
+    # written, and the run is not taken for one whose log was tampered with.
+    **{f"ends_with_{end.split('(')[0].lstrip('_')}": IO + r"""
+#include <unistd.h>
+int main() { load(); dev(); cudaMemcpy(da, x, N * 4, cudaMemcpyHostToDevice);
+  sq<<<N / 256, 256>>>(da, db, N); cudaMemcpy(y, db, N * 4, cudaMemcpyDeviceToHost); save();
+  fflush(NULL); @END@; }
+""".replace("@END@", end) for end in ("_exit(0)", "_Exit(0)", "quick_exit(0)")},
     "in_pieces_async": IO + r"""
 int main() { load(); dev(); cudaStream_t s; cudaStreamCreate(&s);
   for (int c = 0; c < N; c += 128) cudaMemcpyAsync(da + c, x + c, 128 * 4, cudaMemcpyHostToDevice, s);
