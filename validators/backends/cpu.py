@@ -31,7 +31,7 @@ from pathlib import Path
 from schemas import CompileInfo, Program, Status
 
 from ..build_cache import BuildCache, TransientBuildError
-from ..cpu import diagnostics, toolchain
+from ..cpu import diagnostics, execution_spaces, toolchain
 from .base import Backend, Executable, RunOutcome, Verdict
 
 SCHEDULES_THOROUGH = ["forward", "reverse"]
@@ -200,6 +200,8 @@ class CpuBackend(Backend):
             headers=_headers_digest(self.include_dirs),
             shim=toolchain.shim_version(),
             compiler=toolchain.gxx_version(),
+            # The plain build of a one-file program is also nvcc's front end's to refuse.
+            **({"nvcc_check": execution_spaces.version()} if variant == "plain" else {}),
             # Only programs of several files name these: one-file builds keep their keys.
             **({"files": program.files, "units": program.units, "layout": PROJECT_DIR}
                if program.units else {}),
@@ -256,6 +258,17 @@ class CpuBackend(Backend):
                 units=units,
                 runtime=runtime,
             )
+            if (out.ok and variant == "plain" and not units and not uses_thrust
+                    and execution_spaces.enabled()):
+                # nvcc's front end refuses calls across execution spaces, which g++ builds.
+                refused = execution_spaces.check(
+                    program.source, program.filename, work, defines=dict(defines),
+                    flags=build_flags, runner=self._runner())
+                if refused:
+                    out.ok = False
+                    out.diagnostics = (f"{refused} (nvcc's front end, `nvcc -cuda`: the program "
+                                       "does not compile for a GPU)\n" + out.diagnostics)
+                    (work / "prog").unlink(missing_ok=True)
             said = out.diagnostics.replace(PROJECT_DIR + "/", "") if units else out.diagnostics
             said = diagnostics.program_quotes(
                 said, program.files if units else {_cxx_name(program.filename): program.source})

@@ -17,7 +17,7 @@ struct In {
 __device__ int fails;
 
 __device__ bool same(double a, double b) {
-  return (a != a && b != b) || memcmp(&a, &b, sizeof a) == 0;
+  return (a != a && b != b) || __double_as_longlong(a) == __double_as_longlong(b);
 }
 __device__ void check_i(const char* name, unsigned long long got, unsigned long long want) {
   if (got != want) { atomicAdd(&fails, 1); printf("%s: 0x%llx, GPU 0x%llx\n", name, got, want); }

@@ -89,7 +89,7 @@ __global__ void shifts(const unsigned *in, const int *amt, long long *out) {
 
 struct Holder {
   unsigned bits : 7;
-  operator int() const { return 42; }
+  __device__ operator int() const { return 42; }
 };
 
 __global__ void conversions(const float *f, const double *d, long long *out, int n) {
@@ -231,7 +231,7 @@ int main() {
   }
   {
     const int n = 8;
-    const float nan = __int_as_float(0x7fc00000);
+    const float nan = nanf("");
     float hf[n] = {nan, -1.0f, 3e9f, -3e9f, 5e9f, 2.75f, -2.75f, 1e20f};
     double hd[n] = {(double)nan, -1.0, 1e19, -1e19, 3e19, 2.5, -0.5, 1e300};
     float *df;
@@ -294,7 +294,7 @@ int main() {
   }
   {
     const int n = 8;
-    const float nan = __int_as_float(0x7fc00000);
+    const float nan = nanf("");
     float hf[n] = {nan, -1.0f, 3e9f, -3e9f, 5e9f, 2.75f, -2.75f, 1e20f};
     float *df;
     long long *dout, hout[6 * n];
