@@ -49,6 +49,7 @@ EXPECTED = [
     "pci 0000:00:00.0 -> 0",
     "attrs integrated=0 prohibited=0 optin=166912 blocks_sm=8 pools=1 regs_sm=65536",
     "prop optin=166912 pools=1 host_atomics=1",
+    "persisting_l2 max=1 window=1 attrs_agree=1 limit_set=1",
     "p2p_same_device cudaErrorInvalidDevice",
     "host_flags portable=1 mapped=1",
     "memset2d sevens=15",

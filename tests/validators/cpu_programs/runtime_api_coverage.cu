@@ -148,6 +148,17 @@ int main() {
   CHECK(cudaGetDeviceProperties(&prop, 0));
   printf("prop optin=%zu pools=%d host_atomics=%d\n", prop.sharedMemPerBlockOptin, prop.memoryPoolsSupported,
          prop.hostNativeAtomicSupported);
+  // The persisting-L2 limits an sm_80 device reports (programs check them before setting an
+  // access-policy window), the attributes alike, and the limit as set (clamped to the maximum).
+  int persist = 0, window = 0;
+  size_t set_limit = 0;
+  CHECK(cudaDeviceGetAttribute(&persist, cudaDevAttrMaxPersistingL2CacheSize, 0));
+  CHECK(cudaDeviceGetAttribute(&window, cudaDevAttrMaxAccessPolicyWindowSize, 0));
+  CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, prop.persistingL2CacheMaxSize));
+  CHECK(cudaDeviceGetLimit(&set_limit, cudaLimitPersistingL2CacheSize));
+  printf("persisting_l2 max=%d window=%d attrs_agree=%d limit_set=%d\n", prop.persistingL2CacheMaxSize > 0,
+         prop.accessPolicyMaxWindowSize > 0, persist == prop.persistingL2CacheMaxSize &&
+         window == prop.accessPolicyMaxWindowSize, set_limit == (size_t)prop.persistingL2CacheMaxSize);
   int p2p = 0;
   printf("p2p_same_device %s\n", cudaGetErrorName(cudaDeviceGetP2PAttribute(&p2p, cudaDevP2PAttrAccessSupported, 0, 0)));
   cudaGetLastError();

@@ -5027,6 +5027,10 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
   p->memoryClockRate = 1215000;
   p->memoryBusWidth = 5120;
   p->l2CacheSize = 40 * 1024 * 1024;
+  // An A100's persisting-L2 limits: samples that set an access-policy window check them first
+  // (cuda-samples' simpleAttributes waived with 0). Windows and limits change no result here.
+  p->persistingL2CacheMaxSize = 30 * 1024 * 1024;
+  p->accessPolicyMaxWindowSize = 134213632;
   p->maxThreadsPerMultiProcessor = 2048;
   p->maxBlocksPerMultiProcessor = kBlocksPerSM;  // max_blocks_per_sm: cooperative launches
   p->managedMemory = 1;
@@ -5098,6 +5102,8 @@ cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int d) {
     case cudaDevAttrMemoryClockRate: *v = p.memoryClockRate; break;
     case cudaDevAttrGlobalMemoryBusWidth: *v = p.memoryBusWidth; break;
     case cudaDevAttrL2CacheSize: *v = p.l2CacheSize; break;
+    case cudaDevAttrMaxPersistingL2CacheSize: *v = p.persistingL2CacheMaxSize; break;
+    case cudaDevAttrMaxAccessPolicyWindowSize: *v = p.accessPolicyMaxWindowSize; break;
     case cudaDevAttrMaxThreadsPerMultiProcessor: *v = p.maxThreadsPerMultiProcessor; break;
     case cudaDevAttrComputeCapabilityMajor: *v = p.major; break;
     case cudaDevAttrComputeCapabilityMinor: *v = p.minor; break;
@@ -5166,9 +5172,14 @@ cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int d) {
   }
   return cudaSuccess;
 }
-cudaError_t cudaDeviceSetLimit(cudaLimit, size_t) { return cudaSuccess; }
+static std::atomic<size_t> g_persisting_l2{0};
+cudaError_t cudaDeviceSetLimit(cudaLimit l, size_t v) {
+  if (l == cudaLimitPersistingL2CacheSize) g_persisting_l2 = std::min<size_t>(v, 30u << 20);
+  return cudaSuccess;
+}
 cudaError_t cudaDeviceGetLimit(size_t* v, cudaLimit l) {
-  *v = l == cudaLimitStackSize ? config().stack_bytes : (size_t)8 << 20;
+  *v = l == cudaLimitStackSize ? config().stack_bytes
+       : l == cudaLimitPersistingL2CacheSize ? g_persisting_l2.load() : (size_t)8 << 20;
   return cudaSuccess;
 }
 cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache) { return cudaSuccess; }
