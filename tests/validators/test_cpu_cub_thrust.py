@@ -261,3 +261,34 @@ def test_a_size_macro_the_program_keeps_from_thrust_builds(backend, tmp_path):
     assert out.exit_code == 0, out.stderr
     got = np.fromfile(data / "sorted_keys.bin", dtype=np.uint32)
     assert np.array_equal(got, np.sort(keys))
+
+
+@needs_cccl
+def test_a_program_include_folder_outside_its_own_sees_nvcc_in_a_thrust_build(backend, tmp_path):
+    # cuda-samples' Common/helper_math.h defines host `max` and `rsqrtf` under `#ifndef
+    # __CUDACC__`; a Thrust program (library mode) read it as a host compiler would, and the
+    # definitions clashed with the shim's. Its folder, outside the program's, reads as nvcc's.
+    common = tmp_path / "Common"
+    common.mkdir()
+    (common / "helper_math.h").write_text(
+        "#pragma once\n#include <cuda_runtime.h>\n#include \"nested/more.h\"\n"
+        "#ifndef __CUDACC__\ninline int max(int a, int b) { return a > b ? a : b; }\n"
+        "inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }\n#endif\n")
+    (common / "nested").mkdir()
+    (common / "nested" / "more.h").write_text("#pragma once\n#ifdef __CUDACC__\n#define SEEN_BY_NVCC 1\n#endif\n")
+    source = """#include <cstdio>
+#include <thrust/device_vector.h>
+#include <thrust/reduce.h>
+#include "helper_math.h"
+__global__ void k(int* p) { p[threadIdx.x] = max((int)threadIdx.x, 3) + SEEN_BY_NVCC; }
+int main() {
+  thrust::device_vector<int> v(8);
+  k<<<1, 8>>>(thrust::raw_pointer_cast(v.data()));
+  printf("sum %d\\n", (int)thrust::reduce(v.begin(), v.end()));
+}
+"""
+    exe = backend.build(Program(source=source, extra_flags=[f"-I{common}"]), {})
+    assert exe.compile.ok, exe.compile.diagnostics
+    argv, env = backend.command(exe, [])
+    out = run_sandboxed(argv, tmp_path, limits=Limits(cpu_seconds=60, wall_seconds=60), env=env)
+    assert out.exit_code == 0 and out.stdout.strip() == "sum 42", (out.stdout, out.stderr)

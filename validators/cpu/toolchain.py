@@ -629,6 +629,65 @@ def compile_program(
     return outcome
 
 
+_HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".tcc", ".ipp"})
+_MAX_INCLUDE_COPY_FILES = 2000
+_MAX_INCLUDE_COPY_BYTES = 32 << 20
+
+
+def _program_include_copies(flags: list[str], out_dir: Path) -> list[str]:
+    """Library mode (Thrust): the program's own files name nvcc's identity macros by the shim's
+    stand-ins (`program_identity_macros`), so that Thrust's headers see a host compiler and the
+    program sees nvcc. An include folder of the program's outside its own (cuda-samples'
+    `-I../../../Common`) was read as it is, so its `#ifndef __CUDACC__` branch (helper_math.h's
+    host `max` and `rsqrtf`) was taken and redefined the shim's. Such a folder's headers are
+    copied into the build with the macros renamed, and `-I` points to the copy; the CUDA
+    toolkit's and the system's folders, and a folder too large to copy, are left as they are."""
+    out, i, copies = [], 0, 0
+    while i < len(flags):
+        flag = flags[i]
+        if flag == "-I" and i + 1 < len(flags):
+            folder, taken = flags[i + 1], 2
+        elif flag.startswith("-I") and len(flag) > 2:
+            folder, taken = flag[2:], 1
+        else:
+            out.append(flag)
+            i += 1
+            continue
+        copy = _renamed_copy(Path(folder), out_dir / f"cudashim_inc{copies}")
+        if copy is not None:
+            copies += 1
+            out.append(f"-I{copy}")
+        else:
+            out.extend(flags[i:i + taken])
+        i += taken
+    return out
+
+
+def _renamed_copy(folder: Path, target: Path) -> Path | None:
+    if not folder.is_absolute() or not folder.is_dir():
+        return None
+    real = folder.resolve()
+    system = [Path("/usr/include"), Path("/usr/local/include"), INCLUDE_DIR]
+    toolkit = toolkit_include_dir()
+    if toolkit is not None:
+        system.append(toolkit.resolve().parent)
+    if any(real == s or s in real.parents for s in system):
+        return None
+    headers, size = [], 0
+    for path in real.rglob("*"):
+        if path.suffix.lower() in _HEADER_SUFFIXES and path.is_file():
+            headers.append(path)
+            size += path.stat().st_size
+            if len(headers) > _MAX_INCLUDE_COPY_FILES or size > _MAX_INCLUDE_COPY_BYTES:
+                return None
+    for path in headers:
+        dest = target / path.relative_to(real)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        text = path.read_bytes().decode("utf-8", "surrogateescape")
+        dest.write_bytes(program_identity_macros(text).encode("utf-8", "surrogateescape"))
+    return target
+
+
 def _compile(
     source: str,
     out_dir: Path,
@@ -657,6 +716,8 @@ def _compile(
         text = program_identity_macros(rw.text) if library else rw.text
         src_path.write_text(text, encoding="utf-8", errors="surrogatepass")
         sources = [filename]
+    if library:
+        extra_flags = _program_include_copies(extra_flags or [], out_dir)
     exe = out_dir / "prog"
     # C units (`nvcc main.cu timer.c`): nvcc hands them to the host C compiler, so they are C
     # (malloc's void* converts implicitly), compiled apart and linked with the rest. CUDA's
