@@ -8,6 +8,8 @@ import secrets
 import time
 from dataclasses import dataclass
 
+import torch
+
 from schemas import (
     CaseResult,
     CompileInfo,
@@ -319,6 +321,10 @@ def _judge_run(run: AnswerRun, groups: list[RefGroup], cases: dict[str, CaseResu
         if ref is None:
             continue
         status, rule_name, reason, checks = _judge_call(call, ref, count_launches, atol, rtol)
+        if status == Status.PASSED and run.poison is not None:
+            left = unwritten_elements(call.outputs or [], run.poison)
+            if left:
+                status, reason = Status.FAILED, left
         prev = cases.get(call.name)
         schedules = sorted({*(prev.schedules if prev else []), run.schedule})
         if prev is None or prev.status == Status.PASSED:
@@ -342,6 +348,34 @@ def _judge_run(run: AnswerRun, groups: list[RefGroup], cases: dict[str, CaseResu
         status = Status.TIMEOUT if "out of time" in run.reason else Status.RUNTIME_ERROR
         return status, "", f"the answer's process stopped ({where}): {run.reason}"
     return None
+
+
+# Element widths whose every bit pattern is a value no computation lands on by chance: an element
+# that holds the fill of fresh memory bit for bit was never written. (A 16-bit float's fill is an
+# ordinary value, -0.0215 for 0xA5A5, and a byte's is any byte.)
+_FILL_WIDTHS = (4, 8)
+
+
+def unwritten_elements(outputs: list[torch.Tensor], poison: int) -> str:
+    """Why an output was left (partly) unwritten: elements of 32 or 64 bits (bfloat16 too) that
+    hold the poison byte in every byte. The first poison byte reads as a float of -2.9e-16, so an
+    output the answer never wrote where the reference is zero (ReLU's negatives) passed the
+    tolerance under `--fast`, which has no second byte to compare with. "" when none is."""
+    for k, out in enumerate(outputs):
+        if not isinstance(out, torch.Tensor) or out.numel() == 0 or out.is_complex():
+            continue
+        width = out.element_size()
+        if width not in _FILL_WIDTHS and out.dtype != torch.bfloat16:
+            continue
+        raw = out.detach().contiguous().reshape(-1).view(torch.uint8).reshape(-1, width)
+        hit = (raw == poison).all(dim=1)
+        count = int(hit.sum())
+        if count:
+            first = int(hit.nonzero()[0, 0])
+            return (f"output out{k}: {count} of {out.numel()} elements were never written (they "
+                    f"hold the fill of fresh memory, 0x{poison:02x} in every byte; first at index "
+                    f"{first})")
+    return ""
 
 
 def _judge_call(call: object, ref: object, count_launches: bool, atol: float | None,
@@ -463,6 +497,13 @@ def _kernel_dependence(answer_source: str, groups: list[RefGroup], runs: list[An
         status, *_ = _judge_call(call, ref, False, atol, rtol)
         if status != Status.PASSED:
             result.kernel_check = f"depends on the kernels (case {call.name})"
+            return None
+        # Outputs that hold fresh memory's fill are what the kernels were to write: a kernel
+        # whose correct result is zero (a reference that is zero for every input) is no less
+        # the answer's work for matching the fill, which reads as zero.
+        if unwritten_elements(call.outputs or [], run.poison):
+            result.kernel_check = (f"depends on the kernels (case {call.name}): without them an "
+                                   "output is memory nothing wrote")
             return None
     if run.status != "ok" or len(run.calls) < len(by_name):
         result.kernel_check = "depends on the kernels (the no-launch run did not finish)"

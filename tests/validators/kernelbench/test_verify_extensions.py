@@ -278,7 +278,7 @@ def test_reading_unwritten_shared_memory_is_an_uninitialised_read_naming_it() ->
     assert r.status == Status.FAILED, r.reason
     assert r.reason.startswith("reads uninitialised memory: dynamic shared memory (kernel "
                                "l1_norm_kernel) (outputs change when device and shared memory "
-                               "start as 0x5a instead of 0xd5: case "), r.reason
+                               "start as 0x5a instead of 0xa5: case "), r.reason
 
 
 def test_bad_answers_that_let_torch_work_behind_a_launch() -> None:

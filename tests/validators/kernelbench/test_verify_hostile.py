@@ -145,9 +145,10 @@ def test_no_file_of_an_earlier_pass_tells_the_no_launch_run_apart() -> None:
 
 
 # Outputs a correct answer computes as zeros, and a wrong one leaves unwritten where the reference
-# is zero: the first poison byte (the one `--fast` and the no-launch run use) must not read as
-# zero. 0xA5 did (a float of -2.9e-16): the wrong answer passed `--fast`, and the correct one was
-# rejected as `kernels_not_used` because its unwritten output matched the zeros as well.
+# is zero: the first poison byte (the one `--fast` and the no-launch run use), 0xA5, reads as a
+# float of -2.9e-16, zero within any tolerance. The wrong answer passed `--fast`, and the correct
+# one was rejected as `kernels_not_used` because its unwritten output matched the zeros as well.
+# An element that holds the fill in every byte is now one nothing wrote, in both runs.
 RELU_PROBLEM = EXT_PROBLEM.replace("return [0.1]", "return [0.0]")
 
 
