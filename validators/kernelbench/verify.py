@@ -356,11 +356,12 @@ def _judge_run(run: AnswerRun, groups: list[RefGroup], cases: dict[str, CaseResu
 _FILL_WIDTHS = (4, 8)
 
 
-def unwritten_elements(outputs: list[torch.Tensor], poison: int) -> str:
-    """Why an output was left (partly) unwritten: elements of 32 or 64 bits (bfloat16 too) that
-    hold the poison byte in every byte. The first poison byte reads as a float of -2.9e-16, so an
-    output the answer never wrote where the reference is zero (ReLU's negatives) passed the
-    tolerance under `--fast`, which has no second byte to compare with. "" when none is."""
+def unwritten_elements(outputs: list[torch.Tensor], poison: int, *, whole: bool = False) -> str:
+    """Why an output was left (partly; `whole`: entirely) unwritten: elements of 32 or 64 bits
+    (bfloat16 too) that hold the poison byte in every byte. The first poison byte reads as a
+    float of -2.9e-16, so an output the answer never wrote where the reference is zero (ReLU's
+    negatives) passed the tolerance under `--fast`, which has no second byte to compare with.
+    "" when none is."""
     for k, out in enumerate(outputs):
         if not isinstance(out, torch.Tensor) or out.numel() == 0 or out.is_complex():
             continue
@@ -370,7 +371,7 @@ def unwritten_elements(outputs: list[torch.Tensor], poison: int) -> str:
         raw = out.detach().contiguous().reshape(-1).view(torch.uint8).reshape(-1, width)
         hit = (raw == poison).all(dim=1)
         count = int(hit.sum())
-        if count:
+        if count == out.numel() or (count and not whole):
             first = int(hit.nonzero()[0, 0])
             return (f"output out{k}: {count} of {out.numel()} elements were never written (they "
                     f"hold the fill of fresh memory, 0x{poison:02x} in every byte; first at index "
@@ -498,10 +499,11 @@ def _kernel_dependence(answer_source: str, groups: list[RefGroup], runs: list[An
         if status != Status.PASSED:
             result.kernel_check = f"depends on the kernels (case {call.name})"
             return None
-        # Outputs that hold fresh memory's fill are what the kernels were to write: a kernel
-        # whose correct result is zero (a reference that is zero for every input) is no less
-        # the answer's work for matching the fill, which reads as zero.
-        if unwritten_elements(call.outputs or [], run.poison):
+        # An output that is fresh memory's fill throughout is what the kernels were to write: a
+        # kernel whose correct result is zero (a reference that is zero for every input) is no
+        # less the answer's work for matching the fill, which reads as zero. (Whole outputs only:
+        # one element a kernel writes into torch's result is no kernel's work.)
+        if unwritten_elements(call.outputs or [], run.poison, whole=True):
             result.kernel_check = (f"depends on the kernels (case {call.name}): without them an "
                                    "output is memory nothing wrote")
             return None
